@@ -1,0 +1,148 @@
+// The KernelBench suite plugin: suites kernelbench-l1 ... kernelbench-l4 over a KernelBench
+// checkout the user names, with prompts from KernelBench's prompt files and first-code-block
+// extraction. Adapts the kernelbench library to the plugin C ABI.
+//
+// Settings (config section [kernelbench], or --set kernelbench.KEY=VALUE):
+//   root            KernelBench checkout or its folder holding level1/... (else $DICEBENCH_KERNELBENCH_ROOT)
+//   prompt          zero_shot | one_shot (default) | few_shot | template
+//   backend, precision, prompts_dir       for the prompts.toml styles
+//   template, example_arch, example_new_arch   for the template style
+//   extract         first (default) | last code block
+#include "benchmarks/kernelbench/extract.hpp"
+#include "benchmarks/kernelbench/locate.hpp"
+#include "benchmarks/kernelbench/problems.hpp"
+#include "benchmarks/kernelbench/prompts.hpp"
+
+#include <dicebench/plugin.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <memory>
+
+namespace {
+
+using namespace dicebench;
+using sdk::str;
+
+struct Suite {
+  std::string name;
+  int level = 0;
+  std::vector<kernelbench::Problem> problems;
+  std::vector<std::string> paths;  // problem paths as strings, kept alive for dicebench_problem
+  std::optional<kernelbench::PromptBuilder> prompts;
+  kernelbench::Which extract_which = kernelbench::Which::First;
+  std::string settings_json;
+};
+
+template <class T>
+T value_or_fail(Result<T> result) {
+  if (!result) throw sdk::Failure(result.error().message);
+  return std::move(result).value();
+}
+
+dicebench_status open_suite(const dicebench_host_services* services, dicebench_str name, dicebench_suite** out,
+                            dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    const sdk::Host host(services);
+    auto suite = std::make_unique<Suite>();
+    suite->name = std::string(sdk::view(name));
+    const std::string prefix = "kernelbench-l";
+    if (!suite->name.starts_with(prefix) || suite->name.size() != prefix.size() + 1)
+      throw sdk::Failure("kernelbench plugin does not provide suite '" + suite->name + "'");
+    suite->level = suite->name.back() - '0';
+
+    std::string root = host.config("kernelbench.root").value_or("");
+    if (root.empty())
+      if (const char* env = std::getenv("DICEBENCH_KERNELBENCH_ROOT")) root = env;
+    const auto levels_root = value_or_fail(kernelbench::locate_levels_root(root));
+    suite->problems = value_or_fail(kernelbench::load_level(levels_root, suite->level));
+    if (suite->problems.empty())
+      throw sdk::Failure("no problem files (<id>_<Name>.py) in " + (levels_root / ("level" + std::to_string(suite->level))).string());
+    for (const auto& p : suite->problems) suite->paths.push_back(p.path.string());
+
+    kernelbench::PromptOptions options;
+    options.style = host.config("kernelbench.prompt").value_or(options.style);
+    options.backend = host.config("kernelbench.backend").value_or(options.backend);
+    options.precision = host.config("kernelbench.precision").value_or(options.precision);
+    options.prompts_dir = host.config("kernelbench.prompts_dir").value_or("");
+    options.template_file = host.config("kernelbench.template").value_or("");
+    options.example_arch = host.config("kernelbench.example_arch").value_or("");
+    options.example_new_arch = host.config("kernelbench.example_new_arch").value_or("");
+    if (!options.template_file.empty() && !host.config("kernelbench.prompt")) options.style = "template";
+    suite->prompts.emplace(value_or_fail(kernelbench::PromptBuilder::create(options, levels_root)));
+
+    const std::string which = host.config("kernelbench.extract").value_or("first");
+    if (which == "last") suite->extract_which = kernelbench::Which::Last;
+    else if (which != "first") throw sdk::Failure("kernelbench.extract must be 'first' or 'last', not '" + which + "'");
+
+    nlohmann::json settings = nlohmann::json::parse(suite->prompts->describe());
+    settings["levels_root"] = levels_root.string();
+    settings["level"] = suite->level;
+    settings["problems"] = suite->problems.size();
+    settings["extract"] = which;
+    suite->settings_json = settings.dump();
+    *out = reinterpret_cast<dicebench_suite*>(suite.release());
+    return DICEBENCH_OK;
+  });
+}
+
+const Suite& as_suite(const dicebench_suite* s) { return *reinterpret_cast<const Suite*>(s); }
+
+void close_suite(dicebench_suite* s) { delete reinterpret_cast<Suite*>(s); }
+
+dicebench_status describe(const dicebench_suite* s, dicebench_text_sink sink, void* user, dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    sdk::emit(sink, user, as_suite(s).settings_json);
+    return DICEBENCH_OK;
+  });
+}
+
+size_t problem_count(const dicebench_suite* s) { return as_suite(s).problems.size(); }
+
+dicebench_status problem(const dicebench_suite* s, size_t index, dicebench_problem* out, dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    const Suite& suite = as_suite(s);
+    if (index >= suite.problems.size()) throw sdk::Failure("problem index out of range");
+    const auto& p = suite.problems[index];
+    *out = {p.id, p.level, str(p.name), str(suite.paths[index]), str(p.source), str(p.content_hash)};
+    return DICEBENCH_OK;
+  });
+}
+
+dicebench_status build_prompt(const dicebench_suite* s, size_t index, dicebench_text_sink sink, void* user,
+                              dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    const Suite& suite = as_suite(s);
+    if (index >= suite.problems.size()) throw sdk::Failure("problem index out of range");
+    sdk::emit(sink, user, value_or_fail(suite.prompts->build(suite.problems[index])));
+    return DICEBENCH_OK;
+  });
+}
+
+dicebench_status extract(const dicebench_suite* s, dicebench_str completion, dicebench_text_sink sink, void* user,
+                         dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    auto candidate = kernelbench::extract_candidate(sdk::view(completion), as_suite(s).extract_which);
+    if (!candidate) return DICEBENCH_NOT_FOUND;
+    sdk::emit(sink, user, *candidate);
+    return DICEBENCH_OK;
+  });
+}
+
+const dicebench_suite_api kApi = {sizeof(dicebench_suite_api), &open_suite, &close_suite, &describe, &problem_count,
+                                  &problem, &build_prompt, &extract};
+
+const dicebench_provided_name kNames[] = {
+    {str("kernelbench-l1"), str("KernelBench level 1: single operators (100 problems)")},
+    {str("kernelbench-l2"), str("KernelBench level 2: operator fusion (100 problems)")},
+    {str("kernelbench-l3"), str("KernelBench level 3: full architectures (50 problems)")},
+    {str("kernelbench-l4"), str("KernelBench level 4: Hugging Face models (needs a checkout with level4/)")},
+};
+
+const dicebench_plugin_descriptor kDescriptor = {
+    DICEBENCH_ABI_MAJOR, DICEBENCH_ABI_MINOR, sizeof(dicebench_plugin_descriptor), DICEBENCH_KIND_SUITE,
+    str("kernelbench"), str(DICEBENCH_VERSION), str(DICEBENCH_BUILD_ID), kNames, std::size(kNames), &kApi};
+
+}  // namespace
+
+DICEBENCH_PLUGIN_ENTRY(kDescriptor)

@@ -1,0 +1,32 @@
+# Finds the libraries dicebench builds against. System packages come first; a folder made by
+# tools/gather-offline-deps.sh (DICEBENCH_DEPS_DIR) fills what the system lacks, for offline hosts.
+set(DICEBENCH_DEPS_DIR "$ENV{DICEBENCH_DEPS_DIR}" CACHE PATH "Unpacked offline dependency bundle (tools/gather-offline-deps.sh)")
+if(DICEBENCH_DEPS_DIR)
+  if(NOT EXISTS "${DICEBENCH_DEPS_DIR}/root/usr")
+    message(FATAL_ERROR "DICEBENCH_DEPS_DIR=${DICEBENCH_DEPS_DIR} holds no unpacked bundle (expected root/usr inside); make one with tools/gather-offline-deps.sh")
+  endif()
+  set(_bundle "${DICEBENCH_DEPS_DIR}/root/usr")
+  # Appended, so that a library the host already has wins over the bundle's copy.
+  list(APPEND CMAKE_PREFIX_PATH "${_bundle}" "${_bundle}/lib/x86_64-linux-gnu/cmake" "${_bundle}/share/cmake" "${_bundle}/lib/cmake")
+  list(APPEND CMAKE_INCLUDE_PATH "${_bundle}/include")
+  list(APPEND CMAKE_LIBRARY_PATH "${_bundle}/lib/x86_64-linux-gnu")
+  message(STATUS "dicebench: offline dependency bundle at ${DICEBENCH_DEPS_DIR}")
+endif()
+
+find_package(Threads REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+
+# toml++ is used header-only (one translation unit includes it), so no library is needed at run time.
+find_path(TOMLPLUSPLUS_INCLUDE_DIR toml++/toml.h REQUIRED)
+add_library(dicebench_tomlplusplus INTERFACE)
+target_include_directories(dicebench_tomlplusplus SYSTEM INTERFACE ${TOMLPLUSPLUS_INCLUDE_DIR})
+target_compile_definitions(dicebench_tomlplusplus INTERFACE TOML_HEADER_ONLY=1 TOML_EXCEPTIONS=1)
+
+if(DICEBENCH_BUILD_TESTS)
+  find_path(DOCTEST_INCLUDE_DIR doctest/doctest.h REQUIRED)
+  add_library(dicebench_doctest INTERFACE)
+  target_include_directories(dicebench_doctest SYSTEM INTERFACE ${DOCTEST_INCLUDE_DIR})
+endif()

@@ -1,0 +1,62 @@
+// Errors as values: Result<T> holds either a value or an Error with a one-line message.
+// Modules return these from their public functions; exceptions never leave a module.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace dicebench {
+
+struct Error {
+  std::string message;
+};
+
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}
+  Result(Error error) : state_(std::in_place_index<1>, std::move(error)) {}
+
+  bool ok() const { return state_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { return std::get<0>(state_); }
+  const T& value() const& { return std::get<0>(state_); }
+  T&& value() && { return std::get<0>(std::move(state_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  const Error& error() const { return std::get<1>(state_); }
+
+ private:
+  std::variant<T, Error> state_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+ public:
+  Result() = default;
+  Result(Error error) : error_(std::move(error)), failed_(true) {}
+
+  bool ok() const { return !failed_; }
+  explicit operator bool() const { return ok(); }
+  const Error& error() const { return error_; }
+
+ private:
+  Error error_;
+  bool failed_ = false;
+};
+
+inline Error make_error(std::string message) { return Error{std::move(message)}; }
+
+}  // namespace dicebench
+
+// Returns early with the error of a failed Result expression.
+#define DICEBENCH_TRY(expr)                          \
+  do {                                               \
+    auto&& dicebench_try_result_ = (expr);           \
+    if (!dicebench_try_result_.ok()) return dicebench_try_result_.error(); \
+  } while (0)

@@ -1,0 +1,139 @@
+// `dicebench run`: generate completions for a suite with a model and store them (then evaluate,
+// once the evaluation worker exists); `--resume RUN` continues a stored run.
+#include "core/cli/commands.hpp"
+#include "core/host/host_services.hpp"
+#include "core/host/log.hpp"
+#include "core/host/run_executor.hpp"
+#include "core/host/run_plan.hpp"
+#include "results/store.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <optional>
+
+namespace dicebench::cli {
+namespace {
+
+struct RunOptions {
+  std::string model, suite, problems, config_file, kernelbench_root;
+  std::string db = kDefaultDatabase;
+  std::optional<int> samples;
+  std::optional<int64_t> seed, resume;
+  std::optional<int> batch_size;
+  std::vector<std::string> sets;
+  bool generate_only = false;
+};
+
+Result<host::Config> resolve_config(const RunOptions& o) {
+  host::Config config;
+  if (!o.config_file.empty()) {
+    auto loaded = host::Config::from_toml_file(o.config_file);
+    if (!loaded) return loaded.error();
+    config = std::move(*loaded);
+  }
+  if (!o.model.empty()) config.set("model", o.model);
+  if (!o.suite.empty()) config.set("suite", o.suite);
+  if (!o.problems.empty()) config.set("problems", o.problems);
+  if (o.samples) config.set("samples", std::to_string(*o.samples));
+  if (o.seed) config.set("seed", std::to_string(*o.seed));
+  if (o.batch_size) config.set("batch_size", std::to_string(*o.batch_size));
+  if (!o.kernelbench_root.empty()) config.set("kernelbench.root", o.kernelbench_root);
+  for (const auto& assignment : o.sets) {
+    const size_t eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0) return make_error(fmt::format("--set needs KEY=VALUE, not '{}'", assignment));
+    config.set(assignment.substr(0, eq), assignment.substr(eq + 1));
+  }
+  return config;
+}
+
+int run(const RunOptions& o, CLI::App& app) {
+  if (!o.generate_only)
+    return fail("evaluating candidates needs the dicebench worker, which this build does not include yet; "
+                "pass --generate-only to generate and store samples");
+  host::HostServices::install_signal_handlers();
+  const auto registry = host::PluginRegistry::discover(host::PluginRegistry::default_search_dirs());
+
+  // The database first: a read-only, locked or newer database fails before any work.
+  const std::string db = o.db;
+  auto store = results::Store::open(db);
+  if (!store) return fail(store.error().message);
+
+  std::optional<host::ResumeState> resume;
+  host::Config config;
+  if (o.resume) {
+    for (const char* flag : {"--model", "--suite", "--problems", "--samples", "--seed", "--config", "--set", "--batch-size"})
+      if (app.count(flag)) return fail(fmt::format("--resume continues run {} with its own settings; drop {}", *o.resume, flag));
+    auto stored = store->run(*o.resume);
+    if (!stored) return fail(stored.error().message);
+    if (stored->status == results::RunStatus::finished)
+      return fail(fmt::format("run {} is already finished; nothing to resume", *o.resume));
+    auto restored = host::config_from_run_json(stored->config_json);
+    if (!restored) return fail(fmt::format("run {}: {}", *o.resume, restored.error().message));
+    config = std::move(*restored);
+    if (!o.kernelbench_root.empty()) config.set("kernelbench.root", o.kernelbench_root);
+    auto done = store->done_samples(*o.resume);
+    if (!done) return fail(done.error().message);
+    resume = host::ResumeState{*o.resume, std::move(*done), ""};
+    resume->model_settings_json = nlohmann::json::parse(stored->config_json).at("model").dump();
+  } else {
+    auto resolved = resolve_config(o);
+    if (!resolved) return fail(resolved.error().message);
+    config = std::move(*resolved);
+    config.set("db", db);
+  }
+
+  auto plan = host::plan_run(std::move(config), registry, resume ? &*resume : nullptr);
+  if (!plan) return fail(plan.error().message);
+  auto& p = **plan;
+
+  size_t total_samples = 0;
+  for (const auto& problem : p.problems) total_samples += static_cast<size_t>(problem.samples);
+  host::log_info("{} {}: {} problems, {} samples to generate{}", o.resume ? "resuming run" : "run", o.resume ? std::to_string(*o.resume) : p.model_spec + " on " + p.suite_name,
+                 p.problems.size(), p.requests.size(),
+                 resume ? fmt::format(" ({} already stored)", resume->done.size()) : "");
+
+  auto outcome = host::execute_run(p, *store, o.resume, resume ? resume->done.size() : 0);
+  if (!outcome) return fail(outcome.error().message);
+
+  fmt::print("run {}: {} on {}, {} problems, {} samples\n", outcome->run, p.model_spec, p.suite_name, p.problems.size(), total_samples);
+  fmt::print("  generated {}{}\n", outcome->timing,
+             outcome->already_done ? fmt::format(", {} stored before", outcome->already_done) : "");
+  fmt::print("  no code block in {} completion(s) (stored as extraction failures)\n", outcome->extraction_failures);
+  fmt::print("  evaluation: not run (--generate-only)\n");
+  fmt::print("  database: {}\n", db);
+  switch (outcome->status) {
+    case results::RunStatus::finished:
+      fmt::print("  next: dicebench show {} --db {}\n", outcome->run, db);
+      return 0;
+    case results::RunStatus::interrupted:
+      fmt::print("  interrupted: continue with dicebench run --resume {} --generate-only --db {}\n", outcome->run, db);
+      return 130;
+    default:
+      return fail(fmt::format("run {} stopped: {}; what was stored is kept, continue with dicebench run --resume {} --generate-only --db {}",
+                              outcome->run, outcome->error, outcome->run, db));
+  }
+}
+
+}  // namespace
+
+Command add_run_command(CLI::App& parent) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* app = parent.add_subcommand("run", "Generate samples for a suite with a model and store them");
+  app->add_option("--model", o->model, "Model name (dicebench list models), e.g. dice-8b or replay:FOLDER");
+  app->add_option("--suite", o->suite, "Suite name (dicebench list suites), e.g. kernelbench-l2");
+  app->add_option("--problems", o->problems, "Problem ids and ranges, e.g. 1-4,7 (default: all)");
+  app->add_option("--samples", o->samples, "Samples per problem (default 1)")->check(CLI::PositiveNumber);
+  app->add_option("--db", o->db, "Results database")->capture_default_str();
+  app->add_option("--config", o->config_file, "TOML configuration file; flags override it");
+  app->add_option("--resume", o->resume, "Continue the stored run RUN where it stopped");
+  app->add_option("--seed", o->seed, "Run seed (default: random, recorded)")->check(CLI::NonNegativeNumber);
+  app->add_option("--batch-size", o->batch_size, "Requests per generate call (default: the model's)")->check(CLI::PositiveNumber);
+  app->add_option("--kernelbench-root", o->kernelbench_root, "KernelBench checkout (or its folder holding level1/...)");
+  app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. kernelbench.prompt=zero_shot");
+  app->add_flag("--generate-only", o->generate_only, "Store samples without evaluating them");
+  return {app, [o, app]() { return run(*o, *app); }};
+}
+
+}  // namespace dicebench::cli

@@ -1,0 +1,88 @@
+// The reproducibility record of a run, read without creating a CUDA context.
+#include "core/host/repro.hpp"
+
+#include "core/base/text.hpp"
+
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#ifndef DICEBENCH_VERSION
+#define DICEBENCH_VERSION "0.0.0"
+#endif
+#ifndef DICEBENCH_GIT_SHA
+#define DICEBENCH_GIT_SHA "unknown"
+#endif
+
+namespace dicebench::host {
+namespace {
+
+std::optional<std::string> command_output(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return std::nullopt;
+  std::string out;
+  std::array<char, 512> buffer{};
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) out.append(buffer.data(), n);
+  if (pclose(pipe) != 0) return std::nullopt;
+  return out;
+}
+
+std::optional<std::string> cuda_toolkit_version() {
+  std::vector<std::string> roots;
+  if (const char* home = std::getenv("CUDA_HOME")) roots.push_back(home);
+  roots.push_back("/usr/local/cuda");
+  for (const auto& root : roots) {
+    std::string text, why;
+    if (!read_file(root + "/version.json", &text, &why)) continue;
+    try {
+      return nlohmann::json::parse(text).at("cuda").at("version").get<std::string>();
+    } catch (const std::exception&) {
+      continue;
+    }
+  }
+  return std::nullopt;
+}
+
+nlohmann::json optional_json(const std::optional<std::string>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+
+}  // namespace
+
+std::string ReproRecord::to_json() const {
+  return nlohmann::json{{"dicebench_version", dicebench_version}, {"git_sha", git_sha},
+                        {"host", host},                           {"gpu", optional_json(gpu)},
+                        {"driver_version", optional_json(driver_version)},
+                        {"cuda_version", optional_json(cuda_version)},
+                        {"torch_version", optional_json(torch_version)}}
+      .dump();
+}
+
+ReproRecord collect_repro_record() {
+  ReproRecord record;
+  record.dicebench_version = DICEBENCH_VERSION;
+  record.git_sha = DICEBENCH_GIT_SHA;
+  char name[256] = {};
+  record.host = gethostname(name, sizeof name - 1) == 0 ? name : "unknown";
+  record.cuda_version = cuda_toolkit_version();
+  if (auto out = command_output("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null")) {
+    std::vector<std::string> gpus;
+    std::set<std::string> drivers;
+    for (const auto& line : split(*out, '\n')) {
+      const auto fields = split(line, ',');
+      if (fields.size() < 2) continue;
+      gpus.emplace_back(trim(fields[0]));
+      drivers.emplace(trim(fields[1]));
+    }
+    if (!gpus.empty()) {
+      record.gpu = join(gpus, ", ");
+      record.driver_version = join(std::vector<std::string>(drivers.begin(), drivers.end()), ", ");
+    }
+  }
+  return record;
+}
+
+}  // namespace dicebench::host

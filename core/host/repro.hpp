@@ -1,0 +1,24 @@
+// The reproducibility record of a run: dicebench version and git sha, host, GPU and driver,
+// CUDA toolkit version, torch version (once the evaluation worker reports it).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace dicebench::host {
+
+struct ReproRecord {
+  std::string dicebench_version;
+  std::string git_sha;
+  std::string host;
+  std::optional<std::string> gpu;            // "NVIDIA H200" (all visible GPUs, comma-separated)
+  std::optional<std::string> driver_version;
+  std::optional<std::string> cuda_version;   // CUDA toolkit on this machine
+  std::optional<std::string> torch_version;
+  std::string to_json() const;
+};
+
+// Reads the machine without creating a CUDA context (nvidia-smi, the toolkit's version.json).
+ReproRecord collect_repro_record();
+
+}  // namespace dicebench::host

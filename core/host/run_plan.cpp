@@ -1,0 +1,224 @@
+// Planning a run: every check that can fail happens here, before the run is stored.
+#include "core/host/run_plan.hpp"
+
+#include "core/base/sha256.hpp"
+#include "core/base/text.hpp"
+#include "core/host/log.hpp"
+#include "core/host/problem_selection.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <random>
+
+namespace dicebench::host {
+namespace {
+
+Result<int64_t> integer_setting(const Config& config, const std::string& key, int64_t minimum, int64_t fallback) {
+  const auto text = config.get(key);
+  if (!text) return fallback;
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size())
+    return make_error(fmt::format("setting '{}' must be a whole number, not '{}'", key, *text));
+  if (value < minimum) return make_error(fmt::format("setting '{}' must be at least {}, not {}", key, minimum, value));
+  return value;
+}
+
+nlohmann::json parse_json_or_string(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const std::exception&) {
+    return text;
+  }
+}
+
+nlohmann::json plugin_json(const LoadedPlugin& plugin) {
+  return {{"name", plugin.info.name}, {"version", plugin.info.version}, {"build_id", plugin.info.build_id},
+          {"file", plugin.info.path}};
+}
+
+// Problems and samples per problem: chosen by the user, fixed by a resumed run, or offered by a
+// model that serves stored completions.
+Result<std::map<int64_t, int>> choose_samples(const Config& config, const SuiteSession& suite, const ModelSession& model) {
+  std::vector<int64_t> available;
+  std::set<int> levels;
+  for (const auto& p : suite.problems()) {
+    available.push_back(p.id);
+    levels.insert(p.level);
+  }
+  std::optional<std::set<int64_t>> selected;
+  if (auto text = config.get("problems")) {
+    auto parsed = parse_problem_selection(*text);
+    if (!parsed) return parsed.error();
+    DICEBENCH_TRY(check_selection(*parsed, available, suite.name()));
+    selected = std::move(*parsed);
+  }
+  auto samples = integer_setting(config, "samples", 1, 0);
+  if (!samples) return samples.error();
+
+  std::map<int64_t, int> chosen;
+  if (model.serves_stored_samples() && (!selected || *samples == 0)) {
+    std::map<int64_t, int> stored;
+    for (const int level : levels) {
+      auto counts = model.stored_samples(level);
+      if (!counts) return counts.error();
+      stored.insert(counts->begin(), counts->end());
+    }
+    for (const auto& [id, count] : stored) {
+      if (std::find(available.begin(), available.end(), id) == available.end()) {
+        log_warn("the model holds samples for problem {}, which {} does not have; skipping them", id, suite.name());
+        continue;
+      }
+      if (!selected || selected->count(id)) chosen[id] = *samples ? static_cast<int>(*samples) : count;
+    }
+    if (selected)
+      for (const int64_t id : *selected)
+        if (!chosen.count(id)) chosen[id] = *samples ? static_cast<int>(*samples) : 1;  // prepare() reports the gap
+    if (chosen.empty()) return make_error(fmt::format("the model holds no samples for any problem of {}", suite.name()));
+    return chosen;
+  }
+  const int per_problem = *samples ? static_cast<int>(*samples) : 1;
+  for (const int64_t id : available)
+    if (!selected || selected->count(id)) chosen[id] = per_problem;
+  return chosen;
+}
+
+}  // namespace
+
+uint64_t sample_seed(uint64_t run_seed, int64_t problem_id, int sample_index) {
+  // splitmix64 over the run seed mixed with the sample's coordinates.
+  uint64_t z = run_seed + 0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(problem_id) * 1000003ull + static_cast<uint64_t>(sample_index) + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) & 0x7FFFFFFFFFFFFFFFull;
+}
+
+const PlannedProblem* RunPlan::find_problem(int64_t id) const {
+  for (const auto& p : problems)
+    if (p.problem.id == id) return &p;
+  return nullptr;
+}
+
+std::string RunPlan::config_json() const {
+  nlohmann::json settings = nlohmann::json::object();
+  for (const auto& [key, value] : config.values()) settings[key] = value;
+  nlohmann::json samples = nlohmann::json::object();
+  for (const auto& p : problems) samples[std::to_string(p.problem.id)] = p.samples;
+  return nlohmann::json{{"settings", settings},
+                        {"samples", samples},
+                        {"seed", seed},
+                        {"batch_size", batch_size},
+                        {"suite", parse_json_or_string(suite_settings_json)},
+                        {"model", parse_json_or_string(model_settings_json)},
+                        {"suite_plugin", plugin_json(suite_plugin)},
+                        {"model_plugin", plugin_json(model_plugin)}}
+      .dump();
+}
+
+Result<Config> config_from_run_json(const std::string& config_json) {
+  try {
+    const auto json = nlohmann::json::parse(config_json);
+    Config config;
+    for (const auto& [key, value] : json.at("settings").items()) config.set(key, value.get<std::string>());
+    std::set<int64_t> ids;
+    int samples = 0;
+    bool uniform = true;
+    for (const auto& [key, value] : json.at("samples").items()) {
+      ids.insert(std::stoll(key));
+      const int n = value.get<int>();
+      if (samples && n != samples) uniform = false;
+      samples = n;
+    }
+    config.set("problems", format_problem_selection(ids));
+    config.set("seed", std::to_string(json.at("seed").get<uint64_t>()));
+    if (uniform && samples) config.set("samples", std::to_string(samples));
+    else config.set("samples_per_problem", json.at("samples").dump());
+    return config;
+  } catch (const std::exception& e) {
+    return make_error(fmt::format("the run's stored configuration cannot be read ({})", e.what()));
+  }
+}
+
+Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& registry, const ResumeState* resume) {
+  auto plan = std::make_unique<RunPlan>();
+  plan->config = std::move(config);
+  const Config& cfg = plan->config;
+  plan->services = std::make_unique<HostServices>(plan->config);
+
+  plan->model_spec = cfg.get("model").value_or("");
+  plan->suite_name = cfg.get("suite").value_or("");
+  if (plan->model_spec.empty()) return make_error("no model given: pass --model NAME (see dicebench list models)");
+  if (plan->suite_name.empty()) return make_error("no suite given: pass --suite NAME (see dicebench list suites)");
+
+  auto suite_name = registry.resolve(DICEBENCH_KIND_SUITE, plan->suite_name);
+  if (!suite_name) return suite_name.error();
+  auto model_name = registry.resolve(DICEBENCH_KIND_MODEL, plan->model_spec);
+  if (!model_name) return model_name.error();
+
+  auto suite_plugin = registry.load(*suite_name->plugin);
+  if (!suite_plugin) return suite_plugin.error();
+  plan->suite_plugin = *suite_plugin;
+  auto suite = SuiteSession::open(plan->suite_plugin, suite_name->name, *plan->services);
+  if (!suite) return suite.error();
+  plan->suite.emplace(std::move(*suite));
+  auto suite_settings = plan->suite->describe();
+  if (!suite_settings) return suite_settings.error();
+  plan->suite_settings_json = *suite_settings;
+
+  auto model_plugin = registry.load(*model_name->plugin);
+  if (!model_plugin) return model_plugin.error();
+  plan->model_plugin = *model_plugin;
+  auto model = ModelSession::open(plan->model_plugin, model_name->name, model_name->argument, *plan->services);
+  if (!model) return model.error();
+  plan->model.emplace(std::move(*model));
+  auto model_settings = plan->model->describe();
+  if (!model_settings) return model_settings.error();
+  plan->model_settings_json = *model_settings;
+  if (resume && resume->model_settings_json != parse_json_or_string(plan->model_settings_json).dump())
+    return make_error(fmt::format("the model's settings changed since run {} started (was {}, now {}); start a new run instead",
+                                  resume->run, resume->model_settings_json, plan->model_settings_json));
+
+  std::map<int64_t, int> samples;
+  if (auto per_problem = cfg.get("samples_per_problem")) {
+    const auto json = nlohmann::json::parse(*per_problem);
+    for (const auto& [key, value] : json.items()) samples[std::stoll(key)] = value.get<int>();
+  } else {
+    auto chosen = choose_samples(cfg, *plan->suite, *plan->model);
+    if (!chosen) return chosen.error();
+    samples = std::move(*chosen);
+  }
+
+  auto seed = integer_setting(cfg, "seed", 0, -1);
+  if (!seed) return seed.error();
+  plan->seed = *seed >= 0 ? static_cast<uint64_t>(*seed) : (std::random_device{}() & 0x7FFFFFFFu);
+  plan->config.set("seed", std::to_string(plan->seed));
+  auto batch = integer_setting(cfg, "batch_size", 1, 0);
+  if (!batch) return batch.error();
+  plan->batch_size = *batch ? static_cast<size_t>(*batch) : plan->model->preferred_batch();
+
+  const auto& all = plan->suite->problems();
+  for (size_t i = 0; i < all.size(); ++i) {
+    auto it = samples.find(all[i].id);
+    if (it == samples.end()) continue;
+    auto prompt = plan->suite->build_prompt(i);
+    if (!prompt) return make_error(fmt::format("problem {} ({}): {}", all[i].id, all[i].name, prompt.error().message));
+    PlannedProblem planned{all[i], std::move(*prompt), "", it->second};
+    planned.prompt_hash = "sha256:" + sha256_hex(planned.prompt);
+    plan->problems.push_back(std::move(planned));
+  }
+  if (plan->problems.empty()) return make_error(fmt::format("no problems selected from {}", plan->suite_name));
+
+  for (const auto& p : plan->problems) {
+    for (int s = 0; s < p.samples; ++s) {
+      if (resume && resume->done.count({p.problem.id, s})) continue;
+      plan->requests.push_back({p.prompt, plan->suite_name, p.problem.level, p.problem.id, p.problem.name, s,
+                                sample_seed(plan->seed, p.problem.id, s)});
+    }
+  }
+  if (!plan->requests.empty()) DICEBENCH_TRY(plan->model->prepare(plan->requests));
+  return plan;
+}
+
+}  // namespace dicebench::host

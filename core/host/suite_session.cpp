@@ -1,0 +1,56 @@
+// A suite opened through its plugin's C table.
+#include "core/host/suite_session.hpp"
+
+#include "core/host/plugin_call.hpp"
+
+namespace dicebench::host {
+
+Result<SuiteSession> SuiteSession::open(const LoadedPlugin& plugin, const std::string& name, const HostServices& services) {
+  if (plugin.info.kind != DICEBENCH_KIND_SUITE) return make_error(fmt::format("{} is not a suite plugin", plugin.info.path));
+  SuiteSession session;
+  session.api_ = static_cast<const dicebench_suite_api*>(plugin.api);
+  session.name_ = name;
+  session.plugin_path_ = plugin.info.path;
+  dicebench_error error{};
+  dicebench_suite* handle = nullptr;
+  const dicebench_status status = session.api_->open(services.table(), {name.data(), name.size()}, &handle, &error);
+  if (status != DICEBENCH_OK) return plugin_error(plugin.info.path, "open", status, error);
+  session.handle_ = std::unique_ptr<dicebench_suite, SuiteCloser>(handle, SuiteCloser{session.api_});
+  const size_t count = session.api_->problem_count(handle);
+  session.problems_.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    dicebench_problem p{};
+    const dicebench_status s = session.api_->problem(handle, i, &p, &error);
+    if (s != DICEBENCH_OK) return plugin_error(plugin.info.path, "problem", s, error);
+    session.problems_.push_back({p.id, p.level, str_of(p.name), str_of(p.path), str_of(p.source), str_of(p.content_hash)});
+  }
+  return session;
+}
+
+Result<std::string> SuiteSession::describe() const {
+  std::string out;
+  dicebench_error error{};
+  const dicebench_status s = api_->describe(handle_.get(), &append_to_string, &out, &error);
+  if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "describe", s, error);
+  return out;
+}
+
+Result<std::string> SuiteSession::build_prompt(size_t index) const {
+  std::string out;
+  dicebench_error error{};
+  const dicebench_status s = api_->build_prompt(handle_.get(), index, &append_to_string, &out, &error);
+  if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "build_prompt", s, error);
+  return out;
+}
+
+Result<std::optional<std::string>> SuiteSession::extract(const std::string& completion) const {
+  std::string out;
+  dicebench_error error{};
+  const dicebench_status s =
+      api_->extract(handle_.get(), {completion.data(), completion.size()}, &append_to_string, &out, &error);
+  if (s == DICEBENCH_NOT_FOUND) return std::optional<std::string>{};
+  if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "extract", s, error);
+  return std::optional<std::string>(std::move(out));
+}
+
+}  // namespace dicebench::host

@@ -1,0 +1,52 @@
+// A suite opened through its plugin's C table, as a C++ object with Result-returning calls.
+#pragma once
+
+#include "core/base/result.hpp"
+#include "core/host/host_services.hpp"
+#include "core/host/plugin_library.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dicebench::host {
+
+struct SuiteProblem {
+  int64_t id = 0;
+  int level = 0;
+  std::string name;
+  std::string path;
+  std::string source;
+  std::string content_hash;
+};
+
+// Closes a plugin handle through its table (outside the class so it is complete where used).
+struct SuiteCloser {
+  const dicebench_suite_api* api = nullptr;
+  void operator()(dicebench_suite* handle) const {
+    if (api && handle) api->close(handle);
+  }
+};
+
+class SuiteSession {
+ public:
+  static Result<SuiteSession> open(const LoadedPlugin& plugin, const std::string& name, const HostServices& services);
+
+  const std::string& name() const { return name_; }
+  const std::vector<SuiteProblem>& problems() const { return problems_; }
+  Result<std::string> describe() const;
+  Result<std::string> build_prompt(size_t index) const;
+  // The candidate program, or nullopt when the completion holds none.
+  Result<std::optional<std::string>> extract(const std::string& completion) const;
+
+ private:
+  SuiteSession() = default;
+  const dicebench_suite_api* api_ = nullptr;
+  std::unique_ptr<dicebench_suite, SuiteCloser> handle_;
+  std::string name_;
+  std::string plugin_path_;
+  std::vector<SuiteProblem> problems_;
+};
+
+}  // namespace dicebench::host

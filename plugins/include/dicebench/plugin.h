@@ -1,0 +1,185 @@
+/* dicebench plugin ABI: the only contract between the dicebench host and a plugin library.
+ *
+ * Plain C. Nothing but POD structs, pointer + length strings, opaque handles and status codes
+ * crosses it; no C++ types, no exceptions. A plugin exports exactly one symbol,
+ * DICEBENCH_ENTRY_SYMBOL, returning a descriptor that starts with the ABI version and the
+ * descriptor's size. The host refuses a plugin whose ABI major differs from its own; a higher
+ * minor adds fields at the end of structs only, which the host detects through struct_size.
+ *
+ * Ownership: strings a plugin hands out stay valid as documented per call; text produced by a
+ * call travels through a sink callback and the receiver copies it before the call returns.
+ */
+#ifndef DICEBENCH_PLUGIN_H
+#define DICEBENCH_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DICEBENCH_ABI_MAJOR 1
+#define DICEBENCH_ABI_MINOR 0
+#define DICEBENCH_ENTRY_SYMBOL "dicebench_plugin_entry"
+
+/* A string that is not NUL-terminated: pointer + length in bytes (UTF-8). */
+typedef struct dicebench_str {
+  const char* data;
+  size_t size;
+} dicebench_str;
+
+typedef enum dicebench_status {
+  DICEBENCH_OK = 0,
+  DICEBENCH_FAILED = 1,      /* the error buffer holds one line saying why */
+  DICEBENCH_CANCELLED = 2,   /* the host asked to stop */
+  DICEBENCH_NOT_FOUND = 3    /* extract: the completion holds no candidate */
+} dicebench_status;
+
+typedef enum dicebench_kind {
+  DICEBENCH_KIND_MODEL = 1,
+  DICEBENCH_KIND_SUITE = 2
+} dicebench_kind;
+
+typedef enum dicebench_log_level {
+  DICEBENCH_LOG_DEBUG = 0,
+  DICEBENCH_LOG_INFO = 1,
+  DICEBENCH_LOG_WARN = 2,
+  DICEBENCH_LOG_ERROR = 3
+} dicebench_log_level;
+
+/* A failing call writes one NUL-terminated line here (truncated to fit). */
+typedef struct dicebench_error {
+  char message[1024];
+} dicebench_error;
+
+/* Receives text produced by a call; the receiver copies it before returning. */
+typedef void (*dicebench_text_sink)(void* user, dicebench_str text);
+
+/* What the host offers every plugin. Plugins never link against host symbols. */
+typedef struct dicebench_host_services {
+  uint32_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  void* host;
+  void (*log)(void* host, dicebench_log_level level, dicebench_str message);
+  /* Looks up a resolved configuration value by dotted key ("kernelbench.root").
+   * Returns 1 and sets *value (valid for the host's lifetime) when set, 0 otherwise. */
+  int (*config_get)(void* host, dicebench_str key, dicebench_str* value);
+  /* Non-zero once the user asked to stop; long calls poll it and return DICEBENCH_CANCELLED. */
+  int (*cancelled)(void* host);
+} dicebench_host_services;
+
+/* ---------------------------------------------------------------- suites */
+
+typedef struct dicebench_suite dicebench_suite; /* opaque, owned by the plugin */
+
+typedef struct dicebench_problem {
+  int64_t id;                 /* problem id within its level */
+  int32_t level;
+  dicebench_str name;         /* e.g. "Square_matrix_multiplication_" */
+  dicebench_str path;         /* file the problem was read from */
+  dicebench_str source;       /* the reference program */
+  dicebench_str content_hash; /* "sha256:<hex>" of source */
+} dicebench_problem;
+
+typedef struct dicebench_suite_api {
+  uint32_t struct_size;
+  /* Opens the suite `name` (one the descriptor provides), reading settings through services. */
+  dicebench_status (*open)(const dicebench_host_services* services, dicebench_str name,
+                           dicebench_suite** out, dicebench_error* error);
+  void (*close)(dicebench_suite* suite);
+  /* Settings that shape prompts and extraction, as one JSON object, for the run record. */
+  dicebench_status (*describe)(const dicebench_suite* suite, dicebench_text_sink sink, void* user,
+                               dicebench_error* error);
+  size_t (*problem_count)(const dicebench_suite* suite);
+  /* Problems are ordered by id; their strings stay valid until close. */
+  dicebench_status (*problem)(const dicebench_suite* suite, size_t index, dicebench_problem* out,
+                              dicebench_error* error);
+  dicebench_status (*build_prompt)(const dicebench_suite* suite, size_t index,
+                                   dicebench_text_sink sink, void* user, dicebench_error* error);
+  /* Candidate program from a completion; DICEBENCH_NOT_FOUND when it holds none. */
+  dicebench_status (*extract)(const dicebench_suite* suite, dicebench_str completion,
+                              dicebench_text_sink sink, void* user, dicebench_error* error);
+} dicebench_suite_api;
+
+/* ---------------------------------------------------------------- models */
+
+typedef struct dicebench_model dicebench_model; /* opaque, owned by the plugin */
+
+typedef struct dicebench_generation_request {
+  dicebench_str prompt;
+  dicebench_str suite;        /* suite name, e.g. "kernelbench-l1" */
+  int32_t level;
+  int64_t problem_id;
+  dicebench_str problem_name;
+  int32_t sample_index;
+  uint64_t seed;              /* derived per (run seed, problem, sample) by the host */
+} dicebench_generation_request;
+
+typedef struct dicebench_generation_result {
+  dicebench_str completion;
+  dicebench_str stats_json;   /* one JSON object: tokens, passes, seconds, ... ("{}" if none) */
+  /* When data is non-NULL the completion is already the candidate program (a stored kernel
+   * file, for example) and the suite's extraction is skipped. */
+  dicebench_str candidate;
+} dicebench_generation_result;
+
+/* Called once per finished request; the receiver copies what it keeps. */
+typedef void (*dicebench_result_sink)(void* user, size_t request_index,
+                                      const dicebench_generation_result* result);
+
+typedef struct dicebench_model_api {
+  uint32_t struct_size;
+  /* Opens model `name`; `argument` is the text after ':' in "name:argument" (empty if none). */
+  dicebench_status (*open)(const dicebench_host_services* services, dicebench_str name,
+                           dicebench_str argument, dicebench_model** out, dicebench_error* error);
+  void (*close)(dicebench_model* model);
+  /* Settings that shape completions (weights, decoding, seeds), as one JSON object. */
+  dicebench_status (*describe)(const dicebench_model* model, dicebench_text_sink sink, void* user,
+                               dicebench_error* error);
+  /* How many requests one generate call should carry. */
+  size_t (*preferred_batch)(const dicebench_model* model);
+  /* Sees every request of the run before any is generated, so bad input fails before
+   * anything is stored (a replay folder with gaps, a prompt longer than the context). */
+  dicebench_status (*prepare)(dicebench_model* model, const dicebench_generation_request* requests,
+                              size_t count, dicebench_error* error);
+  dicebench_status (*generate)(dicebench_model* model, const dicebench_generation_request* requests,
+                               size_t count, dicebench_result_sink sink, void* user,
+                               dicebench_error* error);
+  /* Optional (NULL for models that generate): for models that serve stored completions, the
+   * problems of `level` they hold, as a JSON object {"<problem id>": <number of samples>, ...}.
+   * The host then covers those problems (and that many samples) unless the user chose. */
+  dicebench_status (*stored_samples)(const dicebench_model* model, int32_t level,
+                                     dicebench_text_sink sink, void* user, dicebench_error* error);
+} dicebench_model_api;
+
+/* ---------------------------------------------------------------- descriptor */
+
+/* A name the plugin serves. A name ending in ':' takes an argument ("replay:" serves
+ * "replay:/path/to/folder"). */
+typedef struct dicebench_provided_name {
+  dicebench_str name;
+  dicebench_str summary;      /* one line for `dicebench list` */
+} dicebench_provided_name;
+
+typedef struct dicebench_plugin_descriptor {
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  uint32_t struct_size;       /* sizeof(dicebench_plugin_descriptor) as the plugin was built */
+  dicebench_kind kind;
+  dicebench_str name;         /* the plugin's own name, e.g. "kernelbench" */
+  dicebench_str version;
+  dicebench_str build_id;     /* identifies the build (git sha, options) for the run record */
+  const dicebench_provided_name* provides;
+  size_t provides_count;
+  const void* api;            /* dicebench_model_api* or dicebench_suite_api*, per kind */
+} dicebench_plugin_descriptor;
+
+typedef const dicebench_plugin_descriptor* (*dicebench_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DICEBENCH_PLUGIN_H */

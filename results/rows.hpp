@@ -1,0 +1,107 @@
+// Plain structs for what the results store writes and reads: runs, problems, samples and
+// evaluations, one struct per table shape (New* for inserts, *Row for what comes back).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "results/verdict.hpp"
+
+namespace dicebench::results {
+
+struct NewRun {
+  std::string model;
+  std::string suite;
+  std::string config_json = "{}";  // the resolved configuration
+  std::string dicebench_version;
+  std::string git_sha;
+  std::string host;
+  std::optional<std::string> gpu;
+  std::optional<std::string> driver_version;
+  std::optional<std::string> cuda_version;
+  std::optional<std::string> torch_version;
+  std::int64_t seed = 0;
+  std::string repro_json = "{}";  // the reproducibility record
+};
+
+struct RunRow {
+  std::int64_t id = 0;
+  std::string created;                  // UTC, "2026-11-29T15:42:52Z"
+  std::optional<std::string> finished;  // set by finish_run
+  RunStatus status = RunStatus::running;
+  std::string model;
+  std::string suite;
+  std::string config_json;
+  std::string dicebench_version;
+  std::string git_sha;
+  std::string host;
+  std::optional<std::string> gpu;
+  std::optional<std::string> driver_version;
+  std::optional<std::string> cuda_version;
+  std::optional<std::string> torch_version;
+  std::int64_t seed = 0;
+  std::string repro_json;
+};
+
+struct ProblemRow {
+  std::int64_t problem_id = 0;
+  int level = 0;
+  std::string name;
+  std::string path;
+  std::string content_hash;
+  std::string prompt_hash;
+};
+
+struct NewSample {
+  std::int64_t run = 0;
+  std::int64_t problem_id = 0;
+  int sample_index = 0;
+  std::string prompt_hash;
+  std::string completion;
+  std::optional<std::string> candidate;  // absent: no code block (extraction 'no_code_block')
+  std::string gen_stats_json = "{}";
+};
+
+struct SampleRow {
+  std::int64_t id = 0;
+  std::int64_t run = 0;
+  std::int64_t problem_id = 0;
+  int sample_index = 0;
+  std::string prompt_hash;
+  std::optional<std::string> completion;  // only when asked for
+  std::optional<std::string> candidate;
+  std::string extraction;  // 'ok' or 'no_code_block'
+  std::string gen_stats_json;
+  std::string created;
+};
+
+// One evaluation of a sample. Times are milliseconds; runtime_ms and baseline_ms are medians;
+// speedup = baseline median / candidate median.
+struct NewEvaluation {
+  std::int64_t sample = 0;
+  Verdict status = Verdict::extraction_failed;
+  bool compiled = false;
+  bool correct = false;
+  std::string device;
+  std::optional<double> runtime_ms;
+  std::optional<double> runtime_mean_ms;
+  std::optional<double> runtime_std_ms;
+  std::optional<double> runtime_min_ms;
+  std::optional<double> runtime_max_ms;
+  std::optional<double> runtime_p10_ms;
+  std::optional<double> runtime_p90_ms;
+  std::optional<double> baseline_ms;
+  std::optional<double> baseline_mean_ms;
+  std::optional<double> speedup;
+  std::optional<double> speedup_mean;
+  std::optional<std::string> error_class;
+  std::optional<std::string> error_message;
+  std::string details_json = "{}";
+};
+
+struct EvaluationRow : NewEvaluation {
+  std::string created;
+};
+
+}  // namespace dicebench::results

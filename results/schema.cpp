@@ -1,0 +1,186 @@
+// The results schema as ordered migration steps, and the version checks run on every open.
+#include "results/schema.hpp"
+
+#include <sqlite3.h>
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+namespace dicebench::results {
+namespace {
+
+struct MigrationStep {
+  int version;  // user_version after this step
+  std::string_view sql;
+};
+
+constexpr std::string_view kVersion1 = R"sql(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  created TEXT NOT NULL,
+  finished TEXT,
+  status TEXT NOT NULL CHECK (status IN ('running','finished','interrupted','failed')),
+  model TEXT NOT NULL,
+  suite TEXT NOT NULL,
+  config TEXT NOT NULL CHECK (json_valid(config)),
+  dicebench_version TEXT NOT NULL,
+  git_sha TEXT NOT NULL,
+  host TEXT NOT NULL,
+  gpu TEXT,
+  driver_version TEXT,
+  cuda_version TEXT,
+  torch_version TEXT,
+  seed INTEGER NOT NULL,
+  repro TEXT NOT NULL CHECK (json_valid(repro))
+) STRICT;
+
+CREATE TABLE problems (
+  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  problem_id INTEGER NOT NULL,
+  level INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  path TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  prompt_hash TEXT NOT NULL,
+  PRIMARY KEY (run, problem_id)
+) STRICT;
+
+CREATE TABLE samples (
+  id INTEGER PRIMARY KEY,
+  run INTEGER NOT NULL,
+  problem_id INTEGER NOT NULL,
+  sample_index INTEGER NOT NULL CHECK (sample_index >= 0),
+  prompt_hash TEXT NOT NULL,
+  completion TEXT NOT NULL,
+  candidate TEXT,
+  extraction TEXT NOT NULL CHECK (extraction IN ('ok','no_code_block')),
+  gen_stats TEXT NOT NULL CHECK (json_valid(gen_stats)),
+  created TEXT NOT NULL,
+  UNIQUE (run, problem_id, sample_index),
+  FOREIGN KEY (run, problem_id) REFERENCES problems(run, problem_id) ON DELETE CASCADE
+) STRICT;
+
+CREATE TABLE evaluations (
+  sample INTEGER PRIMARY KEY REFERENCES samples(id) ON DELETE CASCADE,
+  status TEXT NOT NULL CHECK (status IN ('extraction_failed','compile_failed','runtime_error',
+    'timeout','crashed','shape_mismatch','dtype_mismatch','output_mismatch','correct')),
+  compiled INTEGER NOT NULL CHECK (compiled IN (0,1)),
+  correct INTEGER NOT NULL CHECK (correct IN (0,1)),
+  device TEXT NOT NULL,
+  runtime_ms REAL,
+  runtime_mean_ms REAL,
+  runtime_std_ms REAL,
+  runtime_min_ms REAL,
+  runtime_max_ms REAL,
+  runtime_p10_ms REAL,
+  runtime_p90_ms REAL,
+  baseline_ms REAL,
+  baseline_mean_ms REAL,
+  speedup REAL,
+  speedup_mean REAL,
+  error_class TEXT,
+  error_message TEXT,
+  details TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(details)),
+  created TEXT NOT NULL
+) STRICT;
+
+CREATE INDEX samples_by_run ON samples(run);
+CREATE INDEX problems_by_run_level ON problems(run, level);
+)sql";
+
+// One row per sample with its verdict: the evaluation's status, 'extraction_failed' for a
+// sample without a candidate and without an evaluation, NULL while evaluation is pending.
+constexpr std::string_view kVersion2 = R"sql(
+CREATE VIEW sample_results AS
+SELECT
+  s.run AS run,
+  s.problem_id AS problem_id,
+  p.level AS level,
+  p.name AS problem,
+  s.sample_index AS sample_index,
+  s.id AS sample,
+  CASE
+    WHEN e.sample IS NOT NULL THEN e.status
+    WHEN s.candidate IS NULL THEN 'extraction_failed'
+    ELSE NULL
+  END AS verdict,
+  CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.compiled END AS compiled,
+  CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.correct END AS correct,
+  e.runtime_ms AS runtime_ms,
+  e.baseline_ms AS baseline_ms,
+  e.speedup AS speedup
+FROM samples AS s
+JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id
+LEFT JOIN evaluations AS e ON e.sample = s.id;
+)sql";
+
+constexpr MigrationStep kSteps[] = {
+    {1, kVersion1},
+    {2, kVersion2},
+};
+static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion, "one migration step per schema version");
+
+}  // namespace
+
+Result<int> read_schema_version(Database& db) {
+  auto version = db.query_int("PRAGMA user_version", "cannot read schema version");
+  if (!version.ok()) return version.error();
+  auto application = db.query_int("PRAGMA application_id", "cannot read application id");
+  if (!application.ok()) return application.error();
+  if (*application != 0 && *application != kApplicationId) {
+    return make_error(fmt::format("{}: not a dicebench database (application id {:#x} belongs to another program)",
+                                  db.path(), *application));
+  }
+  if (*version != 0 && *application != kApplicationId) {
+    return make_error(fmt::format("{}: not a dicebench database (user_version {} was set by another program)",
+                                  db.path(), *version));
+  }
+  if (*version > kSchemaVersion) {
+    return make_error(fmt::format("{} was written by a newer dicebench (schema version {}, this build knows up to {})",
+                                  db.path(), *version, kSchemaVersion));
+  }
+  if (*version < 0) {
+    return make_error(fmt::format("{}: not a dicebench database (schema version {})", db.path(), *version));
+  }
+  if (*version == 0) {
+    auto objects = db.query_int("SELECT count(*) FROM sqlite_schema", "cannot read schema");
+    if (!objects.ok()) return objects.error();
+    if (*objects != 0) {
+      return make_error(fmt::format("{}: not a dicebench database (it holds tables but no dicebench schema)", db.path()));
+    }
+  }
+  return static_cast<int>(*version);
+}
+
+Result<void> migrate(Database& db, int target) {
+  if (target < 1 || target > kSchemaVersion) {
+    return make_error(fmt::format("{}: no schema version {} (this build knows 1 to {})", db.path(), target, kSchemaVersion));
+  }
+  auto transaction = Transaction::begin(db, "cannot start schema migration");
+  if (!transaction.ok()) return transaction.error();
+  // Read again under the write lock: another process may have migrated meanwhile.
+  auto current = read_schema_version(db);
+  if (!current.ok()) return current.error();
+  if (*current >= target) return {};
+  for (const MigrationStep& step : kSteps) {
+    if (step.version <= *current || step.version > target) continue;
+    auto applied = db.exec(step.sql, fmt::format("cannot migrate schema to version {}", step.version));
+    if (!applied.ok()) return applied.error();  // the transaction rolls back
+  }
+  auto stamped = db.exec(fmt::format("PRAGMA application_id = {}; PRAGMA user_version = {};", kApplicationId, target),
+                         "cannot record schema version");
+  if (!stamped.ok()) return stamped.error();
+  return transaction->commit();
+}
+
+Result<void> create_schema_version(const std::string& path, int version) {
+  auto db = Database::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  if (!db.ok()) return db.error();
+  auto current = read_schema_version(*db);
+  if (!current.ok()) return current.error();
+  if (*current != 0) return make_error(fmt::format("{}: already holds a dicebench schema (version {})", path, *current));
+  return migrate(*db, version);
+}
+
+}  // namespace dicebench::results

@@ -1,0 +1,370 @@
+// Writes and reads of runs, problems, samples and evaluations. Every write is its own
+// BEGIN IMMEDIATE transaction, so a killed process loses at most the item in flight.
+#include "results/store.hpp"
+
+#include <sqlite3.h>
+
+#include <fmt/format.h>
+
+namespace dicebench::results {
+namespace {
+
+constexpr std::string_view kNow = "strftime('%Y-%m-%dT%H:%M:%SZ','now')";
+
+constexpr std::string_view kRunColumns =
+    "id, created, finished, status, model, suite, config, dicebench_version, git_sha, host, gpu, "
+    "driver_version, cuda_version, torch_version, seed, repro";
+
+RunRow read_run(const Statement& stmt) {
+  RunRow row;
+  row.id = stmt.column_int64(0);
+  row.created = stmt.column_text(1);
+  row.finished = stmt.column_optional_text(2);
+  row.status = parse_run_status(stmt.column_text(3)).value_or(RunStatus::failed);
+  row.model = stmt.column_text(4);
+  row.suite = stmt.column_text(5);
+  row.config_json = stmt.column_text(6);
+  row.dicebench_version = stmt.column_text(7);
+  row.git_sha = stmt.column_text(8);
+  row.host = stmt.column_text(9);
+  row.gpu = stmt.column_optional_text(10);
+  row.driver_version = stmt.column_optional_text(11);
+  row.cuda_version = stmt.column_optional_text(12);
+  row.torch_version = stmt.column_optional_text(13);
+  row.seed = stmt.column_int64(14);
+  row.repro_json = stmt.column_text(15);
+  return row;
+}
+
+ProblemRow read_problem(const Statement& stmt) {
+  ProblemRow row;
+  row.problem_id = stmt.column_int64(0);
+  row.level = static_cast<int>(stmt.column_int64(1));
+  row.name = stmt.column_text(2);
+  row.path = stmt.column_text(3);
+  row.content_hash = stmt.column_text(4);
+  row.prompt_hash = stmt.column_text(5);
+  return row;
+}
+
+// Columns: id, run, problem_id, sample_index, prompt_hash, candidate, extraction, gen_stats,
+// created, completion (or NULL).
+SampleRow read_sample(const Statement& stmt, bool with_completion) {
+  SampleRow row;
+  row.id = stmt.column_int64(0);
+  row.run = stmt.column_int64(1);
+  row.problem_id = stmt.column_int64(2);
+  row.sample_index = static_cast<int>(stmt.column_int64(3));
+  row.prompt_hash = stmt.column_text(4);
+  row.candidate = stmt.column_optional_text(5);
+  row.extraction = stmt.column_text(6);
+  row.gen_stats_json = stmt.column_text(7);
+  row.created = stmt.column_text(8);
+  if (with_completion) row.completion = stmt.column_text(9);
+  return row;
+}
+
+bool is_constraint(int rc, int extended) { return rc == extended; }
+
+}  // namespace
+
+Result<void> Store::require_run(std::int64_t run) {
+  auto stmt = db_.prepare("SELECT 1 FROM runs WHERE id = ?", "cannot read runs");
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind(1, run);
+  auto row = stmt->step("cannot read runs");
+  if (!row.ok()) return row.error();
+  if (!*row) return make_error(fmt::format("no run {} in {}", run, path()));
+  return {};
+}
+
+// ---- writes ----
+
+Result<std::int64_t> Store::create_run(const NewRun& run) {
+  constexpr std::string_view context = "cannot create run";
+  auto transaction = Transaction::begin(db_, context);
+  if (!transaction.ok()) return transaction.error();
+  auto stmt = db_.prepare(
+      fmt::format("INSERT INTO runs (created, status, model, suite, config, dicebench_version, git_sha, host, gpu, "
+                  "driver_version, cuda_version, torch_version, seed, repro) "
+                  "VALUES ({}, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  kNow),
+      context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind_all(run.model, run.suite, run.config_json, run.dicebench_version, run.git_sha, run.host, run.gpu,
+                 run.driver_version, run.cuda_version, run.torch_version, run.seed, run.repro_json);
+  DICEBENCH_TRY(stmt->run(context));
+  const std::int64_t id = sqlite3_last_insert_rowid(db_.get());
+  DICEBENCH_TRY(transaction->commit());
+  return id;
+}
+
+Result<void> Store::add_problems(std::int64_t run, const std::vector<ProblemRow>& problems) {
+  const std::string context = fmt::format("cannot add problems to run {}", run);
+  auto transaction = Transaction::begin(db_, context);
+  if (!transaction.ok()) return transaction.error();
+  DICEBENCH_TRY(require_run(run));
+  auto insert = db_.prepare(
+      "INSERT INTO problems (run, problem_id, level, name, path, content_hash, prompt_hash) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, problem_id) DO NOTHING",
+      context);
+  if (!insert.ok()) return insert.error();
+  auto existing = db_.prepare("SELECT content_hash, prompt_hash FROM problems WHERE run = ? AND problem_id = ?", context);
+  if (!existing.ok()) return existing.error();
+  for (const ProblemRow& problem : problems) {
+    insert->reset();
+    insert->bind_all(run, problem.problem_id, problem.level, problem.name, problem.path, problem.content_hash,
+                     problem.prompt_hash);
+    DICEBENCH_TRY(insert->run(context));
+    if (sqlite3_changes(db_.get()) != 0) continue;
+    // Already registered (a resumed run): it must be the same problem.
+    existing->reset();
+    existing->bind_all(run, problem.problem_id);
+    auto row = existing->step(context);
+    if (!row.ok()) return row.error();
+    if (!*row) return make_error(fmt::format("{}: {}: problem {} vanished", path(), context, problem.problem_id));
+    const char* differs = nullptr;
+    if (existing->column_text(0) != problem.content_hash) {
+      differs = "content hash differs";
+    } else if (existing->column_text(1) != problem.prompt_hash) {
+      differs = "prompt hash differs";
+    }
+    if (differs != nullptr) {
+      return make_error(fmt::format("problem {} changed since run {} started ({})", problem.problem_id, run, differs));
+    }
+  }
+  return transaction->commit();
+}
+
+Result<std::int64_t> Store::insert_sample(const NewSample& sample) {
+  const std::string context =
+      fmt::format("cannot store sample {} of problem {} in run {}", sample.sample_index, sample.problem_id, sample.run);
+  auto transaction = Transaction::begin(db_, context);
+  if (!transaction.ok()) return transaction.error();
+  auto stmt = db_.prepare(
+      fmt::format("INSERT INTO samples (run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, "
+                  "gen_stats, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, {})",
+                  kNow),
+      context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind_all(sample.run, sample.problem_id, sample.sample_index, sample.prompt_hash, sample.completion,
+                 sample.candidate, sample.candidate ? "ok" : "no_code_block", sample.gen_stats_json);
+  const int rc = sqlite3_step(stmt->get());
+  if (rc != SQLITE_DONE) {
+    if (is_constraint(rc, SQLITE_CONSTRAINT_UNIQUE)) {
+      return make_error(fmt::format("{}: run {} already has sample {} of problem {}", path(), sample.run,
+                                    sample.sample_index, sample.problem_id));
+    }
+    if (is_constraint(rc, SQLITE_CONSTRAINT_FOREIGNKEY)) {
+      return make_error(fmt::format("{}: {}: problem {} is not registered in run {}", path(), context,
+                                    sample.problem_id, sample.run));
+    }
+    return db_.error(rc, context);
+  }
+  const std::int64_t id = sqlite3_last_insert_rowid(db_.get());
+  DICEBENCH_TRY(transaction->commit());
+  return id;
+}
+
+Result<void> Store::insert_evaluation(const NewEvaluation& e) {
+  const std::string context = fmt::format("cannot store evaluation of sample {}", e.sample);
+  if (e.correct != (e.status == Verdict::correct)) {
+    return make_error(fmt::format("{}: {}: verdict {} contradicts correct={}", path(), context, verdict_name(e.status),
+                                  e.correct ? 1 : 0));
+  }
+  if (e.correct && !e.compiled) {
+    return make_error(fmt::format("{}: {}: a correct sample must have compiled", path(), context));
+  }
+  auto transaction = Transaction::begin(db_, context);
+  if (!transaction.ok()) return transaction.error();
+  auto stmt = db_.prepare(
+      fmt::format("INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, runtime_mean_ms, "
+                  "runtime_std_ms, runtime_min_ms, runtime_max_ms, runtime_p10_ms, runtime_p90_ms, baseline_ms, "
+                  "baseline_mean_ms, speedup, speedup_mean, error_class, error_message, details, created) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {})",
+                  kNow),
+      context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind_all(e.sample, verdict_name(e.status), e.compiled ? 1 : 0, e.correct ? 1 : 0, e.device, e.runtime_ms,
+                 e.runtime_mean_ms, e.runtime_std_ms, e.runtime_min_ms, e.runtime_max_ms, e.runtime_p10_ms,
+                 e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, e.speedup, e.speedup_mean, e.error_class,
+                 e.error_message, e.details_json);
+  const int rc = sqlite3_step(stmt->get());
+  if (rc != SQLITE_DONE) {
+    if (is_constraint(rc, SQLITE_CONSTRAINT_PRIMARYKEY) || is_constraint(rc, SQLITE_CONSTRAINT_UNIQUE)) {
+      return make_error(fmt::format("{}: sample {} already has an evaluation", path(), e.sample));
+    }
+    if (is_constraint(rc, SQLITE_CONSTRAINT_FOREIGNKEY)) {
+      return make_error(fmt::format("{}: {}: no sample {}", path(), context, e.sample));
+    }
+    return db_.error(rc, context);
+  }
+  return transaction->commit();
+}
+
+Result<void> Store::finish_run(std::int64_t run, RunStatus status) {
+  const std::string context = fmt::format("cannot update run {}", run);
+  auto transaction = Transaction::begin(db_, context);
+  if (!transaction.ok()) return transaction.error();
+  auto stmt = db_.prepare(
+      fmt::format("UPDATE runs SET status = ?1, finished = CASE WHEN ?1 = 'running' THEN NULL ELSE {} END "
+                  "WHERE id = ?2",
+                  kNow),
+      context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind_all(run_status_name(status), run);
+  DICEBENCH_TRY(stmt->run(context));
+  if (sqlite3_changes(db_.get()) == 0) return make_error(fmt::format("no run {} in {}", run, path()));
+  return transaction->commit();
+}
+
+// ---- reads ----
+
+Result<RunRow> Store::run(std::int64_t id) {
+  constexpr std::string_view context = "cannot read runs";
+  auto stmt = db_.prepare(fmt::format("SELECT {} FROM runs WHERE id = ?", kRunColumns), context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind(1, id);
+  auto row = stmt->step(context);
+  if (!row.ok()) return row.error();
+  if (!*row) return make_error(fmt::format("no run {} in {}", id, path()));
+  return read_run(*stmt);
+}
+
+Result<std::vector<RunRow>> Store::runs() {
+  constexpr std::string_view context = "cannot read runs";
+  auto stmt = db_.prepare(fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns), context);
+  if (!stmt.ok()) return stmt.error();
+  std::vector<RunRow> rows;
+  for (;;) {
+    auto row = stmt->step(context);
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    rows.push_back(read_run(*stmt));
+  }
+  return rows;
+}
+
+Result<std::vector<ProblemRow>> Store::problems(std::int64_t run) {
+  constexpr std::string_view context = "cannot read problems";
+  DICEBENCH_TRY(require_run(run));
+  auto stmt = db_.prepare(
+      "SELECT problem_id, level, name, path, content_hash, prompt_hash FROM problems WHERE run = ? "
+      "ORDER BY problem_id",
+      context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind(1, run);
+  std::vector<ProblemRow> rows;
+  for (;;) {
+    auto row = stmt->step(context);
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    rows.push_back(read_problem(*stmt));
+  }
+  return rows;
+}
+
+namespace {
+
+Result<std::vector<SampleRow>> select_samples(Database& db, std::int64_t run, bool with_completion,
+                                              std::string_view condition) {
+  constexpr std::string_view context = "cannot read samples";
+  auto stmt = db.prepare(fmt::format("SELECT s.id, s.run, s.problem_id, s.sample_index, s.prompt_hash, s.candidate, "
+                                     "s.extraction, s.gen_stats, s.created, {} FROM samples AS s WHERE s.run = ? {} "
+                                     "ORDER BY s.problem_id, s.sample_index",
+                                     with_completion ? "s.completion" : "NULL", condition),
+                         context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind(1, run);
+  std::vector<SampleRow> rows;
+  for (;;) {
+    auto row = stmt->step(context);
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    rows.push_back(read_sample(*stmt, with_completion));
+  }
+  return rows;
+}
+
+}  // namespace
+
+Result<std::vector<SampleRow>> Store::samples(std::int64_t run, bool with_completion) {
+  DICEBENCH_TRY(require_run(run));
+  return select_samples(db_, run, with_completion, "");
+}
+
+Result<std::vector<SampleRow>> Store::pending_samples(std::int64_t run) {
+  DICEBENCH_TRY(require_run(run));
+  return select_samples(db_, run, false,
+                        "AND s.candidate IS NOT NULL AND NOT EXISTS (SELECT 1 FROM evaluations AS e WHERE e.sample = s.id)");
+}
+
+Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
+  constexpr std::string_view context = "cannot read evaluations";
+  DICEBENCH_TRY(require_run(run));
+  auto stmt = db_.prepare(
+      "SELECT e.sample, e.status, e.compiled, e.correct, e.device, e.runtime_ms, e.runtime_mean_ms, e.runtime_std_ms, "
+      "e.runtime_min_ms, e.runtime_max_ms, e.runtime_p10_ms, e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, "
+      "e.speedup, e.speedup_mean, e.error_class, e.error_message, e.details, e.created "
+      "FROM evaluations AS e JOIN samples AS s ON s.id = e.sample WHERE s.run = ? ORDER BY e.sample",
+      context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind(1, run);
+  std::vector<EvaluationRow> rows;
+  for (;;) {
+    auto row = stmt->step(context);
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    EvaluationRow e;
+    e.sample = stmt->column_int64(0);
+    e.status = parse_verdict(stmt->column_text(1)).value_or(Verdict::crashed);
+    e.compiled = stmt->column_int64(2) != 0;
+    e.correct = stmt->column_int64(3) != 0;
+    e.device = stmt->column_text(4);
+    e.runtime_ms = stmt->column_optional_double(5);
+    e.runtime_mean_ms = stmt->column_optional_double(6);
+    e.runtime_std_ms = stmt->column_optional_double(7);
+    e.runtime_min_ms = stmt->column_optional_double(8);
+    e.runtime_max_ms = stmt->column_optional_double(9);
+    e.runtime_p10_ms = stmt->column_optional_double(10);
+    e.runtime_p90_ms = stmt->column_optional_double(11);
+    e.baseline_ms = stmt->column_optional_double(12);
+    e.baseline_mean_ms = stmt->column_optional_double(13);
+    e.speedup = stmt->column_optional_double(14);
+    e.speedup_mean = stmt->column_optional_double(15);
+    e.error_class = stmt->column_optional_text(16);
+    e.error_message = stmt->column_optional_text(17);
+    e.details_json = stmt->column_text(18);
+    e.created = stmt->column_text(19);
+    rows.push_back(std::move(e));
+  }
+  return rows;
+}
+
+Result<std::set<std::pair<std::int64_t, int>>> Store::done_samples(std::int64_t run) {
+  constexpr std::string_view context = "cannot read samples";
+  DICEBENCH_TRY(require_run(run));
+  auto stmt = db_.prepare("SELECT problem_id, sample_index FROM samples WHERE run = ?", context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind(1, run);
+  std::set<std::pair<std::int64_t, int>> done;
+  for (;;) {
+    auto row = stmt->step(context);
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    done.emplace(stmt->column_int64(0), static_cast<int>(stmt->column_int64(1)));
+  }
+  return done;
+}
+
+Result<std::int64_t> Store::sample_count(std::int64_t run) {
+  DICEBENCH_TRY(require_run(run));
+  auto stmt = db_.prepare("SELECT count(*) FROM samples WHERE run = ?", "cannot count samples");
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind(1, run);
+  auto row = stmt->step("cannot count samples");
+  if (!row.ok()) return row.error();
+  return stmt->column_int64(0);
+}
+
+}  // namespace dicebench::results

@@ -1,0 +1,37 @@
+// The fixed vocabularies stored in the results database: evaluation verdicts (evaluations.status)
+// and run statuses (runs.status), with their exact spelling in SQL.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string_view>
+
+namespace dicebench::results {
+
+enum class Verdict {
+  extraction_failed,
+  compile_failed,
+  runtime_error,
+  timeout,
+  crashed,
+  shape_mismatch,
+  dtype_mismatch,
+  output_mismatch,
+  correct,
+};
+
+inline constexpr std::array<Verdict, 9> kAllVerdicts = {
+    Verdict::extraction_failed, Verdict::compile_failed, Verdict::runtime_error,
+    Verdict::timeout,           Verdict::crashed,        Verdict::shape_mismatch,
+    Verdict::dtype_mismatch,    Verdict::output_mismatch, Verdict::correct,
+};
+
+std::string_view verdict_name(Verdict verdict);
+std::optional<Verdict> parse_verdict(std::string_view name);
+
+enum class RunStatus { running, finished, interrupted, failed };
+
+std::string_view run_status_name(RunStatus status);
+std::optional<RunStatus> parse_run_status(std::string_view name);
+
+}  // namespace dicebench::results

@@ -1,0 +1,3 @@
+class Model:
+    def forward(self, x):
+        return x * 2

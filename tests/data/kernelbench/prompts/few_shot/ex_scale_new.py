@@ -1,0 +1,3 @@
+class ModelNew:
+    def forward(self, x):
+        return scale_kernel(x, {"factor": 2})

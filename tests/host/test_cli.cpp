@@ -1,0 +1,266 @@
+// Integration tests of the dicebench CLI: list, run --generate-only with replay and a scriptable
+// test model, query/report/show, resume after a kill and after Ctrl-C, and every bad-input path
+// ending in one error line, a non-zero exit and an untouched database.
+#include "cli_runner.hpp"
+
+#include "core/base/sha256.hpp"
+#include "core/base/text.hpp"
+#include "results/query.hpp"
+
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+using namespace dicebench;
+using test::run_cli;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
+const std::string kTestPlugins = std::string("DICEBENCH_PLUGIN_PATH=") + DICEBENCH_TEST_PLUGINS + "/good";
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("dicebench-cli-" + name + "-" + std::to_string(getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+std::string file_hash(const std::string& path) {
+  std::string text, why;
+  read_file(path, &text, &why);
+  return sha256_hex(text);
+}
+
+// The single value of a one-cell query.
+std::string scalar(const std::string& db, const std::string& sql) {
+  auto r = run_cli({"query", sql, "--db", db, "--format", "csv"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto lines = split(std::string(trim(r.out)), '\n');
+  REQUIRE(lines.size() == 2);
+  return std::string(trim(lines[1]));
+}
+
+// One line on stderr, starting with the error prefix.
+void check_one_error_line(const test::CliResult& r, const std::string& part) {
+  CHECK(r.exit_code != 0);
+  CHECK_MESSAGE(r.err.rfind("dicebench: error: ", 0) == 0, r.err);
+  CHECK_MESSAGE(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
+  CHECK_MESSAGE(r.err.find(part) != std::string::npos, r.err);
+}
+
+void make_replay_folder(const std::string& dir) {
+  fs::create_directories(dir);
+  write(dir + "/level_1_problem_1_sample_0_kernel.py", "class ModelNew:\n    pass  # add\n");
+  write(dir + "/level_1_problem_2_sample_0_kernel.py", "class ModelNew:\n    pass  # relu square\n");
+  write(dir + "/level_1_problem_10_sample_0.txt", "Sure! Here it is:\n```python\nclass ModelNew:\n    pass\n```\n");
+  write(dir + "/level_1_problem_10_sample_1.txt", "No code this time.");
+}
+
+}  // namespace
+
+TEST_CASE("list suites shows kernelbench-l1 to -l4, list models shows replay") {
+  auto suites = run_cli({"list", "suites"});
+  CHECK(suites.exit_code == 0);
+  for (const char* name : {"kernelbench-l1", "kernelbench-l2", "kernelbench-l3", "kernelbench-l4"})
+    CHECK_MESSAGE(suites.out.find(name) != std::string::npos, suites.out);
+  auto models = run_cli({"list", "models"});
+  CHECK(models.exit_code == 0);
+  CHECK(models.out.find("replay:<arg>") != std::string::npos);
+}
+
+TEST_CASE("replay run stores one sample per file; query, report and show agree") {
+  TempDir tmp("replay");
+  make_replay_folder(tmp / "replay");
+  const std::string db = tmp / "results.db";
+  auto r = run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root",
+                    kKernelBench, "--generate-only", "--db", db});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("run 1: replay:") != std::string::npos);
+  CHECK(scalar(db, "select count(*) from samples") == "4");
+  CHECK(scalar(db, "select count(*) from samples where extraction = 'no_code_block'") == "1");
+  CHECK(scalar(db, "select candidate from samples where problem_id = 10 and sample_index = 0") == "class ModelNew:\n    pass\n");
+  CHECK(scalar(db, "select status from runs where id = 1") == "finished");
+  CHECK(scalar(db, "select count(*) from problems where run = 1") == "3");
+  CHECK(scalar(db, "select json_extract(config, '$.samples.\"10\"') from runs") == "2");
+
+  auto report = run_cli({"report", "1", "--db", db, "--json"});
+  REQUIRE_MESSAGE(report.exit_code == 0, report.err);
+  auto show = run_cli({"show", "1", "--db", db});
+  REQUIRE_MESSAGE(show.exit_code == 0, show.err);
+  CHECK(show.out.find("kernelbench-l1") != std::string::npos);
+
+  // A second run into the same database only adds rows.
+  auto again = run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root",
+                        kKernelBench, "--problems", "1-2", "--generate-only", "--db", db});
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(scalar(db, "select count(*) from samples") == "6");
+}
+
+TEST_CASE("a run killed midway resumes without redoing finished samples") {
+  TempDir tmp("kill");
+  const std::string db = tmp / "results.db";
+  const std::vector<std::string> env = {kTestPlugins};
+  const pid_t pid = test::start_cli({"run", "--model", "test-slow", "--suite", "kernelbench-l1", "--kernelbench-root",
+                                     kKernelBench, "--samples", "4", "--seed", "7", "--set", "test.delay_ms=150",
+                                     "--generate-only", "--db", db},
+                                    env);
+  // Wait until a few samples are stored, then kill without warning.
+  int stored = 0;
+  for (int i = 0; i < 200 && stored < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto q = results::run_query(db, "select count(*) from samples");
+    if (q.ok() && !q->rows.empty()) stored = static_cast<int>(std::get<std::int64_t>(q->rows[0][0]));
+  }
+  kill(pid, SIGKILL);
+  CHECK(test::wait_cli(pid) == 128 + SIGKILL);
+  REQUIRE(stored >= 3);
+  const std::string before = scalar(db, "select count(*) from samples");
+  CHECK(std::stoi(before) < 12);
+  CHECK(scalar(db, "select status from runs where id = 1") == "running");
+  const std::string first_ids = scalar(db, "select group_concat(id || ':' || problem_id || '/' || sample_index) from samples");
+
+  auto conflicting = run_cli({"run", "--resume", "1", "--model", "test-slow", "--generate-only", "--db", db}, env);
+  check_one_error_line(conflicting, "drop --model");
+
+  auto resumed = run_cli({"run", "--resume", "1", "--generate-only", "--db", db}, env);
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  CHECK(resumed.out.find(before + " stored before") != std::string::npos);
+  CHECK(scalar(db, "select count(*) from samples") == "12");
+  CHECK(scalar(db, "select count(distinct problem_id || '/' || sample_index) from samples") == "12");
+  CHECK(scalar(db, "select status from runs where id = 1") == "finished");
+  // The samples stored before the kill are untouched.
+  CHECK(scalar(db, "select group_concat(id || ':' || problem_id || '/' || sample_index) from samples where id <= " + before) ==
+        first_ids);
+  // Seeds come from the run seed: the same in the resumed part as a fresh run with that seed.
+  CHECK(scalar(db, "select completion like '%seed %' from samples where id = 12") == "1");
+
+  auto finished = run_cli({"run", "--resume", "1", "--generate-only", "--db", db}, env);
+  check_one_error_line(finished, "already finished");
+}
+
+TEST_CASE("Ctrl-C stops a run as interrupted; it can be resumed") {
+  TempDir tmp("interrupt");
+  const std::string db = tmp / "results.db";
+  const std::vector<std::string> env = {kTestPlugins};
+  const pid_t pid = test::start_cli({"run", "--model", "test-slow", "--suite", "kernelbench-l1", "--kernelbench-root",
+                                     kKernelBench, "--samples", "3", "--set", "test.delay_ms=150", "--generate-only",
+                                     "--db", db},
+                                    env);
+  int stored = 0;
+  for (int i = 0; i < 200 && stored < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto q = results::run_query(db, "select count(*) from samples");
+    if (q.ok() && !q->rows.empty()) stored = static_cast<int>(std::get<std::int64_t>(q->rows[0][0]));
+  }
+  kill(pid, SIGINT);
+  CHECK(test::wait_cli(pid) == 130);
+  CHECK(scalar(db, "select status from runs where id = 1") == "interrupted");
+  auto resumed = run_cli({"run", "--resume", "1", "--generate-only", "--db", db}, env);
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  CHECK(scalar(db, "select count(*) from samples") == "9");
+}
+
+TEST_CASE("a model failing midway marks the run failed and keeps what was stored") {
+  TempDir tmp("fail");
+  const std::string db = tmp / "results.db";
+  auto r = run_cli({"run", "--model", "test-slow", "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench,
+                    "--set", "test.fail_at=10", "--set", "test.no_block_at=2", "--generate-only", "--db", db},
+                   {kTestPlugins});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("test-slow: failing on problem 10 as configured") != std::string::npos);
+  CHECK(scalar(db, "select status from runs") == "failed");
+  CHECK(scalar(db, "select count(*) from samples") == "2");
+  CHECK(scalar(db, "select extraction from samples where problem_id = 2") == "no_code_block");
+}
+
+TEST_CASE("bad input: one clear line, non-zero exit, nothing stored") {
+  TempDir tmp("bad");
+  make_replay_folder(tmp / "replay");
+  const std::string db = tmp / "results.db";
+  const std::string replay = "replay:" + (tmp / "replay");
+  auto base = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"run", "--generate-only", "--db", db};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+
+  check_one_error_line(base({"--model", "replpay:x", "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench}),
+                       "unknown model 'replpay:x'; did you mean 'replay'?");
+  check_one_error_line(base({"--model", replay, "--suite", "kernelbench-l5", "--kernelbench-root", kKernelBench}),
+                       "unknown suite 'kernelbench-l5'; did you mean");
+  check_one_error_line(base({"--model", replay, "--suite", "kernelbench-l1", "--kernelbench-root", tmp / "nowhere"}),
+                       "git clone");
+  check_one_error_line(base({"--model", replay, "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench,
+                             "--problems", "1-3"}),
+                       "kernelbench-l1 has no problem 3");
+  check_one_error_line(base({"--model", "replay:" + (tmp / "missing"), "--suite", "kernelbench-l1", "--kernelbench-root",
+                             kKernelBench}),
+                       tmp / "missing");
+  write(tmp / "bad.toml", "model = \"dice-8b\"\nsuite = [\n");
+  check_one_error_line(base({"--config", tmp / "bad.toml"}), tmp / "bad.toml" + ":2:");
+
+  // A replay folder with a gap (samples 0 and 2 of problem 1).
+  fs::create_directories(tmp / "gappy");
+  write(tmp / "gappy/level_1_problem_1_sample_0_kernel.py", "x");
+  write(tmp / "gappy/level_1_problem_1_sample_2_kernel.py", "x");
+  check_one_error_line(base({"--model", "replay:" + (tmp / "gappy"), "--suite", "kernelbench-l1", "--kernelbench-root",
+                             kKernelBench}),
+                       "gap");
+  // Evaluation is not part of this build; asking for it is refused before anything runs.
+  auto evaluate = run_cli({"run", "--model", replay, "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench, "--db", db});
+  check_one_error_line(evaluate, "--generate-only");
+
+  if (fs::exists(db)) CHECK(scalar(db, "select count(*) from runs") == "0");
+}
+
+TEST_CASE("a newer, foreign or read-only database is refused and left as it was") {
+  TempDir tmp("db");
+  make_replay_folder(tmp / "replay");
+  const std::vector<std::string> run = {"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1",
+                                        "--kernelbench-root", kKernelBench, "--generate-only", "--db"};
+  const std::string newer = tmp / "newer.db";
+  {
+    auto made = run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root",
+                         kKernelBench, "--generate-only", "--db", newer});
+    REQUIRE(made.exit_code == 0);
+  }
+  {
+    sqlite3* handle = nullptr;
+    REQUIRE(sqlite3_open(newer.c_str(), &handle) == SQLITE_OK);
+    CHECK(sqlite3_exec(handle, "PRAGMA journal_mode = DELETE; PRAGMA user_version = 99", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(handle);
+  }
+  const std::string hash = file_hash(newer);
+  auto args = run;
+  args.push_back(newer);
+  check_one_error_line(run_cli(args), "newer");
+  CHECK(file_hash(newer) == hash);
+  check_one_error_line(run_cli({"report", "1", "--db", newer}), "newer");
+
+  const std::string foreign = tmp / "notes.db";
+  write(foreign, "these are my notes, not a database\n");
+  args.back() = foreign;
+  check_one_error_line(run_cli(args), foreign);
+  std::string text, why;
+  read_file(foreign, &text, &why);
+  CHECK(text == "these are my notes, not a database\n");
+
+  check_one_error_line(run_cli({"query", "select 1", "--db", tmp / "absent.db"}), "absent.db");
+  CHECK_FALSE(fs::exists(tmp / "absent.db"));
+  check_one_error_line(run_cli({"query", "delete from runs", "--db", newer}), "read-only");
+  check_one_error_line(run_cli({"report", "5", "--db", tmp / "absent.db"}), "absent.db");
+}

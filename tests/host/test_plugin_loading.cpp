@@ -1,0 +1,154 @@
+// Tests of plugin loading and discovery: every ABI error case with a deliberately broken plugin,
+// duplicate names, shadowing, manifests (listing without loading), and the in-tree plugins.
+#include "core/host/plugin_library.hpp"
+#include "core/host/plugin_manifest.hpp"
+#include "core/host/plugin_registry.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace dicebench::host;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kPlugins = DICEBENCH_TEST_PLUGINS;
+
+std::string plugin(const std::string& folder, const std::string& file) { return kPlugins + "/" + folder + "/lib" + file + ".so"; }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("dicebench-test-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("a valid plugin loads and describes itself") {
+  auto loaded = load_plugin_library(plugin("good", "dicebench-model-testslow"));
+  REQUIRE_MESSAGE(loaded.ok(), (loaded.ok() ? "" : loaded.error().message));
+  CHECK(loaded->info.kind == DICEBENCH_KIND_MODEL);
+  CHECK(loaded->info.name == "test-slow");
+  REQUIRE(loaded->info.provides.size() == 1);
+  CHECK(loaded->info.provides[0].name == "test-slow");
+}
+
+TEST_CASE("wrong ABI major is refused, naming the file and both versions") {
+  const std::string path = plugin("wrong_abi", "dicebench-model-wrongabi");
+  auto loaded = load_plugin_library(path);
+  REQUIRE_FALSE(loaded.ok());
+  CHECK(loaded.error().message == path + " was built for plugin ABI 99.0, but this dicebench speaks ABI 1.0; rebuild the plugin against this SDK");
+}
+
+TEST_CASE("a library without the entry symbol is not a plugin") {
+  const std::string path = plugin("no_entry", "dicebench-model-noentry");
+  auto loaded = load_plugin_library(path);
+  REQUIRE_FALSE(loaded.ok());
+  CHECK(loaded.error().message == path + " is not a dicebench plugin: it exports no dicebench_plugin_entry symbol");
+}
+
+TEST_CASE("a plugin whose kind disagrees with its file name is refused") {
+  const std::string path = plugin("wrong_kind", "dicebench-model-wrongkind");
+  auto loaded = load_plugin_library(path);
+  REQUIRE_FALSE(loaded.ok());
+  CHECK(loaded.error().message == path + ": wrong kind: the library declares a suite plugin but its file name says model");
+}
+
+TEST_CASE("unresolved symbols fail at load with the loader's text") {
+  const std::string path = plugin("unresolved", "dicebench-model-unresolved");
+  auto loaded = load_plugin_library(path);
+  REQUIRE_FALSE(loaded.ok());
+  CHECK(loaded.error().message.rfind("cannot load plugin " + path + ": ", 0) == 0);
+  CHECK(contains(loaded.error().message, "undefined symbol: dicebench_test_symbol_nobody_defines"));
+}
+
+TEST_CASE("two plugins providing one name are reported, and the name does not resolve") {
+  auto registry = PluginRegistry::discover({kPlugins + "/duplicate_a"});
+  REQUIRE(registry.problems().size() == 1);
+  CHECK(contains(registry.problems()[0], "duplicate model name 'dup-model': provided by "));
+  CHECK(contains(registry.problems()[0], "libdicebench-model-dupa.so"));
+  CHECK(contains(registry.problems()[0], "libdicebench-model-dupb.so"));
+  auto resolved = registry.resolve(DICEBENCH_KIND_MODEL, "dup-model");
+  REQUIRE_FALSE(resolved.ok());
+  CHECK(contains(resolved.error().message, "is provided by two plugins"));
+}
+
+TEST_CASE("discovery keeps going past broken plugins and suggests close names") {
+  auto registry = PluginRegistry::discover({kPlugins + "/good", kPlugins + "/wrong_abi", kPlugins + "/no_entry"});
+  CHECK(registry.entries(DICEBENCH_KIND_MODEL).size() == 1);
+  CHECK(registry.problems().size() == 2);
+  auto resolved = registry.resolve(DICEBENCH_KIND_MODEL, "test-slw");
+  REQUIRE_FALSE(resolved.ok());
+  CHECK(contains(resolved.error().message, "unknown model 'test-slw'; did you mean 'test-slow'?"));
+  auto ok = registry.resolve(DICEBENCH_KIND_MODEL, "test-slow");
+  REQUIRE(ok.ok());
+  CHECK(ok->argument.empty());
+}
+
+TEST_CASE("an earlier folder shadows the same plugin file later in the search path") {
+  const fs::path first = fresh_dir("shadow");
+  fs::copy_file(plugin("good", "dicebench-model-testslow"), first / "libdicebench-model-testslow.so");
+  auto registry = PluginRegistry::discover({first.string(), kPlugins + "/good"});
+  CHECK(registry.problems().empty());
+  const auto entries = registry.entries(DICEBENCH_KIND_MODEL);
+  REQUIRE(entries.size() == 1);
+  CHECK(fs::path(entries[0].plugin->path).parent_path() == fs::weakly_canonical(first));
+  fs::remove_all(first);
+}
+
+TEST_CASE("manifests list a plugin without loading it, and go stale when the library changes") {
+  const fs::path dir = fresh_dir("manifest");
+  const fs::path library = dir / "libdicebench-model-testslow.so";
+  fs::copy_file(plugin("good", "dicebench-model-testslow"), library);
+  auto written = write_manifest(library.string());
+  REQUIRE(written.ok());
+  auto read = read_manifest(library.string());
+  REQUIRE(read.ok());
+  REQUIRE(read->has_value());
+  CHECK((*read)->provides.at(0).name == "test-slow");
+
+  // Replace the library with bytes that cannot load, keeping the recorded size and time:
+  // listing still works from the manifest, and loading gives the loader's error.
+  const auto size = fs::file_size(library);
+  const auto time = fs::last_write_time(library);
+  { std::ofstream(library, std::ios::binary | std::ios::trunc) << std::string(size, 'x'); }
+  fs::last_write_time(library, time);
+  auto registry = PluginRegistry::discover({dir.string()});
+  CHECK(registry.problems().empty());
+  REQUIRE(registry.entries(DICEBENCH_KIND_MODEL).size() == 1);
+  auto loaded = registry.load(*registry.entries(DICEBENCH_KIND_MODEL)[0].plugin);
+  REQUIRE_FALSE(loaded.ok());
+  CHECK(contains(loaded.error().message, "cannot load plugin"));
+
+  // A changed modification time makes the manifest stale: the registry probes the file instead.
+  fs::last_write_time(library, time + std::chrono::seconds(5));
+  auto stale = read_manifest(library.string());
+  REQUIRE(stale.ok());
+  CHECK_FALSE(stale->has_value());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the in-tree plugins provide the KernelBench suites and replay") {
+  auto registry = PluginRegistry::discover(PluginRegistry::default_search_dirs());
+  std::vector<std::string> suites, models;
+  for (const auto& e : registry.entries(DICEBENCH_KIND_SUITE)) suites.push_back(e.name);
+  for (const auto& e : registry.entries(DICEBENCH_KIND_MODEL)) models.push_back(e.name);
+  CHECK(suites == std::vector<std::string>{"kernelbench-l1", "kernelbench-l2", "kernelbench-l3", "kernelbench-l4"});
+  CHECK(std::find(models.begin(), models.end(), "replay:") != models.end());
+  auto replay = registry.resolve(DICEBENCH_KIND_MODEL, "replay:/some/folder");
+  REQUIRE(replay.ok());
+  CHECK(replay->argument == "/some/folder");
+  auto bare = registry.resolve(DICEBENCH_KIND_MODEL, "replay:");
+  REQUIRE_FALSE(bare.ok());
+  CHECK(contains(bare.error().message, "needs an argument"));
+  auto typo = registry.resolve(DICEBENCH_KIND_SUITE, "kernelbench-l5");
+  REQUIRE_FALSE(typo.ok());
+  CHECK(contains(typo.error().message, "unknown suite 'kernelbench-l5'; did you mean"));
+}

@@ -1,0 +1,185 @@
+// Schema creation, STRICT typing, foreign keys, and migration from version 1 (with data, and a
+// failing migration that must change nothing).
+#include <doctest/doctest.h>
+
+#include "results/query.hpp"
+#include "results/schema.hpp"
+#include "test_support.hpp"
+
+using namespace dicebench::results;
+using namespace dicebench::results::testing;
+
+TEST_CASE("a new database gets the newest schema with STRICT tables and WAL") {
+  TempDir dir;
+  const std::string path = dir.file("sub/dir/results.db");
+  {
+    Store store = open_store(path);
+    CHECK(store.schema_version() == kSchemaVersion);
+    CHECK(store.path() == path);
+  }
+  Database db = raw_open(path);
+  CHECK(raw_int(db, "PRAGMA user_version") == 2);
+  CHECK(raw_int(db, "PRAGMA application_id") == kApplicationId);
+  CHECK(raw_int(db, "SELECT count(*) FROM pragma_table_list WHERE name IN ('runs','problems','samples','evaluations') "
+                    "AND strict = 1") == 4);
+  CHECK(raw_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' AND name = 'sample_results'") == 1);
+  CHECK(raw_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN "
+                    "('samples_by_run', 'problems_by_run_level')") == 2);
+  auto mode = db.prepare("PRAGMA journal_mode", "test");
+  REQUIRE(mode.ok());
+  REQUIRE(*mode->step("test"));
+  CHECK(mode->column_text(0) == "wal");
+}
+
+TEST_CASE("STRICT tables reject values of the wrong type") {
+  TempDir dir;
+  const std::string path = dir.file("results.db");
+  { Store store = open_store(path); }
+  Database db = raw_open(path);
+  auto bad_seed = db.exec(
+      "INSERT INTO runs (created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro) "
+      "VALUES ('t', 'running', 'm', 's', '{}', 'v', 'g', 'h', 'not a number', '{}')",
+      "insert");
+  REQUIRE_FALSE(bad_seed.ok());
+  CHECK(bad_seed.error().message.find("cannot store TEXT value in INTEGER column runs.seed") != std::string::npos);
+  auto bad_status = db.exec(
+      "INSERT INTO runs (created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro) "
+      "VALUES ('t', 'sleeping', 'm', 's', '{}', 'v', 'g', 'h', 1, '{}')",
+      "insert");
+  REQUIRE_FALSE(bad_status.ok());
+  CHECK(bad_status.error().message.find("CHECK constraint failed") != std::string::npos);
+  CHECK(raw_int(db, "SELECT count(*) FROM runs") == 0);
+}
+
+TEST_CASE("foreign keys and JSON checks are enforced on the store's connection") {
+  TempDir dir;
+  const std::string path = dir.file("results.db");
+  Store store = open_store(path);
+  const auto run = require_ok(store.create_run(sample_run()));
+  require_ok(store.add_problems(run, {problem(1, 1, "Add")}));
+
+  auto orphan = store.insert_sample(new_sample(run, 99, 0));
+  REQUIRE_FALSE(orphan.ok());
+  CHECK(orphan.error().message.find("problem 99 is not registered in run 1") != std::string::npos);
+
+  NewEvaluation orphan_evaluation;
+  orphan_evaluation.sample = 12345;
+  orphan_evaluation.device = "cpu";
+  auto no_sample = store.insert_evaluation(orphan_evaluation);
+  REQUIRE_FALSE(no_sample.ok());
+  CHECK(no_sample.error().message.find("no sample 12345") != std::string::npos);
+
+  auto no_run = store.add_problems(77, {problem(1, 1, "Add")});
+  REQUIRE_FALSE(no_run.ok());
+  CHECK(no_run.error().message == "no run 77 in " + path);
+
+  NewRun bad = sample_run();
+  bad.config_json = "{not json";
+  auto bad_run = store.create_run(bad);
+  REQUIRE_FALSE(bad_run.ok());
+  CHECK(bad_run.error().message.find("json_valid(config)") != std::string::npos);
+
+  // Deleting a run cascades to its problems and samples.
+  require_ok(store.insert_sample(new_sample(run, 1, 0)));
+  require_ok(store.database().exec("DELETE FROM runs", "delete"));
+  CHECK(require_ok(store.database().query_int("SELECT count(*) FROM samples", "count")) == 0);
+  CHECK(require_ok(store.database().query_int("SELECT count(*) FROM problems", "count")) == 0);
+}
+
+TEST_CASE("create_schema_version makes an older database") {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  require_ok(create_schema_version(path, 1));
+  Database db = raw_open(path);
+  CHECK(raw_int(db, "PRAGMA user_version") == 1);
+  CHECK(raw_int(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'sample_results'") == 0);
+  CHECK(raw_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'") == 4);
+
+  auto again = create_schema_version(path, 1);
+  CHECK_FALSE(again.ok());
+  auto out_of_range = create_schema_version(dir.file("v9.db"), 9);
+  CHECK_FALSE(out_of_range.ok());
+}
+
+TEST_CASE("opening a version 1 database migrates it, keeping its data, and the view works") {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  require_ok(create_schema_version(path, 1));
+  {
+    Database db = raw_open(path);
+    raw_exec(db, R"sql(
+      INSERT INTO runs (id, created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro)
+        VALUES (1, '2026-01-01T00:00:00Z', 'finished', 'old-model', 'kernelbench-l1', '{"a":1}', '0.0.9', 'sha',
+                'h', 7, '{}');
+      INSERT INTO problems VALUES (1, 1, 1, 'Add', 'level1/1_Add.py', 'c1', 'p1');
+      INSERT INTO problems VALUES (1, 2, 1, 'Mul', 'level1/2_Mul.py', 'c2', 'p2');
+      INSERT INTO samples (id, run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, gen_stats, created)
+        VALUES (10, 1, 1, 0, 'p1', 'text', 'code', 'ok', '{}', 't'),
+               (11, 1, 1, 1, 'p1', 'text', NULL, 'no_code_block', '{}', 't'),
+               (12, 1, 2, 0, 'p2', 'text', 'code', 'ok', '{}', 't');
+      INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, baseline_ms, speedup, created)
+        VALUES (10, 'correct', 1, 1, 'cuda:0', 0.5, 1.0, 2.0, 't');
+    )sql");
+  }
+  {
+    Store store = open_store(path);
+    CHECK(store.schema_version() == 2);
+    const auto runs = require_ok(store.runs());
+    REQUIRE(runs.size() == 1);
+    CHECK(runs[0].model == "old-model");
+    CHECK(runs[0].status == RunStatus::finished);
+    CHECK(require_ok(store.sample_count(1)) == 3);
+    CHECK(require_ok(store.evaluations(1)).size() == 1);
+  }
+  Database db = raw_open(path);
+  CHECK(raw_int(db, "PRAGMA user_version") == 2);
+  auto query = require_ok(run_query(path,
+                                    "SELECT sample, verdict, compiled, correct, speedup, level, problem "
+                                    "FROM sample_results ORDER BY sample"));
+  REQUIRE(query.rows.size() == 3);
+  CHECK(std::get<std::string>(query.rows[0][1]) == "correct");
+  CHECK(std::get<std::int64_t>(query.rows[0][2]) == 1);
+  CHECK(std::get<double>(query.rows[0][4]) == 2.0);
+  CHECK(std::get<std::string>(query.rows[0][6]) == "Add");
+  CHECK(std::get<std::string>(query.rows[1][1]) == "extraction_failed");  // no candidate, no evaluation
+  CHECK(std::get<std::int64_t>(query.rows[1][2]) == 0);
+  CHECK(std::holds_alternative<std::monostate>(query.rows[2][1]));  // pending
+  CHECK(std::holds_alternative<std::monostate>(query.rows[2][4]));
+}
+
+TEST_CASE("a migration that fails changes nothing") {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  require_ok(create_schema_version(path, 1));
+  {
+    Database db = raw_open(path);
+    raw_exec(db, R"sql(
+      INSERT INTO runs (id, created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro)
+        VALUES (1, 't', 'running', 'm', 's', '{}', 'v', 'g', 'h', 1, '{}');
+      CREATE TABLE sample_results (x INTEGER);  -- blocks step 2, which creates a view of that name
+      INSERT INTO sample_results VALUES (5);
+    )sql");
+  }
+  auto store = Store::open(path);
+  REQUIRE_FALSE(store.ok());
+  CHECK(store.error().message.find(path) != std::string::npos);
+  CHECK(store.error().message.find("cannot migrate schema to version 2") != std::string::npos);
+
+  Database db = raw_open(path);
+  CHECK(raw_int(db, "PRAGMA user_version") == 1);
+  CHECK(raw_int(db, "SELECT count(*) FROM runs") == 1);
+  CHECK(raw_int(db, "SELECT x FROM sample_results") == 5);
+  CHECK(raw_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'view'") == 0);
+}
+
+TEST_CASE("a read-only store opens an older schema without migrating it") {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  require_ok(create_schema_version(path, 1));
+  const std::string before = read_bytes(path);
+  auto store = Store::open(path, OpenMode::ReadOnly);
+  REQUIRE_MESSAGE(store.ok(), (store.ok() ? "" : store.error().message));
+  CHECK(store->schema_version() == 1);
+  CHECK(require_ok(store->runs()).empty());
+  CHECK_MESSAGE(read_bytes(path) == before, "the file changed");
+}

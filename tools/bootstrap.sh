@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Sets dicebench up on a fresh Debian or Ubuntu machine and builds it; safe to run again (it only
+# installs what is missing, and the build is incremental).
+#   tools/bootstrap.sh                 install missing packages, configure, build
+# Environment:
+#   DICEBENCH_BUILD_DIR   build folder (default: build/ in the checkout)
+#   DICEBENCH_DEPS_DIR    offline dependency bundle from tools/gather-offline-deps.sh; with it
+#                         nothing is installed and the bundle fills what the system lacks
+#   DICEBENCH_CMAKE_ARGS  extra CMake arguments
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${DICEBENCH_BUILD_DIR:-$root/build}
+say() { printf 'bootstrap: %s\n' "$*" >&2; }
+
+# Debian packages the build needs (toolchain, libraries, test framework).
+packages=(cmake ninja-build g++ git pkg-config
+          libsqlite3-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev)
+
+if [ -z "${DICEBENCH_DEPS_DIR:-}" ]; then
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+      command -v sudo >/dev/null || { say "need root (or sudo) to install: ${missing[*]}"; exit 1; }
+      sudo=sudo
+    fi
+    say "installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+else
+  say "offline: using the dependency bundle at $DICEBENCH_DEPS_DIR"
+fi
+
+cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+[ -n "${DICEBENCH_DEPS_DIR:-}" ] && cmake_args+=("-DDICEBENCH_DEPS_DIR=$DICEBENCH_DEPS_DIR")
+[ "${CI:-}" = "true" ] && cmake_args+=(-DDICEBENCH_WERROR=ON)
+# shellcheck disable=SC2206
+[ -n "${DICEBENCH_CMAKE_ARGS:-}" ] && cmake_args+=($DICEBENCH_CMAKE_ARGS)
+
+if [ ! -f "$build/build.ninja" ]; then
+  say "configuring $build"
+  cmake -S "$root" -B "$build" "${cmake_args[@]}" >&2
+fi
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake --build "$build" -j "$jobs" >&2

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Gathers the Debian packages dicebench builds against into a folder, on a machine that reaches
+# Debian's archive, for building on an offline host:
+#   tools/gather-offline-deps.sh DIR          downloads the .debs into DIR/debs, unpacks them into DIR/root
+# then, on the offline host:
+#   DICEBENCH_DEPS_DIR=DIR tools/bootstrap.sh
+# CMake (cmake/DicebenchDependencies.cmake) searches the bundle after the host's own libraries,
+# so it only fills what the host lacks (seen on the GPU host: sqlite3.h and toml++).
+set -euo pipefail
+dir=${1:?usage: tools/gather-offline-deps.sh DIR}
+packages=(libsqlite3-dev libsqlite3-0 libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libfmt9
+          libcli11-dev doctest-dev)
+mkdir -p "$dir/debs" "$dir/root"
+dir=$(cd "$dir" && pwd)
+apt-get update -qq
+(cd "$dir/debs" && apt-get download "${packages[@]}")
+for deb in "$dir"/debs/*.deb; do dpkg-deb -x "$deb" "$dir/root"; done
+# Debian's -dev symlinks are relative within usr/lib, so they resolve inside the bundle.
+printf '%s\n' "${packages[@]}" > "$dir/PACKAGES"
+du -sh "$dir" | awk '{print "bundle: " $1 " in " $2}'
