@@ -113,7 +113,7 @@ Result<QueryResult> run_query(const std::filesystem::path& database, std::string
     tail = next_tail;
   }
 
-  if (false) return make_error(std::string(kNotReadOnly));
+  if (sqlite3_stmt_readonly(raw) == 0) return make_error(std::string(kNotReadOnly));
 
   QueryResult result;
   const int columns = sqlite3_column_count(raw);

@@ -13,7 +13,7 @@ TEST_CASE("extract_candidate takes the first fenced block and strips a python/cp
   CHECK(kb::extract_candidate("```\n  indented\n```") == "indented");
 }
 
-TEST_CASE("extract_candidate: no block, unclosed fence") {
+TEST_CASE("extract_candidate: no block or an unclosed fence") {
   CHECK_FALSE(kb::extract_candidate("no block here").has_value());
   CHECK_FALSE(kb::extract_candidate("").has_value());
   CHECK_FALSE(kb::extract_candidate("```python\nx = 1").has_value());
@@ -22,7 +22,7 @@ TEST_CASE("extract_candidate: no block, unclosed fence") {
   CHECK(kb::extract_candidate("```a```\n```python\nunclosed", Which::Last) == "a");
 }
 
-TEST_CASE("extract_candidate: CRLF, empty blocks, fences pairing left to right") {
+TEST_CASE("extract_candidate: CRLF and empty blocks and fences pairing left to right") {
   CHECK(kb::extract_candidate("```python\r\nx = 1\r\ny = 2\r\n```") == "x = 1\r\ny = 2");
   CHECK(kb::extract_candidate("``````") == "");
   CHECK(kb::extract_candidate("```\n```") == "");

@@ -38,7 +38,7 @@ TEST_CASE("locate_levels_root accepts a repository root holding KernelBench/leve
   CHECK(found.value() == fs::canonical(scratch.path() / "repo" / "KernelBench"));
 }
 
-TEST_CASE("locate_levels_root explains a missing, wrong or empty root") {
+TEST_CASE("locate_levels_root explains a missing or wrong or empty root") {
   ScratchDir scratch;
   const fs::path base = fs::canonical(scratch.path());
   SUBCASE("missing") {

@@ -61,7 +61,7 @@ std::string strip_trailing_newlines(std::string text) {
 
 }  // namespace
 
-TEST_CASE("zero_shot composes problem_statement, arch_block, precision_note, instruction") {
+TEST_CASE("zero_shot composes problem_statement + arch_block + precision_note + instruction") {
   const auto builder = make(style("zero_shot"));
   const auto add = problem(1, 0);
   const std::string expected = kStatement + "\nModel to speed up:\n\n" + add.source + "\n" + kTail;
@@ -99,7 +99,7 @@ TEST_CASE("few_shot numbers the examples and uses the few-shot intro") {
   CHECK(builder.files()[1].path == prompts_dir() / "few_shot" / "ex_scale.py");
 }
 
-TEST_CASE("few_shot falls back to one_shot for a backend without few_shot_examples; defaults") {
+TEST_CASE("few_shot falls back to one_shot for a backend without few_shot_examples; display defaults") {
   kb::PromptOptions options = style("few_shot");
   options.backend = "Triton";  // lower-cased as KernelBench does
   options.precision = "fp16";  // a [precision.fp16] table without precision_display
@@ -138,7 +138,7 @@ TEST_CASE("prompts.toml is found in a KernelBench checkout layout and example pa
   CHECK(builder.files()[1].sha256 == dicebench::sha256_hex(prompt_file("model_ex_add.py")));
 }
 
-TEST_CASE("prompts_dir overrides the search, and its absence is reported with every place looked at") {
+TEST_CASE("prompts_dir overrides the search and a missing prompts.toml lists every place looked at") {
   ScratchDir scratch;
   fs::copy(kbtest::data_dir() / "level1", scratch.path() / "level1");
   SUBCASE("override") {
@@ -163,7 +163,7 @@ TEST_CASE("prompts_dir overrides the search, and its absence is reported with ev
   }
 }
 
-TEST_CASE("unknown style, backend or precision lists the valid ones") {
+TEST_CASE("unknown style or backend or precision lists the valid ones") {
   const std::string file = (prompts_dir() / "prompts.toml").string();
   CHECK(create_error(style("two_shot")) ==
         file + ": unknown prompt style 'two_shot'; valid: few_shot, one_shot, zero_shot (from this file), template");
@@ -268,7 +268,7 @@ TEST_CASE("template style: example files can be overridden") {
                     prompt_file("few_shot/ex_scale_new.py") + "\n```") != std::string::npos);
 }
 
-TEST_CASE("template style errors: unknown placeholder, no {{ARCH}}, missing files") {
+TEST_CASE("template style errors: unknown placeholder / no {{ARCH}} / missing files") {
   ScratchDir scratch;
   const fs::path file = scratch.path() / "t.template";
   kb::PromptOptions options = style("template");

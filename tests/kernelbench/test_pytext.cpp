@@ -5,7 +5,7 @@
 
 namespace kb = dicebench::kernelbench;
 
-TEST_CASE("python_strip removes Python whitespace, ASCII and Unicode") {
+TEST_CASE("python_strip removes Python whitespace (ASCII and Unicode)") {
   CHECK(kb::python_strip(" \t\n\r\v\fx y\n ") == "x y");
   CHECK(kb::python_strip("\x1c\x1d\x1e\x1fx\x1f") == "x");
   CHECK(kb::python_strip("\xc2\xa0x\xe3\x80\x80") == "x");          // U+00A0, U+3000

@@ -98,7 +98,7 @@ const kb::Problem* find(const std::vector<kb::Problem>& all, int level, const st
 
 }  // namespace
 
-TEST_CASE("all 250 KernelBench problems load: 100/100/50, unique ids, stable hashes") {
+TEST_CASE("all 250 KernelBench problems load: 100/100/50 with unique ids and stable hashes") {
   KB_REQUIRE_REAL_ROOT(levels_root, root);
   std::map<int, std::size_t> counts;
   std::string listing;
