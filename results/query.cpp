@@ -82,7 +82,7 @@ Result<QueryResult> run_query(const std::filesystem::path& database, std::string
     return make_error(fmt::format("{} is a folder, not a database file", name));
   }
 
-  auto db = Database::open(name, SQLITE_OPEN_READONLY);
+  auto db = Database::open_read_only(name);
   if (!db.ok()) return db.error();
   db->set_busy_timeout(options.busy_timeout_ms);
   DICEBENCH_TRY(db->exec("PRAGMA query_only = ON", "cannot configure connection"));

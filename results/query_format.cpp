@@ -154,7 +154,7 @@ std::string format_json(const QueryResult& result) {
     }
     rows.push_back(std::move(object));
   }
-  return rows.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return rows.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace dicebench::results

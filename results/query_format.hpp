@@ -20,7 +20,7 @@ std::string format_table(const QueryResult& result, const TableOptions& options 
 // NULL is an empty field, a blob its bytes in hex.
 std::string format_csv(const QueryResult& result);
 // [{"column": value, ...}, ...]: integers and reals as numbers, NULL as null, blobs as hex
-// strings; a repeated column name gets a suffix (":2", ":3", ...). Ends with a newline.
+// strings; a repeated column name gets a suffix (":2", ":3", ...). No trailing newline.
 std::string format_json(const QueryResult& result);
 
 }  // namespace dicebench::results

@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
+#include <filesystem>
 #include <utility>
 
 namespace dicebench::results {
@@ -123,6 +126,45 @@ Database& Database::operator=(Database&& other) noexcept {
 }
 
 Database::~Database() { sqlite3_close_v2(db_); }
+
+namespace {
+
+// "file:" URI of a path, with everything but unreserved characters and '/' percent-encoded.
+std::string file_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) != 0 || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      uri += fmt::format("%{:02X}", c);
+    }
+  }
+  return uri;
+}
+
+bool is_read_only_setup_failure(int rc) {
+  const int primary = rc & 0xff;
+  return primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN;
+}
+
+}  // namespace
+
+Result<Database> Database::open_read_only(const std::string& path) {
+  auto db = open(path, SQLITE_OPEN_READONLY);
+  if (!db.ok()) return db;
+  // The first read is where a WAL database without a usable -shm file fails.
+  sqlite3_stmt* probe = nullptr;
+  int rc = sqlite3_prepare_v2(db->get(), "SELECT count(*) FROM sqlite_schema", -1, &probe, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_step(probe);
+  sqlite3_finalize(probe);
+  if (rc == SQLITE_ROW || !is_read_only_setup_failure(rc)) return db;  // other errors show on use
+  std::error_code ec;
+  if (std::filesystem::exists(path + "-wal", ec)) return db->error(rc, "cannot read");
+  auto immutable = open(file_uri(path) + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  if (!immutable.ok()) return immutable;
+  immutable->path_ = path;
+  return immutable;
+}
 
 Result<Database> Database::open(const std::string& path, int flags) {
   sqlite3* raw = nullptr;

@@ -87,6 +87,10 @@ class Database {
 
   // Opens with sqlite3_open_v2 flags (SQLITE_OPEN_*); extended result codes are switched on.
   static Result<Database> open(const std::string& path, int flags);
+  // Opens an existing file for reading only. A WAL database whose folder this process cannot
+  // write (so SQLite cannot make the -shm file) is opened as immutable when no -wal file holds
+  // uncheckpointed changes, so that read-only users can still read it.
+  static Result<Database> open_read_only(const std::string& path);
 
   sqlite3* get() const { return db_; }
   const std::string& path() const { return path_; }

@@ -44,7 +44,7 @@ Result<Store> Store::open(const fs::path& path, OpenMode mode, OpenOptions optio
 
   if (mode == OpenMode::ReadOnly) {
     if (!exists) return make_error(fmt::format("no database at {}", name));
-    auto db = Database::open(name, SQLITE_OPEN_READONLY);
+    auto db = Database::open_read_only(name);
     if (!db.ok()) return db.error();
     db->set_busy_timeout(options.busy_timeout_ms);
     auto version = read_schema_version(*db);

@@ -324,8 +324,8 @@ Result<TomlPlan> Composer::run(const std::string& option, const std::string& bac
       return {};
     };
 
-    const toml::node* requires_string = requires_node->as_string() != nullptr ? requires_node : nullptr;
-    const std::string requires_value = requires_string != nullptr ? requires_node->as_string()->get() : "";
+    const std::string requires_value =
+        requires_node->as_string() != nullptr ? requires_node->as_string()->get() : std::string();
     if (requires_value == "few_shot") {
       const toml::node* few = backend_data->get("few_shot_examples");
       if (truthy(few)) {

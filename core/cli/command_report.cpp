@@ -28,7 +28,7 @@ Command add_report_command(CLI::App& parent) {
             if (!store) return fail(store.error().message);
             auto report = results::compute_report(*store, o->run);
             if (!report) return fail(report.error().message);
-            if (o->json) fmt::print("{}\n", results::report_json(*report).dump(2));
+            if (o->json) fmt::print("{}\n", results::report_json(*report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
             else fmt::print("{}", results::format_report(*report));
             return 0;
           }};

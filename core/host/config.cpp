@@ -50,7 +50,7 @@ Result<void> flatten(const toml::table& table, const std::string& prefix, const 
         std::vector<std::string> names(std::begin(kRunKeys), std::end(kRunKeys));
         std::string hint = did_you_mean(key, names);
         return make_error(fmt::format("{}: unknown setting '{}'{}; plugin settings go in a section such as [kernelbench]",
-                                      location(source, node.source()), key, hint.empty() ? "" : " (" + hint + ")"));
+                                      location(source, name.source()), key, hint.empty() ? "" : " (" + hint + ")"));
       }
     }
     auto text = scalar_text(node, source, key);

@@ -119,6 +119,11 @@ std::vector<RegistryEntry> PluginRegistry::entries(dicebench_kind kind) const {
 Result<ResolvedName> PluginRegistry::resolve(dicebench_kind kind, const std::string& spec) const {
   const std::string what = kind_name(kind);
   if (spec.empty()) return make_error(fmt::format("no {} given", what));
+  for (const auto& [key, files] : duplicates_) {
+    const std::string name = key.substr(what.size() + 1);
+    if (key.starts_with(what + "/") && (name == spec || (takes_argument(name) && spec.starts_with(name))))
+      return make_error(fmt::format("{} '{}' is provided by two plugins: {} and {}; remove one", what, name, files[0], files[1]));
+  }
   std::vector<std::string> names;
   for (const auto& entry : entries(kind)) {
     const bool argument = takes_argument(entry.name);
@@ -132,9 +137,6 @@ Result<ResolvedName> PluginRegistry::resolve(dicebench_kind kind, const std::str
     names.push_back(argument ? entry.name.substr(0, entry.name.size() - 1) : entry.name);
   }
   const std::string base = spec.substr(0, spec.find(':'));
-  if (auto dup = duplicates_.find(what + "/" + spec); dup != duplicates_.end())
-    return make_error(fmt::format("{} '{}' is provided by two plugins: {} and {}; remove one", what, spec,
-                                  dup->second[0], dup->second[1]));
   std::string message = fmt::format("unknown {} '{}'", what, spec);
   if (const std::string hint = did_you_mean(base, names); !hint.empty()) message += "; " + hint;
   else if (!names.empty()) message += fmt::format(" (known: {})", join(names, ", "));

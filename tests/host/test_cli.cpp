@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -45,21 +46,27 @@ std::string file_hash(const std::string& path) {
   return sha256_hex(text);
 }
 
-// The single value of a one-cell query.
+// The single value of a one-cell query, as text, read through the CLI's query code path.
 std::string scalar(const std::string& db, const std::string& sql) {
-  auto r = run_cli({"query", sql, "--db", db, "--format", "csv"});
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  const auto lines = split(std::string(trim(r.out)), '\n');
-  REQUIRE(lines.size() == 2);
-  return std::string(trim(lines[1]));
+  auto r = results::run_query(db, sql);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+  REQUIRE(r->rows.size() == 1);
+  REQUIRE(r->rows[0].size() == 1);
+  const auto& cell = r->rows[0][0];
+  if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
+  if (const auto* t = std::get_if<std::string>(&cell)) return *t;
+  if (const auto* d = std::get_if<double>(&cell)) return std::to_string(*d);
+  return "NULL";
 }
 
-// One line on stderr, starting with the error prefix.
+// A non-zero exit and exactly one error line, the last thing on stderr, saying `part`.
 void check_one_error_line(const test::CliResult& r, const std::string& part) {
   CHECK(r.exit_code != 0);
-  CHECK_MESSAGE(r.err.rfind("dicebench: error: ", 0) == 0, r.err);
-  CHECK_MESSAGE(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
-  CHECK_MESSAGE(r.err.find(part) != std::string::npos, r.err);
+  const auto lines = split(std::string(trim(r.err)), '\n');
+  const auto errors = std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("dicebench: error: ", 0) == 0; });
+  CHECK_MESSAGE(errors == 1, r.err);
+  CHECK_MESSAGE(lines.back().rfind("dicebench: error: ", 0) == 0, r.err);
+  CHECK_MESSAGE(lines.back().find(part) != std::string::npos, r.err);
 }
 
 void make_replay_folder(const std::string& dir) {
@@ -72,7 +79,7 @@ void make_replay_folder(const std::string& dir) {
 
 }  // namespace
 
-TEST_CASE("list suites shows kernelbench-l1 to -l4, list models shows replay") {
+TEST_CASE("list suites shows kernelbench-l1 to -l4 and list models shows replay") {
   auto suites = run_cli({"list", "suites"});
   CHECK(suites.exit_code == 0);
   for (const char* name : {"kernelbench-l1", "kernelbench-l2", "kernelbench-l3", "kernelbench-l4"})
@@ -82,7 +89,7 @@ TEST_CASE("list suites shows kernelbench-l1 to -l4, list models shows replay") {
   CHECK(models.out.find("replay:<arg>") != std::string::npos);
 }
 
-TEST_CASE("replay run stores one sample per file; query, report and show agree") {
+TEST_CASE("a replay run stores one sample per file and query and report and show agree") {
   TempDir tmp("replay");
   make_replay_folder(tmp / "replay");
   const std::string db = tmp / "results.db";
@@ -90,9 +97,12 @@ TEST_CASE("replay run stores one sample per file; query, report and show agree")
                     kKernelBench, "--generate-only", "--db", db});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.out.find("run 1: replay:") != std::string::npos);
+  auto counted = run_cli({"query", "select count(*) from samples", "--db", db, "--format", "csv"});
+  CHECK(counted.exit_code == 0);
+  CHECK(counted.out == "count(*)\n4\n");
   CHECK(scalar(db, "select count(*) from samples") == "4");
   CHECK(scalar(db, "select count(*) from samples where extraction = 'no_code_block'") == "1");
-  CHECK(scalar(db, "select candidate from samples where problem_id = 10 and sample_index = 0") == "class ModelNew:\n    pass\n");
+  CHECK(scalar(db, "select candidate from samples where problem_id = 10 and sample_index = 0") == "class ModelNew:\n    pass");
   CHECK(scalar(db, "select status from runs where id = 1") == "finished");
   CHECK(scalar(db, "select count(*) from problems where run = 1") == "3");
   CHECK(scalar(db, "select json_extract(config, '$.samples.\"10\"') from runs") == "2");
@@ -152,7 +162,7 @@ TEST_CASE("a run killed midway resumes without redoing finished samples") {
   check_one_error_line(finished, "already finished");
 }
 
-TEST_CASE("Ctrl-C stops a run as interrupted; it can be resumed") {
+TEST_CASE("Ctrl-C stops a run as interrupted and it can be resumed") {
   TempDir tmp("interrupt");
   const std::string db = tmp / "results.db";
   const std::vector<std::string> env = {kTestPlugins};
@@ -187,7 +197,7 @@ TEST_CASE("a model failing midway marks the run failed and keeps what was stored
   CHECK(scalar(db, "select extraction from samples where problem_id = 2") == "no_code_block");
 }
 
-TEST_CASE("bad input: one clear line, non-zero exit, nothing stored") {
+TEST_CASE("bad input gives one clear line and a non-zero exit and stores nothing") {
   TempDir tmp("bad");
   make_replay_folder(tmp / "replay");
   const std::string db = tmp / "results.db";
@@ -227,7 +237,7 @@ TEST_CASE("bad input: one clear line, non-zero exit, nothing stored") {
   if (fs::exists(db)) CHECK(scalar(db, "select count(*) from runs") == "0");
 }
 
-TEST_CASE("a newer, foreign or read-only database is refused and left as it was") {
+TEST_CASE("a newer or foreign database is refused and left as it was") {
   TempDir tmp("db");
   make_replay_folder(tmp / "replay");
   const std::vector<std::string> run = {"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1",

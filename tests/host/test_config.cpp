@@ -14,24 +14,24 @@ problems = [1, "3-5"]
 [kernelbench]
 root = "/data/KernelBench"
 prompt = "zero_shot"
-[model.sampling]
+[sampling.dice]
 temperature = 0.5
 greedy = false
 )",
                                          "run.toml");
-  REQUIRE(config.ok());
+  REQUIRE_MESSAGE(config.ok(), (config.ok() ? "" : config.error().message));
   CHECK(config->get("model") == "dice-8b");
   CHECK(config->get("samples") == "4");
   CHECK(config->get("problems") == "1,3-5");
   CHECK(config->get("kernelbench.root") == "/data/KernelBench");
-  CHECK(config->get("model.sampling.temperature") == "0.5");
-  CHECK(config->get("model.sampling.greedy") == "false");
+  CHECK(config->get("sampling.dice.temperature") == "0.5");
+  CHECK(config->get("sampling.dice.greedy") == "false");
   CHECK_FALSE(config->get("db").has_value());
   config->set("model", "qwen3-8b");
   CHECK(config->get("model") == "qwen3-8b");
 }
 
-TEST_CASE("malformed TOML names file, line and column") {
+TEST_CASE("malformed TOML names the file and line and column") {
   auto config = Config::from_toml_string("model = \"dice-8b\"\nsamples = = 3\n", "bad.toml");
   REQUIRE_FALSE(config.ok());
   CHECK(config.error().message.rfind("bad.toml:2:", 0) == 0);

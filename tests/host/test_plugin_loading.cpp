@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -103,7 +104,7 @@ TEST_CASE("an earlier folder shadows the same plugin file later in the search pa
   fs::remove_all(first);
 }
 
-TEST_CASE("manifests list a plugin without loading it, and go stale when the library changes") {
+TEST_CASE("a manifest is read back and goes stale when the library changes") {
   const fs::path dir = fresh_dir("manifest");
   const fs::path library = dir / "libdicebench-model-testslow.so";
   fs::copy_file(plugin("good", "dicebench-model-testslow"), library);
@@ -112,26 +113,36 @@ TEST_CASE("manifests list a plugin without loading it, and go stale when the lib
   auto read = read_manifest(library.string());
   REQUIRE(read.ok());
   REQUIRE(read->has_value());
+  CHECK((*read)->name == "test-slow");
   CHECK((*read)->provides.at(0).name == "test-slow");
-
-  // Replace the library with bytes that cannot load, keeping the recorded size and time:
-  // listing still works from the manifest, and loading gives the loader's error.
-  const auto size = fs::file_size(library);
-  const auto time = fs::last_write_time(library);
-  { std::ofstream(library, std::ios::binary | std::ios::trunc) << std::string(size, 'x'); }
-  fs::last_write_time(library, time);
-  auto registry = PluginRegistry::discover({dir.string()});
-  CHECK(registry.problems().empty());
-  REQUIRE(registry.entries(DICEBENCH_KIND_MODEL).size() == 1);
-  auto loaded = registry.load(*registry.entries(DICEBENCH_KIND_MODEL)[0].plugin);
-  REQUIRE_FALSE(loaded.ok());
-  CHECK(contains(loaded.error().message, "cannot load plugin"));
-
-  // A changed modification time makes the manifest stale: the registry probes the file instead.
-  fs::last_write_time(library, time + std::chrono::seconds(5));
+  fs::last_write_time(library, fs::last_write_time(library) + std::chrono::seconds(5));
   auto stale = read_manifest(library.string());
   REQUIRE(stale.ok());
   CHECK_FALSE(stale->has_value());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("listing uses the manifest and never loads the library") {
+  // A "library" that cannot be loaded at all, with a manifest that matches its size and time:
+  // listing shows its names, and only loading it fails, with the loader's error.
+  const fs::path dir = fresh_dir("listing");
+  const fs::path library = dir / "libdicebench-model-heavy.so";
+  { std::ofstream(library, std::ios::binary) << std::string(4096, 'x'); }
+  const auto mtime = std::chrono::duration_cast<std::chrono::nanoseconds>(fs::last_write_time(library).time_since_epoch()).count();
+  {
+    std::ofstream manifest(manifest_path_for(library.string()));
+    manifest << R"({"abi_major":1,"abi_minor":0,"kind":"model","name":"heavy","version":"1","build_id":"x",)"
+             << R"("provides":[{"name":"heavy-8b","summary":"needs libtorch"}],)"
+             << R"("library":{"file":"libdicebench-model-heavy.so","size":4096,"mtime_ns":)" << mtime << "}}";
+  }
+  auto registry = PluginRegistry::discover({dir.string()});
+  CHECK(registry.problems().empty());
+  const auto entries = registry.entries(DICEBENCH_KIND_MODEL);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].name == "heavy-8b");
+  auto loaded = registry.load(*entries[0].plugin);
+  REQUIRE_FALSE(loaded.ok());
+  CHECK(contains(loaded.error().message, "cannot load plugin " + library.string()));
   fs::remove_all(dir);
 }
 

@@ -99,7 +99,7 @@ TEST_CASE("few_shot numbers the examples and uses the few-shot intro") {
   CHECK(builder.files()[1].path == prompts_dir() / "few_shot" / "ex_scale.py");
 }
 
-TEST_CASE("few_shot falls back to one_shot for a backend without few_shot_examples; display defaults") {
+TEST_CASE("few_shot falls back to one_shot for a backend without few_shot_examples (and display defaults)") {
   kb::PromptOptions options = style("few_shot");
   options.backend = "Triton";  // lower-cased as KernelBench does
   options.precision = "fp16";  // a [precision.fp16] table without precision_display

@@ -151,6 +151,26 @@ TEST_CASE("a read-only database file or folder is refused for writing") {
     CHECK_FALSE(fs::exists(path));
     fs::permissions(folder, fs::perms::owner_all);
   }
+  SUBCASE("a WAL database in a read-only folder can still be read") {
+    const fs::path folder = dir.path() / "shared";
+    fs::create_directories(folder);
+    const std::string path = (folder / "results.db").string();
+    {
+      Store store = open_store(path);
+      require_ok(store.create_run(sample_run()));
+    }
+    REQUIRE_FALSE(fs::exists(path + "-shm"));
+    fs::permissions(path, fs::perms::owner_read);
+    fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec);
+    auto store = Store::open(path, OpenMode::ReadOnly);
+    REQUIRE_MESSAGE(store.ok(), (store.ok() ? "" : store.error().message));
+    CHECK(require_ok(store->runs()).size() == 1);
+    auto query = run_query(path, "SELECT count(*) FROM runs");
+    REQUIRE_MESSAGE(query.ok(), (query.ok() ? "" : query.error().message));
+    CHECK(std::get<std::int64_t>(query->rows[0][0]) == 1);
+    CHECK_FALSE(fs::exists(path + "-shm"));
+    fs::permissions(folder, fs::perms::owner_all);
+  }
 }
 
 TEST_CASE("a database locked by another process gives a clear error after the busy timeout") {

@@ -157,7 +157,7 @@ TEST_CASE("JSON output is an array of objects with numbers as numbers") {
       {std::int64_t{2}, 0.5, std::string("q\"uote"), std::string("n"), std::int64_t{8}},
   };
   const std::string text = format_json(result);
-  CHECK(text.back() == '\n');
+  CHECK(text.back() == ']');
   const auto parsed = nlohmann::json::parse(text);
   REQUIRE(parsed.is_array());
   REQUIRE(parsed.size() == 2);
@@ -168,5 +168,5 @@ TEST_CASE("JSON output is an array of objects with numbers as numbers") {
   CHECK(parsed[0]["note"].is_null());
   CHECK(parsed[0]["id:2"] == 7);
   CHECK(parsed[1]["name"] == "q\"uote");
-  CHECK(format_json(QueryResult{{"x"}, {}}) == "[]\n");
+  CHECK(format_json(QueryResult{{"x"}, {}}) == "[]");
 }
