@@ -14,6 +14,7 @@
 #include "benchmarks/kernelbench/prompts.hpp"
 
 #include <dicebench/plugin.hpp>
+#include <dicebench_build_info.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -141,7 +142,7 @@ const dicebench_provided_name kNames[] = {
 
 const dicebench_plugin_descriptor kDescriptor = {
     DICEBENCH_ABI_MAJOR, DICEBENCH_ABI_MINOR, sizeof(dicebench_plugin_descriptor), DICEBENCH_KIND_SUITE,
-    str("kernelbench"), str(DICEBENCH_VERSION), str(DICEBENCH_BUILD_ID), kNames, std::size(kNames), &kApi};
+    str("kernelbench"), str(DICEBENCH_VERSION), str(DICEBENCH_GIT_SHA), kNames, std::size(kNames), &kApi};
 
 }  // namespace
 

@@ -3,6 +3,8 @@
 #include "core/cli/commands.hpp"
 #include "core/host/log.hpp"
 
+#include <dicebench_build_info.h>
+
 #include <cstdio>
 #include <exception>
 #include <vector>

@@ -3,6 +3,7 @@
 
 #include "core/base/text.hpp"
 
+#include <dicebench_build_info.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -12,12 +13,6 @@
 #include <filesystem>
 #include <set>
 
-#ifndef DICEBENCH_VERSION
-#define DICEBENCH_VERSION "0.0.0"
-#endif
-#ifndef DICEBENCH_GIT_SHA
-#define DICEBENCH_GIT_SHA "unknown"
-#endif
 
 namespace dicebench::host {
 namespace {

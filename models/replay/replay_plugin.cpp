@@ -4,18 +4,13 @@
 #include "models/replay/replay_folder.hpp"
 
 #include <dicebench/plugin.hpp>
+#include <dicebench_build_info.h>
 
 #include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
-#ifndef DICEBENCH_REPLAY_VERSION
-#define DICEBENCH_REPLAY_VERSION "0.0.0"
-#endif
-#ifndef DICEBENCH_REPLAY_BUILD_ID
-#define DICEBENCH_REPLAY_BUILD_ID "unknown"
-#endif
 
 using dicebench::replay::FileKind;
 using dicebench::replay::ReplayFolder;
@@ -154,8 +149,8 @@ const dicebench_plugin_descriptor kDescriptor = {
     sizeof(dicebench_plugin_descriptor),
     DICEBENCH_KIND_MODEL,
     sdk::str("replay"),
-    sdk::str(DICEBENCH_REPLAY_VERSION),
-    sdk::str(DICEBENCH_REPLAY_BUILD_ID),
+    sdk::str(DICEBENCH_VERSION),
+    sdk::str(DICEBENCH_GIT_SHA),
     kProvides,
     sizeof(kProvides) / sizeof(kProvides[0]),
     &kApi,
