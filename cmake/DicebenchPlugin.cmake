@@ -26,6 +26,12 @@ function(dicebench_add_plugin name)
     endif()
   endif()
   set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  # Export the entry symbol alone: hidden visibility leaves out our own symbols but not the
+  # standard library's template instantiations; a version script does.
+  set(exports ${CMAKE_CURRENT_BINARY_DIR}/${target}.exports.map)
+  file(CONFIGURE OUTPUT ${exports} CONTENT "{\n  global: dicebench_plugin_entry;\n  local: *;\n};\n")
+  target_link_options(${target} PRIVATE LINKER:--version-script=${exports})
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${exports})
   # Undefined symbols are an error at link time, not at dlopen time.
   target_link_options(${target} PRIVATE LINKER:--no-undefined)
   if(NOT ARG_NO_MANIFEST)

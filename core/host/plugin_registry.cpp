@@ -43,11 +43,17 @@ std::vector<std::string> PluginRegistry::default_search_dirs() {
     for (const auto& dir : split(env, ':'))
       if (!dir.empty()) dirs.push_back(dir);
   }
-  if (const std::string exe = executable_dir(); !exe.empty()) {
+  const std::string exe = executable_dir();
+  if (!exe.empty()) {
     dirs.push_back(exe + "/../lib/dicebench/plugins");
     dirs.push_back(exe + "/plugins");
   }
-  if (std::string(DICEBENCH_BUILD_PLUGIN_DIR).size()) dirs.push_back(DICEBENCH_BUILD_PLUGIN_DIR);
+  // The build tree's plugins, for executables and tests that run from the build tree only.
+  const fs::path build_plugins = DICEBENCH_BUILD_PLUGIN_DIR;
+  std::error_code ec;
+  if (!build_plugins.empty() && !exe.empty() &&
+      fs::equivalent(fs::path(exe).parent_path(), build_plugins.parent_path().parent_path().parent_path(), ec))
+    dirs.push_back(build_plugins.string());
   return dirs;
 }
 

@@ -3,14 +3,13 @@
 // sdk::guard(), so no exception crosses the boundary.
 #include "models/replay/replay_folder.hpp"
 
-#include <dicebench/plugin.hpp>
 #include <dicebench_build_info.h>
+#include <dicebench/plugin.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
-
 
 using dicebench::replay::FileKind;
 using dicebench::replay::ReplayFolder;
@@ -138,9 +137,7 @@ const dicebench_model_api kApi = {
 };
 
 const dicebench_provided_name kProvides[] = {
-    {sdk::str("replay:"),
-     sdk::str("completions stored in a folder: KernelBench runs (level_L_problem_P_sample_S_kernel.py) or raw "
-              "level_L_problem_P_sample_S.txt")},
+    {sdk::str("replay:"), sdk::str("completions stored in a folder: KernelBench runs' *_kernel.py files or raw *.txt")},
 };
 
 const dicebench_plugin_descriptor kDescriptor = {

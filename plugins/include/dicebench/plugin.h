@@ -85,7 +85,8 @@ typedef struct dicebench_problem {
 
 typedef struct dicebench_suite_api {
   uint32_t struct_size;
-  /* Opens the suite `name` (one the descriptor provides), reading settings through services. */
+  /* Opens the suite `name` (one the descriptor provides), reading settings through services.
+   * `services` stays valid until close. */
   dicebench_status (*open)(const dicebench_host_services* services, dicebench_str name,
                            dicebench_suite** out, dicebench_error* error);
   void (*close)(dicebench_suite* suite);
@@ -131,7 +132,8 @@ typedef void (*dicebench_result_sink)(void* user, size_t request_index,
 
 typedef struct dicebench_model_api {
   uint32_t struct_size;
-  /* Opens model `name`; `argument` is the text after ':' in "name:argument" (empty if none). */
+  /* Opens model `name` as the descriptor provides it ("replay:" for "replay:/runs/x");
+   * `argument` is the text after that name (empty if none). `services` stays valid until close. */
   dicebench_status (*open)(const dicebench_host_services* services, dicebench_str name,
                            dicebench_str argument, dicebench_model** out, dicebench_error* error);
   void (*close)(dicebench_model* model);
