@@ -33,11 +33,19 @@ std::optional<std::string> cuda_toolkit_version() {
   roots.push_back("/usr/local/cuda");
   for (const auto& root : roots) {
     std::string text, why;
-    if (!read_file(root + "/version.json", &text, &why)) continue;
-    try {
-      return nlohmann::json::parse(text).at("cuda").at("version").get<std::string>();
-    } catch (const std::exception&) {
-      continue;
+    if (read_file(root + "/version.json", &text, &why)) {
+      try {
+        return nlohmann::json::parse(text).at("cuda").at("version").get<std::string>();
+      } catch (const std::exception&) {
+      }
+    }
+    // Toolkits without version.json (the pip-packaged layout): CUDA_VERSION in cuda.h, e.g. 13000.
+    if (read_file(root + "/include/cuda.h", &text, &why)) {
+      const std::string marker = "#define CUDA_VERSION ";
+      if (const size_t at = text.find(marker); at != std::string::npos) {
+        const long version = std::strtol(text.c_str() + at + marker.size(), nullptr, 10);
+        if (version > 0) return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+      }
     }
   }
   return std::nullopt;
