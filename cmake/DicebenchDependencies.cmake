@@ -19,6 +19,27 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED)
 
+# The worker embeds CPython and imports torch from the same environment (tools/bootstrap.sh passes
+# Python3_EXECUTABLE: the project's .venv, or the host's python3 offline).
+find_package(Python3 3.10 REQUIRED COMPONENTS Interpreter Development.Embed)
+execute_process(COMMAND ${Python3_EXECUTABLE} -m pybind11 --cmakedir OUTPUT_VARIABLE _pybind11_dir
+                OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+find_package(pybind11 2.10 CONFIG REQUIRED HINTS ${_pybind11_dir})
+# Boost.Process (v1) starts the workers. Boost releases that can build it on std::filesystem use it
+# header-only (the GPU host has Boost 1.83 headers and no compiled Boost libraries); older ones,
+# such as Debian 12's 1.74, need Boost.Filesystem.
+find_package(Boost 1.74 REQUIRED)
+add_library(dicebench_boost_process INTERFACE)
+file(GLOB_RECURSE _boost_process_config ${Boost_INCLUDE_DIRS}/boost/process/detail/config.hpp)
+file(STRINGS "${_boost_process_config}" _boost_process_std_fs REGEX "BOOST_PROCESS_USE_STD_FS")
+if(_boost_process_std_fs)
+  target_compile_definitions(dicebench_boost_process INTERFACE BOOST_PROCESS_USE_STD_FS=1)
+  target_link_libraries(dicebench_boost_process INTERFACE Boost::headers)
+else()
+  find_package(Boost 1.74 REQUIRED COMPONENTS filesystem)
+  target_link_libraries(dicebench_boost_process INTERFACE Boost::headers Boost::filesystem)
+endif()
+
 # toml++ is used header-only (one translation unit includes it), so no library is needed at run time.
 find_path(TOMLPLUSPLUS_INCLUDE_DIR toml++/toml.h REQUIRED)
 add_library(dicebench_tomlplusplus INTERFACE)

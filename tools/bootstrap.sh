@@ -5,7 +5,10 @@
 # Environment:
 #   DICEBENCH_BUILD_DIR   build folder (default: build/ in the checkout)
 #   DICEBENCH_DEPS_DIR    offline dependency bundle from tools/gather-offline-deps.sh; with it
-#                         nothing is installed and the bundle fills what the system lacks
+#                         nothing is installed, the bundle fills what the system lacks, and the
+#                         host's python3 (which must hold torch and pybind11) is used
+#   DICEBENCH_PYTHON      the Python with torch and pybind11 to build the worker against
+#                         (default: the project environment .venv, made from tools/requirements.txt)
 #   DICEBENCH_CMAKE_ARGS  extra CMake arguments
 set -euo pipefail
 
@@ -14,8 +17,9 @@ build=${DICEBENCH_BUILD_DIR:-$root/build}
 say() { printf 'bootstrap: %s\n' "$*" >&2; }
 
 # Debian packages the build needs (toolchain, libraries, test framework).
-packages=(cmake ninja-build g++ git pkg-config
-          libsqlite3-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev)
+packages=(cmake ninja-build g++ git pkg-config python3-venv python3-dev
+          libsqlite3-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
+          libboost-dev libboost-filesystem-dev)
 
 if [ -z "${DICEBENCH_DEPS_DIR:-}" ]; then
   missing=()
@@ -36,13 +40,28 @@ else
   say "offline: using the dependency bundle at $DICEBENCH_DEPS_DIR"
 fi
 
-cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+# The Python environment: torch (the worker embeds CPython and imports it), pybind11, numpy.
+python=${DICEBENCH_PYTHON:-}
+if [ -z "$python" ] && [ -n "${DICEBENCH_DEPS_DIR:-}" ]; then
+  python=$(command -v python3)
+elif [ -z "$python" ]; then
+  python=$root/.venv/bin/python
+  [ -x "$python" ] || { say "creating the Python environment $root/.venv"; python3 -m venv "$root/.venv"; }
+  if ! "$python" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "pybind11", "numpy")))' 2>/dev/null; then
+    say "installing Python packages (tools/requirements.txt)"
+    "$python" -m pip install -q --disable-pip-version-check -r "$root/tools/requirements.txt"
+  fi
+fi
+"$python" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "pybind11")))' 2>/dev/null ||
+  { say "$python lacks torch or pybind11"; exit 1; }
+
+cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DPython3_EXECUTABLE=$python")
 [ -n "${DICEBENCH_DEPS_DIR:-}" ] && cmake_args+=("-DDICEBENCH_DEPS_DIR=$DICEBENCH_DEPS_DIR")
 [ "${CI:-}" = "true" ] && cmake_args+=(-DDICEBENCH_WERROR=ON)
 # shellcheck disable=SC2206
 [ -n "${DICEBENCH_CMAKE_ARGS:-}" ] && cmake_args+=($DICEBENCH_CMAKE_ARGS)
 
-if [ ! -f "$build/build.ninja" ]; then
+if [ ! -f "$build/build.ninja" ] || ! grep -qx "Python3_EXECUTABLE:FILEPATH=$python" "$build/CMakeCache.txt"; then
   say "configuring $build"
   cmake -S "$root" -B "$build" "${cmake_args[@]}" >&2
 fi

@@ -1,6 +1,7 @@
 // `dicebench run`: generate completions for a suite with a model and store them (then evaluate,
 // once the evaluation worker exists); `--resume RUN` continues a stored run.
 #include "core/cli/commands.hpp"
+#include "core/host/evaluation_stage.hpp"
 #include "core/host/host_services.hpp"
 #include "core/host/log.hpp"
 #include "core/host/run_executor.hpp"
@@ -13,11 +14,26 @@
 #include <memory>
 #include <optional>
 
+#define DICEBENCH_CHECK_STORE(expr)                        \
+  do {                                                     \
+    if (auto checked_ = (expr); !checked_) return fail(checked_.error().message); \
+  } while (0)
+
 namespace dicebench::cli {
 namespace {
 
+// Samples of a run that still need an evaluation row.
+Result<size_t> unevaluated_samples(results::Store& store, int64_t run) {
+  auto samples = store.sample_count(run);
+  if (!samples) return samples.error();
+  auto evaluations = store.evaluations(run);
+  if (!evaluations) return evaluations.error();
+  return static_cast<size_t>(*samples) - evaluations->size();
+}
+
 struct RunOptions {
-  std::string model, suite, problems, config_file, kernelbench_root;
+  std::string model, suite, problems, config_file, kernelbench_root, device, tolerance;
+  std::optional<int> trials;
   std::string db = kDefaultDatabase;
   std::optional<int> samples;
   std::optional<int64_t> seed, resume;
@@ -40,6 +56,9 @@ Result<host::Config> resolve_config(const RunOptions& o) {
   if (o.seed) config.set("seed", std::to_string(*o.seed));
   if (o.batch_size) config.set("batch_size", std::to_string(*o.batch_size));
   if (!o.kernelbench_root.empty()) config.set("kernelbench.root", o.kernelbench_root);
+  if (!o.device.empty()) config.set("eval.device", o.device);
+  if (!o.tolerance.empty()) config.set("eval.tolerance", o.tolerance);
+  if (o.trials) config.set("eval.trials", std::to_string(*o.trials));
   for (const auto& assignment : o.sets) {
     const size_t eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0) return make_error(fmt::format("--set needs KEY=VALUE, not '{}'", assignment));
@@ -49,9 +68,6 @@ Result<host::Config> resolve_config(const RunOptions& o) {
 }
 
 int run(const RunOptions& o, CLI::App& app) {
-  if (!o.generate_only)
-    return fail("evaluating candidates needs the dicebench worker, which this build does not include yet; "
-                "pass --generate-only to generate and store samples");
   host::HostServices::install_signal_handlers();
   const auto registry = host::PluginRegistry::discover(host::PluginRegistry::default_search_dirs());
 
@@ -63,11 +79,14 @@ int run(const RunOptions& o, CLI::App& app) {
   std::optional<host::ResumeState> resume;
   host::Config config;
   if (o.resume) {
-    for (const char* flag : {"--model", "--suite", "--problems", "--samples", "--seed", "--config", "--set", "--batch-size"})
+    for (const char* flag : {"--model", "--suite", "--problems", "--samples", "--seed", "--config", "--set", "--batch-size",
+                             "--device", "--trials", "--tolerance"})
       if (app.count(flag)) return fail(fmt::format("--resume continues run {} with its own settings; drop {}", *o.resume, flag));
     auto stored = store->run(*o.resume);
     if (!stored) return fail(stored.error().message);
-    if (stored->status == results::RunStatus::finished)
+    auto pending = unevaluated_samples(*store, *o.resume);
+    if (!pending) return fail(pending.error().message);
+    if (stored->status == results::RunStatus::finished && (o.generate_only || *pending == 0))
       return fail(fmt::format("run {} is already finished; nothing to resume", *o.resume));
     auto restored = host::config_from_run_json(stored->config_json);
     if (!restored) return fail(fmt::format("run {}: {}", *o.resume, restored.error().message));
@@ -101,26 +120,49 @@ int run(const RunOptions& o, CLI::App& app) {
   fmt::print("  generated {}{}\n", outcome->timing,
              outcome->already_done ? fmt::format(", {} stored before", outcome->already_done) : "");
   fmt::print("  no code block in {} completion(s) (stored as extraction failures)\n", outcome->extraction_failures);
-  fmt::print("  evaluation: not run (--generate-only)\n");
-  fmt::print("  database: {}\n", db);
-  switch (outcome->status) {
-    case results::RunStatus::finished:
-      fmt::print("  next: dicebench show {} --db {}\n", outcome->run, db);
-      return 0;
-    case results::RunStatus::interrupted:
-      fmt::print("  interrupted: continue with dicebench run --resume {} --generate-only --db {}\n", outcome->run, db);
+  const auto stop_line = [&](results::RunStatus status, const std::string& why) {
+    fmt::print("  database: {}\n", db);
+    if (status == results::RunStatus::interrupted) {
+      fmt::print("  interrupted: continue with dicebench run --resume {}{} --db {}\n", outcome->run,
+                 o.generate_only ? " --generate-only" : "", db);
       return 130;
-    default:
-      return fail(fmt::format("run {} stopped: {}; what was stored is kept, continue with dicebench run --resume {} --generate-only --db {}",
-                              outcome->run, outcome->error, outcome->run, db));
+    }
+    return fail(fmt::format("run {} stopped: {}; what was stored is kept, continue with dicebench run --resume {}{} --db {}",
+                            outcome->run, why, outcome->run, o.generate_only ? " --generate-only" : "", db));
+  };
+  if (outcome->status != results::RunStatus::finished) return stop_line(outcome->status, outcome->error);
+
+  if (o.generate_only) {
+    fmt::print("  evaluation: not run (--generate-only)\n  database: {}\n  next: dicebench show {} --db {}\n", db,
+               outcome->run, db);
+    return 0;
   }
+  auto settings = host::evaluation_settings(p.config);
+  if (!settings) return fail(settings.error().message);
+  std::map<int64_t, host::ProblemSource> sources;
+  for (const auto& problem : p.problems) sources[problem.problem.id] = {problem.problem.source, problem.problem.content_hash};
+  DICEBENCH_CHECK_STORE(store->finish_run(outcome->run, results::RunStatus::running));
+  harness::Evaluator evaluator(*settings);
+  auto evaluated = host::evaluate_pending(*store, outcome->run, sources, evaluator, settings->device);
+  if (!evaluated) {
+    (void)store->finish_run(outcome->run, results::RunStatus::failed);
+    return stop_line(results::RunStatus::failed, evaluated.error().message);
+  }
+  const auto final_status = evaluated->interrupted ? results::RunStatus::interrupted : results::RunStatus::finished;
+  DICEBENCH_CHECK_STORE(store->finish_run(outcome->run, final_status));
+  std::string verdicts;
+  for (const auto& [verdict, count] : evaluated->verdicts) verdicts += fmt::format("{}{} {}", verdicts.empty() ? "" : ", ", verdict, count);
+  fmt::print("  evaluated {} on {}: {}\n", evaluated->timing, settings->device, verdicts.empty() ? "nothing to do" : verdicts);
+  if (final_status != results::RunStatus::finished) return stop_line(final_status, "");
+  fmt::print("  database: {}\n  next: dicebench report {} --db {}\n", db, outcome->run, db);
+  return 0;
 }
 
 }  // namespace
 
 Command add_run_command(CLI::App& parent) {
   auto o = std::make_shared<RunOptions>();
-  CLI::App* app = parent.add_subcommand("run", "Generate samples for a suite with a model and store them");
+  CLI::App* app = parent.add_subcommand("run", "Generate samples for a suite with a model, evaluate and store them");
   app->add_option("--model", o->model, "Model name (dicebench list models), e.g. dice-8b or replay:FOLDER");
   app->add_option("--suite", o->suite, "Suite name (dicebench list suites), e.g. kernelbench-l2");
   app->add_option("--problems", o->problems, "Problem ids and ranges, e.g. 1-4,7 (default: all)");
@@ -133,6 +175,10 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--kernelbench-root", o->kernelbench_root, "KernelBench checkout (or its folder holding level1/...)");
   app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. kernelbench.prompt=zero_shot");
   app->add_flag("--generate-only", o->generate_only, "Store samples without evaluating them");
+  app->add_option("--device", o->device, "Evaluate on cpu or cuda (default cpu)")->check(CLI::IsMember({"cpu", "cuda"}));
+  app->add_option("--trials", o->trials, "Correctness trials per candidate (default 5)")->check(CLI::PositiveNumber);
+  app->add_option("--tolerance", o->tolerance, "kernelbench (fp32 1e-4, fp16/bf16 1e-2) or compat (1e-2 for all)")
+      ->check(CLI::IsMember({"kernelbench", "compat"}));
   return {app, [o, app]() { return run(*o, *app); }};
 }
 

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Log warnings and errors only");
 
   const std::vector<cli::Command> commands = {
-      cli::add_run_command(app),    cli::add_list_command(app), cli::add_query_command(app),
+      cli::add_run_command(app),    cli::add_eval_command(app), cli::add_list_command(app), cli::add_query_command(app),
       cli::add_report_command(app), cli::add_show_command(app), cli::add_plugin_manifest_command(app)};
 
   try {

@@ -1,0 +1,83 @@
+// `dicebench eval --problem FILE --candidate FILE`: evaluates one candidate against one problem
+// through the same isolated workers as `run`, printing the verdict (or JSON).
+#include "core/base/sha256.hpp"
+#include "core/base/text.hpp"
+#include "core/cli/commands.hpp"
+#include "core/host/evaluation_stage.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+
+namespace dicebench::cli {
+namespace {
+
+nlohmann::json timing_json(const std::optional<harness::Timing>& t) {
+  if (!t) return nullptr;
+  return {{"median_ms", t->median_ms}, {"mean_ms", t->mean_ms}, {"std_ms", t->std_ms}, {"min_ms", t->min_ms},
+          {"max_ms", t->max_ms},       {"p10_ms", t->p10_ms},   {"p90_ms", t->p90_ms}, {"trials", t->trials}};
+}
+
+template <class T>
+nlohmann::json optional_json(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+Command add_eval_command(CLI::App& parent) {
+  struct Options {
+    std::string problem, candidate, device = "cpu", tolerance = "kernelbench";
+    int trials = 5;
+    double timeout = 600;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = parent.add_subcommand("eval", "Evaluate one candidate program against one problem");
+  app->add_option("--problem", o->problem, "Problem file (class Model, get_inputs, get_init_inputs)")->required();
+  app->add_option("--candidate", o->candidate, "Candidate file (class ModelNew)")->required();
+  app->add_option("--device", o->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app->add_option("--trials", o->trials, "Correctness trials")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--tolerance", o->tolerance, "kernelbench or compat")->check(CLI::IsMember({"kernelbench", "compat"}))->capture_default_str();
+  app->add_option("--timeout", o->timeout, "Seconds the candidate may take in all")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_flag("--json", o->json, "Print the evaluation as JSON");
+  return {app, [o]() {
+            std::string problem, candidate, why;
+            if (!read_file(o->problem, &problem, &why)) return fail(fmt::format("cannot read problem {}: {}", o->problem, why));
+            if (!read_file(o->candidate, &candidate, &why)) return fail(fmt::format("cannot read candidate {}: {}", o->candidate, why));
+            host::Config config;
+            config.set("eval.device", o->device);
+            config.set("eval.tolerance", o->tolerance);
+            config.set("eval.trials", std::to_string(o->trials));
+            config.set("eval.timeout_s", fmt::format("{}", o->timeout));
+            auto settings = host::evaluation_settings(config);
+            if (!settings) return fail(settings.error().message);
+            harness::Evaluator evaluator(*settings);
+            auto e = evaluator.evaluate(problem, "sha256:" + sha256_hex(problem), candidate);
+            if (!e) return fail(e.error().message);
+            if (o->json) {
+              const nlohmann::json out = {{"verdict", e->status}, {"compiled", e->compiled}, {"correct", e->correct},
+                                          {"device", o->device}, {"runtime", timing_json(e->runtime)},
+                                          {"baseline", timing_json(e->baseline)}, {"speedup", optional_json(e->speedup)},
+                                          {"speedup_mean", optional_json(e->speedup_mean)},
+                                          {"max_abs_diff", optional_json(e->max_abs_diff)},
+                                          {"mean_abs_diff", optional_json(e->mean_abs_diff)},
+                                          {"failed_trial", optional_json(e->failed_trial)},
+                                          {"error_class", e->error_class}, {"error_message", e->error_message},
+                                          {"seconds", e->seconds}};
+              fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+              return 0;
+            }
+            fmt::print("verdict: {}{}\n", e->status, e->failed_trial ? fmt::format(" (trial {})", *e->failed_trial) : "");
+            if (e->runtime && e->baseline)
+              fmt::print("runtime: {:.4f} ms median, baseline {:.4f} ms, speedup {:.3f}x\n", e->runtime->median_ms,
+                         e->baseline->median_ms, e->speedup.value_or(0.0));
+            if (e->max_abs_diff) fmt::print("max abs diff: {:.3g}\n", *e->max_abs_diff);
+            if (!e->error_message.empty()) fmt::print("{}: {}\n", e->error_class, e->error_message);
+            fmt::print("evaluated in {:.1f} s on {}\n", e->seconds, o->device);
+            return 0;
+          }};
+}
+
+}  // namespace dicebench::cli

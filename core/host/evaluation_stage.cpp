@@ -1,0 +1,146 @@
+// The evaluation stage of a run: pending samples through the isolated workers, one transaction each.
+#include "core/host/evaluation_stage.hpp"
+
+#include "core/host/host_services.hpp"
+#include "core/host/log.hpp"
+#include "core/host/progress.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+namespace dicebench::host {
+namespace {
+
+template <class T>
+Result<T> number_setting(const Config& config, const std::string& key, T fallback, T minimum) {
+  const auto text = config.get(key);
+  if (!text) return fallback;
+  T value{};
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size() || value < minimum)
+    return make_error(fmt::format("setting '{}' must be a number of at least {}, not '{}'", key, minimum, *text));
+  return value;
+}
+
+results::Verdict verdict_of(const std::string& status) {
+  return results::parse_verdict(status).value_or(results::Verdict::runtime_error);
+}
+
+}  // namespace
+
+Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
+  harness::EvaluationSettings s;
+  s.worker_executable = worker_executable();
+  s.device = config.get("eval.device").value_or("cpu");
+  if (s.device != "cpu" && s.device != "cuda") return make_error(fmt::format("eval.device must be cpu or cuda, not '{}'", s.device));
+  s.tolerance = config.get("eval.tolerance").value_or("kernelbench");
+  if (s.tolerance != "kernelbench" && s.tolerance != "compat")
+    return make_error(fmt::format("eval.tolerance must be kernelbench or compat, not '{}'", s.tolerance));
+  auto trials = number_setting<int>(config, "eval.trials", 5, 1);
+  if (!trials) return trials.error();
+  s.trials = *trials;
+  auto timeout = number_setting<double>(config, "eval.timeout_s", 600.0, 1.0);
+  if (!timeout) return timeout.error();
+  s.candidate_timeout = std::chrono::milliseconds(static_cast<long long>(*timeout * 1000));
+  auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.0);
+  if (!budget) return budget.error();
+  s.budget_seconds = *budget;
+  // Secret per process: never stored, so nothing a candidate can read reveals the input seeds.
+  std::random_device random;
+  s.secret = (static_cast<uint64_t>(random()) << 32) ^ random();
+  return s;
+}
+
+std::string worker_executable() {
+  if (const char* env = std::getenv("DICEBENCH_WORKER")) return env;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (self.parent_path() / "dicebench-worker").string();
+}
+
+results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation& e, const std::string& device) {
+  results::NewEvaluation row;
+  row.sample = sample;
+  row.status = verdict_of(e.status);
+  row.compiled = e.compiled;
+  row.correct = e.correct;
+  row.device = device;
+  if (e.runtime) {
+    row.runtime_ms = e.runtime->median_ms;
+    row.runtime_mean_ms = e.runtime->mean_ms;
+    row.runtime_std_ms = e.runtime->std_ms;
+    row.runtime_min_ms = e.runtime->min_ms;
+    row.runtime_max_ms = e.runtime->max_ms;
+    row.runtime_p10_ms = e.runtime->p10_ms;
+    row.runtime_p90_ms = e.runtime->p90_ms;
+  }
+  if (e.baseline) {
+    row.baseline_ms = e.baseline->median_ms;
+    row.baseline_mean_ms = e.baseline->mean_ms;
+  }
+  row.speedup = e.speedup;
+  row.speedup_mean = e.speedup_mean;
+  if (!e.error_class.empty()) row.error_class = e.error_class;
+  if (!e.error_message.empty()) row.error_message = e.error_message.substr(0, 8000);
+  nlohmann::json details = {{"seconds", e.seconds}};
+  if (e.max_abs_diff) details["max_abs_diff"] = *e.max_abs_diff;
+  if (e.mean_abs_diff) details["mean_abs_diff"] = *e.mean_abs_diff;
+  if (e.failed_trial) details["failed_trial"] = *e.failed_trial;
+  if (e.runtime) details["runtime_trials"] = e.runtime->trials;
+  if (e.baseline) details["baseline_trials"] = e.baseline->trials;
+  if (!e.log_tail.empty()) details["log_tail"] = e.log_tail;
+  row.details_json = details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return row;
+}
+
+Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
+                                           const std::map<int64_t, ProblemSource>& problems,
+                                           harness::Evaluator& evaluator, const std::string& device) {
+  EvaluationSummary summary;
+  auto samples = store.samples(run, false);
+  if (!samples) return samples.error();
+  auto evaluated = store.evaluations(run);
+  if (!evaluated) return evaluated.error();
+  std::set<int64_t> done;
+  for (const auto& e : *evaluated) done.insert(e.sample);
+
+  std::vector<const results::SampleRow*> todo;
+  for (const auto& s : *samples)
+    if (!done.count(s.id)) todo.push_back(&s);
+  Progress progress("evaluating", todo.size(), "samples");
+  for (const auto* sample : todo) {
+    if (HostServices::cancel_requested()) {
+      summary.interrupted = true;
+      break;
+    }
+    results::NewEvaluation row;
+    if (!sample->candidate) {
+      row.sample = sample->id;
+      row.status = results::Verdict::extraction_failed;
+      row.device = device;
+      row.error_class = "extraction_failed";
+      row.error_message = "the completion holds no code block";
+    } else {
+      auto problem = problems.find(sample->problem_id);
+      if (problem == problems.end())
+        return make_error(fmt::format("run {} has a sample of problem {}, which the suite no longer has", run, sample->problem_id));
+      auto evaluation = evaluator.evaluate(problem->second.source, problem->second.content_hash, *sample->candidate);
+      if (!evaluation) return make_error(fmt::format("problem {} sample {}: {}", sample->problem_id, sample->sample_index,
+                                                     evaluation.error().message));
+      row = evaluation_row(sample->id, *evaluation, device);
+    }
+    DICEBENCH_TRY(store.insert_evaluation(row));
+    ++summary.verdicts[std::string(results::verdict_name(row.status))];
+    ++summary.evaluated;
+    progress.advance();
+  }
+  summary.timing = progress.finish();
+  return summary;
+}
+
+}  // namespace dicebench::host

@@ -1,0 +1,42 @@
+// The evaluation stage of a run: evaluates every stored sample that has no evaluation yet through
+// the harness's isolated workers and stores each verdict in its own transaction; samples without
+// a candidate get extraction_failed. Also resolves the evaluation settings from the config.
+#pragma once
+
+#include "core/base/result.hpp"
+#include "core/host/config.hpp"
+#include "harness/client/evaluator.hpp"
+#include "results/store.hpp"
+
+#include <map>
+#include <string>
+
+namespace dicebench::host {
+
+// Settings (section [eval] or flags): device = cpu|cuda, trials, tolerance = kernelbench|compat,
+// timeout_s (per candidate: load, compile, run and time), timing_budget_s.
+Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
+
+// dicebench-worker: $DICEBENCH_WORKER, else beside this executable.
+std::string worker_executable();
+
+struct ProblemSource {
+  std::string source;
+  std::string content_hash;
+};
+
+struct EvaluationSummary {
+  size_t evaluated = 0;
+  std::map<std::string, size_t> verdicts;
+  std::string timing;
+  bool interrupted = false;
+};
+
+// The results row for one sample's evaluation.
+results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation& evaluation, const std::string& device);
+
+Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
+                                           const std::map<int64_t, ProblemSource>& problems,
+                                           harness::Evaluator& evaluator, const std::string& device);
+
+}  // namespace dicebench::host

@@ -1,0 +1,74 @@
+// Evaluates one candidate against its problem through isolated workers: a long-lived reference
+// worker builds the reference, generates the inputs from secret seeds, keeps the reference outputs
+// and compares; a fresh candidate worker per candidate runs and times ModelNew. Time limits kill
+// the candidate's process group; a crash or timeout is charged to that candidate only.
+#pragma once
+
+#include "core/base/result.hpp"
+#include "harness/client/worker_process.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace dicebench::harness {
+
+struct EvaluationSettings {
+  std::string worker_executable;
+  std::string device = "cpu";                  // "cpu" or "cuda"
+  std::optional<std::string> visible_devices;  // the GPU this evaluator's workers use
+  int trials = 5;                              // correctness trials, fresh inputs each
+  std::string tolerance = "kernelbench";       // or "compat" (atol = rtol = 1e-2 for every dtype)
+  uint64_t secret = 0;                         // per-run secret the input seeds derive from
+  std::chrono::milliseconds candidate_timeout{std::chrono::minutes(10)};  // load (compile) + run + time
+  std::chrono::milliseconds reference_timeout{std::chrono::minutes(10)};
+  int warmup = 3, min_trials = 10, max_trials = 100;
+  double budget_seconds = 10.0, target_rel_ci = 0.01;
+  std::string work_root;                       // job folders go here (default: $TMPDIR)
+};
+
+struct Timing {
+  double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
+  int trials = 0;
+};
+
+struct Evaluation {
+  std::string status;  // a verdict: compile_failed, runtime_error, timeout, crashed, shape_mismatch, ...
+  bool compiled = false;
+  bool correct = false;
+  std::optional<Timing> runtime;
+  std::optional<Timing> baseline;
+  std::optional<double> speedup, speedup_mean;
+  std::optional<double> max_abs_diff, mean_abs_diff;
+  std::optional<int> failed_trial;
+  std::string error_class, error_message;
+  std::string log_tail;  // the end of what the candidate printed
+  double seconds = 0;    // wall time of the whole evaluation
+};
+
+class Evaluator {
+ public:
+  explicit Evaluator(EvaluationSettings settings);
+  ~Evaluator();
+
+  // An error means the harness itself failed (the reference could not be built or run); the
+  // candidate's failures are verdicts.
+  Result<Evaluation> evaluate(const std::string& problem_source, const std::string& problem_hash,
+                              const std::string& candidate_source);
+  // The reference worker's hello (python and torch versions, device name) once started.
+  Result<nlohmann::json> reference_info();
+
+ private:
+  Result<WorkerProcess*> reference();
+  Result<Timing> baseline(const std::string& job, const std::string& problem_hash);
+
+  EvaluationSettings settings_;
+  std::unique_ptr<WorkerProcess> reference_;
+  std::map<std::string, Timing> baselines_;  // by problem hash
+  std::string log_dir_;
+  int64_t next_job_ = 0;
+};
+
+}  // namespace dicebench::harness

@@ -1,0 +1,139 @@
+// One dicebench-worker process seen from the host (Boost.Process, own process group).
+#include "harness/client/worker_process.hpp"
+
+#include "harness/client/frame_io.hpp"
+
+#include <boost/process.hpp>
+#include <fmt/format.h>
+#include <sys/wait.h>
+
+#include <csignal>
+#include <cstring>
+
+namespace dicebench::harness {
+
+namespace bp = boost::process;
+
+struct WorkerProcess::State {
+  bp::pipe to_worker;
+  bp::pipe from_worker;
+  bp::group group;
+  bp::child child;
+  std::string role;
+};
+
+WorkerProcess::WorkerProcess(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+WorkerProcess::~WorkerProcess() { kill(); }
+
+Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(const WorkerOptions& options) {
+  std::signal(SIGPIPE, SIG_IGN);  // a dead worker must not take the host down with it
+  auto state = std::make_unique<State>();
+  state->role = options.role;
+  bp::environment env = boost::this_process::environment();
+  if (options.visible_devices) env["CUDA_VISIBLE_DEVICES"] = *options.visible_devices;
+  env["PYTHONUNBUFFERED"] = "1";
+  std::error_code ec;
+  state->child = bp::child(options.executable, "--role", options.role, "--device", options.device, "--log",
+                           options.log_path, bp::std_in < state->to_worker, bp::std_out > state->from_worker,
+                           bp::std_err > options.log_path, state->group, env, ec);
+  if (ec) return make_error(fmt::format("cannot start {}: {}", options.executable, ec.message()));
+  // Boost.Process closed the parent's copies of the child's ends; forget their numbers so the
+  // pipes' destructors do not close them a second time.
+  state->to_worker.assign_source(-1);
+  state->from_worker.assign_sink(-1);
+
+  std::unique_ptr<WorkerProcess> worker(new WorkerProcess(std::move(state)));
+  std::string payload;
+  const auto status = read_frame(worker->state_->from_worker.native_source(), &payload,
+                                 std::chrono::steady_clock::now() + options.start_timeout);
+  if (status != FrameStatus::ok) {
+    const char* why = status == FrameStatus::timeout ? "did not say hello in time" : "ended before saying hello";
+    worker->kill();
+    return make_error(fmt::format("{} ({} worker) {}: {}; see {}", options.executable, options.role, why,
+                                  worker->exit_description(), options.log_path));
+  }
+  try {
+    worker->hello_ = nlohmann::json::parse(payload);
+  } catch (const std::exception& e) {
+    worker->kill();
+    return make_error(fmt::format("{}: malformed hello ({})", options.executable, e.what()));
+  }
+  if (worker->hello_.value("type", "") != "hello" || worker->hello_.value("protocol", 0) != kProtocolVersion) {
+    worker->kill();
+    return make_error(fmt::format("{} speaks worker protocol {}, this dicebench speaks {}", options.executable,
+                                  worker->hello_.value("protocol", 0), kProtocolVersion));
+  }
+  return worker;
+}
+
+std::string WorkerProcess::exit_description() {
+  if (state_->child.running()) return "is still running";
+  const int status = state_->child.native_exit_code();
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return fmt::format("was killed by signal {} (SIG{})", sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+  }
+  if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
+  return "has ended";
+}
+
+void WorkerProcess::kill() {
+  if (!state_) return;
+  std::error_code ec;
+  if (state_->group.valid()) state_->group.terminate(ec);
+  if (state_->child.valid()) state_->child.wait(ec);
+  alive_ = false;
+}
+
+CallResult WorkerProcess::fail(CallFailure failure, std::string message) {
+  kill();
+  CallResult result;
+  result.failure = failure;
+  result.message = std::move(message);
+  return result;
+}
+
+CallResult WorkerProcess::call(const nlohmann::json& request, std::chrono::milliseconds timeout) {
+  if (!alive_) return fail(CallFailure::crashed, "the worker is no longer running");
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (!write_frame(state_->to_worker.native_sink(), request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
+    kill();
+    return fail(CallFailure::crashed, "the worker " + exit_description());
+  }
+  std::string last_stage;
+  while (true) {
+    std::string payload;
+    const FrameStatus status = read_frame(state_->from_worker.native_source(), &payload, deadline);
+    if (status == FrameStatus::timeout) {
+      auto failed = fail(CallFailure::timeout, fmt::format("no reply within {:.1f} s; the worker's process group was killed",
+                                                           static_cast<double>(timeout.count()) / 1000.0));
+      failed.last_stage = last_stage;
+      return failed;
+    }
+    if (status != FrameStatus::ok) {
+      kill();  // reaps a dead worker (keeping its exit status) and ends one that only closed its output
+      auto failed = fail(CallFailure::crashed, "the worker " + exit_description());
+      failed.last_stage = last_stage;
+      return failed;
+    }
+    nlohmann::json message;
+    try {
+      message = nlohmann::json::parse(payload);
+    } catch (const std::exception& e) {
+      return fail(CallFailure::protocol, fmt::format("malformed reply from the worker ({})", e.what()));
+    }
+    const std::string type = message.value("type", "");
+    if (type.size() > 9 && type.ends_with(".progress")) {
+      last_stage = message.value("stage", "");
+      continue;
+    }
+    CallResult result;
+    result.reply = std::move(message);
+    result.last_stage = last_stage;
+    if (type == "error") return fail(CallFailure::protocol, "the worker refused the request: " + result.reply->value("message", ""));
+    return result;
+  }
+}
+
+}  // namespace dicebench::harness

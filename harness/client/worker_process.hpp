@@ -1,0 +1,65 @@
+// One dicebench-worker process seen from the host: started fresh with Boost.Process in its own
+// process group (pinned to a GPU with CUDA_VISIBLE_DEVICES), spoken to through framed JSON on
+// its stdin/stdout (PROTOCOL.md), and killed as a group when a call runs past its time limit.
+#pragma once
+
+#include "core/base/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace dicebench::harness {
+
+inline constexpr int kProtocolVersion = 1;
+
+struct WorkerOptions {
+  std::string executable;                      // dicebench-worker
+  std::string role;                            // "reference" or "candidate"
+  std::string device = "cpu";                  // "cpu" or "cuda"
+  std::string log_path = "/dev/null";          // where the worker's (and candidate's) output goes
+  std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES for the worker
+  std::chrono::milliseconds start_timeout{std::chrono::minutes(3)};
+};
+
+enum class CallFailure { none, timeout, crashed, protocol };
+
+struct CallResult {
+  std::optional<nlohmann::json> reply;
+  std::string last_stage;  // the last "<role>.progress" stage the worker reported before the reply
+  CallFailure failure = CallFailure::none;
+  std::string message;  // why, when failure != none ("killed by signal 11 (SIGSEGV)")
+};
+
+class WorkerProcess {
+ public:
+  // Starts the worker and waits for its hello; a worker speaking another protocol is refused.
+  static Result<std::unique_ptr<WorkerProcess>> start(const WorkerOptions& options);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // Sends one request and waits up to `timeout` for its reply, noting progress messages on the
+  // way. On a timeout the process group is killed; after any failure the worker is dead and must
+  // be replaced.
+  CallResult call(const nlohmann::json& request, std::chrono::milliseconds timeout);
+  const nlohmann::json& hello() const { return hello_; }
+  bool alive() const { return alive_; }
+  // Kills the worker's process group and reaps the worker.
+  void kill();
+
+ private:
+  struct State;
+  explicit WorkerProcess(std::unique_ptr<State> state);
+  CallResult fail(CallFailure failure, std::string message);
+  std::string exit_description();
+
+  std::unique_ptr<State> state_;
+  nlohmann::json hello_;
+  bool alive_ = true;
+};
+
+}  // namespace dicebench::harness

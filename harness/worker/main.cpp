@@ -1,0 +1,83 @@
+// dicebench-worker: one evaluation worker process (PROTOCOL.md). Before any Python or candidate
+// code runs it takes stdin/stdout over as the private channel to the host and points fds 0, 1
+// and 2 away from it, then embeds CPython (with the torch found at build time) and hands control
+// to dicebench_harness.worker.serve for the rest of its life.
+#include <fcntl.h>
+#include <pybind11/embed.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace py = pybind11;
+
+namespace {
+
+struct Arguments {
+  std::string role;
+  std::string device = "cpu";
+  std::string log = "/dev/null";
+  std::string harness_path = DICEBENCH_HARNESS_PYTHON_DIR;
+};
+
+bool parse(int argc, char** argv, Arguments& out) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--role" && has_value) out.role = argv[++i];
+    else if (arg == "--device" && has_value) out.device = argv[++i];
+    else if (arg == "--log" && has_value) out.log = argv[++i];
+    else if (arg == "--harness-path" && has_value) out.harness_path = argv[++i];
+    else return false;
+  }
+  return out.role == "reference" || out.role == "candidate";
+}
+
+// Moves the channel off fds 0/1 (close-on-exec, so compilers the candidate starts never inherit
+// it) and sends everything anyone prints to the log. Returns false when that fails.
+bool take_over_channel(const std::string& log, int& channel_in, int& channel_out) {
+  channel_in = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+  channel_out = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (channel_in < 0 || channel_out < 0) return false;
+  const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (null_fd < 0 || log_fd < 0) return false;
+  if (dup2(null_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0) return false;
+  close(null_fd);
+  close(log_fd);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Arguments args;
+  if (!parse(argc, argv, args)) {
+    std::fprintf(stderr, "usage: dicebench-worker --role reference|candidate [--device cpu|cuda] [--log FILE] [--harness-path DIR]\n");
+    return 2;
+  }
+  int channel_in = -1, channel_out = -1;
+  if (!take_over_channel(args.log, channel_in, channel_out)) {
+    std::fprintf(stderr, "dicebench-worker: cannot set up the channel and log %s: %s\n", args.log.c_str(), std::strerror(errno));
+    return 2;
+  }
+  try {
+    // The interpreter the build found (a virtual environment's python finds its site-packages).
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    config.parse_argv = 0;
+    config.install_signal_handlers = 0;
+    PyConfig_SetBytesString(&config, &config.program_name, DICEBENCH_PYTHON_EXECUTABLE);
+    py::scoped_interpreter interpreter(&config);
+    py::module_::import("sys").attr("path").attr("insert")(0, args.harness_path);
+    const auto worker = py::module_::import("dicebench_harness.worker");
+    const int code = worker.attr("serve")(args.role, args.device, channel_in, channel_out).cast<int>();
+    std::fflush(nullptr);
+    return code;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dicebench-worker: %s\n", e.what());
+    return 3;
+  }
+}
