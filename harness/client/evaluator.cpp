@@ -21,6 +21,12 @@ uint64_t mix(uint64_t secret, const std::string& problem_hash, uint64_t index) {
   return std::strtoull(digest.substr(0, 15).c_str(), nullptr, 16);
 }
 
+// A number field that may be absent or null (a shape mismatch has no difference to report).
+std::optional<double> number(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
+}
+
 Timing timing_from(const nlohmann::json& j) {
   Timing t;
   t.median_ms = j.value("median_ms", 0.0);
@@ -194,16 +200,16 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
                                  settings_.reference_timeout);
     if (compared.failure != CallFailure::none) return make_error("the reference worker failed while comparing: " + compared.message);
     const nlohmann::json& c = *compared.reply;
-    max_abs = std::max(max_abs, c.value("max_abs_diff", 0.0));
-    mean_abs_sum += c.value("mean_abs_diff", 0.0);
+    max_abs = std::max(max_abs, number(c, "max_abs_diff").value_or(0.0));
+    mean_abs_sum += number(c, "mean_abs_diff").value_or(0.0);
     const std::string verdict = c.value("verdict", "output_mismatch");
     if (verdict != "correct") {
       evaluation.status = verdict;
       evaluation.failed_trial = trial;
       evaluation.error_class = verdict;
       evaluation.error_message = c.value("message", "") + (i >= output_paths.size() ? " (in a call made after timing started)" : "");
-      evaluation.max_abs_diff = c.value("max_abs_diff", 0.0);
-      evaluation.mean_abs_diff = c.value("mean_abs_diff", 0.0);
+      evaluation.max_abs_diff = number(c, "max_abs_diff");
+      evaluation.mean_abs_diff = number(c, "mean_abs_diff");
       return finish();
     }
   }

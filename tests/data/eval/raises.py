@@ -1,0 +1,10 @@
+# Fails at run time.
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+
+    def forward(self, x):
+        raise ValueError("this kernel is not finished")

@@ -1,0 +1,130 @@
+// Integration tests of candidate evaluation on the CPU through the real worker processes
+// (`dicebench eval` and `dicebench run` without --generate-only): every verdict, timeouts and
+// crashes charged to the candidate alone, and the candidate unable to reach the results.
+#include "cli_runner.hpp"
+
+#include "core/base/text.hpp"
+#include "results/query.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace dicebench;
+using test::run_cli;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kEval = std::string(DICEBENCH_TEST_DATA_DIR) + "/eval/";
+const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
+
+nlohmann::json evaluate(const std::string& candidate, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + candidate,
+                                   "--json", "--device", "cpu"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = run_cli(args);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return nlohmann::json::parse(r.out);
+}
+
+int worker_processes() {
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::string cmdline, why;
+    if (!read_file((entry.path() / "cmdline").string(), &cmdline, &why)) continue;
+    if (cmdline.find("dicebench-worker") != std::string::npos) ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("a correct candidate is correct and timed against a live baseline") {
+  const auto e = evaluate("correct.py");
+  CHECK(e["verdict"] == "correct");
+  CHECK(e["compiled"] == true);
+  CHECK(e["correct"] == true);
+  CHECK(e["runtime"]["median_ms"].get<double>() > 0);
+  CHECK(e["baseline"]["median_ms"].get<double>() > 0);
+  CHECK(e["speedup"].get<double>() == doctest::Approx(e["baseline"]["median_ms"].get<double>() / e["runtime"]["median_ms"].get<double>()));
+  CHECK(e["max_abs_diff"].get<double>() < 1e-5);
+}
+
+TEST_CASE("tolerance follows KernelBench per dtype or the compat setting") {
+  const auto strict = evaluate("off_by_1e3.py");
+  CHECK(strict["verdict"] == "output_mismatch");
+  CHECK(strict["max_abs_diff"].get<double>() == doctest::Approx(1e-3).epsilon(0.01));
+  CHECK(strict["failed_trial"] == 0);
+  const auto compat = evaluate("off_by_1e3.py", {"--tolerance", "compat"});
+  CHECK(compat["verdict"] == "correct");
+}
+
+TEST_CASE("shape and dtype mismatches and NaN outputs have their own verdicts") {
+  CHECK(evaluate("wrong_shape.py")["verdict"] == "shape_mismatch");
+  CHECK(evaluate("wrong_dtype.py")["verdict"] == "dtype_mismatch");
+  CHECK(evaluate("nan_output.py")["verdict"] == "output_mismatch");
+}
+
+TEST_CASE("compile and runtime failures are told apart") {
+  const auto syntax = evaluate("syntax_error.py");
+  CHECK(syntax["verdict"] == "compile_failed");
+  CHECK(syntax["compiled"] == false);
+  const auto raises = evaluate("raises.py");
+  CHECK(raises["verdict"] == "runtime_error");
+  CHECK(raises["compiled"] == true);
+  CHECK(raises["error_message"].get<std::string>().find("this kernel is not finished") != std::string::npos);
+}
+
+TEST_CASE("a crashing or hanging candidate is charged alone and leaves no process behind") {
+  const auto crashed = evaluate("aborts.py");
+  CHECK(crashed["verdict"] == "crashed");
+  CHECK(crashed["error_message"].get<std::string>().find("SIGABRT") != std::string::npos);
+  const auto hung = evaluate("hangs.py", {"--timeout", "4"});
+  CHECK(hung["verdict"] == "timeout");
+  CHECK(hung["seconds"].get<double>() < 30);
+  CHECK(worker_processes() == 0);
+}
+
+TEST_CASE("mutating inputs cannot change the verdict and cached or lazy outputs are caught") {
+  CHECK(evaluate("mutates_inputs.py")["verdict"] == "correct");
+  const auto cached = evaluate("cached_output.py");
+  CHECK(cached["verdict"] == "output_mismatch");
+  CHECK(cached["failed_trial"] == 1);
+  const auto lazy = evaluate("lazy_after_timing.py");
+  CHECK(lazy["verdict"] == "output_mismatch");
+  CHECK(lazy["error_message"].get<std::string>().find("after timing started") != std::string::npos);
+}
+
+TEST_CASE("run evaluates every stored sample on the CPU and report reads the verdicts") {
+  const fs::path tmp = fs::temp_directory_path() / ("dicebench-eval-run-" + std::to_string(getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp / "replay");
+  const auto copy = [&](const std::string& from, const std::string& to) { fs::copy_file(kEval + from, tmp / "replay" / to); };
+  // Problem 1 adds two tensors, 2 squares a ReLU, 10 sums rows: one right, one wrong, one without code.
+  { std::ofstream(tmp / "replay/level_1_problem_1_sample_0_kernel.py") << "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x, y):\n        return x + y\n"; }
+  { std::ofstream(tmp / "replay/level_1_problem_2_sample_0_kernel.py") << "import torch, torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"; }
+  { std::ofstream(tmp / "replay/level_1_problem_10_sample_0.txt") << "I would rather not."; }
+  (void)copy;
+  const std::string db = (tmp / "results.db").string();
+  const auto r = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
+                          "--kernelbench-root", kKernelBench, "--device", "cpu", "--db", db});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto q = results::run_query(db, "select s.problem_id, e.status from samples s join evaluations e on e.sample = s.id order by s.problem_id");
+  REQUIRE(q.ok());
+  REQUIRE(q->rows.size() == 3);
+  CHECK(std::get<std::string>(q->rows[0][1]) == "correct");
+  CHECK(std::get<std::string>(q->rows[1][1]) == "output_mismatch");
+  CHECK(std::get<std::string>(q->rows[2][1]) == "extraction_failed");
+  auto status = results::run_query(db, "select status from runs");
+  REQUIRE(status.ok());
+  CHECK(std::get<std::string>(status->rows[0][0]) == "finished");
+  const auto report = run_cli({"report", "1", "--db", db, "--json"});
+  REQUIRE(report.exit_code == 0);
+  const auto json = nlohmann::json::parse(report.out);
+  CHECK(json.dump().find("\"correct_rate\"") != std::string::npos);
+  fs::remove_all(tmp);
+}
