@@ -41,6 +41,9 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   s.tolerance = config.get("eval.tolerance").value_or("kernelbench");
   if (s.tolerance != "kernelbench" && s.tolerance != "compat")
     return make_error(fmt::format("eval.tolerance must be kernelbench or compat, not '{}'", s.tolerance));
+  s.model_mode = config.get("eval.model_mode").value_or("train");
+  if (s.model_mode != "train" && s.model_mode != "eval")
+    return make_error(fmt::format("eval.model_mode must be train (KernelBench's) or eval, not '{}'", s.model_mode));
   auto trials = number_setting<int>(config, "eval.trials", 5, 1);
   if (!trials) return trials.error();
   s.trials = *trials;

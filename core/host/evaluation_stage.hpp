@@ -14,7 +14,8 @@
 namespace dicebench::host {
 
 // Settings (section [eval] or flags): device = cpu|cuda, trials, tolerance = kernelbench|compat,
-// timeout_s (per candidate: load, compile, run and time), timing_budget_s.
+// model_mode = train (KernelBench's) | eval, timeout_s (per candidate: load, compile, run and
+// time), timing_budget_s.
 Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
 
 // dicebench-worker: $DICEBENCH_WORKER, else beside this executable.

@@ -123,7 +123,7 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
   const nlohmann::json prepare = {{"type", "reference.prepare"}, {"job", job},           {"problem_source", problem_source},
                                   {"problem_name", problem_hash}, {"device", settings_.device}, {"init_seed", init_seed},
                                   {"input_seeds", seeds},        {"work_dir", folder.path.string()},
-                                  {"tolerance", settings_.tolerance}};
+                                  {"tolerance", settings_.tolerance}, {"model_mode", settings_.model_mode}};
   auto prepared = (*ref)->call(prepare, settings_.reference_timeout);
   if (prepared.failure != CallFailure::none) return make_error("the reference worker failed: " + prepared.message);
   if (!prepared.reply->value("ok", false))
@@ -160,7 +160,8 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
       {"timing",
        {{"warmup", settings_.warmup}, {"min_trials", settings_.min_trials}, {"max_trials", settings_.max_trials},
         {"budget_s", settings_.budget_seconds}, {"target_rel_ci", settings_.target_rel_ci}}},
-      {"timed_output_trials", nlohmann::json::array({settings_.trials > 1 ? 1 : 0})}};
+      {"timed_output_trials", nlohmann::json::array({settings_.trials > 1 ? 1 : 0})},
+      {"model_mode", settings_.model_mode}};
   auto result = (*candidate)->call(run, settings_.candidate_timeout);
   (*candidate)->kill();  // one candidate per process, always
   if (result.failure != CallFailure::none) {

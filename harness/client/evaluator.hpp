@@ -21,6 +21,9 @@ struct EvaluationSettings {
   std::optional<std::string> visible_devices;  // the GPU this evaluator's workers use
   int trials = 5;                              // correctness trials, fresh inputs each
   std::string tolerance = "kernelbench";       // or "compat" (atol = rtol = 1e-2 for every dtype)
+  // "train" runs both models as KernelBench does (nn.Module's default mode: BatchNorm uses batch
+  // statistics); "eval" calls .eval() on both.
+  std::string model_mode = "train";
   uint64_t secret = 0;                         // per-run secret the input seeds derive from
   std::chrono::milliseconds candidate_timeout{std::chrono::minutes(10)};  // load (compile) + run + time
   std::chrono::milliseconds reference_timeout{std::chrono::minutes(10)};

@@ -1,0 +1,130 @@
+// The arithmetic over recorded device activity (activity_records.hpp).
+#include "harness/native/activity_records.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+#include <unordered_map>
+
+namespace dicebench::native {
+
+namespace {
+
+std::uint64_t duration_ns(std::uint64_t start_ns, std::uint64_t end_ns) {
+  return end_ns > start_ns ? end_ns - start_ns : 0;
+}
+
+template <class Record>
+void sort_by_start(std::vector<Record>& records) {
+  std::stable_sort(records.begin(), records.end(), [](const Record& a, const Record& b) {
+    return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+  });
+}
+
+}  // namespace
+
+std::uint64_t union_length_ns(std::span<const Interval> intervals) {
+  std::vector<Interval> sorted;
+  sorted.reserve(intervals.size());
+  for (const Interval& interval : intervals) {
+    if (interval.end_ns > interval.start_ns) sorted.push_back(interval);
+  }
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+  std::uint64_t total = 0;
+  std::size_t i = 0;
+  while (i < sorted.size()) {
+    std::uint64_t start = sorted[i].start_ns;
+    std::uint64_t end = sorted[i].end_ns;
+    for (++i; i < sorted.size() && sorted[i].start_ns <= end; ++i) end = std::max(end, sorted[i].end_ns);
+    total += end - start;
+  }
+  return total;
+}
+
+CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, ActivityLog log) {
+  CallRecord call;
+  call.begin_ns = begin_ns;
+  call.host_end_ns = host_end_ns;
+  call.host_ns = duration_ns(begin_ns, host_end_ns);
+
+  std::vector<Interval> intervals;
+  // Keeps a record when it carries timestamps and did not end before the call began; its
+  // interval, clipped to start no earlier than begin, joins the span and busy-time figures.
+  auto admit = [&](const auto& record) {
+    if (record.start_ns == 0 || record.end_ns == 0 || record.end_ns < record.start_ns) {
+      ++call.incomplete;
+      return false;
+    }
+    if (record.end_ns < begin_ns) {
+      ++call.stale;
+      return false;
+    }
+    intervals.push_back({std::max(record.start_ns, begin_ns), record.end_ns});
+    return true;
+  };
+  auto filter = [&](auto& records) {
+    std::erase_if(records, [&](const auto& record) { return !admit(record); });
+    sort_by_start(records);
+  };
+  filter(log.kernels);
+  filter(log.memcpys);
+  filter(log.memsets);
+  call.activity = std::move(log);
+
+  call.device_work = !intervals.empty();
+  if (call.device_work) {
+    call.first_start_ns = std::min_element(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+                            return a.start_ns < b.start_ns;
+                          })->start_ns;
+    call.last_end_ns = std::max_element(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+                         return a.end_ns < b.end_ns;
+                       })->end_ns;
+    call.span_ns = call.last_end_ns - begin_ns;
+    call.busy_ns = union_length_ns(intervals);
+  } else {
+    call.span_ns = call.host_ns;
+  }
+  return call;
+}
+
+std::vector<KernelGroup> group_kernels(std::span<const KernelRecord> kernels) {
+  std::vector<std::size_t> order(kernels.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return kernels[a].start_ns < kernels[b].start_ns; });
+  std::vector<KernelGroup> groups;
+  std::unordered_map<std::string, std::size_t> index_of;
+  for (std::size_t i : order) {
+    const KernelRecord& kernel = kernels[i];
+    auto [it, inserted] = index_of.try_emplace(kernel.mangled, groups.size());
+    if (inserted) groups.push_back({kernel.name, kernel.mangled, 0, 0, kernel.grid, kernel.block});
+    KernelGroup& group = groups[it->second];
+    ++group.launches;
+    group.total_ns += duration_ns(kernel.start_ns, kernel.end_ns);
+  }
+  std::sort(groups.begin(), groups.end(), [](const KernelGroup& a, const KernelGroup& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    return std::tie(a.name, a.mangled) < std::tie(b.name, b.mangled);
+  });
+  return groups;
+}
+
+KernelShare candidate_share(std::span<const KernelRecord> kernels,
+                            const std::unordered_set<std::string>& candidate_names) {
+  KernelShare result;
+  for (const KernelRecord& kernel : kernels) {
+    const std::uint64_t duration = duration_ns(kernel.start_ns, kernel.end_ns);
+    result.kernel_ns += duration;
+    if (candidate_names.contains(kernel.mangled) || candidate_names.contains(kernel.name)) {
+      result.candidate_ns += duration;
+      ++result.candidate_launches;
+    }
+  }
+  result.share = result.kernel_ns > 0
+                     ? static_cast<double>(result.candidate_ns) / static_cast<double>(result.kernel_ns)
+                     : 0.0;
+  return result;
+}
+
+}  // namespace dicebench::native

@@ -1,0 +1,286 @@
+// CUPTI Activity API subscription and the begin/end bracket of a timed call (cupti_recorder.hpp).
+#include "harness/native/cupti_recorder.hpp"
+
+#include <cupti.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+#include <utility>
+
+#include "harness/native/record_names.hpp"
+
+namespace dicebench::native {
+
+namespace {
+
+// The activity kinds recorded. CONCURRENT_KERNEL (not KERNEL, which serializes kernels) gives one
+// record per kernel on any stream; MEMCPY2 is peer-to-peer copies.
+constexpr CUpti_ActivityKind recorded_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+};
+
+// The record layouts of the CUPTI headers built against. A newer libcupti at run time only appends
+// fields to these, so reading them as these types stays valid.
+using KernelActivity = CUpti_ActivityKernel10;
+using MemcpyActivity = CUpti_ActivityMemcpy6;
+using PeerMemcpyActivity = CUpti_ActivityMemcpyPtoP4;
+using MemsetActivity = CUpti_ActivityMemset4;
+
+std::string cupti_message(CUptiResult status) {
+  const char* text = nullptr;
+  if (cuptiGetResultString(status, &text) != CUPTI_SUCCESS || text == nullptr) {
+    return "CUPTI error " + std::to_string(static_cast<int>(status));
+  }
+  return text;
+}
+
+Error cupti_error(const char* call, CUptiResult status) {
+  return make_error(std::string(call) + " failed: " + cupti_message(status));
+}
+
+#define DICEBENCH_CUPTI(call)                                  \
+  do {                                                         \
+    const CUptiResult dicebench_cupti_status_ = (call);        \
+    if (dicebench_cupti_status_ != CUPTI_SUCCESS) {            \
+      return cupti_error(#call, dicebench_cupti_status_);      \
+    }                                                          \
+  } while (0)
+
+// Set once and never reset or freed: CUPTI may deliver buffers until the process ends.
+std::mutex creation_mutex;
+CuptiRecorder* the_recorder = nullptr;
+std::string creation_failure;
+
+}  // namespace
+
+struct CuptiRecorder::Callbacks {
+  static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
+    *max_records = 0;  // as many as fit
+    *buffer = the_recorder->acquire_buffer(*size);
+  }
+
+  static void CUPTIAPI buffer_completed(CUcontext /*context*/, std::uint32_t /*stream*/, std::uint8_t* buffer,
+                                        std::size_t /*size*/, std::size_t valid_bytes) {
+    if (buffer != nullptr) the_recorder->complete_buffer(buffer, valid_bytes);
+  }
+
+  static Result<void> subscribe() {
+    DICEBENCH_CUPTI(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+    for (CUpti_ActivityKind kind : recorded_kinds) DICEBENCH_CUPTI(cuptiActivityEnable(kind));
+    return {};
+  }
+};
+
+CuptiRecorder::CuptiRecorder(std::size_t buffer_bytes) : buffer_bytes_((buffer_bytes + 7) / 8 * 8) {}
+
+Result<CuptiRecorder*> CuptiRecorder::instance(std::size_t buffer_bytes) {
+  std::lock_guard lock(creation_mutex);
+  if (the_recorder != nullptr) return the_recorder;
+  if (!creation_failure.empty()) return make_error(creation_failure);
+  if (buffer_bytes < 1024) return make_error("CUPTI activity buffers must hold at least 1024 bytes");
+  the_recorder = new CuptiRecorder(buffer_bytes);
+  if (auto subscribed = Callbacks::subscribe(); !subscribed) {
+    // Stop what was started; the recorder object stays alive (unreachable) for any late callback.
+    for (CUpti_ActivityKind kind : recorded_kinds) cuptiActivityDisable(kind);
+    creation_failure = "cannot subscribe to CUPTI activity records: " + subscribed.error().message;
+    the_recorder = nullptr;
+    return make_error(creation_failure);
+  }
+  return the_recorder;
+}
+
+Result<std::uint64_t> CuptiRecorder::timestamp() {
+  std::uint64_t now = 0;
+  DICEBENCH_CUPTI(cuptiGetTimestamp(&now));
+  return now;
+}
+
+Result<std::uint32_t> CuptiRecorder::stream_id(std::uintptr_t stream) {
+  std::uint32_t id = 0;
+  DICEBENCH_CUPTI(cuptiGetStreamIdEx(nullptr, reinterpret_cast<CUstream>(stream), 0, &id));
+  return id;
+}
+
+std::uint8_t* CuptiRecorder::acquire_buffer(std::size_t& size) {
+  std::lock_guard lock(records_mutex_);
+  if (!free_buffers_.empty()) {
+    std::uint8_t* buffer = free_buffers_.back();
+    free_buffers_.pop_back();
+    size = buffer_bytes_;
+    return buffer;
+  }
+  // CUPTI needs buffers aligned to ACTIVITY_RECORD_ALIGNMENT (8).
+  auto* buffer = static_cast<std::uint8_t*>(std::aligned_alloc(8, buffer_bytes_));
+  if (buffer == nullptr) {
+    ++unserved_buffer_requests_;
+    size = 0;
+    return nullptr;
+  }
+  size = buffer_bytes_;
+  return buffer;
+}
+
+void CuptiRecorder::complete_buffer(std::uint8_t* buffer, std::size_t valid_bytes) {
+  // Records arriving outside a timed call belong to untimed work: the buffer goes straight back.
+  ActivityLog parsed;
+  bool truncated = false;
+  std::string error;
+  if (collecting_.load(std::memory_order_acquire)) {
+    CUpti_Activity* record = nullptr;
+    while (true) {
+      const CUptiResult status = cuptiActivityGetNextRecord(buffer, valid_bytes, &record);
+      if (status == CUPTI_ERROR_MAX_LIMIT_REACHED) break;
+      if (status == CUPTI_ERROR_INVALID_KIND) {  // an incomplete record: the rest is unreadable
+        truncated = true;
+        break;
+      }
+      if (status != CUPTI_SUCCESS) {
+        error = "cuptiActivityGetNextRecord failed: " + cupti_message(status);
+        break;
+      }
+      switch (record->kind) {
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+          const auto* kernel = reinterpret_cast<const KernelActivity*>(record);
+          KernelRecord out;
+          out.mangled = kernel->name != nullptr ? kernel->name : "";
+          out.start_ns = kernel->start;
+          out.end_ns = kernel->end;
+          out.grid = {kernel->gridX, kernel->gridY, kernel->gridZ};
+          out.block = {kernel->blockX, kernel->blockY, kernel->blockZ};
+          out.stream = kernel->streamId;
+          out.device = kernel->deviceId;
+          out.shared_bytes = std::int64_t{kernel->staticSharedMemory} + std::int64_t{kernel->dynamicSharedMemory};
+          parsed.kernels.push_back(std::move(out));
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY: {
+          const auto* copy = reinterpret_cast<const MemcpyActivity*>(record);
+          parsed.memcpys.push_back({memcpy_kind_name(copy->copyKind), copy->bytes, copy->start, copy->end,
+                                    copy->streamId, copy->deviceId});
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+          const auto* copy = reinterpret_cast<const PeerMemcpyActivity*>(record);
+          parsed.memcpys.push_back({memcpy_kind_name(copy->copyKind), copy->bytes, copy->start, copy->end,
+                                    copy->streamId, copy->deviceId});
+          break;
+        }
+        case CUPTI_ACTIVITY_KIND_MEMSET: {
+          const auto* set = reinterpret_cast<const MemsetActivity*>(record);
+          parsed.memsets.push_back({set->bytes, set->start, set->end, set->streamId, set->deviceId});
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+  std::lock_guard lock(records_mutex_);
+  auto append = [](auto& to, auto& from) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+  };
+  append(log_.kernels, parsed.kernels);
+  append(log_.memcpys, parsed.memcpys);
+  append(log_.memsets, parsed.memsets);
+  if (truncated) ++truncated_buffers_;
+  if (!error.empty() && delivery_error_.empty()) delivery_error_ = std::move(error);
+  free_buffers_.push_back(buffer);
+}
+
+Result<std::uint64_t> CuptiRecorder::begin() {
+  std::lock_guard call_lock(call_mutex_);
+  if (in_call_) {
+    interfered_ = true;
+    return begin_ns_;
+  }
+  // Records of earlier (already synchronized) work are delivered now, while not collecting.
+  collecting_.store(false, std::memory_order_release);
+  DICEBENCH_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  std::size_t dropped = 0;
+  DICEBENCH_CUPTI(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped));  // resets the count
+  {
+    std::lock_guard lock(records_mutex_);
+    log_ = {};
+    unserved_buffer_requests_ = 0;
+    truncated_buffers_ = 0;
+    delivery_error_.clear();
+  }
+  collecting_.store(true, std::memory_order_release);
+  std::uint64_t start = 0;
+  if (const CUptiResult status = cuptiGetTimestamp(&start); status != CUPTI_SUCCESS) {
+    collecting_.store(false, std::memory_order_release);
+    return cupti_error("cuptiGetTimestamp(&start)", status);
+  }
+  begin_ns_ = start;
+  in_call_ = true;
+  interfered_ = false;
+  return start;
+}
+
+void CuptiRecorder::close_call() {
+  collecting_.store(false, std::memory_order_release);
+  in_call_ = false;
+  interfered_ = false;
+}
+
+Result<CallRecord> CuptiRecorder::end() {
+  std::lock_guard call_lock(call_mutex_);
+  if (!in_call_) return make_error("end() without begin()");
+  struct Closer {
+    CuptiRecorder* recorder;
+    ~Closer() { recorder->close_call(); }
+  } closer{this};
+
+  std::uint64_t host_end = 0;
+  DICEBENCH_CUPTI(cuptiGetTimestamp(&host_end));
+  DICEBENCH_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  std::size_t dropped = 0;
+  DICEBENCH_CUPTI(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped));
+  collecting_.store(false, std::memory_order_release);
+
+  ActivityLog log;
+  std::uint64_t unserved = 0;
+  std::uint64_t truncated = 0;
+  std::string delivery_error;
+  {
+    std::lock_guard lock(records_mutex_);
+    log = std::exchange(log_, {});
+    unserved = unserved_buffer_requests_;
+    truncated = truncated_buffers_;
+    delivery_error = std::move(delivery_error_);
+    delivery_error_.clear();
+  }
+  if (interfered_) return make_error("begin() was called again while the timed call was running");
+  if (!delivery_error.empty()) return make_error(delivery_error);
+
+  for (KernelRecord& kernel : log.kernels) {
+    auto it = demangled_.find(kernel.mangled);
+    if (it == demangled_.end()) it = demangled_.emplace(kernel.mangled, demangle(kernel.mangled)).first;
+    kernel.name = it->second;
+  }
+  CallRecord call = assemble_call(begin_ns_, host_end, std::move(log));
+  // CUPTI counts the records lost to a declined buffer request; a declined request with no count
+  // (should not happen) still marks the call as having lost records.
+  call.dropped = std::max<std::uint64_t>(dropped, unserved > 0 ? 1 : 0);
+  call.incomplete += truncated;
+  return call;
+}
+
+bool CuptiRecorder::cancel() {
+  std::lock_guard call_lock(call_mutex_);
+  if (!in_call_) return false;
+  close_call();
+  return true;
+}
+
+bool CuptiRecorder::in_call() const {
+  std::lock_guard call_lock(call_mutex_);
+  return in_call_;
+}
+
+}  // namespace dicebench::native

@@ -1,0 +1,85 @@
+// The process-wide CUPTI Activity API recorder: it subscribes once (buffer callbacks; kernel,
+// memcpy and memset records from every stream and context of the process) and times calls
+// bracketed by begin() and end(). The caller synchronizes the device before begin() and again
+// before end(); end() flushes CUPTI's buffers and hands back the call's records and figures
+// (activity_records.hpp). Used by the dicebench_cuda Python module and by the gpu tests.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/base/result.hpp"
+#include "harness/native/activity_records.hpp"
+
+namespace dicebench::native {
+
+class CuptiRecorder {
+ public:
+  static constexpr std::size_t default_buffer_bytes = std::size_t{8} << 20;
+
+  // The recorder of this process, subscribing on the first call (buffer_bytes, rounded up to a
+  // multiple of 8, is the size of each activity buffer; later calls' sizes are ignored). A failed
+  // subscription is final for the process: later calls return the same error.
+  static Result<CuptiRecorder*> instance(std::size_t buffer_bytes = default_buffer_bytes);
+
+  // CUPTI's clock (cuptiGetTimestamp), the one activity records are stamped with, in ns.
+  static Result<std::uint64_t> timestamp();
+
+  // The ID CUPTI gives a stream in its records (cuptiGetStreamIdEx; not cudaStreamGetId's number),
+  // for a CUstream / cudaStream_t handle passed as an integer. CUPTI refuses the legacy default
+  // stream's handle 0 (CUPTI_ERROR_INVALID_STREAM).
+  static Result<std::uint32_t> stream_id(std::uintptr_t stream);
+
+  // Starts a timed call: flushes and discards every record of earlier work, resets CUPTI's
+  // dropped-record count, and returns the timestamp the call starts at (taken last).
+  // A begin() while a call is open does not restart it: it marks the call as interfered with (its
+  // end() fails) and returns the open call's start, so code inside the timed call cannot move it.
+  Result<std::uint64_t> begin();
+
+  // Ends the timed call: takes the host end timestamp, flushes (forced) and returns the call's
+  // records and figures. Fails, closing the call all the same, without an open call, when a
+  // begin() came during the call, or when CUPTI reported an error while delivering records.
+  Result<CallRecord> end();
+
+  // Closes an open call without a result (the timed function raised); false when none was open.
+  bool cancel();
+
+  bool in_call() const;
+
+  CuptiRecorder(const CuptiRecorder&) = delete;
+  CuptiRecorder& operator=(const CuptiRecorder&) = delete;
+
+ private:
+  struct Callbacks;  // CUPTI's buffer callbacks (cupti_recorder.cpp)
+  explicit CuptiRecorder(std::size_t buffer_bytes);
+  ~CuptiRecorder() = default;  // never destroyed: CUPTI may call back until the process ends
+
+  std::uint8_t* acquire_buffer(std::size_t& size);
+  void complete_buffer(std::uint8_t* buffer, std::size_t valid_bytes);
+  void close_call();
+
+  const std::size_t buffer_bytes_;
+
+  // Shared with CUPTI's callback thread.
+  std::atomic<bool> collecting_{false};
+  mutable std::mutex records_mutex_;
+  ActivityLog log_;
+  std::vector<std::uint8_t*> free_buffers_;
+  std::uint64_t unserved_buffer_requests_ = 0;  // requests we could not fill (records dropped)
+  std::uint64_t truncated_buffers_ = 0;         // buffers whose reading stopped at an incomplete record
+  std::string delivery_error_;                  // first CUPTI error while reading a buffer
+
+  // The caller's side (begin/end/cancel).
+  mutable std::mutex call_mutex_;
+  bool in_call_ = false;
+  bool interfered_ = false;
+  std::uint64_t begin_ns_ = 0;
+  std::unordered_map<std::string, std::string> demangled_;  // mangled -> demangled, cached
+};
+
+}  // namespace dicebench::native

@@ -1,0 +1,28 @@
+"""Error kinds the handlers share, and the traceback tail that replies carry.
+
+HostError: the request itself is wrong (an unknown job, a trial out of range, a device that is not
+the worker's, a missing folder). The worker answers it with an "error" reply; it is never charged
+to the problem or the candidate.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+TRACEBACK_LINES = 20
+
+
+class HostError(Exception):
+    """A request that cannot be served as sent: the host's mistake, not the program's."""
+
+
+def traceback_tail(error: BaseException, lines: int = TRACEBACK_LINES) -> str:
+    """The last `lines` lines of the formatted traceback of error."""
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    return "\n".join(text.rstrip("\n").splitlines()[-lines:])
+
+
+def exception_line(error: BaseException) -> str:
+    """'ExceptionType: message' (first 2000 characters)."""
+    text = "".join(traceback.format_exception_only(type(error), error)).strip()
+    return text[:2000]

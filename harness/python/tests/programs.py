@@ -1,0 +1,166 @@
+"""Small problems and candidates for the harness tests, written for these tests.
+
+PROBLEM is a Linear + ReLU problem with init inputs; candidate(body) builds a ModelNew with the
+same parameters (built under the same seed, so its weights equal the reference's) whose forward
+is the given body, a statement list using self.lin and x.
+"""
+
+import textwrap
+
+PROBLEM = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+    in_features = 16
+    out_features = 8
+    batch = 4
+
+
+    class Model(nn.Module):
+        def __init__(self, in_features, out_features, scale):
+            super().__init__()
+            self.lin = nn.Linear(in_features, out_features)
+            self.scale = scale
+
+        def forward(self, x):
+            return (torch.relu(self.lin(x)) * self.scale)
+
+
+    def get_inputs():
+        return [torch.randn(batch, in_features)]
+
+
+    def get_init_inputs():
+        # draws from the generator, so the model must be built under a fresh seed
+        return [in_features, out_features, torch.rand(out_features) + 0.5]
+''')
+
+# A problem with two inputs and a tuple output, for structure tests.
+TUPLE_PROBLEM = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        def forward(self, a, b):
+            return a + b, (a * b).sum()
+
+
+    def get_inputs():
+        return [torch.randn(3, 5), torch.randn(3, 5)]
+
+
+    def get_init_inputs():
+        return []
+''')
+
+# A problem whose Model returns a persistent buffer it overwrites on every call and mutates its
+# input in place: the reference must keep clones of both.
+BUFFER_PROBLEM = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.out = None
+
+        def forward(self, x):
+            if self.out is None:
+                self.out = torch.empty_like(x)
+            torch.mul(x, 2, out=self.out)
+            x.add_(1)
+            return self.out
+
+
+    def get_inputs():
+        return [torch.randn(3, 4)]
+
+
+    def get_init_inputs():
+        return []
+''')
+
+CANDIDATE_HEADER = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class ModelNew(nn.Module):
+        def __init__(self, in_features, out_features, scale):
+            super().__init__()
+            self.lin = nn.Linear(in_features, out_features)
+            self.scale = scale
+
+        def forward(self, x):
+''')
+
+
+def candidate(body: str, prelude: str = "", epilogue: str = "") -> str:
+    """A Linear+ReLU candidate whose forward runs body (indented by this function)."""
+    return (textwrap.dedent(prelude) + CANDIDATE_HEADER
+            + textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8) + "\n"
+            + textwrap.dedent(epilogue))
+
+
+CORRECT = candidate("return (torch.relu(self.lin(x)) * self.scale)")
+OFF_BY_1E2 = candidate("return (torch.relu(self.lin(x)) * self.scale) + 1e-2")
+OFF_BY_5E3 = candidate("return (torch.relu(self.lin(x)) * self.scale) + 5e-3")
+WRONG_SHAPE = candidate("return (torch.relu(self.lin(x)) * self.scale)[:, :4]")
+WRONG_DTYPE = candidate("return (torch.relu(self.lin(x)) * self.scale).double()")
+TUPLE_OUTPUT = candidate("y = (torch.relu(self.lin(x)) * self.scale)\nreturn (y, y)")
+NAN_OUTPUT = candidate("y = (torch.relu(self.lin(x)) * self.scale)\ny[0, 0] = float('nan')\nreturn y")
+RAISES = candidate("raise ValueError('candidate forward failed on purpose')")
+EXITS = candidate("import sys\nsys.exit(7)")
+INTERRUPTS = candidate("raise KeyboardInterrupt()")
+NOT_A_TENSOR = candidate("return {'y': (torch.relu(self.lin(x)) * self.scale)}")
+RETURNS_STRING = candidate("return 'a string'")
+SYNTAX_ERROR = CORRECT + "\ndef broken(:\n    pass\n"
+# Mutates its input in place after computing: the reference used its own copies.
+MUTATES_INPUTS = candidate("y = (torch.relu(self.lin(x)) * self.scale)\nx.mul_(0).add_(1000.0)\nreturn y")
+PRINTS = candidate(
+    "print('candidate forward prints to stdout', flush=True)\n"
+    "import os, sys\n"
+    "os.write(1, b'\\x10\\x00\\x00\\x00{\"type\":\"bogus\"}')\n"
+    "sys.stderr.write('and to stderr\\n')\n"
+    "return (torch.relu(self.lin(x)) * self.scale)",
+    prelude="print('candidate module prints at import', flush=True)\n")
+FAILS_IN_INIT = CORRECT.replace("super().__init__()", "super().__init__()\n        raise RuntimeError('init fails')")
+EXIT_AT_LOAD = "import sys\nsys.exit(3)\n"
+NO_MODELNEW = "import torch\n\nclass Other:\n    pass\n"
+BUILD_FAILS = "raise RuntimeError(\"Error building extension 'fake_ext': nvcc failed\")\n"
+BUILD_SUBPROCESS_FAILS = "import subprocess\nraise subprocess.CalledProcessError(1, ['ninja', '-v'])\n"
+# Right while counting calls up to 3 (the correctness trials), wrong afterwards (once timing starts).
+CHANGES_WHEN_TIMED = candidate(
+    "self.calls = getattr(self, 'calls', 0) + 1\n"
+    "y = (torch.relu(self.lin(x)) * self.scale)\n"
+    "return y if self.calls <= 3 else y * 0")
+# Flips global numeric settings at the end of its forward: the default dtype float64 would make
+# the next call's output float64 unless the harness re-applies its settings before every call.
+FLIPS_NUMERICS = candidate(
+    "out = (torch.relu(self.lin(x)) * self.scale) + torch.zeros(x.shape[0], 8)\n"
+    "torch.set_default_dtype(torch.float64)\n"
+    "torch.backends.cuda.matmul.allow_tf32 = True\n"
+    "torch.set_float32_matmul_precision('medium')\n"
+    "return out")
+
+
+def pickle_payload_candidate(marker_path: str) -> str:
+    """A candidate that replaces torch.save so its outputs file holds a pickle payload which, if
+    ever unpickled without weights_only, would create marker_path."""
+    return candidate("return (torch.relu(self.lin(x)) * self.scale)", prelude=f'''
+        import builtins
+        import torch
+
+        class Payload:
+            def __reduce__(self):
+                return (builtins.open, ({marker_path!r}, "w"))
+
+        _real_save = torch.save
+
+        def _evil_save(obj, f, *args, **kwargs):
+            return _real_save([Payload()], f, *args, **kwargs)
+
+        torch.save = _evil_save
+    ''')

@@ -1,0 +1,232 @@
+"""Framing and the request/reply validator (protocol.py); torch-free."""
+
+import os
+import struct
+import threading
+import unittest
+
+from dicebench_harness import protocol
+from dicebench_harness.protocol import ProtocolError, ValidationError
+
+
+def _pipe_with(data: bytes) -> int:
+    """A read fd whose pipe holds data and is then closed for writing."""
+    read_fd, write_fd = os.pipe()
+
+    def writer():
+        view = memoryview(data)
+        while view:
+            view = view[os.write(write_fd, view):]
+        os.close(write_fd)
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    return read_fd
+
+
+def _prepare(**overrides):
+    request = {"type": "reference.prepare", "job": "j", "problem_source": "x = 1",
+               "device": "cpu", "init_seed": 1, "input_seeds": [1, 2], "work_dir": "/tmp/w"}
+    request.update(overrides)
+    return request
+
+
+class FramingTest(unittest.TestCase):
+    def test_round_trip_keeps_the_object(self):
+        message = {"type": "x", "job": "é✓", "nested": {"list": [1, 2.5, None, True]}}
+        fd = _pipe_with(protocol.encode_frame(message) + protocol.encode_frame({"type": "y"}))
+        try:
+            self.assertEqual(protocol.read_frame(fd), message)
+            self.assertEqual(protocol.read_frame(fd), {"type": "y"})
+            self.assertIsNone(protocol.read_frame(fd))
+        finally:
+            os.close(fd)
+
+    def test_header_is_little_endian_length(self):
+        frame = protocol.encode_frame({"type": "a"})
+        (length,) = struct.unpack("<I", frame[:4])
+        self.assertEqual(length, len(frame) - 4)
+        self.assertEqual(frame[4:], b'{"type":"a"}')
+
+    def test_write_frame_to_a_pipe(self):
+        read_fd, write_fd = os.pipe()
+        try:
+            protocol.write_frame(write_fd, {"type": "hello"})
+            os.close(write_fd)
+            self.assertEqual(protocol.read_frame(read_fd), {"type": "hello"})
+        finally:
+            os.close(read_fd)
+
+    def test_eof_before_a_frame_is_none(self):
+        fd = _pipe_with(b"")
+        try:
+            self.assertIsNone(protocol.read_frame(fd))
+        finally:
+            os.close(fd)
+
+    def test_truncated_header_is_fatal(self):
+        fd = _pipe_with(b"\x05\x00")
+        try:
+            with self.assertRaises(ProtocolError) as caught:
+                protocol.read_frame(fd)
+            self.assertTrue(caught.exception.fatal)
+        finally:
+            os.close(fd)
+
+    def test_truncated_body_is_fatal(self):
+        fd = _pipe_with(struct.pack("<I", 100) + b'{"type":')
+        try:
+            with self.assertRaises(ProtocolError) as caught:
+                protocol.read_frame(fd)
+            self.assertTrue(caught.exception.fatal)
+            self.assertIn("truncated", str(caught.exception))
+        finally:
+            os.close(fd)
+
+    def test_oversized_frame_is_refused_before_reading_it(self):
+        fd = _pipe_with(struct.pack("<I", protocol.MAX_FRAME_BYTES + 1) + b"{}")
+        try:
+            with self.assertRaises(ProtocolError) as caught:
+                protocol.read_frame(fd)
+            self.assertTrue(caught.exception.fatal)
+            self.assertIn("exceeds", str(caught.exception))
+        finally:
+            os.close(fd)
+
+    def test_frame_of_exactly_the_limit_is_accepted(self):
+        body = b'{"type":"' + b"a" * 100 + b'"}'
+        fd = _pipe_with(struct.pack("<I", len(body)) + body)
+        try:
+            self.assertEqual(protocol.read_frame(fd, max_bytes=len(body))["type"], "a" * 100)
+        finally:
+            os.close(fd)
+
+    def test_oversized_message_is_not_written(self):
+        with self.assertRaises(ProtocolError):
+            protocol.encode_frame({"type": "x", "blob": "a" * 200}, max_bytes=100)
+        with self.assertRaises(ProtocolError):
+            protocol.encode_frame({"type": "x", "blob": "a" * protocol.MAX_FRAME_BYTES})
+
+    def test_malformed_bodies_are_not_fatal(self):
+        for body in (b"{not json", b"[1, 2]", b"\xff\xfe", b'"text"'):
+            fd = _pipe_with(struct.pack("<I", len(body)) + body + protocol.encode_frame({"type": "ok"}))
+            try:
+                with self.assertRaises(ProtocolError) as caught:
+                    protocol.read_frame(fd)
+                self.assertFalse(caught.exception.fatal, body)
+                self.assertEqual(protocol.read_frame(fd), {"type": "ok"}, "stream stays in sync")
+            finally:
+                os.close(fd)
+
+    def test_non_finite_numbers_become_null(self):
+        frame = protocol.encode_frame({"type": "x", "a": float("nan"), "b": [float("inf"), 1.5]})
+        self.assertEqual(frame[4:], b'{"type":"x","a":null,"b":[null,1.5]}')
+
+
+class ValidatorTest(unittest.TestCase):
+    def test_valid_request_gets_defaults(self):
+        checked = protocol.validate_request(_prepare())
+        self.assertEqual(checked["type"], "reference.prepare")
+        self.assertEqual(checked["tolerance"], "kernelbench")
+        self.assertEqual(checked["problem_name"], "problem")
+        self.assertEqual(checked["model_mode"], "eval")
+
+    def test_missing_field(self):
+        request = _prepare()
+        del request["init_seed"]
+        with self.assertRaisesRegex(ValidationError, "missing field 'init_seed'"):
+            protocol.validate_request(request)
+
+    def test_wrong_types(self):
+        cases = [
+            ({"init_seed": "1"}, "init_seed"),
+            ({"init_seed": True}, "init_seed"),  # a bool is not an integer here
+            ({"init_seed": 1.0}, "init_seed"),
+            ({"init_seed": -1}, "init_seed"),
+            ({"init_seed": 2**63}, "init_seed"),
+            ({"input_seeds": []}, "input_seeds"),
+            ({"input_seeds": [1, "2"]}, "input_seeds"),
+            ({"job": ""}, "job"),
+            ({"job": 5}, "job"),
+            ({"tolerance": "loose"}, "tolerance"),
+            ({"model_mode": "training"}, "model_mode"),
+        ]
+        for overrides, field in cases:
+            with self.subTest(overrides=overrides):
+                with self.assertRaisesRegex(ValidationError, f"field '{field}'"):
+                    protocol.validate_request(_prepare(**overrides))
+
+    def test_unknown_field_is_refused(self):
+        with self.assertRaisesRegex(ValidationError, "unknown field 'seeds'"):
+            protocol.validate_request(_prepare(seeds=[1]))
+
+    def test_unknown_or_missing_type(self):
+        with self.assertRaisesRegex(ValidationError, "unknown request type"):
+            protocol.validate_request({"type": "reference.explode", "job": "j"})
+        with self.assertRaisesRegex(ValidationError, "no string field 'type'"):
+            protocol.validate_request({"job": "j"})
+        with self.assertRaisesRegex(ValidationError, "no string field 'type'"):
+            protocol.validate_request({"type": 3})
+
+    def test_roles(self):
+        self.assertEqual(protocol.request_role("reference.compare"), "reference")
+        self.assertEqual(protocol.request_role("candidate.run"), "candidate")
+        self.assertIsNone(protocol.request_role("shutdown"))
+
+    def test_timing_parameters(self):
+        base = {"type": "reference.time", "job": "j", "warmup": 1, "min_trials": 5,
+                "max_trials": 10, "budget_s": 2}
+        self.assertEqual(protocol.validate_request(base)["target_rel_ci"], 0.01)
+        with self.assertRaisesRegex(ValidationError, "max_trials is less than min_trials"):
+            protocol.validate_request({**base, "max_trials": 4})
+        with self.assertRaisesRegex(ValidationError, "budget_s"):
+            protocol.validate_request({**base, "budget_s": 0})
+        with self.assertRaisesRegex(ValidationError, "min_trials"):
+            protocol.validate_request({**base, "min_trials": 0})
+
+    def test_candidate_run_nested_timing(self):
+        run = {"type": "candidate.run", "job": "j", "candidate_source": "", "device": "cpu",
+               "init_seed": 0, "init_inputs": "/w/i.pt", "inputs": ["/w/0.pt"], "outputs_dir": "/w"}
+        checked = protocol.validate_request(run)
+        self.assertIsNone(checked["timing"])
+        self.assertEqual(checked["timed_output_trials"], [])
+        timed = protocol.validate_request({**run, "timing": {"warmup": 0, "min_trials": 1,
+                                                             "max_trials": 3, "budget_s": 0.5},
+                                           "timed_output_trials": [0]})
+        self.assertEqual(timed["timing"]["target_rel_ci"], 0.01)
+        with self.assertRaisesRegex(ValidationError, r"candidate.run.timing: missing field 'budget_s'"):
+            protocol.validate_request({**run, "timing": {"warmup": 0, "min_trials": 1, "max_trials": 3}})
+        with self.assertRaisesRegex(ValidationError, "inputs"):
+            protocol.validate_request({**run, "inputs": []})
+
+    def test_defaults_are_fresh_copies(self):
+        run = {"type": "candidate.run", "job": "j", "candidate_source": "", "device": "cpu",
+               "init_seed": 0, "init_inputs": "/w/i.pt", "inputs": ["/w/0.pt"], "outputs_dir": "/w"}
+        first = protocol.validate_request(run)
+        first["timed_output_trials"].append(5)
+        self.assertEqual(protocol.validate_request(run)["timed_output_trials"], [])
+
+    def test_candidate_requests_carry_no_secrets(self):
+        spec = protocol.REQUESTS["candidate.run"]
+        fields = set(spec.required) | set(spec.optional)
+        for secret in ("input_seeds", "problem_source", "work_dir"):
+            self.assertNotIn(secret, fields)
+
+    def test_replies(self):
+        protocol.validate_reply({"type": "reference.compared", "job": "j", "trial": 0,
+                                 "verdict": "correct", "max_abs_diff": 0.0, "mean_abs_diff": None,
+                                 "message": ""})
+        with self.assertRaisesRegex(ValidationError, "verdict"):
+            protocol.validate_reply({"type": "reference.compared", "job": "j", "trial": 0,
+                                     "verdict": "almost", "max_abs_diff": 0.0,
+                                     "mean_abs_diff": 0.0, "message": ""})
+        with self.assertRaisesRegex(ValidationError, "unknown reply type"):
+            protocol.validate_reply({"type": "candidate.run"})
+
+    def test_error_reply(self):
+        self.assertEqual(protocol.error_reply(7, "m"), {"type": "error", "job": "", "message": "m"})
+        self.assertEqual(protocol.error_reply("j", "m")["job"], "j")
+
+
+if __name__ == "__main__":
+    unittest.main()
