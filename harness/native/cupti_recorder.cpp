@@ -64,8 +64,8 @@ struct CuptiRecorder::Callbacks {
   }
 
   static void CUPTIAPI buffer_completed(CUcontext /*context*/, std::uint32_t /*stream*/, std::uint8_t* buffer,
-                                        std::size_t /*size*/, std::size_t valid_bytes) {
-    if (buffer != nullptr) the_recorder->complete_buffer(buffer, valid_bytes);
+                                        std::size_t size, std::size_t valid_bytes) {
+    if (buffer != nullptr) the_recorder->complete_buffer(buffer, size, valid_bytes);
   }
 
   static Result<void> subscribe() {
@@ -120,11 +120,12 @@ std::uint8_t* CuptiRecorder::acquire_buffer(std::size_t& size) {
     size = 0;
     return nullptr;
   }
+  owned_buffers_.insert(buffer);
   size = buffer_bytes_;
   return buffer;
 }
 
-void CuptiRecorder::complete_buffer(std::uint8_t* buffer, std::size_t valid_bytes) {
+void CuptiRecorder::complete_buffer(std::uint8_t* buffer, std::size_t size, std::size_t valid_bytes) {
   // Records arriving outside a timed call belong to untimed work: the buffer goes straight back.
   ActivityLog parsed;
   bool truncated = false;
@@ -189,7 +190,9 @@ void CuptiRecorder::complete_buffer(std::uint8_t* buffer, std::size_t valid_byte
   append(log_.memsets, parsed.memsets);
   if (truncated) ++truncated_buffers_;
   if (!error.empty() && delivery_error_.empty()) delivery_error_ = std::move(error);
-  free_buffers_.push_back(buffer);
+  // A buffer another CUPTI client allocated (handed to us after we took the callbacks back) is
+  // read but never reused or freed: its size and allocator are not ours to know.
+  if (size == buffer_bytes_ && owned_buffers_.contains(buffer)) free_buffers_.push_back(buffer);
 }
 
 Result<std::uint64_t> CuptiRecorder::begin() {
@@ -200,6 +203,7 @@ Result<std::uint64_t> CuptiRecorder::begin() {
   }
   // Records of earlier (already synchronized) work are delivered now, while not collecting.
   collecting_.store(false, std::memory_order_release);
+  DICEBENCH_TRY(Callbacks::subscribe());
   DICEBENCH_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   std::size_t dropped = 0;
   DICEBENCH_CUPTI(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped));  // resets the count

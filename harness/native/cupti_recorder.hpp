@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/base/result.hpp"
@@ -35,8 +36,10 @@ class CuptiRecorder {
   // stream's handle 0 (CUPTI_ERROR_INVALID_STREAM).
   static Result<std::uint32_t> stream_id(std::uintptr_t stream);
 
-  // Starts a timed call: flushes and discards every record of earlier work, resets CUPTI's
-  // dropped-record count, and returns the timestamp the call starts at (taken last).
+  // Starts a timed call: registers the buffer callbacks and enables the recorded kinds again (so
+  // another CUPTI client in the process, such as torch.profiler, that took them over or disabled
+  // them since the last call loses them), flushes and discards every record of earlier work,
+  // resets CUPTI's dropped-record count, and returns the timestamp the call starts at (taken last).
   // A begin() while a call is open does not restart it: it marks the call as interfered with (its
   // end() fails) and returns the open call's start, so code inside the timed call cannot move it.
   Result<std::uint64_t> begin();
@@ -60,7 +63,7 @@ class CuptiRecorder {
   ~CuptiRecorder() = default;  // never destroyed: CUPTI may call back until the process ends
 
   std::uint8_t* acquire_buffer(std::size_t& size);
-  void complete_buffer(std::uint8_t* buffer, std::size_t valid_bytes);
+  void complete_buffer(std::uint8_t* buffer, std::size_t size, std::size_t valid_bytes);
   void close_call();
 
   const std::size_t buffer_bytes_;
@@ -69,7 +72,8 @@ class CuptiRecorder {
   std::atomic<bool> collecting_{false};
   mutable std::mutex records_mutex_;
   ActivityLog log_;
-  std::vector<std::uint8_t*> free_buffers_;
+  std::vector<std::uint8_t*> free_buffers_;             // ours, buffer_bytes_ each, idle
+  std::unordered_set<std::uint8_t*> owned_buffers_;     // every buffer we allocated
   std::uint64_t unserved_buffer_requests_ = 0;  // requests we could not fill (records dropped)
   std::uint64_t truncated_buffers_ = 0;         // buffers whose reading stopped at an incomplete record
   std::string delivery_error_;                  // first CUPTI error while reading a buffer

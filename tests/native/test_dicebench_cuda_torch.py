@@ -126,6 +126,19 @@ class TorchRecorderTest(unittest.TestCase):
         self.assertGreaterEqual(len(result["kernels"]), 2, result)
         del static_out
 
+    def test_another_cupti_client_does_not_silence_the_recorder(self):
+        # torch.profiler (kineto) takes CUPTI's buffer callbacks and disables the kinds when it
+        # stops; the next begin() takes them back. (Runs first: later tests run after it.)
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CUDA]):
+            self.a @ self.b
+            torch.cuda.synchronize()
+        for _ in range(2):
+            result = timed(self.recorder, lambda: self.a @ self.b)
+            self.assertEqual(len(result["kernels"]), 1, result)
+            self.assertTrue(result["device_work"])
+
     def test_begin_inside_the_call_is_caught(self):
         def sneaky():
             self.a @ self.b
