@@ -107,6 +107,14 @@ int run(const RunOptions& o, CLI::App& app) {
   if (!plan) return fail(plan.error().message);
   auto& p = **plan;
 
+  // Evaluation settings are checked before anything is generated or stored.
+  std::optional<harness::EvaluationSettings> settings;
+  if (!o.generate_only) {
+    auto resolved = host::evaluation_settings(p.config);
+    if (!resolved) return fail(resolved.error().message);
+    settings = std::move(*resolved);
+  }
+
   size_t total_samples = 0;
   for (const auto& problem : p.problems) total_samples += static_cast<size_t>(problem.samples);
   host::log_info("{} {}: {} problems, {} samples to generate{}", o.resume ? "resuming run" : "run", o.resume ? std::to_string(*o.resume) : p.model_spec + " on " + p.suite_name,
@@ -137,8 +145,6 @@ int run(const RunOptions& o, CLI::App& app) {
                outcome->run, db);
     return 0;
   }
-  auto settings = host::evaluation_settings(p.config);
-  if (!settings) return fail(settings.error().message);
   std::map<int64_t, host::ProblemSource> sources;
   for (const auto& problem : p.problems) sources[problem.problem.id] = {problem.problem.source, problem.problem.content_hash};
   DICEBENCH_CHECK_STORE(store->finish_run(outcome->run, results::RunStatus::running));

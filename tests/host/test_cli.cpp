@@ -230,9 +230,9 @@ TEST_CASE("bad input gives one clear line and a non-zero exit and stores nothing
   check_one_error_line(base({"--model", "replay:" + (tmp / "gappy"), "--suite", "kernelbench-l1", "--kernelbench-root",
                              kKernelBench}),
                        "gap");
-  // Evaluation is not part of this build; asking for it is refused before anything runs.
-  auto evaluate = run_cli({"run", "--model", replay, "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench, "--db", db});
-  check_one_error_line(evaluate, "--generate-only");
+  check_one_error_line(run_cli({"run", "--model", replay, "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench,
+                                "--set", "eval.device=tpu", "--db", db}),
+                       "eval.device must be cpu or cuda");
 
   if (fs::exists(db)) CHECK(scalar(db, "select count(*) from runs") == "0");
 }

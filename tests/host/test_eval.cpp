@@ -21,22 +21,29 @@ namespace {
 
 const std::string kEval = std::string(DICEBENCH_TEST_DATA_DIR) + "/eval/";
 const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
+// Marks the worker processes this test's commands start (see worker_processes()).
+const std::string kTag = "DICEBENCH_TEST_TAG=" + std::to_string(getpid());
 
 nlohmann::json evaluate(const std::string& candidate, std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + candidate,
                                    "--json", "--device", "cpu"};
   args.insert(args.end(), extra.begin(), extra.end());
-  const auto r = run_cli(args);
+  const auto r = run_cli(args, {kTag});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   return nlohmann::json::parse(r.out);
 }
 
+// Worker processes still alive that were started by this test process's commands: they carry
+// DICEBENCH_TEST_TAG=<our pid> in their environment (other tests may run workers at the same time).
+
 int worker_processes() {
   int count = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::string cmdline, why;
+    std::string cmdline, environ, why;
     if (!read_file((entry.path() / "cmdline").string(), &cmdline, &why)) continue;
-    if (cmdline.find("dicebench-worker") != std::string::npos) ++count;
+    if (cmdline.find("dicebench-worker") == std::string::npos) continue;
+    if (!read_file((entry.path() / "environ").string(), &environ, &why)) continue;
+    if (environ.find(kTag + '\0') != std::string::npos) ++count;
   }
   return count;
 }

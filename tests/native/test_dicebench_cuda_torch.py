@@ -83,9 +83,10 @@ class TorchRecorderTest(unittest.TestCase):
         events_ms = start.elapsed_time(end)
         print(f"\n256 MiB fill: CUPTI {duration_ms * 1e3:.1f} us, events {events_ms * 1e3:.1f} us, "
               f"span {result['span_ms'] * 1e3:.1f} us, host {result['host_ms'] * 1e3:.1f} us")
-        # events also count the gaps between kernels, so they bound the record from above; the
-        # record's own duration must be physically possible (no GPU writes 10 TB/s)
-        self.assertLessEqual(duration_ms, events_ms + 0.005)
+        # the events bracket the fill (loosely: their clock is not CUPTI's, and a GPU shared with
+        # other processes stretches both); the record's own duration must be physically possible
+        # (no GPU writes 10 TB/s)
+        self.assertLessEqual(duration_ms, events_ms * 1.5 + 0.02)
         self.assertGreater(duration_ms, 0.01)
         self.assertLess(self.big.numel() * 4 / (duration_ms * 1e-3), 10e12)
 
