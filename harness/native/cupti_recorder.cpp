@@ -1,6 +1,7 @@
 // CUPTI Activity API subscription and the begin/end bracket of a timed call (cupti_recorder.hpp).
 #include "harness/native/cupti_recorder.hpp"
 
+#include <cuda_runtime_api.h>
 #include <cupti.h>
 
 #include <algorithm>
@@ -22,6 +23,17 @@ constexpr CUpti_ActivityKind recorded_kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY2,
     CUPTI_ACTIVITY_KIND_MEMSET,
 };
+
+// A device-wide synchronize of the current device, so that neither end of a call depends on the
+// caller's own (Python-level, hence patchable) synchronize. A sticky CUDA error shows here.
+Result<void> synchronize_device(const char* where) {
+  const cudaError_t status = cudaDeviceSynchronize();
+  if (status != cudaSuccess) {
+    return make_error(std::string("cudaDeviceSynchronize in ") + where + " failed: " + cudaGetErrorName(status) +
+                      " (" + cudaGetErrorString(status) + ")");
+  }
+  return {};
+}
 
 // The record layouts of the CUPTI headers built against. A newer libcupti at run time only appends
 // fields to these, so reading them as these types stays valid.
@@ -50,22 +62,24 @@ Error cupti_error(const char* call, CUptiResult status) {
     }                                                          \
   } while (0)
 
-// Set once and never reset or freed: CUPTI may deliver buffers until the process ends.
 std::mutex creation_mutex;
-CuptiRecorder* the_recorder = nullptr;
-std::string creation_failure;
+CuptiRecorder* the_recorder = nullptr;  // the subscribed recorder, once instance() succeeded
+std::string creation_failure;           // why instance() failed, once it did
+// What CUPTI's callbacks talk to: set before the first registration and never reset or freed,
+// since CUPTI may call back until the process ends (a failed subscription included).
+CuptiRecorder* callback_target = nullptr;
 
 }  // namespace
 
 struct CuptiRecorder::Callbacks {
   static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
     *max_records = 0;  // as many as fit
-    *buffer = the_recorder->acquire_buffer(*size);
+    *buffer = callback_target->acquire_buffer(*size);
   }
 
   static void CUPTIAPI buffer_completed(CUcontext /*context*/, std::uint32_t /*stream*/, std::uint8_t* buffer,
                                         std::size_t size, std::size_t valid_bytes) {
-    if (buffer != nullptr) the_recorder->complete_buffer(buffer, size, valid_bytes);
+    if (buffer != nullptr) callback_target->complete_buffer(buffer, size, valid_bytes);
   }
 
   static Result<void> subscribe() {
@@ -82,14 +96,14 @@ Result<CuptiRecorder*> CuptiRecorder::instance(std::size_t buffer_bytes) {
   if (the_recorder != nullptr) return the_recorder;
   if (!creation_failure.empty()) return make_error(creation_failure);
   if (buffer_bytes < 1024) return make_error("CUPTI activity buffers must hold at least 1024 bytes");
-  the_recorder = new CuptiRecorder(buffer_bytes);
+  callback_target = new CuptiRecorder(buffer_bytes);
   if (auto subscribed = Callbacks::subscribe(); !subscribed) {
-    // Stop what was started; the recorder object stays alive (unreachable) for any late callback.
+    // Stop what was started; callback_target stays for any callback still to come.
     for (CUpti_ActivityKind kind : recorded_kinds) cuptiActivityDisable(kind);
     creation_failure = "cannot subscribe to CUPTI activity records: " + subscribed.error().message;
-    the_recorder = nullptr;
     return make_error(creation_failure);
   }
+  the_recorder = callback_target;
   return the_recorder;
 }
 
@@ -201,8 +215,9 @@ Result<std::uint64_t> CuptiRecorder::begin() {
     interfered_ = true;
     return begin_ns_;
   }
-  // Records of earlier (already synchronized) work are delivered now, while not collecting.
+  // Earlier work finishes and its records are delivered now, while not collecting.
   collecting_.store(false, std::memory_order_release);
+  DICEBENCH_TRY(synchronize_device("begin()"));
   DICEBENCH_TRY(Callbacks::subscribe());
   DICEBENCH_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   std::size_t dropped = 0;
@@ -240,6 +255,7 @@ Result<CallRecord> CuptiRecorder::end() {
     ~Closer() { recorder->close_call(); }
   } closer{this};
 
+  DICEBENCH_TRY(synchronize_device("end()"));
   std::uint64_t host_end = 0;
   DICEBENCH_CUPTI(cuptiGetTimestamp(&host_end));
   DICEBENCH_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));

@@ -1,8 +1,9 @@
 // The process-wide CUPTI Activity API recorder: it subscribes once (buffer callbacks; kernel,
 // memcpy and memset records from every stream and context of the process) and times calls
-// bracketed by begin() and end(). The caller synchronizes the device before begin() and again
-// before end(); end() flushes CUPTI's buffers and hands back the call's records and figures
-// (activity_records.hpp). Used by the dicebench_cuda Python module and by the gpu tests.
+// bracketed by begin() and end(). Both synchronize the current device themselves (the caller's
+// own synchronize, if any, makes theirs a no-op); end() then flushes CUPTI's buffers and hands back
+// the call's records and figures (activity_records.hpp). Used by the dicebench_cuda Python module
+// and by the gpu tests.
 #pragma once
 
 #include <atomic>
@@ -36,7 +37,8 @@ class CuptiRecorder {
   // stream's handle 0 (CUPTI_ERROR_INVALID_STREAM).
   static Result<std::uint32_t> stream_id(std::uintptr_t stream);
 
-  // Starts a timed call: registers the buffer callbacks and enables the recorded kinds again (so
+  // Starts a timed call: synchronizes the current device (cudaDeviceSynchronize), registers the
+  // buffer callbacks and enables the recorded kinds again (so
   // another CUPTI client in the process, such as torch.profiler, that took them over or disabled
   // them since the last call loses them), flushes and discards every record of earlier work,
   // resets CUPTI's dropped-record count, and returns the timestamp the call starts at (taken last).
@@ -44,9 +46,11 @@ class CuptiRecorder {
   // end() fails) and returns the open call's start, so code inside the timed call cannot move it.
   Result<std::uint64_t> begin();
 
-  // Ends the timed call: takes the host end timestamp, flushes (forced) and returns the call's
-  // records and figures. Fails, closing the call all the same, without an open call, when a
-  // begin() came during the call, or when CUPTI reported an error while delivering records.
+  // Ends the timed call: synchronizes the current device, takes the host end timestamp, flushes
+  // (forced) and returns the call's records and figures. Fails, closing the call all the same,
+  // without an open call, when the synchronize fails (a sticky CUDA error such as an illegal
+  // address), when a begin() came during the call, or when CUPTI reported an error while
+  // delivering records.
   Result<CallRecord> end();
 
   // Closes an open call without a result (the timed function raised); false when none was open.

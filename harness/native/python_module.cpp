@@ -163,11 +163,11 @@ PYBIND11_MODULE(dicebench_cuda, m) {
            py::arg("buffer_bytes") = CuptiRecorder::default_buffer_bytes)
       .def(
           "begin", [](RecorderHandle& self) { return value_or_raise(self.recorder->begin()); },
-          "Start a timed call (synchronize the device first): discards earlier records and returns the start "
-          "timestamp in ns. Inside an open call it returns the open call's start and makes end() fail.")
+          "Start a timed call: synchronizes the device, discards earlier records and returns the start timestamp "
+          "in ns. Inside an open call it returns the open call's start and makes end() fail.")
       .def(
           "end", [](RecorderHandle& self) { return call_dict(value_or_raise(self.recorder->end())); },
-          "End the timed call (synchronize the device first) and return its figures and records as a dict.")
+          "End the timed call: synchronizes the device and returns the call's figures and records as a dict.")
       .def(
           "cancel", [](RecorderHandle& self) { return self.recorder->cancel(); },
           "Close an open call without a result; returns whether one was open.")

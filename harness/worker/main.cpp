@@ -71,7 +71,11 @@ int main(int argc, char** argv) {
     config.install_signal_handlers = 0;
     PyConfig_SetBytesString(&config, &config.program_name, DICEBENCH_PYTHON_EXECUTABLE);
     py::scoped_interpreter interpreter(&config);
-    py::module_::import("sys").attr("path").attr("insert")(0, args.harness_path);
+    const auto sys_path = py::module_::import("sys").attr("path");
+    sys_path.attr("insert")(0, args.harness_path);
+#if DICEBENCH_HAVE_CUDA_MODULE
+    sys_path.attr("insert")(1, DICEBENCH_NATIVE_PYTHON_DIR);  // dicebench_cuda: CUPTI timing
+#endif
     const auto worker = py::module_::import("dicebench_harness.worker");
     const int code = worker.attr("serve")(args.role, args.device, channel_in, channel_out).cast<int>();
     std::fflush(nullptr);

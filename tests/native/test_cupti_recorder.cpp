@@ -276,3 +276,48 @@ TEST_CASE("begin() inside an open call cannot move its start, and end() then fai
   REQUIRE(rec.begin().ok());
   CHECK(rec.end().ok());
 }
+
+TEST_CASE("end() waits for the device itself, so a caller that skips its synchronize cannot cut the span short") {
+  require_gpu();
+  CUDA_OK(cudaFree(nullptr));
+  CuptiRecorder& rec = recorder();
+  const Kernels kernels = load_kernels();
+  float* out = nullptr;
+  CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&out), 64 * sizeof(float)));
+  cudaStream_t stream = nullptr;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  long long cycles = 20'000'000;  // about 10 ms
+  void* args[] = {&out, &cycles};
+  REQUIRE(rec.begin().ok());
+  CUDA_OK(cudaLaunchKernel(reinterpret_cast<const void*>(kernels.spin), dim3(1), dim3(32), args, 1024, stream));
+  const auto ended = rec.end();  // no synchronize before it
+  REQUIRE_MESSAGE(ended.ok(), (ended.ok() ? std::string() : ended.error().message));
+  const CallRecord& call = ended.value();
+  REQUIRE(call.activity.kernels.size() == 1);
+  CHECK(call.incomplete == 0);
+  CHECK(call.activity.kernels[0].end_ns - call.activity.kernels[0].start_ns > 2'000'000);  // > 2 ms
+  CHECK(call.last_end_ns <= call.host_end_ns);
+  CHECK(call.span_ns == call.last_end_ns - call.begin_ns);
+  cudaStreamDestroy(stream);
+  cudaFree(out);
+}
+
+// Last in the file: the fault poisons the process's CUDA context for any test case after it.
+TEST_CASE("a device fault inside the call makes end() fail with the CUDA error") {
+  require_gpu();
+  CUDA_OK(cudaFree(nullptr));
+  CuptiRecorder& rec = recorder();
+  const Kernels kernels = load_kernels();
+  float* out = nullptr;
+  CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&out), 64 * sizeof(float)));
+  long long cycles = 1000;
+  void* args[] = {&out, &cycles};
+  REQUIRE(rec.begin().ok());
+  // no dynamic shared memory for a kernel that writes 256 floats of it: an out-of-range access
+  CUDA_OK(cudaLaunchKernel(reinterpret_cast<const void*>(kernels.spin), dim3(1), dim3(256), args, 0, nullptr));
+  const auto ended = rec.end();
+  REQUIRE_FALSE(ended.ok());
+  MESSAGE(ended.error().message);
+  CHECK(ended.error().message.find("cudaDeviceSynchronize in end() failed") != std::string::npos);
+  CHECK_FALSE(rec.in_call());
+}

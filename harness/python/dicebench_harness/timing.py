@@ -68,18 +68,54 @@ class CudaTimer:
         return (time.perf_counter() - start) * 1e3
 
 
-_cuda_timers: dict[str, CudaTimer] = {}
+class CuptiTimer:
+    """CUPTI activity records (the dicebench_cuda module): a call lasts from its start until the
+    end of the last kernel, copy or set it put on the device, on any stream. The L2 is flushed
+    before each trial. The recorder's methods are bound here, before any candidate code runs."""
+
+    name = "cupti_span"
+
+    def __init__(self, device: Any, flush_bytes: int = L2_FLUSH_BYTES):
+        import torch
+        import dicebench_cuda  # after torch, so both share torch's libcupti and libcudart
+
+        self._device = torch.device(device)
+        self._scratch = torch.empty(flush_bytes // 4, dtype=torch.int32, device=self._device)
+        recorder = dicebench_cuda.Recorder()
+        self._begin, self._end, self._cancel = recorder.begin, recorder.end, recorder.cancel
+        self.trials: list[dict] = []
+
+    def __call__(self, fn: Callable[[], Any]) -> float:
+        self._scratch.fill_(1)  # begin() waits for it, so the flush is never counted
+        start = self._begin()
+        try:
+            fn()
+        except BaseException:
+            self._cancel()
+            raise
+        record = self._end()
+        if record["begin_ns"] != start or record["dropped"] or record["incomplete"]:
+            raise RuntimeError("CUPTI timing was interfered with or lost records")
+        self.trials.append({key: record[key] for key in ("span_ms", "busy_ms", "host_ms")})
+        return record["span_ms"]
+
+
+_cuda_timers: dict[str, Any] = {}
 
 
 def timer_for_device(device: Any) -> Timer:
-    """cpu_timer for the CPU; one CudaTimer per CUDA device (its scratch buffer is kept)."""
+    """cpu_timer for the CPU; per CUDA device a CuptiTimer, or a CudaTimer where the dicebench_cuda
+    module cannot be imported (its scratch buffer is kept)."""
     import torch
 
     parsed = torch.device(device)
     if parsed.type == "cuda":
         key = str(parsed)
         if key not in _cuda_timers:
-            _cuda_timers[key] = CudaTimer(parsed)
+            try:
+                _cuda_timers[key] = CuptiTimer(parsed)
+            except ImportError:
+                _cuda_timers[key] = CudaTimer(parsed)
         return _cuda_timers[key]
     return cpu_timer
 

@@ -1,0 +1,3 @@
+// Shim of <ATen/cuda/CUDAUtils.h> for the fast path.
+#pragma once
+#include "dbfp/torch_cuda.h"

@@ -1,0 +1,226 @@
+"""Unit tests of the fast path's Python package (dicebench_fastpath), on the CPU.
+
+torch's own load_inline is replaced by a recording fake wherever a test would otherwise fall back
+to it (a real build takes a minute); the C++-only candidate is loaded and run for real on CPU
+tensors and compared with the same computation written with torch in Python.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import unittest
+from typing import Any
+
+from fastpath_test_support import CANDIDATES, candidate_header, exec_candidate, native_available
+
+import torch
+import torch.utils.cpp_extension as cpp_extension
+
+import dicebench_fastpath
+from dicebench_fastpath import _load_inline as impl
+
+ORIGINAL_LOAD_INLINE = cpp_extension.load_inline
+
+
+class FakeTorchToolchain:
+    """Stands in for torch's load_inline: records its calls, returns a marker module."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[tuple, dict]] = []
+
+    def __call__(self, name, cpp_sources, cuda_sources=None, sycl_sources=None, functions=None,
+                 extra_cflags=None, extra_cuda_cflags=None, extra_sycl_cflags=None, extra_ldflags=None,
+                 extra_include_paths=None, build_directory=None, verbose=False, with_cuda=None,
+                 with_sycl=None, is_python_module=True, with_pytorch_error_handling=True,
+                 keep_intermediates=True, use_pch=False, no_implicit_headers=False) -> Any:
+        self.calls.append(((name, cpp_sources, cuda_sources, functions), {"extra_ldflags": extra_ldflags}))
+        return "torch-built"
+
+
+@unittest.skipUnless(native_available(), "dicebench_fastpath_native is not built")
+class FastPathTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.cache = tempfile.mkdtemp(prefix="dbfp-python-")
+        self.fake = FakeTorchToolchain()
+        cpp_extension.load_inline = self.fake
+        self.lines: list[str] = []
+        dicebench_fastpath.install("sm_90", self.cache, self.lines.append)
+        impl._records.clear()
+
+    def tearDown(self) -> None:
+        dicebench_fastpath.uninstall()
+        cpp_extension.load_inline = ORIGINAL_LOAD_INLINE
+        shutil.rmtree(self.cache, ignore_errors=True)
+
+    def run_candidate(self, file: str):
+        return exec_candidate(os.path.join(CANDIDATES, file), file[:-3])
+
+    def test_install_replaces_and_uninstall_restores(self) -> None:
+        self.assertTrue(dicebench_fastpath.installed())
+        self.assertIsNot(cpp_extension.load_inline, self.fake)
+        self.assertTrue(getattr(cpp_extension.load_inline, "__dicebench_fastpath__", False))
+        dicebench_fastpath.uninstall()
+        self.assertIs(cpp_extension.load_inline, self.fake)
+        self.assertFalse(dicebench_fastpath.installed())
+
+    def test_a_cpp_only_candidate_runs_on_the_fast_path_and_matches_torch(self) -> None:
+        module = self.run_candidate("cpp_only_ops.py")
+        self.assertEqual(self.fake.calls, [])
+        records = dicebench_fastpath.compile_records()
+        self.assertEqual(len(records), 1)
+        self.assertEqual(records[0]["path"], "nvrtc")
+        self.assertEqual(records[0]["name"], "cpp_only_ops")
+        self.assertEqual(records[0]["reason"], "")
+        torch.manual_seed(0)
+        model = module.ModelNew()
+        x = torch.randn(64, 32)
+        outputs = model(x)
+        # The same computation in Python.
+        w = model.w.detach()
+        h = torch.relu(x @ w.t()) * 0.5 + 1.0
+        joined = torch.cat([torch.softmax(h, -1), h.sum([1], keepdim=True)], 1)
+        y = torch.cat([joined, torch.full((joined.size(0), 2), 0.25)], 1)
+        self.assertTrue(torch.equal(outputs[0], y))
+        expected = []
+        for t in (x, y):
+            expected += [t.mean([0], keepdim=True), t.max(0, keepdim=True)[0], torch.full((1,), float(t.numel()))]
+        self.assertEqual(len(outputs), 1 + len(expected))
+        for got, want in zip(outputs[1:], expected):
+            self.assertTrue(torch.equal(got, want))
+
+    def test_arguments_convert_as_pybind11_would(self) -> None:
+        module = self.run_candidate("cpp_only_ops.py")
+        fused = module.module.fused_ops
+        x, w = torch.randn(4, 3), torch.randn(5, 3)
+        with self.assertRaises(TypeError):
+            fused(x, w, 0.5)  # too few
+        with self.assertRaises(TypeError):
+            fused(x, w, "0.5", 1)  # str for double
+        with self.assertRaises(TypeError):
+            fused(x, w, 0.5, 1.5)  # float for int64_t
+        with self.assertRaises(TypeError):
+            fused(x, w, 0.5, dim=1)  # no keyword arguments
+        with self.assertRaises(TypeError):
+            fused(x.tolist(), w, 0.5, 1)  # a list is not a tensor
+        self.assertEqual(fused(x, w, 1, torch.tensor(1)).shape, (4, 8))  # int for double; 0-dim tensor for int
+        with self.assertRaises(RuntimeError):
+            fused(x, torch.randn(5, 4), 0.5, 1)  # ATen's error comes through as RuntimeError
+        stats = module.module.stats
+        self.assertEqual(len(stats((x, w), False)), 6)  # a tuple for std::vector<Tensor>
+        with self.assertRaises(TypeError):
+            stats([x, 1], False)
+
+    def test_a_candidate_the_fast_path_declines_goes_to_torch_with_the_same_arguments(self) -> None:
+        module = self.run_candidate("deduced_template.py")
+        self.assertEqual(module.module, "torch-built")
+        self.assertEqual(len(self.fake.calls), 1)
+        (name, cpp_sources, cuda_sources, functions), _ = self.fake.calls[0]
+        self.assertEqual(name, "deduced_template")
+        self.assertIs(cuda_sources, module.cuda_source)
+        self.assertEqual(functions, ["square_cuda"])
+        record = dicebench_fastpath.compile_records()[0]
+        self.assertEqual(record["path"], "fallback")
+        self.assertIn("template", record["reason"])
+        self.assertTrue(any("torch's toolchain" in line for line in self.lines))
+
+    def test_unsupported_host_code_falls_back_with_the_compilers_first_error(self) -> None:
+        self.run_candidate("unsupported_indexing.py")
+        record = dicebench_fastpath.compile_records()[0]
+        self.assertEqual(record["path"], "fallback")
+        self.assertIn("g++", record["reason"])
+        self.assertIn("indexing", record["reason"])
+        self.assertEqual(len(self.fake.calls), 1)
+
+    @unittest.skipIf(torch.cuda.is_available(), "a GPU is visible: the kernels would load")
+    def test_kernels_without_a_gpu_fall_back_after_compiling(self) -> None:
+        self.run_candidate("elementwise_add.py")
+        record = dicebench_fastpath.compile_records()[0]
+        self.assertEqual(record["path"], "fallback")
+        self.assertIn("no CUDA device", record["reason"])
+        self.assertEqual(record["kernels"], [])
+        self.assertEqual(record["kernel_names"], ["elementwise_add_kernel"])
+        self.assertEqual(len(self.fake.calls), 1)
+
+    def test_compile_only_mode_compiles_to_the_cache_and_a_second_call_hits(self) -> None:
+        dicebench_fastpath.install("9.0", self.cache, self.lines.append, compile_only=True)
+        module = self.run_candidate("two_kernels.py")
+        self.run_candidate("two_kernels.py")
+        first, second = dicebench_fastpath.compile_records()
+        self.assertEqual(first["path"], "nvrtc")
+        self.assertFalse(first["cache_hit"])
+        self.assertTrue(second["cache_hit"])
+        self.assertEqual(first["kernel_names"], ["row_max_kernel", "exp_normalize_kernel"])
+        self.assertTrue(all(k.startswith("_Z") for k in first["kernels"]))
+        self.assertLess(second["seconds"], first["seconds"])
+        with self.assertRaises(RuntimeError):
+            module.module.softmax_cuda(torch.randn(2, 2))
+        self.assertEqual(self.fake.calls, [])
+
+    def test_arguments_bind_like_torchs_signature(self) -> None:
+        dicebench_fastpath.install("sm_90", self.cache, self.lines.append, compile_only=True)
+        source = "torch::Tensor twice(torch::Tensor x) { return x * 2; }"
+        replacement = cpp_extension.load_inline
+        replacement("positional", [source], None, None, {"twice": "doc"})
+        replacement(name="keywords", cpp_sources=source, functions="twice", extra_cflags=["-O3"])
+        replacement("bad", source, functions=["twice"], extra_include_paths=["/tmp"])
+        replacement("sycl", source, sycl_sources="x", functions=["twice"])
+        with self.assertRaises(TypeError):  # torch's own load_inline refuses it, as without the fast path
+            replacement("unbindable", source, functions=["twice"], not_an_argument=1)
+        paths = [(r["name"], r["path"]) for r in dicebench_fastpath.compile_records()]
+        self.assertEqual(paths, [("positional", "nvrtc"), ("keywords", "nvrtc"), ("bad", "fallback"),
+                                 ("sycl", "fallback"), ("unbindable", "fallback")])
+        reasons = [r["reason"] for r in dicebench_fastpath.compile_records()]
+        self.assertIn("extra_include_paths", reasons[2])
+        self.assertIn("sycl", reasons[3])
+        self.assertIn("arguments do not fit", reasons[4])
+
+    def test_torchs_own_failures_propagate_and_are_recorded(self) -> None:
+        def failing(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("Error building extension 'x'")
+
+        dicebench_fastpath.uninstall()
+        cpp_extension.load_inline = failing
+        dicebench_fastpath.install("sm_90", self.cache)
+        with self.assertRaises(RuntimeError):
+            cpp_extension.load_inline("x", "int f(", functions=None)
+        record = dicebench_fastpath.compile_records()[-1]
+        self.assertEqual(record["path"], "fallback")
+        self.assertIn("Error building extension", record["error"])
+
+    def test_without_the_native_module_every_call_falls_back(self) -> None:
+        saved = impl._import_native
+        impl._import_native = lambda: (_ for _ in ()).throw(ImportError("no module"))
+        try:
+            dicebench_fastpath.install("sm_90", self.cache, self.lines.append)
+        finally:
+            impl._import_native = saved
+        self.assertEqual(cpp_extension.load_inline("m", "int f();", functions=["f"]), "torch-built")
+        record = dicebench_fastpath.compile_records()[-1]
+        self.assertEqual(record["path"], "fallback")
+        self.assertIn("fast path unavailable", record["reason"])
+
+
+class ArchTest(unittest.TestCase):
+    def test_normalize_arch(self) -> None:
+        self.assertEqual(dicebench_fastpath.normalize_arch("sm_90"), "sm_90")
+        self.assertEqual(dicebench_fastpath.normalize_arch("90"), "sm_90")
+        self.assertEqual(dicebench_fastpath.normalize_arch("9.0"), "sm_90")
+        self.assertEqual(dicebench_fastpath.normalize_arch((9, 0)), "sm_90")
+        self.assertEqual(dicebench_fastpath.normalize_arch("sm_90a"), "sm_90a")
+        with self.assertRaises(ValueError):
+            dicebench_fastpath.normalize_arch("gfx90a")
+
+
+class CandidateHeaderTest(unittest.TestCase):
+    def test_every_candidate_says_what_to_expect(self) -> None:
+        for file in os.listdir(CANDIDATES):
+            if file.endswith(".py"):
+                header = candidate_header(os.path.join(CANDIDATES, file))
+                self.assertIn(header["expect"], ("nvrtc", "fallback"), file)
+                self.assertTrue(header["functions"][0], file)
+
+
+if __name__ == "__main__":
+    unittest.main()
