@@ -1,5 +1,7 @@
 # Install rules and the exported CMake package. Layout under the prefix:
-#   bin/dicebench                      the executable
+#   bin/dicebench, bin/dicebench-worker  the executables
+#   share/dicebench/python/            the worker's Python harness
+#   lib/dicebench/python/              dicebench_cuda (CUPTI timing), where CUDA was found
 #   lib/dicebench/plugins/             plugins and their manifests (the host looks beside itself)
 #   include/dicebench/                 the plugin SDK headers
 #   lib/cmake/dicebench/               dicebenchConfig.cmake: find_package(dicebench) gives
@@ -17,7 +19,13 @@ set(DICEBENCH_INSTALL_CMAKE_DIR lib/cmake/dicebench)
 # The product's plugins; the example plugin is a template for users and stays out.
 set(DICEBENCH_INSTALLED_PLUGINS dicebench-suite-kernelbench dicebench-model-replay)
 
-install(TARGETS dicebench RUNTIME DESTINATION ${DICEBENCH_INSTALL_BIN_DIR})
+install(TARGETS dicebench dicebench-worker RUNTIME DESTINATION ${DICEBENCH_INSTALL_BIN_DIR})
+# The worker's Python: the harness package and, where CUDA was found, the dicebench_cuda module.
+install(DIRECTORY ${DICEBENCH_SOURCE_ROOT}/harness/python/dicebench_harness DESTINATION share/dicebench/python
+        PATTERN __pycache__ EXCLUDE)
+if(TARGET dicebench_cuda)
+  install(TARGETS dicebench_cuda LIBRARY DESTINATION lib/dicebench/python)
+endif()
 
 foreach(plugin IN LISTS DICEBENCH_INSTALLED_PLUGINS)
   if(NOT TARGET ${plugin})

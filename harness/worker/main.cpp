@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -15,11 +16,23 @@ namespace py = pybind11;
 
 namespace {
 
+// An installed worker finds its Python beside itself (<prefix>/share/dicebench/python and
+// <prefix>/lib/dicebench/python); one in the build tree uses the source and build folders.
+std::string beside_executable(const char* relative, const char* fallback) {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto candidate = exe.parent_path() / relative;
+    if (std::filesystem::is_directory(candidate, ec)) return candidate.lexically_normal().string();
+  }
+  return fallback;
+}
+
 struct Arguments {
   std::string role;
   std::string device = "cpu";
   std::string log = "/dev/null";
-  std::string harness_path = DICEBENCH_HARNESS_PYTHON_DIR;
+  std::string harness_path = beside_executable("../share/dicebench/python", DICEBENCH_HARNESS_PYTHON_DIR);
 };
 
 bool parse(int argc, char** argv, Arguments& out) {
@@ -74,7 +87,7 @@ int main(int argc, char** argv) {
     const auto sys_path = py::module_::import("sys").attr("path");
     sys_path.attr("insert")(0, args.harness_path);
 #if DICEBENCH_HAVE_CUDA_MODULE
-    sys_path.attr("insert")(1, DICEBENCH_NATIVE_PYTHON_DIR);  // dicebench_cuda: CUPTI timing
+    sys_path.attr("insert")(1, beside_executable("../lib/dicebench/python", DICEBENCH_NATIVE_PYTHON_DIR));  // dicebench_cuda
 #endif
     const auto worker = py::module_::import("dicebench_harness.worker");
     const int code = worker.attr("serve")(args.role, args.device, channel_in, channel_out).cast<int>();
