@@ -245,7 +245,7 @@ TEST_CASE("two processes compiling the same source at once end with one valid en
   CHECK(fs::file_size(after.entry_dir + "/glue.so") > 0);
 }
 
-TEST_CASE("transient failures are not cached; load_inline without functions is a reason") {
+TEST_CASE("transient failures are not cached and load_inline without functions is a reason") {
   TempFolder tmp("dbfp-transient");
   Toolchain toolchain = default_toolchain(tmp.path());
   toolchain.glue.cxx = "/nonexistent/g++";

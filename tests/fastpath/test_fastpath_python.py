@@ -41,8 +41,16 @@ class FakeTorchToolchain:
 
 @unittest.skipUnless(native_available(), "dicebench_fastpath_native is not built")
 class FastPathTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        # One cache for the class: the precompiled preludes are built once.
+        cls.cache = tempfile.mkdtemp(prefix="dbfp-python-")
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.cache, ignore_errors=True)
+
     def setUp(self) -> None:
-        self.cache = tempfile.mkdtemp(prefix="dbfp-python-")
         self.fake = FakeTorchToolchain()
         cpp_extension.load_inline = self.fake
         self.lines: list[str] = []
@@ -52,7 +60,6 @@ class FastPathTest(unittest.TestCase):
     def tearDown(self) -> None:
         dicebench_fastpath.uninstall()
         cpp_extension.load_inline = ORIGINAL_LOAD_INLINE
-        shutil.rmtree(self.cache, ignore_errors=True)
 
     def run_candidate(self, file: str):
         return exec_candidate(os.path.join(CANDIDATES, file), file[:-3])
@@ -112,6 +119,14 @@ class FastPathTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             stats([x, 1], False)
 
+    def test_tensors_made_while_the_glue_loads(self) -> None:
+        source = ("static torch::Tensor made_at_load = torch::full({2}, 3.0);\n"
+                  "torch::Tensor cached() { return made_at_load; }\n")
+        module = cpp_extension.load_inline("static_init", source, functions=["cached"])
+        self.assertEqual(dicebench_fastpath.compile_records()[-1]["path"], "nvrtc")
+        self.assertTrue(torch.equal(module.cached(), torch.full((2,), 3.0)))
+        self.assertEqual(module.cached()._cdata, module.cached()._cdata)  # the same tensor each time
+
     def test_a_candidate_the_fast_path_declines_goes_to_torch_with_the_same_arguments(self) -> None:
         module = self.run_candidate("deduced_template.py")
         self.assertEqual(module.module, "torch-built")
@@ -145,6 +160,7 @@ class FastPathTest(unittest.TestCase):
 
     def test_compile_only_mode_compiles_to_the_cache_and_a_second_call_hits(self) -> None:
         dicebench_fastpath.install("9.0", self.cache, self.lines.append, compile_only=True)
+        shutil.rmtree(os.path.join(self.cache, "entries"), ignore_errors=True)
         module = self.run_candidate("two_kernels.py")
         self.run_candidate("two_kernels.py")
         first, second = dicebench_fastpath.compile_records()
@@ -200,6 +216,73 @@ class FastPathTest(unittest.TestCase):
         record = dicebench_fastpath.compile_records()[-1]
         self.assertEqual(record["path"], "fallback")
         self.assertIn("fast path unavailable", record["reason"])
+
+
+@unittest.skipUnless(native_available(), "dicebench_fastpath_native is not built")
+class HostGlueWithoutKernelsTest(unittest.TestCase):
+    """The host glue of CUDA candidates, run on CPU tensors with an empty kernel table: everything
+    but the kernels runs (argument packing, the launcher, AT_DISPATCH, checks); a launch fails as a
+    <<<>>> launch does, quietly, leaving its error for cudaGetLastError()."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        import dicebench_fastpath_native as native
+
+        cls.native = native
+        cls.cache = tempfile.mkdtemp(prefix="dbfp-glue-")
+        cls.toolchain = dict(native.default_toolchain(), cache_dir=cls.cache)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.cache, ignore_errors=True)
+
+    def functions(self, file: str) -> dict:
+        import re
+
+        with open(os.path.join(CANDIDATES, file), encoding="utf-8") as handle:
+            text = handle.read()
+        cuda = re.search(r'cuda_source = r"""(.*?)"""', text, re.S).group(1)
+        cpp = re.search(r'cpp_source = (?:r?"""(.*?)"""|"(.*?)")', text, re.S)
+        header = candidate_header(os.path.join(CANDIDATES, file))
+        outcome = self.native.compile({"name": file, "cpp_sources": [cpp.group(1) or cpp.group(2)],
+                                       "cuda_sources": [cuda], "functions": header["functions"], "arch": "sm_90"},
+                                      self.toolchain)
+        self.assertTrue(outcome["ok"], outcome["reason"])
+        return self.native.load(outcome["entry_dir"], outcome["kernels"], load_kernels=False)
+
+    def test_elementwise_add_runs_up_to_its_launch(self) -> None:
+        add = self.functions("elementwise_add.py")["elementwise_add_cuda"]
+        out = add(torch.ones(10), torch.ones(10))
+        self.assertTrue(torch.equal(out, torch.zeros(10)))  # zeros_like, and no kernel ran
+
+    def test_dispatch_and_checks_of_the_glue(self) -> None:
+        leaky = self.functions("dispatch_kernel.py")["leaky_relu_cuda"]
+        self.assertEqual(leaky(torch.ones(3, dtype=torch.float64), 0.1).dtype, torch.float64)
+        self.assertEqual(leaky(torch.ones(3), 0.1).dtype, torch.float32)
+        with self.assertRaisesRegex(NotImplementedError, "not implemented for 'Int'"):
+            leaky(torch.ones(3, dtype=torch.int32), 0.1)
+        scale_add = self.functions("templated_kernel.py")["scale_add_cuda"]
+        self.assertEqual(scale_add(torch.ones(5), torch.ones(5), 2.0).shape, (5,))
+        with self.assertRaisesRegex(RuntimeError, "unsupported dtype Int"):
+            scale_add(torch.ones(5, dtype=torch.int32), torch.ones(5, dtype=torch.int32), 2.0)
+        with self.assertRaisesRegex(RuntimeError, "x and y differ in shape"):
+            scale_add(torch.ones(5), torch.ones(6), 2.0)
+        row_sum = self.functions("row_reduction.py")["row_sum_cuda"]
+        with self.assertRaisesRegex(RuntimeError, "x must be a CUDA tensor"):
+            row_sum(torch.ones(2, 3))
+
+    def test_a_wrong_data_ptr_type_is_torchs_error(self) -> None:
+        add = self.functions("elementwise_add.py")["elementwise_add_cuda"]
+        with self.assertRaisesRegex(RuntimeError, "expected scalar type Float but found Double"):
+            add(torch.ones(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))
+
+    def test_results_and_in_place_arguments(self) -> None:
+        functions = self.functions("inplace_void.py")
+        x = torch.ones(4)
+        self.assertIsNone(functions["relu_inplace_cuda"](x))
+        two = self.functions("two_kernels.py")["softmax_cuda"](torch.ones(3, 4))
+        self.assertIsInstance(two, tuple)
+        self.assertEqual([t.shape for t in two], [(3, 4), (3,)])
 
 
 class ArchTest(unittest.TestCase):

@@ -104,7 +104,7 @@ TEST_CASE("names of launched kernels: plain, qualified, extern \"C\", templates 
   CHECK(b.device_source.find("cublas_v2.h") == std::string::npos);
 }
 
-TEST_CASE("host functions leave the device part; kernels become declarations in the host part") {
+TEST_CASE("host functions leave the device part and kernels become declarations in the host part") {
   std::string source =
       "#include <torch/extension.h>\n"
       "__global__ void k(float* x) {\n  x[threadIdx.x] = 1.f;\n}\n"
@@ -168,6 +168,22 @@ TEST_CASE("what the splitter refuses, and why") {
   CHECK(split_error(dispatch).find("AT_DISPATCH_FLOATING_TYPES_AND_HALF") != std::string::npos);
   CHECK(split_error("__global__ void k(float*) {}\n__global__ void k(double*) {}\nvoid f(float* x) { k<<<1,1>>>(x); }\n")
             .find("overloaded") != std::string::npos);
+  // An explicit specialization is a second definition of the same kernel.
+  CHECK(split_error("template <class T> __global__ void k(T*) {}\ntemplate <> __global__ void k<float>(float*) {}\n"
+                    "void f(float* x) { k<float><<<1,1>>>(x); }\n")
+            .find("overloaded") != std::string::npos);
+}
+
+TEST_CASE("a kernel declared before the host code and defined after it") {
+  std::string source =
+      "__global__ void late(float* data, int count);\n"
+      "void f(float* x) { late<<<1, 32>>>(x, 4); }\n"
+      "__global__ void late(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 0; }\n";
+  SplitSource s = split_ok(source);
+  REQUIRE(s.kernels.size() == 1);
+  CHECK(s.name_expressions == std::vector<std::string>{"late"});
+  CHECK(s.device_source.find("__global__ void late(float* data, int count);") != std::string::npos);
+  CHECK(s.host_source.find("__global__ void late(float* x, int n) ;") != std::string::npos);
 }
 
 TEST_CASE("a launch whose configuration spans lines and holds calls keeps its lines") {
@@ -197,6 +213,8 @@ TEST_CASE("header classes") {
   CHECK(classify_header("cuda_runtime.h") == HeaderUse::DeviceAndHost);
   CHECK(classify_header("cuda_fp16.h") == HeaderUse::DeviceAndHost);
   CHECK(classify_header("cmath") == HeaderUse::DeviceAndHost);
+  CHECK(classify_header("span") == HeaderUse::HostOnly);
+  CHECK(classify_header("cuda/std/span") == HeaderUse::DeviceAndHost);
   CHECK(classify_header("cooperative_groups.h") == HeaderUse::DeviceOnly);
   CHECK(classify_header("mma.h") == HeaderUse::DeviceOnly);
   CHECK(classify_header("cub/cub.cuh") == HeaderUse::DeviceOnly);

@@ -34,7 +34,8 @@ TEST_CASE("a database written by a newer dicebench is refused and left untouched
     auto store = Store::open(path, mode);
     REQUIRE_FALSE(store.ok());
     const std::string& message = store.error().message;
-    CHECK(message == path + " was written by a newer dicebench (schema version 99, this build knows up to 2)");
+    CHECK(message == path + " was written by a newer dicebench (schema version 99, this build knows up to " +
+                     std::to_string(kSchemaVersion) + ")");
     CHECK(message.find('\n') == std::string::npos);
   }
   CHECK_MESSAGE(read_bytes(path) == before, "the file changed");
@@ -210,6 +211,6 @@ TEST_CASE("a database locked by another process gives a clear error after the bu
     CHECK(raw_int(other, "PRAGMA user_version") == 1);
     auto reopened = Store::open(path, OpenMode::ReadWrite, quick);
     REQUIRE(reopened.ok());
-    CHECK(reopened->schema_version() == 2);
+    CHECK(reopened->schema_version() == kSchemaVersion);
   }
 }

@@ -18,7 +18,7 @@ TEST_CASE("a new database gets the newest schema with STRICT tables and WAL") {
     CHECK(store.path() == path);
   }
   Database db = raw_open(path);
-  CHECK(raw_int(db, "PRAGMA user_version") == 2);
+  CHECK(raw_int(db, "PRAGMA user_version") == kSchemaVersion);
   CHECK(raw_int(db, "PRAGMA application_id") == kApplicationId);
   CHECK(raw_int(db, "SELECT count(*) FROM pragma_table_list WHERE name IN ('runs','problems','samples','evaluations') "
                     "AND strict = 1") == 4);
@@ -123,7 +123,7 @@ TEST_CASE("opening a version 1 database migrates it, keeping its data, and the v
   }
   {
     Store store = open_store(path);
-    CHECK(store.schema_version() == 2);
+    CHECK(store.schema_version() == kSchemaVersion);
     const auto runs = require_ok(store.runs());
     REQUIRE(runs.size() == 1);
     CHECK(runs[0].model == "old-model");
@@ -132,7 +132,7 @@ TEST_CASE("opening a version 1 database migrates it, keeping its data, and the v
     CHECK(require_ok(store.evaluations(1)).size() == 1);
   }
   Database db = raw_open(path);
-  CHECK(raw_int(db, "PRAGMA user_version") == 2);
+  CHECK(raw_int(db, "PRAGMA user_version") == kSchemaVersion);
   auto query = require_ok(run_query(path,
                                     "SELECT sample, verdict, compiled, correct, speedup, level, problem "
                                     "FROM sample_results ORDER BY sample"));

@@ -262,7 +262,7 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
 REPLIES: dict[str, Spec] = {s.type: s for s in [
     Spec("hello", None, {
         "protocol": INT, "role": one_of(*ROLES), "pid": INT, "python": STR, "torch": STR,
-        "device": STR, "device_name": STR,
+        "device": STR, "device_name": STR, "timer": STR,
     }),
     Spec("error", None, {"job": STR, "message": STR}),
     Spec("reference.prepared", None, {

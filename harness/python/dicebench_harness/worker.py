@@ -90,9 +90,12 @@ def handle_message(role: str, handlers: dict, message: dict) -> dict:
 def _hello(role: str, device: str, device_name: str) -> dict:
     import torch
 
+    from .timing import timer_for_device
+
+    # The timer is made here, before any candidate code runs; its name keys cached baselines.
     return {"type": "hello", "protocol": protocol.PROTOCOL_VERSION, "role": role,
             "pid": os.getpid(), "python": platform.python_version(), "torch": torch.__version__,
-            "device": device, "device_name": device_name}
+            "device": device, "device_name": device_name, "timer": timer_for_device(device).name}
 
 
 def serve(role: str, device: str, fd_in: int, fd_out: int) -> int:

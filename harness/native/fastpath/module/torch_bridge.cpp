@@ -14,6 +14,8 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -547,9 +549,11 @@ T symbol(void* library, const char* name, bool required = true) {
 }
 
 std::shared_ptr<LoadedGlue> load_entry(const std::string& entry_dir,
-                                       const std::vector<std::pair<std::string, std::string>>& kernels) {
+                                       const std::vector<std::pair<std::string, std::string>>& kernels,
+                                       bool load_kernels) {
   std::lock_guard<std::mutex> lock(g_loaded_mutex);
-  auto it = g_loaded.find(entry_dir);
+  std::string memo_key = entry_dir + (load_kernels ? "" : "#without-kernels");
+  auto it = g_loaded.find(memo_key);
   if (it != g_loaded.end()) return it->second;
   auto glue = std::make_shared<LoadedGlue>();
   std::string path = entry_dir + "/glue.so";
@@ -567,7 +571,7 @@ std::shared_ptr<LoadedGlue> load_entry(const std::string& entry_dir,
     void** slots = nullptr;
     const char* const* names = nullptr;
     int32_t count = kernel_table(&slots, &names);
-    if (count > 0) {
+    if (count > 0 && load_kernels) {
       std::string cubin = read_bytes(entry_dir + "/kernels.cubin");
       cudaError_t rc = cudaLibraryLoadData(&glue->kernels, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
       if (rc != cudaSuccess) {
@@ -588,7 +592,7 @@ std::shared_ptr<LoadedGlue> load_entry(const std::string& entry_dir,
       }
     }
   }
-  g_loaded.emplace(entry_dir, glue);
+  g_loaded.emplace(memo_key, glue);
   return glue;
 }
 
@@ -629,8 +633,9 @@ py::object call_bound(const std::shared_ptr<LoadedGlue>& glue, const dbfp_functi
   return result_to_python(result);
 }
 
-py::dict load(const std::string& entry_dir, const std::vector<std::pair<std::string, std::string>>& kernels) {
-  std::shared_ptr<LoadedGlue> glue = load_entry(entry_dir, kernels);
+py::dict load(const std::string& entry_dir, const std::vector<std::pair<std::string, std::string>>& kernels,
+             bool load_kernels) {
+  std::shared_ptr<LoadedGlue> glue = load_entry(entry_dir, kernels, load_kernels);
   py::dict functions;
   for (int32_t i = 0; i < glue->function_count; ++i) {
     const dbfp_function_info* info = &glue->functions[i];
@@ -645,8 +650,15 @@ py::dict load(const std::string& entry_dir, const std::vector<std::pair<std::str
 }  // namespace
 
 void add_torch_bridge(py::module_& module) {
-  module.def("load", &load, py::arg("entry_dir"), py::arg("kernels"),
-             "Loads a compiled cache entry: dlopens its glue, loads its cubin, returns {name: callable}.");
+  // Where glue code that runs during dlopen (static initializers) finds the table.
+  char address[32];
+  std::snprintf(address, sizeof(address), "%llx",
+                static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(&g_api)));
+  setenv("DICEBENCH_FASTPATH_API", address, 1);
+  module.def("load", &load, py::arg("entry_dir"), py::arg("kernels"), py::arg("load_kernels") = true,
+             "Loads a compiled cache entry: dlopens its glue, loads its cubin, returns {name: callable}.\n"
+             "load_kernels=False leaves the kernel table empty (tests of the host glue without a GPU:\n"
+             "launches then fail as launches do, through cudaGetLastError).");
   module.def("abi_version", [] { return DBFP_ABI_VERSION; });
 }
 

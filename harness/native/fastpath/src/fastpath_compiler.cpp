@@ -1,8 +1,10 @@
 // The fast compile path and its cache (fastpath_compiler.hpp).
 #include "harness/native/fastpath/src/fastpath_compiler.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -198,6 +200,15 @@ std::string toolchain_fingerprint(const Toolchain& toolchain) {
   Sha256 h;
   hash_field(h, "dbfp-toolchain 1");
   hash_field(h, std::to_string(DBFP_ABI_VERSION));
+  // This build of the fast path itself (a new splitter must not reuse the old one's entries):
+  // the binary that holds this code, by size and modification time.
+  Dl_info self{};
+  struct stat binary {};
+  if (dladdr(reinterpret_cast<void*>(&toolchain_fingerprint), &self) && self.dli_fname &&
+      stat(self.dli_fname, &binary) == 0) {
+    hash_field(h, std::string(self.dli_fname) + ":" + std::to_string(binary.st_size) + ":" +
+                      std::to_string(binary.st_mtim.tv_sec) + "." + std::to_string(binary.st_mtim.tv_nsec));
+  }
   hash_field(h, "nvrtc " + nvrtc_version());
   hash_field(h, compiler_version(toolchain.glue.cxx));
   hash_field(h, toolchain.device.cuda_include_dir);

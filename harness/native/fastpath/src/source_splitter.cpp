@@ -42,7 +42,14 @@ HeaderUse classify_header_impl(std::string_view h) {
       "cub/",         "cooperative_groups", "cuda_pipeline", "cuda_awbarrier", "curand_",
       "crt/",         "sm_",                "device_functions", "device_atomic_functions",
       "cuda/barrier"};
+  // C++ standard headers for which device/ has a stub; any other one is a host header (NVRTC has
+  // none of the standard library).
+  static const std::set<std::string_view> device_stubs{
+      "cmath", "cfloat", "climits", "cstdint", "cstddef", "cassert", "cstdio", "algorithm", "limits",
+      "type_traits", "utility"};
   if (host_only.count(h)) return HeaderUse::HostOnly;
+  if (h.find('.') == std::string_view::npos && h.find('/') == std::string_view::npos && !device_stubs.count(h))
+    return HeaderUse::HostOnly;
   for (auto p : host_only_prefixes)
     if (starts_with(h, p)) return HeaderUse::HostOnly;
   if (h == "mma.h" || h == "cuda/pipeline" || h == "cuda/annotated_ptr" || h == "cuda/ptx")
@@ -132,7 +139,7 @@ class Splitter {
   SplitSource out_;
   std::map<std::string, int> slots_;
   std::set<std::size_t> kernel_decl_tokens_;  // name tokens of kernel definitions/declarations
-  std::vector<std::string> kernel_params_;    // parameter lists of out_.kernels, to tell overloads
+  std::vector<bool> kernel_defined_;          // whether out_.kernels[i] has its definition yet
 };
 
 void Splitter::match_brackets() {
@@ -309,6 +316,14 @@ Entity Splitter::parse_entity(std::size_t& i, std::size_t end, bool in_class) {
         e.params_open = j;
         e.name_tok = j - 1;
         seen_params = true;
+      } else if (!seen_params && !e.has_eq && j > e.first && is(j - 1, ">")) {
+        // A template-id before the parameters: an explicit specialization f<float>(...).
+        std::size_t open = match_angle_backward(j - 1);
+        if (open != npos && open > e.first && is_ident(open - 1) && !not_names.count(text(open - 1))) {
+          e.params_open = j;
+          e.name_tok = open - 1;
+          seen_params = true;
+        }
       }
       j = close;
       continue;
@@ -422,17 +437,20 @@ void Splitter::collect_kernels(const std::vector<Entity>& entities, std::vector<
       for (const auto& n : ns) qualified += n + "::";
       qualified += name;
       kernel_decl_tokens_.insert(e.name_tok);
-      std::string params = joined(e.params_open, match_[e.params_open]);
+      // Declarations may come before the definition (with other parameter names); a second
+      // definition of the same name is an overload, which a launch could not name.
+      bool definition = e.kind == EntityKind::Function;
       bool known = false;
       for (std::size_t k = 0; k < out_.kernels.size(); ++k) {
         if (out_.kernels[k].qualified_name != qualified) continue;
-        known = true;  // a declaration and its definition
-        if (out_.kernels[k].is_template != e.is_template || kernel_params_[k] != params)
+        known = true;
+        if (out_.kernels[k].is_template != e.is_template || (definition && kernel_defined_[k]))
           fail(e.name_tok, "kernel " + qualified + " is overloaded (more than one kernel of that name)");
+        if (definition) kernel_defined_[k] = true;
       }
       if (!known) {
         out_.kernels.push_back({name, qualified, e.is_template, e.extern_c, line(e.name_tok)});
-        kernel_params_.push_back(params);
+        kernel_defined_.push_back(definition);
       }
     }
   }

@@ -40,8 +40,14 @@ Result<ChildProcess> ChildProcess::start(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The C locale: plain ASCII quotes in compiler messages, whatever the caller's locale.
+  static char c_locale[] = "LC_ALL=C";
+  std::vector<char*> env{c_locale};
+  for (char** e = environ; e && *e; ++e)
+    if (std::strncmp(*e, "LC_ALL=", 7) != 0) env.push_back(*e);
+  env.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+  int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   close(fds[1]);
