@@ -115,9 +115,31 @@ JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id
 LEFT JOIN evaluations AS e ON e.sample = s.id;
 )sql";
 
+// Baseline timings of reference programs, shared across runs that time on the same GPU, with the
+// same torch and the same method (eager or compiled, and the timer).
+constexpr std::string_view kVersion3 = R"sql(
+CREATE TABLE baselines (
+  problem_hash TEXT NOT NULL,
+  device_name TEXT NOT NULL,
+  torch_version TEXT NOT NULL,
+  method TEXT NOT NULL,
+  median_ms REAL NOT NULL,
+  mean_ms REAL NOT NULL,
+  std_ms REAL NOT NULL,
+  min_ms REAL NOT NULL,
+  max_ms REAL NOT NULL,
+  p10_ms REAL NOT NULL,
+  p90_ms REAL NOT NULL,
+  trials INTEGER NOT NULL CHECK (trials >= 1),
+  created TEXT NOT NULL,
+  PRIMARY KEY (problem_hash, device_name, torch_version, method)
+) STRICT;
+)sql";
+
 constexpr MigrationStep kSteps[] = {
     {1, kVersion1},
     {2, kVersion2},
+    {3, kVersion3},
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion, "one migration step per schema version");
 

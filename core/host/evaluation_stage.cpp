@@ -4,6 +4,7 @@
 #include "core/host/host_services.hpp"
 #include "core/host/log.hpp"
 #include "core/host/progress.hpp"
+#include "results/baseline_cache.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <set>
 
 namespace dicebench::host {
 namespace {
@@ -29,6 +31,33 @@ Result<T> number_setting(const Config& config, const std::string& key, T fallbac
 
 results::Verdict verdict_of(const std::string& status) {
   return results::parse_verdict(status).value_or(results::Verdict::runtime_error);
+}
+
+// Baselines are shared by runs on the same GPU, torch and timing method (the reference worker says
+// which device, torch and timer it has).
+Result<results::BaselineKey> baseline_key(harness::Evaluator& evaluator, const std::string& problem_hash) {
+  auto info = evaluator.reference_info();
+  if (!info) return info.error();
+  return results::BaselineKey{problem_hash, info->value("device_name", "unknown"), info->value("torch", "unknown"),
+                              "eager/" + info->value("timer", "unknown")};
+}
+
+harness::Timing timing_of(const results::Baseline& b) {
+  return {b.median_ms, b.mean_ms, b.std_ms, b.min_ms, b.max_ms, b.p10_ms, b.p90_ms, b.trials};
+}
+
+results::Baseline baseline_of(const results::BaselineKey& key, const harness::Timing& t) {
+  results::Baseline b;
+  b.key = key;
+  b.median_ms = t.median_ms;
+  b.mean_ms = t.mean_ms;
+  b.std_ms = t.std_ms;
+  b.min_ms = t.min_ms;
+  b.max_ms = t.max_ms;
+  b.p10_ms = t.p10_ms;
+  b.p90_ms = t.p90_ms;
+  b.trials = t.trials;
+  return b;
 }
 
 }  // namespace
@@ -95,7 +124,10 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
   if (e.mean_abs_diff) details["mean_abs_diff"] = *e.mean_abs_diff;
   if (e.failed_trial) details["failed_trial"] = *e.failed_trial;
   if (e.runtime) details["runtime_trials"] = e.runtime->trials;
-  if (e.baseline) details["baseline_trials"] = e.baseline->trials;
+  if (e.baseline) {
+    details["baseline_trials"] = e.baseline->trials;
+    details["baseline_source"] = e.baseline_measured ? "measured" : "cache";
+  }
   if (!e.log_tail.empty()) details["log_tail"] = e.log_tail;
   row.details_json = details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return row;
@@ -112,6 +144,7 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
   std::set<int64_t> done;
   for (const auto& e : *evaluated) done.insert(e.sample);
 
+  std::set<std::string> looked_up;  // problem hashes already looked up in the baseline cache
   std::vector<const results::SampleRow*> todo;
   for (const auto& s : *samples)
     if (!done.count(s.id)) todo.push_back(&s);
@@ -132,9 +165,20 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
       auto problem = problems.find(sample->problem_id);
       if (problem == problems.end())
         return make_error(fmt::format("run {} has a sample of problem {}, which the suite no longer has", run, sample->problem_id));
-      auto evaluation = evaluator.evaluate(problem->second.source, problem->second.content_hash, *sample->candidate);
+      const std::string& hash = problem->second.content_hash;
+      auto key = baseline_key(evaluator, hash);
+      if (!key) return key.error();
+      if (!looked_up.count(hash)) {
+        looked_up.insert(hash);
+        auto cached = results::find_baseline(store, *key);
+        if (!cached) return cached.error();
+        if (*cached) evaluator.set_baseline(hash, timing_of(**cached));
+      }
+      auto evaluation = evaluator.evaluate(problem->second.source, hash, *sample->candidate);
       if (!evaluation) return make_error(fmt::format("problem {} sample {}: {}", sample->problem_id, sample->sample_index,
                                                      evaluation.error().message));
+      if (evaluation->baseline_measured && evaluation->baseline)
+        DICEBENCH_TRY(results::put_baseline(store, baseline_of(*key, *evaluation->baseline)));
       row = evaluation_row(sample->id, *evaluation, device);
     }
     DICEBENCH_TRY(store.insert_evaluation(row));

@@ -90,7 +90,8 @@ Result<nlohmann::json> Evaluator::reference_info() {
   return (*ref)->hello();
 }
 
-Result<Timing> Evaluator::baseline(const std::string& job, const std::string& problem_hash) {
+Result<Timing> Evaluator::baseline(const std::string& job, const std::string& problem_hash, bool* measured) {
+  *measured = false;
   if (auto it = baselines_.find(problem_hash); it != baselines_.end()) return it->second;
   auto ref = reference();
   if (!ref) return ref.error();
@@ -102,6 +103,7 @@ Result<Timing> Evaluator::baseline(const std::string& job, const std::string& pr
   if (timed.failure != CallFailure::none) return make_error("timing the reference failed: " + timed.message);
   const Timing timing = timing_from(timed.reply->at("timing"));
   baselines_[problem_hash] = timing;
+  *measured = true;
   return timing;
 }
 
@@ -219,7 +221,7 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
   evaluation.max_abs_diff = max_abs;
   evaluation.mean_abs_diff = checks.empty() ? 0.0 : mean_abs_sum / static_cast<double>(checks.size());
   evaluation.runtime = timing_from(reply.at("timing"));
-  auto base = baseline(job, problem_hash);
+  auto base = baseline(job, problem_hash, &evaluation.baseline_measured);
   if (!base) return base.error();
   evaluation.baseline = *base;
   if (evaluation.runtime->median_ms > 0) evaluation.speedup = base->median_ms / evaluation.runtime->median_ms;

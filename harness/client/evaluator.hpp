@@ -47,6 +47,7 @@ struct Evaluation {
   std::optional<double> max_abs_diff, mean_abs_diff;
   std::optional<int> failed_trial;
   std::string error_class, error_message;
+  bool baseline_measured = false;  // timed in this call (not from the cache)
   std::string log_tail;  // the end of what the candidate printed
   double seconds = 0;    // wall time of the whole evaluation
 };
@@ -60,12 +61,14 @@ class Evaluator {
   // candidate's failures are verdicts.
   Result<Evaluation> evaluate(const std::string& problem_source, const std::string& problem_hash,
                               const std::string& candidate_source);
-  // The reference worker's hello (python and torch versions, device name) once started.
+  // The reference worker's hello (python and torch versions, device name, timer) once started.
   Result<nlohmann::json> reference_info();
+  // A baseline known from earlier runs (the results database's cache), used instead of timing.
+  void set_baseline(const std::string& problem_hash, const Timing& timing) { baselines_[problem_hash] = timing; }
 
  private:
   Result<WorkerProcess*> reference();
-  Result<Timing> baseline(const std::string& job, const std::string& problem_hash);
+  Result<Timing> baseline(const std::string& job, const std::string& problem_hash, bool* measured);
 
   EvaluationSettings settings_;
   std::unique_ptr<WorkerProcess> reference_;

@@ -133,5 +133,21 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
   REQUIRE(report.exit_code == 0);
   const auto json = nlohmann::json::parse(report.out);
   CHECK(json.dump().find("\"correct_rate\"") != std::string::npos);
+
+  // The baseline timed in run 1 is cached (by problem hash, device, torch and timer) and reused.
+  auto cached = results::run_query(db, "select count(*), min(device_name), min(method) from baselines");
+  REQUIRE(cached.ok());
+  CHECK(std::get<std::int64_t>(cached->rows[0][0]) == 1);
+  CHECK(std::get<std::string>(cached->rows[0][1]) == "cpu");
+  CHECK(std::get<std::string>(cached->rows[0][2]) == "eager/cpu_perf_counter");
+  const auto again = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
+                              "--kernelbench-root", kKernelBench, "--problems", "1", "--device", "cpu", "--db", db});
+  REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+  auto sources = results::run_query(db, "select json_extract(e.details, '$.baseline_source') from evaluations e "
+                                        "join samples s on s.id = e.sample where s.problem_id = 1 order by s.run");
+  REQUIRE(sources.ok());
+  REQUIRE(sources->rows.size() == 2);
+  CHECK(std::get<std::string>(sources->rows[0][0]) == "measured");
+  CHECK(std::get<std::string>(sources->rows[1][0]) == "cache");
   fs::remove_all(tmp);
 }
