@@ -28,7 +28,7 @@ nlohmann::json optional_json(const std::optional<T>& v) {
 
 Command add_eval_command(CLI::App& parent) {
   struct Options {
-    std::string problem, candidate, device = "cpu", tolerance = "kernelbench";
+    std::string problem, candidate, device, tolerance = "kernelbench";
     int trials = 5;
     double timeout = 600;
     bool json = false;
@@ -37,7 +37,8 @@ Command add_eval_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("eval", "Evaluate one candidate program against one problem");
   app->add_option("--problem", o->problem, "Problem file (class Model, get_inputs, get_init_inputs)")->required();
   app->add_option("--candidate", o->candidate, "Candidate file (class ModelNew)")->required();
-  app->add_option("--device", o->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  app->add_option("--device", o->device, "cpu or cuda (default: cuda where a GPU is visible)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--trials", o->trials, "Correctness trials")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--tolerance", o->tolerance, "kernelbench or compat")->check(CLI::IsMember({"kernelbench", "compat"}))->capture_default_str();
   app->add_option("--timeout", o->timeout, "Seconds the candidate may take in all")->check(CLI::PositiveNumber)->capture_default_str();
@@ -47,7 +48,7 @@ Command add_eval_command(CLI::App& parent) {
             if (!read_file(o->problem, &problem, &why)) return fail(fmt::format("cannot read problem {}: {}", o->problem, why));
             if (!read_file(o->candidate, &candidate, &why)) return fail(fmt::format("cannot read candidate {}: {}", o->candidate, why));
             host::Config config;
-            config.set("eval.device", o->device);
+            if (!o->device.empty()) config.set("eval.device", o->device);
             config.set("eval.tolerance", o->tolerance);
             config.set("eval.trials", std::to_string(o->trials));
             config.set("eval.timeout_s", fmt::format("{}", o->timeout));
@@ -58,7 +59,7 @@ Command add_eval_command(CLI::App& parent) {
             if (!e) return fail(e.error().message);
             if (o->json) {
               const nlohmann::json out = {{"verdict", e->status}, {"compiled", e->compiled}, {"correct", e->correct},
-                                          {"device", o->device}, {"runtime", timing_json(e->runtime)},
+                                          {"device", settings->device}, {"runtime", timing_json(e->runtime)},
                                           {"baseline", timing_json(e->baseline)}, {"speedup", optional_json(e->speedup)},
                                           {"speedup_mean", optional_json(e->speedup_mean)},
                                           {"max_abs_diff", optional_json(e->max_abs_diff)},
@@ -75,7 +76,7 @@ Command add_eval_command(CLI::App& parent) {
                          e->baseline->median_ms, e->speedup.value_or(0.0));
             if (e->max_abs_diff) fmt::print("max abs diff: {:.3g}\n", *e->max_abs_diff);
             if (!e->error_message.empty()) fmt::print("{}: {}\n", e->error_class, e->error_message);
-            fmt::print("evaluated in {:.1f} s on {}\n", e->seconds, o->device);
+            fmt::print("evaluated in {:.1f} s on {}\n", e->seconds, settings->device);
             return 0;
           }};
 }

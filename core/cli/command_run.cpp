@@ -181,7 +181,7 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--kernelbench-root", o->kernelbench_root, "KernelBench checkout (or its folder holding level1/...)");
   app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. kernelbench.prompt=zero_shot");
   app->add_flag("--generate-only", o->generate_only, "Store samples without evaluating them");
-  app->add_option("--device", o->device, "Evaluate on cpu or cuda (default cpu)")->check(CLI::IsMember({"cpu", "cuda"}));
+  app->add_option("--device", o->device, "Evaluate on cpu or cuda (default: cuda where a GPU is visible)")->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--trials", o->trials, "Correctness trials per candidate (default 5)")->check(CLI::PositiveNumber);
   app->add_option("--tolerance", o->tolerance, "kernelbench (fp32 1e-4, fp16/bf16 1e-2) or compat (1e-2 for all)")
       ->check(CLI::IsMember({"kernelbench", "compat"}));

@@ -65,7 +65,8 @@ results::Baseline baseline_of(const results::BaselineKey& key, const harness::Ti
 Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   harness::EvaluationSettings s;
   s.worker_executable = worker_executable();
-  s.device = config.get("eval.device").value_or("cpu");
+  // Default: CUDA where a GPU is visible (nvidia-smi, without touching CUDA here), else the CPU.
+  s.device = config.get("eval.device").value_or(std::system("nvidia-smi -L > /dev/null 2>&1") == 0 ? "cuda" : "cpu");
   if (s.device != "cpu" && s.device != "cuda") return make_error(fmt::format("eval.device must be cpu or cuda, not '{}'", s.device));
   s.tolerance = config.get("eval.tolerance").value_or("kernelbench");
   if (s.tolerance != "kernelbench" && s.tolerance != "compat")

@@ -13,7 +13,7 @@
 
 namespace dicebench::host {
 
-// Settings (section [eval] or flags): device = cpu|cuda, trials, tolerance = kernelbench|compat,
+// Settings (section [eval] or flags): device = cpu|cuda (default: cuda where a GPU is visible), trials, tolerance = kernelbench|compat,
 // model_mode = train (KernelBench's) | eval, timeout_s (per candidate: load, compile, run and
 // time), timing_budget_s.
 Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
