@@ -3,7 +3,6 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 
 #include "core/base/sha256.hpp"
 #include "harness/native/fastpath/shim/dbfp/abi.h"
+#include "harness/native/fastpath/src/file_lock.hpp"
 #include "harness/native/fastpath/src/compile_flags.hpp"
 #include "harness/native/fastpath/src/source_splitter.hpp"
 
@@ -288,17 +288,7 @@ CompileOutcome compile_with_fast_path(const CompileRequest& request, const Toolc
 
   // One compile per key at a time across processes: the others wait, then read the entry.
   std::string lock_path = toolchain.cache_dir + "/locks/" + key + ".lock";
-  int lock = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (lock >= 0) flock(lock, LOCK_EX);
-  struct Unlock {
-    int fd;
-    ~Unlock() {
-      if (fd >= 0) {
-        flock(fd, LOCK_UN);
-        close(fd);
-      }
-    }
-  } unlock{lock};
+  const ExclusiveFileLock lock(lock_path);
   if (auto hit = read_cache_entry(entry_dir)) return finish(hit.value(), true);
 
   std::string work_dir = toolchain.cache_dir + "/tmp/" + key.substr(0, 16) + "-" + random_suffix();

@@ -1,7 +1,6 @@
 // Host glue builds for the fast compile path (glue_compiler.hpp).
 #include "harness/native/fastpath/src/glue_compiler.hpp"
 
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +9,7 @@
 #include <optional>
 #include <random>
 
+#include "harness/native/fastpath/src/file_lock.hpp"
 #include "harness/native/fastpath/src/nvrtc_compiler.hpp"
 #include "harness/native/fastpath/src/subprocess.hpp"
 
@@ -108,17 +108,7 @@ std::string ensure_precompiled_preludes(const GlueToolchain& toolchain, const st
   if (fs::exists(done, ec)) return final_dir;
   // One builder at a time; the others wait and then find it built.
   std::string lock_path = toolchain.pch_root + "/" + toolchain_key + ".lock";
-  int lock = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (lock >= 0) flock(lock, LOCK_EX);
-  struct Unlock {
-    int fd;
-    ~Unlock() {
-      if (fd >= 0) {
-        flock(fd, LOCK_UN);
-        close(fd);
-      }
-    }
-  } unlock{lock};
+  const ExclusiveFileLock lock(lock_path);
   if (fs::exists(done, ec)) return final_dir;
   std::string tmp = toolchain.pch_root + "/tmp-" + random_suffix();
   fs::create_directories(tmp + "/dbfp", ec);
