@@ -2,7 +2,6 @@
 #include "harness/native/fastpath/src/fastpath_compiler.hpp"
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
