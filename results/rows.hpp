@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "results/verdict.hpp"
 
@@ -76,6 +77,16 @@ struct SampleRow {
   std::string created;
 };
 
+// Device work of one timed call, per kernel (or memcpy/memset) name and launch shape.
+struct KernelRow {
+  std::string name;
+  std::string kind = "kernel";  // 'kernel', 'memcpy' or 'memset'
+  bool from_candidate = false;   // compiled from the candidate's own source
+  double launches_per_call = 0;
+  double ms_per_call = 0;
+  std::string grid, block;       // "x,y,z"; empty for memcpy/memset
+};
+
 // One evaluation of a sample. Times are milliseconds; runtime_ms and baseline_ms are medians;
 // speedup = baseline median / candidate median.
 struct NewEvaluation {
@@ -98,6 +109,16 @@ struct NewEvaluation {
   std::optional<std::string> error_class;
   std::optional<std::string> error_message;
   std::string details_json = "{}";
+  // How the candidate was compiled: 'nvrtc' (the fast path), 'fallback' (torch's toolchain),
+  // 'mixed' (some of each), 'none' (no extension built); why, how long, and the compiler's log.
+  std::optional<std::string> compile_path;
+  std::optional<std::string> compile_reason;
+  std::optional<double> compile_seconds;
+  std::optional<std::string> compile_log;
+  std::optional<double> device_busy_ms;       // summed device time of a timed call (median)
+  std::optional<double> host_wall_ms;         // host wall time of a timed call until synchronized (median)
+  std::optional<double> custom_kernel_share;  // of device time, in kernels compiled from the candidate
+  std::vector<KernelRow> kernels;             // written with the evaluation; read by kernels()
 };
 
 struct EvaluationRow : NewEvaluation {

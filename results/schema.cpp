@@ -136,10 +136,63 @@ CREATE TABLE baselines (
 ) STRICT;
 )sql";
 
+// What issue 3's evaluator adds: how the candidate was compiled (the fast NVRTC path or torch's own
+// toolchain, and why), its compile log, device-busy and host wall time of a timed call, the share
+// of device time spent in kernels compiled from the candidate, and the per-kernel breakdown.
+constexpr std::string_view kVersion4 = R"sql(
+ALTER TABLE evaluations ADD COLUMN compile_path TEXT CHECK (compile_path IN ('nvrtc','fallback','mixed','none'));
+ALTER TABLE evaluations ADD COLUMN compile_reason TEXT;
+ALTER TABLE evaluations ADD COLUMN compile_seconds REAL;
+ALTER TABLE evaluations ADD COLUMN compile_log TEXT;
+ALTER TABLE evaluations ADD COLUMN device_busy_ms REAL;
+ALTER TABLE evaluations ADD COLUMN host_wall_ms REAL;
+ALTER TABLE evaluations ADD COLUMN custom_kernel_share REAL CHECK (custom_kernel_share BETWEEN 0 AND 1);
+
+-- Device work of one timed call of the candidate, per kernel (or memcpy/memset) name and launch
+-- shape, averaged over the timed calls.
+CREATE TABLE evaluation_kernels (
+  sample INTEGER NOT NULL REFERENCES evaluations(sample) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('kernel','memcpy','memset')),
+  from_candidate INTEGER NOT NULL CHECK (from_candidate IN (0,1)),
+  launches_per_call REAL NOT NULL,
+  ms_per_call REAL NOT NULL,
+  grid TEXT NOT NULL,
+  block TEXT NOT NULL
+) STRICT;
+CREATE INDEX evaluation_kernels_by_sample ON evaluation_kernels(sample);
+
+DROP VIEW sample_results;
+CREATE VIEW sample_results AS
+SELECT
+  s.run AS run,
+  s.problem_id AS problem_id,
+  p.level AS level,
+  p.name AS problem,
+  s.sample_index AS sample_index,
+  s.id AS sample,
+  CASE
+    WHEN e.sample IS NOT NULL THEN e.status
+    WHEN s.candidate IS NULL THEN 'extraction_failed'
+    ELSE NULL
+  END AS verdict,
+  CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.compiled END AS compiled,
+  CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.correct END AS correct,
+  e.runtime_ms AS runtime_ms,
+  e.baseline_ms AS baseline_ms,
+  e.speedup AS speedup,
+  e.compile_path AS compile_path,
+  e.custom_kernel_share AS custom_kernel_share
+FROM samples AS s
+JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id
+LEFT JOIN evaluations AS e ON e.sample = s.id;
+)sql";
+
 constexpr MigrationStep kSteps[] = {
     {1, kVersion1},
     {2, kVersion2},
     {3, kVersion3},
+    {4, kVersion4},
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion, "one migration step per schema version");
 

@@ -180,15 +180,17 @@ Result<void> Store::insert_evaluation(const NewEvaluation& e) {
   auto stmt = db_.prepare(
       fmt::format("INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, runtime_mean_ms, "
                   "runtime_std_ms, runtime_min_ms, runtime_max_ms, runtime_p10_ms, runtime_p90_ms, baseline_ms, "
-                  "baseline_mean_ms, speedup, speedup_mean, error_class, error_message, details, created) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {})",
+                  "baseline_mean_ms, speedup, speedup_mean, error_class, error_message, details, compile_path, compile_reason, "
+                  "compile_seconds, compile_log, device_busy_ms, host_wall_ms, custom_kernel_share, created) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {})",
                   kNow),
       context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind_all(e.sample, verdict_name(e.status), e.compiled ? 1 : 0, e.correct ? 1 : 0, e.device, e.runtime_ms,
                  e.runtime_mean_ms, e.runtime_std_ms, e.runtime_min_ms, e.runtime_max_ms, e.runtime_p10_ms,
                  e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, e.speedup, e.speedup_mean, e.error_class,
-                 e.error_message, e.details_json);
+                 e.error_message, e.details_json, e.compile_path, e.compile_reason, e.compile_seconds, e.compile_log,
+                 e.device_busy_ms, e.host_wall_ms, e.custom_kernel_share);
   const int rc = sqlite3_step(stmt->get());
   if (rc != SQLITE_DONE) {
     if (is_constraint(rc, SQLITE_CONSTRAINT_PRIMARYKEY) || is_constraint(rc, SQLITE_CONSTRAINT_UNIQUE)) {
@@ -198,6 +200,19 @@ Result<void> Store::insert_evaluation(const NewEvaluation& e) {
       return make_error(fmt::format("{}: {}: no sample {}", path(), context, e.sample));
     }
     return db_.error(rc, context);
+  }
+  if (!e.kernels.empty()) {
+    auto kernel = db_.prepare(
+        "INSERT INTO evaluation_kernels (sample, name, kind, from_candidate, launches_per_call, ms_per_call, grid, block) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        context);
+    if (!kernel.ok()) return kernel.error();
+    for (const KernelRow& k : e.kernels) {
+      kernel->reset();
+      kernel->bind_all(e.sample, k.name, k.kind, k.from_candidate ? 1 : 0, k.launches_per_call, k.ms_per_call, k.grid,
+                       k.block);
+      DICEBENCH_TRY(kernel->run(context));
+    }
   }
   return transaction->commit();
 }
@@ -305,7 +320,8 @@ Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
   auto stmt = db_.prepare(
       "SELECT e.sample, e.status, e.compiled, e.correct, e.device, e.runtime_ms, e.runtime_mean_ms, e.runtime_std_ms, "
       "e.runtime_min_ms, e.runtime_max_ms, e.runtime_p10_ms, e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, "
-      "e.speedup, e.speedup_mean, e.error_class, e.error_message, e.details, e.created "
+      "e.speedup, e.speedup_mean, e.error_class, e.error_message, e.details, e.created, e.compile_path, "
+      "e.compile_reason, e.compile_seconds, e.compile_log, e.device_busy_ms, e.host_wall_ms, e.custom_kernel_share "
       "FROM evaluations AS e JOIN samples AS s ON s.id = e.sample WHERE s.run = ? ORDER BY e.sample",
       context);
   if (!stmt.ok()) return stmt.error();
@@ -336,7 +352,33 @@ Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
     e.error_message = stmt->column_optional_text(17);
     e.details_json = stmt->column_text(18);
     e.created = stmt->column_text(19);
+    e.compile_path = stmt->column_optional_text(20);
+    e.compile_reason = stmt->column_optional_text(21);
+    e.compile_seconds = stmt->column_optional_double(22);
+    e.compile_log = stmt->column_optional_text(23);
+    e.device_busy_ms = stmt->column_optional_double(24);
+    e.host_wall_ms = stmt->column_optional_double(25);
+    e.custom_kernel_share = stmt->column_optional_double(26);
     rows.push_back(std::move(e));
+  }
+  return rows;
+}
+
+Result<std::vector<KernelRow>> Store::kernels(std::int64_t sample) {
+  constexpr std::string_view context = "cannot read evaluation_kernels";
+  auto stmt = db_.prepare(
+      "SELECT name, kind, from_candidate, launches_per_call, ms_per_call, grid, block FROM evaluation_kernels "
+      "WHERE sample = ? ORDER BY ms_per_call DESC, name",
+      context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind(1, sample);
+  std::vector<KernelRow> rows;
+  for (;;) {
+    auto row = stmt->step(context);
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    rows.push_back({stmt->column_text(0), stmt->column_text(1), stmt->column_int64(2) != 0, stmt->column_double(3),
+                    stmt->column_double(4), stmt->column_text(5), stmt->column_text(6)});
   }
   return rows;
 }

@@ -61,6 +61,7 @@ class Store {
   // Samples that have a candidate and no evaluation yet (candidate text included).
   Result<std::vector<SampleRow>> pending_samples(std::int64_t run);
   Result<std::vector<EvaluationRow>> evaluations(std::int64_t run);  // by sample id
+  Result<std::vector<KernelRow>> kernels(std::int64_t sample);        // slowest first
   // (problem_id, sample_index) of every stored sample: what a resumed run skips.
   Result<std::set<std::pair<std::int64_t, int>>> done_samples(std::int64_t run);
   Result<std::int64_t> sample_count(std::int64_t run);
