@@ -24,14 +24,29 @@ nlohmann::json optional_json(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+nlohmann::json compile_json(const std::optional<harness::CompileInfo>& c) {
+  if (!c) return nullptr;
+  return {{"path", c->path}, {"reason", c->reason}, {"seconds", c->seconds}, {"log", c->log}, {"records", c->records}};
+}
+
+nlohmann::json profile_json(const std::optional<harness::DeviceProfile>& p) {
+  if (!p) return nullptr;
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& k : p->kernels)
+    kernels.push_back({{"name", k.name}, {"kind", k.kind}, {"from_candidate", k.from_candidate},
+                       {"launches_per_call", k.launches_per_call}, {"ms_per_call", k.ms_per_call}, {"grid", k.grid},
+                       {"block", k.block}});
+  return {{"busy_ms", p->busy_ms}, {"host_ms", p->host_ms}, {"candidate_share", p->candidate_share}, {"kernels", kernels}};
+}
+
 }  // namespace
 
 Command add_eval_command(CLI::App& parent) {
   struct Options {
     std::string problem, candidate, device, tolerance = "kernelbench";
     int trials = 5;
-    double timeout = 600;
-    bool json = false;
+    double timeout = 300, compile_timeout = 600;
+    bool json = false, no_fastpath = false;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = parent.add_subcommand("eval", "Evaluate one candidate program against one problem");
@@ -41,7 +56,11 @@ Command add_eval_command(CLI::App& parent) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--trials", o->trials, "Correctness trials")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--tolerance", o->tolerance, "kernelbench or compat")->check(CLI::IsMember({"kernelbench", "compat"}))->capture_default_str();
-  app->add_option("--timeout", o->timeout, "Seconds the candidate may take in all")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--timeout", o->timeout, "Seconds the candidate may run (init, trials, timing)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--compile-timeout", o->compile_timeout, "Seconds the candidate's worker may take to start and compile")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_flag("--no-fastpath", o->no_fastpath, "Build load_inline calls with torch's own toolchain only");
   app->add_flag("--json", o->json, "Print the evaluation as JSON");
   return {app, [o]() {
             std::string problem, candidate, why;
@@ -52,6 +71,8 @@ Command add_eval_command(CLI::App& parent) {
             config.set("eval.tolerance", o->tolerance);
             config.set("eval.trials", std::to_string(o->trials));
             config.set("eval.timeout_s", fmt::format("{}", o->timeout));
+            config.set("eval.compile_timeout_s", fmt::format("{}", o->compile_timeout));
+            if (o->no_fastpath) config.set("eval.fastpath", "off");
             auto settings = host::evaluation_settings(config);
             if (!settings) return fail(settings.error().message);
             harness::Evaluator evaluator(*settings);
@@ -66,7 +87,8 @@ Command add_eval_command(CLI::App& parent) {
                                           {"mean_abs_diff", optional_json(e->mean_abs_diff)},
                                           {"failed_trial", optional_json(e->failed_trial)},
                                           {"error_class", e->error_class}, {"error_message", e->error_message},
-                                          {"seconds", e->seconds}};
+                                          {"seconds", e->seconds}, {"compile", compile_json(e->compile)},
+                                          {"profile", profile_json(e->profile)}};
               fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
               return 0;
             }
@@ -75,6 +97,12 @@ Command add_eval_command(CLI::App& parent) {
               fmt::print("runtime: {:.4f} ms median, baseline {:.4f} ms, speedup {:.3f}x\n", e->runtime->median_ms,
                          e->baseline->median_ms, e->speedup.value_or(0.0));
             if (e->max_abs_diff) fmt::print("max abs diff: {:.3g}\n", *e->max_abs_diff);
+            if (e->compile && e->compile->path != "none")
+              fmt::print("compiled: {} path in {:.2f} s{}\n", e->compile->path, e->compile->seconds,
+                         e->compile->reason.empty() ? "" : " (" + e->compile->reason + ")");
+            if (e->profile)
+              fmt::print("device: {:.4f} ms busy per call, {:.0f}% in the candidate's own kernels\n", e->profile->busy_ms,
+                         100.0 * e->profile->candidate_share);
             if (!e->error_message.empty()) fmt::print("{}: {}\n", e->error_class, e->error_message);
             fmt::print("evaluated in {:.1f} s on {}\n", e->seconds, settings->device);
             return 0;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
@@ -77,9 +78,16 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   auto trials = number_setting<int>(config, "eval.trials", 5, 1);
   if (!trials) return trials.error();
   s.trials = *trials;
-  auto timeout = number_setting<double>(config, "eval.timeout_s", 600.0, 1.0);
+  auto timeout = number_setting<double>(config, "eval.timeout_s", 300.0, 1.0);
   if (!timeout) return timeout.error();
   s.candidate_timeout = std::chrono::milliseconds(static_cast<long long>(*timeout * 1000));
+  auto compile_timeout = number_setting<double>(config, "eval.compile_timeout_s", 600.0, 1.0);
+  if (!compile_timeout) return compile_timeout.error();
+  s.compile_timeout = std::chrono::milliseconds(static_cast<long long>(*compile_timeout * 1000));
+  const std::string fastpath = config.get("eval.fastpath").value_or("on");
+  if (fastpath != "on" && fastpath != "off") return make_error(fmt::format("eval.fastpath must be on or off, not '{}'", fastpath));
+  s.fastpath = fastpath == "on";
+  s.fastpath_cache = config.get("eval.fastpath_cache").value_or("");
   auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.0);
   if (!budget) return budget.error();
   s.budget_seconds = *budget;
@@ -130,6 +138,20 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
     details["baseline_source"] = e.baseline_measured ? "measured" : "cache";
   }
   if (!e.log_tail.empty()) details["log_tail"] = e.log_tail;
+  if (e.compile) {
+    row.compile_path = e.compile->path;
+    if (!e.compile->reason.empty()) row.compile_reason = e.compile->reason;
+    row.compile_seconds = e.compile->seconds;
+    if (!e.compile->log.empty()) row.compile_log = e.compile->log;
+    details["compile_records"] = e.compile->records;
+  }
+  if (e.profile) {
+    row.device_busy_ms = e.profile->busy_ms;
+    row.host_wall_ms = e.profile->host_ms;
+    row.custom_kernel_share = std::clamp(e.profile->candidate_share, 0.0, 1.0);
+    for (const auto& k : e.profile->kernels)
+      row.kernels.push_back({k.name, k.kind, k.from_candidate, k.launches_per_call, k.ms_per_call, k.grid, k.block});
+  }
   row.details_json = details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return row;
 }
@@ -150,7 +172,14 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
   for (const auto& s : *samples)
     if (!done.count(s.id)) todo.push_back(&s);
   Progress progress("evaluating", todo.size(), "samples");
-  for (const auto* sample : todo) {
+  for (size_t index = 0; index < todo.size(); ++index) {
+    const auto* sample = todo[index];
+    // The next candidate's worker starts and compiles while this one runs.
+    for (size_t next = index + 1; next < todo.size(); ++next)
+      if (todo[next]->candidate) {
+        evaluator.prefetch(*todo[next]->candidate);
+        break;
+      }
     if (HostServices::cancel_requested()) {
       summary.interrupted = true;
       break;

@@ -14,8 +14,9 @@
 namespace dicebench::host {
 
 // Settings (section [eval] or flags): device = cpu|cuda (default: cuda where a GPU is visible), trials, tolerance = kernelbench|compat,
-// model_mode = train (KernelBench's) | eval, timeout_s (per candidate: load, compile, run and
-// time), timing_budget_s.
+// model_mode = train (KernelBench's) | eval, compile_timeout_s (worker start-up and the candidate's
+// compile), timeout_s (the candidate's init, trials and timing), timing_budget_s, fastpath = on|off
+// (NVRTC compiles of load_inline calls on CUDA), fastpath_cache (its cache folder).
 Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
 
 // dicebench-worker: $DICEBENCH_WORKER, else beside this executable.

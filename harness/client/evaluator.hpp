@@ -1,7 +1,11 @@
 // Evaluates one candidate against its problem through isolated workers: a long-lived reference
-// worker builds the reference, generates the inputs from secret seeds, keeps the reference outputs
-// and compares; a fresh candidate worker per candidate runs and times ModelNew. Time limits kill
-// the candidate's process group; a crash or timeout is charged to that candidate only.
+// worker builds the reference, makes each trial's inputs from secret seeds, keeps that trial's
+// reference outputs and compares; a fresh candidate worker per candidate compiles, runs and times
+// ModelNew, trial by trial (inputs and outputs travel as CUDA IPC handles, or files on the CPU).
+// Compile and run time limits kill the candidate's process group; a crash or timeout is charged
+// to that candidate only. prefetch() starts the next candidate's worker and compile while the
+// current one runs on the GPU (it is awaited before timing starts, so no compile runs beside a
+// timed call).
 #pragma once
 
 #include "core/base/result.hpp"
@@ -12,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dicebench::harness {
 
@@ -25,16 +30,40 @@ struct EvaluationSettings {
   // statistics); "eval" calls .eval() on both.
   std::string model_mode = "train";
   uint64_t secret = 0;                         // per-run secret the input seeds derive from
-  std::chrono::milliseconds candidate_timeout{std::chrono::minutes(10)};  // load (compile) + run + time
+  std::chrono::milliseconds compile_timeout{std::chrono::minutes(10)};  // start + load (compile)
+  std::chrono::milliseconds candidate_timeout{std::chrono::minutes(5)};  // init + trials + timing
   std::chrono::milliseconds reference_timeout{std::chrono::minutes(10)};
   int warmup = 3, min_trials = 10, max_trials = 100;
   double budget_seconds = 10.0, target_rel_ci = 0.01;
   std::string work_root;                       // job folders go here (default: $TMPDIR)
+  bool fastpath = true;                        // compile load_inline calls with NVRTC (CUDA only)
+  std::string fastpath_cache;                  // compile cache folder (default: $XDG_CACHE_HOME/dicebench/fastpath)
 };
 
 struct Timing {
   double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
   int trials = 0;
+};
+
+struct KernelTime {
+  std::string name, kind;  // kind: kernel, memcpy, memset
+  bool from_candidate = false;
+  double launches_per_call = 0, ms_per_call = 0;
+  std::string grid, block;
+};
+
+// How the candidate's load_inline calls were built.
+struct CompileInfo {
+  std::string path = "none";  // nvrtc, fallback, mixed, none
+  std::string reason, log;
+  double seconds = 0;
+  nlohmann::json records = nlohmann::json::array();
+};
+
+// What the timed calls ran on the device (CUDA only).
+struct DeviceProfile {
+  double busy_ms = 0, host_ms = 0, candidate_share = 0;
+  std::vector<KernelTime> kernels;
 };
 
 struct Evaluation {
@@ -48,6 +77,8 @@ struct Evaluation {
   std::optional<int> failed_trial;
   std::string error_class, error_message;
   bool baseline_measured = false;  // timed in this call (not from the cache)
+  std::optional<CompileInfo> compile;  // once the candidate's load finished
+  std::optional<DeviceProfile> profile;
   std::string log_tail;  // the end of what the candidate printed
   double seconds = 0;    // wall time of the whole evaluation
 };
@@ -61,18 +92,28 @@ class Evaluator {
   // candidate's failures are verdicts.
   Result<Evaluation> evaluate(const std::string& problem_source, const std::string& problem_hash,
                               const std::string& candidate_source);
+  // Starts the worker of a candidate evaluate() will be asked for next, and its compile.
+  void prefetch(const std::string& candidate_source);
   // The reference worker's hello (python and torch versions, device name, timer) once started.
   Result<nlohmann::json> reference_info();
   // A baseline known from earlier runs (the results database's cache), used instead of timing.
   void set_baseline(const std::string& problem_hash, const Timing& timing) { baselines_[problem_hash] = timing; }
 
  private:
+  struct Candidate;  // a candidate worker with its job folder and load request (evaluator.cpp)
+  struct Job;        // one evaluate() call's state (evaluator.cpp)
   Result<WorkerProcess*> reference();
   Result<Timing> baseline(const std::string& job, const std::string& problem_hash, bool* measured);
+  std::unique_ptr<Candidate> launch(const std::string& candidate_source);
+  void await_load(Candidate& candidate);
+  Result<bool> check_trial(Job& job, int trial, uint64_t seed);
+  Result<void> run_candidate(Job& job);
 
   EvaluationSettings settings_;
   std::unique_ptr<WorkerProcess> reference_;
   std::map<std::string, Timing> baselines_;  // by problem hash
+  std::unique_ptr<Candidate> next_;  // prefetched
+  std::string prefetch_source_;      // launched once the current candidate has compiled
   std::string log_dir_;
   int64_t next_job_ = 0;
 };

@@ -27,6 +27,13 @@ WorkerProcess::WorkerProcess(std::unique_ptr<State> state) : state_(std::move(st
 WorkerProcess::~WorkerProcess() { kill(); }
 
 Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(const WorkerOptions& options) {
+  auto worker = spawn(options);
+  if (!worker) return worker.error();
+  DICEBENCH_TRY((*worker)->await_hello());
+  return worker;
+}
+
+Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const WorkerOptions& options) {
   std::signal(SIGPIPE, SIG_IGN);  // a dead worker must not take the host down with it
   auto state = std::make_unique<State>();
   state->role = options.role;
@@ -42,29 +49,36 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(const WorkerOptions&
   // pipes' destructors do not close them a second time.
   state->to_worker.assign_source(-1);
   state->from_worker.assign_sink(-1);
-
   std::unique_ptr<WorkerProcess> worker(new WorkerProcess(std::move(state)));
+  worker->options_ = options;
+  return worker;
+}
+
+Result<void> WorkerProcess::await_hello() {
+  if (!hello_.is_null()) return {};
+  const WorkerOptions& options = options_;
   std::string payload;
-  const auto status = read_frame(worker->state_->from_worker.native_source(), &payload,
+  const auto status = read_frame(state_->from_worker.native_source(), &payload,
                                  std::chrono::steady_clock::now() + options.start_timeout);
   if (status != FrameStatus::ok) {
     const char* why = status == FrameStatus::timeout ? "did not say hello in time" : "ended before saying hello";
-    worker->kill();
+    kill();
     return make_error(fmt::format("{} ({} worker) {}: {}; see {}", options.executable, options.role, why,
-                                  worker->exit_description(), options.log_path));
+                                  exit_description(), options.log_path));
   }
   try {
-    worker->hello_ = nlohmann::json::parse(payload);
+    hello_ = nlohmann::json::parse(payload);
   } catch (const std::exception& e) {
-    worker->kill();
+    kill();
     return make_error(fmt::format("{}: malformed hello ({})", options.executable, e.what()));
   }
-  if (worker->hello_.value("type", "") != "hello" || worker->hello_.value("protocol", 0) != kProtocolVersion) {
-    worker->kill();
-    return make_error(fmt::format("{} speaks worker protocol {}, this dicebench speaks {}", options.executable,
-                                  worker->hello_.value("protocol", 0), kProtocolVersion));
+  if (hello_.value("type", "") != "hello" || hello_.value("protocol", 0) != kProtocolVersion) {
+    kill();
+    return make_error(fmt::format("{} speaks worker protocol {}, this dicebench speaks {}{}", options.executable,
+                                  hello_.value("protocol", 0), kProtocolVersion,
+                                  hello_.value("type", "") == "error" ? ": " + hello_.value("message", "") : ""));
   }
-  return worker;
+  return {};
 }
 
 std::string WorkerProcess::exit_description() {
@@ -95,12 +109,23 @@ CallResult WorkerProcess::fail(CallFailure failure, std::string message) {
 }
 
 CallResult WorkerProcess::call(const nlohmann::json& request, std::chrono::milliseconds timeout) {
-  if (!alive_) return fail(CallFailure::crashed, "the worker is no longer running");
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (!send(request)) return fail(CallFailure::crashed, "the worker " + exit_description());
+  return receive(timeout);
+}
+
+bool WorkerProcess::send(const nlohmann::json& request) {
+  if (!alive_) return false;
   if (!write_frame(state_->to_worker.native_sink(), request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
     kill();
-    return fail(CallFailure::crashed, "the worker " + exit_description());
+    return false;
   }
+  return true;
+}
+
+CallResult WorkerProcess::receive(std::chrono::milliseconds timeout) {
+  if (!alive_) return fail(CallFailure::crashed, "the worker " + exit_description());
+  if (auto hello = await_hello(); !hello) return fail(CallFailure::crashed, hello.error().message);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last_stage;
   while (true) {
     std::string payload;

@@ -14,7 +14,7 @@
 
 namespace dicebench::harness {
 
-inline constexpr int kProtocolVersion = 1;
+inline constexpr int kProtocolVersion = 2;
 
 struct WorkerOptions {
   std::string executable;                      // dicebench-worker
@@ -38,6 +38,10 @@ class WorkerProcess {
  public:
   // Starts the worker and waits for its hello; a worker speaking another protocol is refused.
   static Result<std::unique_ptr<WorkerProcess>> start(const WorkerOptions& options);
+  // Starts the worker without waiting: requests may be sent at once (the worker reads them once
+  // it has started); await_hello() must come before the first receive().
+  static Result<std::unique_ptr<WorkerProcess>> spawn(const WorkerOptions& options);
+  Result<void> await_hello();
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -46,6 +50,9 @@ class WorkerProcess {
   // way. On a timeout the process group is killed; after any failure the worker is dead and must
   // be replaced.
   CallResult call(const nlohmann::json& request, std::chrono::milliseconds timeout);
+  // call() in two halves, so that a worker can work on a request while the host does other things.
+  bool send(const nlohmann::json& request);
+  CallResult receive(std::chrono::milliseconds timeout);
   const nlohmann::json& hello() const { return hello_; }
   bool alive() const { return alive_; }
   // Kills the worker's process group and reaps the worker.
@@ -58,6 +65,7 @@ class WorkerProcess {
   std::string exit_description();
 
   std::unique_ptr<State> state_;
+  WorkerOptions options_;
   nlohmann::json hello_;
   bool alive_ = true;
 };

@@ -209,7 +209,7 @@ void CuptiRecorder::complete_buffer(std::uint8_t* buffer, std::size_t size, std:
   if (size == buffer_bytes_ && owned_buffers_.contains(buffer)) free_buffers_.push_back(buffer);
 }
 
-Result<std::uint64_t> CuptiRecorder::begin() {
+Result<std::uint64_t> CuptiRecorder::begin(bool reassert) {
   std::lock_guard call_lock(call_mutex_);
   if (in_call_) {
     interfered_ = true;
@@ -218,7 +218,7 @@ Result<std::uint64_t> CuptiRecorder::begin() {
   // Earlier work finishes and its records are delivered now, while not collecting.
   collecting_.store(false, std::memory_order_release);
   DICEBENCH_TRY(synchronize_device("begin()"));
-  DICEBENCH_TRY(Callbacks::subscribe());
+  if (reassert) DICEBENCH_TRY(Callbacks::subscribe());
   DICEBENCH_CUPTI(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   std::size_t dropped = 0;
   DICEBENCH_CUPTI(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped));  // resets the count

@@ -1,37 +1,49 @@
 """The candidate role: loads one untrusted candidate, builds ModelNew, runs it on the inputs the host
-names, writes its outputs to files and times it. One candidate.run per process.
+hands it trial by trial, and times it. A candidate worker serves one job, in this order:
 
-Stages, in order (the reply's "stage" names the one that failed, or "done"):
-- load: execute the source (loading.py) and find ModelNew. A SyntaxError or a failure to build an
-  extension (see classify_load_error) is "compile_failed"; anything else is "runtime_error".
-- init: init inputs from the file the reference wrote (weights_only=True, tensors mapped to the
+- candidate.load: execute the source (loading.py) and find ModelNew. load_inline calls compile on
+  the NVRTC fast path when the request asks for it (dicebench_fastpath, installed before any
+  candidate code runs), else with torch's toolchain; every call is recorded (compile path, reason,
+  seconds, the kernels it defines, the compiler's error). A SyntaxError or a failed extension
+  build (classify_load_error) is "compile_failed"; anything else is "runtime_error".
+- candidate.init: init inputs from the file the reference wrote (weights_only=True, mapped to the
   device); seed_everything(init_seed); ModelNew(*init_inputs).to(device), then .eval() or .train()
-  as model_mode says (the same mode the reference was built in).
-- run: for each trial, inputs loaded fresh from their file (weights_only=True, map_location =
-  device), forward under the harness numerics and no_grad, device synchronised, outputs checked to
-  be tensors / numbers / (nested) tuples or lists of those, saved to outputs_dir/outputs-<t>.pt.
-- timing (when the request has timing parameters): forward timed on a fresh load of trial 0's
-  inputs (timing.py), numerics re-applied before each call; then one more forward per trial in
-  timed_output_trials, on freshly loaded inputs, saved to outputs_dir/timed-outputs-<t>.pt so the
-  host can check that the candidate still computes the right thing once timing has started.
+  as model_mode says (the mode the reference was built in).
+- candidate.forward (any number): the trial's inputs received into this process's own memory
+  (transfer.py), forward under the harness numerics and no_grad, device synchronised, outputs
+  checked to be tensors / numbers / (nested) tuples or lists of those, cloned and exported back.
+  The previous trial's exported outputs are released first.
+- candidate.time: forward timed (timing.py) on the inputs sent, numerics re-applied before each
+  call; on CUDA the reply carries the device profile of the timed calls: median busy and host
+  time, per-kernel breakdown and the share of kernel time in kernels compiled from the candidate.
+  The host follows it with one more candidate.forward on fresh inputs, so a candidate that behaves
+  differently once timing has started is caught.
 
-Every exception from candidate code, SystemExit and KeyboardInterrupt included, ends as a
-runtime_error result with the exception line and the last 20 traceback lines. This process never
-holds the reference model, the reference outputs, the input seeds or the problem source.
+After a failed request the worker refuses the rest of the job. Every exception from candidate code,
+SystemExit and KeyboardInterrupt included, ends as a runtime_error (or compile_failed) reply with
+the exception line and the last 20 traceback lines. This process never holds the reference
+module, the reference outputs, the input seeds or the problem source.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+import time
 import traceback
-from typing import Callable, Any
+from typing import Any
 
 from . import compare as compare_mod
-from . import loading, numerics, seeding, timing
+from . import loading, numerics, seeding, timing, transfer
 from .devices import check_device
 from .errors import HostError, exception_line, traceback_tail
-from .tensors import save_private, synchronize
+from .tensors import synchronize
+
+COMPILE_LOG_BYTES = 20000
+
+_GLOBAL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+|inline\s+)*void\s+"
+                     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)")
 
 
 def classify_load_error(error: BaseException) -> str:
@@ -39,199 +51,293 @@ def classify_load_error(error: BaseException) -> str:
 
     A failed build is: subprocess.CalledProcessError; a RuntimeError whose text has "Error building
     extension" (torch.utils.cpp_extension); an exception raised inside torch/utils/cpp_extension.py;
-    or any exception carrying a true `dicebench_compile_error` attribute (for the worker's own
-    compile path, which can mark its errors that way).
+    or any exception carrying a true `dicebench_compile_error` attribute.
     """
-    if isinstance(error, SyntaxError):
-        return "compile_failed"
-    if isinstance(error, subprocess.CalledProcessError):
+    if isinstance(error, (SyntaxError, subprocess.CalledProcessError)):
         return "compile_failed"
     if getattr(error, "dicebench_compile_error", False):
         return "compile_failed"
     if isinstance(error, RuntimeError) and "Error building extension" in str(error):
         return "compile_failed"
     for frame, _ in traceback.walk_tb(error.__traceback__):
-        filename = frame.f_code.co_filename.replace(os.sep, "/")
-        if filename.endswith("torch/utils/cpp_extension.py"):
+        if frame.f_code.co_filename.replace(os.sep, "/").endswith("torch/utils/cpp_extension.py"):
             return "compile_failed"
     return "runtime_error"
 
 
+def kernel_base_name(name: str) -> str:
+    """"ns::relu<float>" from "void ns::relu<float>(float const*, int)", then "relu"."""
+    head = name.split("(", 1)[0].strip()
+    head = head.split("<", 1)[0].strip()
+    head = head.split()[-1] if head.split() else head
+    return head.rsplit("::", 1)[-1]
+
+
 def _plain_outputs(outputs: Any) -> Any:
-    """Detached clones of the output tensors as plain torch.Tensor, for saving."""
+    """Detached clones of the output tensors as plain torch.Tensor (for export)."""
     import torch
 
     if isinstance(outputs, torch.Tensor):
         tensor = outputs.detach().clone()
-        if type(tensor) is not torch.Tensor:
-            tensor = tensor.as_subclass(torch.Tensor)
-        return tensor
-    if isinstance(outputs, tuple):
-        return tuple(_plain_outputs(o) for o in outputs)
-    if isinstance(outputs, list):
-        return [_plain_outputs(o) for o in outputs]
+        return tensor if type(tensor) is torch.Tensor else tensor.as_subclass(torch.Tensor)
+    if isinstance(outputs, (tuple, list)):
+        return type(outputs)(_plain_outputs(o) for o in outputs)
     return outputs
 
 
-class _StageFailure(Exception):
-    def __init__(self, error_class: str, message: str, tail: str):
-        super().__init__(message)
+class _Failure(Exception):
+    def __init__(self, error: BaseException, error_class: str = "runtime_error"):
+        super().__init__(exception_line(error))
         self.error_class = error_class
-        self.message = message
-        self.tail = tail
+        self.message = exception_line(error)
+        self.tail = traceback_tail(error)
+
+
+class _CompileRecorder:
+    """Wraps torch.utils.cpp_extension.load_inline (outside the fast path, if installed) to note
+    each call's name, wall time, the __global__ functions of its CUDA sources and its error."""
+
+    def __init__(self) -> None:
+        import torch.utils.cpp_extension as cpp_extension
+
+        self.calls: list[dict] = []
+        inner = cpp_extension.load_inline
+
+        def load_inline(*args: Any, **kwargs: Any) -> Any:
+            cuda_sources = kwargs.get("cuda_sources", args[2] if len(args) > 2 else None)
+            if isinstance(cuda_sources, str):
+                cuda_sources = [cuda_sources]
+            names = sorted({m.group(1) for source in (cuda_sources or []) if isinstance(source, str)
+                            for m in _GLOBAL.finditer(source)})
+            call = {"name": str(kwargs.get("name", args[0] if args else "")), "globals": names,
+                    "seconds": 0.0, "error": ""}
+            self.calls.append(call)
+            started = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            except BaseException as error:
+                call["error"] = f"{type(error).__name__}: {error}"
+                raise
+            finally:
+                call["seconds"] = time.perf_counter() - started
+
+        cpp_extension.load_inline = load_inline
 
 
 class CandidateRole:
-    """The candidate worker's handler; serves exactly one candidate.run."""
+    """The candidate worker's handlers; serves one job."""
 
-    def __init__(self, device: Any, send_progress: Callable[[dict], None] = lambda message: None):
+    def __init__(self, device: Any):
         self.device = device
-        self.served = False
-        self.send_progress = send_progress
+        self.job: str | None = None
+        self.stage = "new"  # new -> loaded -> ready; "failed" after any failed request
+        self.model_class: Any = None
+        self.model: Any = None
+        self.compile: dict = {}
+        self.candidate_kernels: set[str] = set()  # mangled names and base names
+        self.exported: Any = None
 
     def handlers(self) -> dict:
-        return {"candidate.run": self.run}
+        return {"candidate.load": self.load, "candidate.init": self.init,
+                "candidate.forward": self.forward, "candidate.time": self.time}
 
-    def run(self, request: dict) -> dict:
-        if self.served:
-            raise HostError("this candidate worker has already served its candidate.run; "
-                            "start a fresh worker for the next candidate")
-        check_device(request["device"], self.device)
-        outputs_dir = request["outputs_dir"]
-        if not os.path.isdir(outputs_dir):
-            raise HostError(f"outputs_dir {outputs_dir!r} is not a directory")
-        trials = len(request["inputs"])
-        for trial in request["timed_output_trials"]:
-            if trial >= trials:
-                raise HostError(f"timed_output_trials names trial {trial}, but there are {trials}")
-        if request["timed_output_trials"] and request["timing"] is None:
-            raise HostError("timed_output_trials needs timing parameters")
-        self.served = True
-        reply = {"type": "candidate.result", "job": request["job"], "ok": False, "stage": "load",
-                 "error_class": "", "message": "", "traceback_tail": "", "outputs": [],
-                 "timed_outputs": {}, "timing": None}
-        try:
-            self._run(request, reply)
-        except _StageFailure as failure:
-            reply.update(ok=False, error_class=failure.error_class, message=failure.message,
+    def _expect(self, request: dict, stage: str) -> None:
+        if self.job is not None and request["job"] != self.job:
+            raise HostError(f"this candidate worker serves job {self.job!r}, not {request['job']!r}")
+        if self.stage != stage:
+            raise HostError(f"{request['type']} needs stage {stage!r}; this worker is at {self.stage!r}"
+                            " (a candidate worker serves one job; start a fresh one)")
+
+    def _reply(self, kind: str, request: dict, failure: _Failure | None, **fields: Any) -> dict:
+        reply = {"type": kind, "job": request["job"], "ok": failure is None, "error_class": "",
+                 "message": "", "traceback_tail": "", **fields}
+        if failure is not None:
+            self.stage = "failed"
+            reply.update(error_class=failure.error_class, message=failure.message,
                          traceback_tail=failure.tail)
-            return reply
-        reply.update(ok=True, stage="done")
         return reply
 
     # ---------------------------------------------------------------------------------------
-    def _load_inputs(self, path: str) -> list:
-        import torch
-
-        try:
-            inputs = torch.load(path, map_location=self.device, weights_only=True)
-        except Exception as error:  # noqa: BLE001 - the host's files; not the candidate's fault
-            raise HostError(f"cannot load inputs {path!r}: {exception_line(error)}") from None
-        if not isinstance(inputs, (list, tuple)):
-            raise HostError(f"inputs file {path!r} does not hold a list")
-        return list(inputs)
-
-    def _forward(self, model: Any, inputs: list) -> Any:
-        with numerics.harness_call():
-            outputs = model(*inputs)
-        synchronize(self.device)
-        problem = compare_mod.find_unsupported(outputs)
-        if problem:
-            raise TypeError("ModelNew.forward must return a tensor, a number, or a tuple or list "
-                            f"of them: {problem}")
-        return outputs
-
-    def _save(self, outputs: Any, path: str) -> None:
-        save_private(_plain_outputs(outputs), path)
-
-    def _run(self, request: dict, reply: dict) -> None:
-        import torch
-
-        device = self.device
-        outputs_dir = request["outputs_dir"]
-
-        def failure(error: BaseException, error_class: str = "runtime_error") -> _StageFailure:
-            return _StageFailure(error_class, exception_line(error), traceback_tail(error))
-
-        # load
-        reply["stage"] = "load"
+    def load(self, request: dict) -> dict:
+        self._expect(request, "new")
+        check_device(request["device"], self.device)
+        if not os.path.isdir(request["work_dir"]):
+            raise HostError(f"work_dir {request['work_dir']!r} is not a directory")
+        self.job = request["job"]
+        fastpath_off = self._install_fastpath(request["fastpath"])
+        recorder = _CompileRecorder()
+        failure = None
         try:
             numerics.apply_numerics()
             module = loading.load_program(request["candidate_source"], kind="candidate",
-                                          name_hint=request["job"], directory=outputs_dir)
+                                          name_hint=request["job"], directory=request["work_dir"])
         except BaseException as error:  # noqa: BLE001 - candidate code may raise anything
-            raise failure(error, classify_load_error(error)) from None
-        try:
-            model_class = loading.find_model_class(module, "ModelNew")
-        except BaseException as error:  # noqa: BLE001
-            raise failure(error) from None
+            failure = _Failure(error, classify_load_error(error))
+        else:
+            try:
+                self.model_class = loading.find_model_class(module, "ModelNew")
+            except BaseException as error:  # noqa: BLE001
+                failure = _Failure(error)
+        self.compile = self._compile_summary(recorder.calls, fastpath_off)
+        if failure is None:
+            self.stage = "loaded"
+        return self._reply("candidate.loaded", request, failure, compile=self.compile)
 
-        # init
-        reply["stage"] = "init"
+    def _install_fastpath(self, options: dict | None) -> str:
+        """Installs the fast path as asked; returns why it is off ("" when on)."""
+        if options is None:
+            return "fast path not requested"
+        cache_dir = options.get("cache_dir")
+        if not isinstance(cache_dir, str) or not cache_dir:
+            raise HostError("fastpath needs a cache_dir")
         try:
-            init_inputs = torch.load(request["init_inputs"], map_location=device, weights_only=True)
-        except Exception as error:  # noqa: BLE001
+            import dicebench_fastpath
+
+            arch = options.get("arch") or dicebench_fastpath.detect_arch()
+            dicebench_fastpath.install(arch, cache_dir, lambda line: print(line, flush=True))
+        except Exception as error:  # noqa: BLE001 - without the fast path, torch's toolchain
+            return f"fast path unavailable: {exception_line(error)}"
+        return ""
+
+    def _compile_summary(self, calls: list[dict], fastpath_off: str) -> dict:
+        records = []
+        if not fastpath_off:
+            import dicebench_fastpath
+
+            records = dicebench_fastpath.compile_records()
+        summary_records = []
+        for index, call in enumerate(calls):
+            fast = records[index] if index < len(records) else None
+            path = fast["path"] if fast else "fallback"
+            reason = (fast["reason"] if fast else fastpath_off) or ""
+            kernels = list(fast["kernels"]) if fast and path == "nvrtc" else []
+            self.candidate_kernels.update(kernels)
+            self.candidate_kernels.update(call["globals"])
+            summary_records.append({"name": call["name"], "path": path, "reason": reason,
+                                    "seconds": round(call["seconds"], 4), "kernels": call["globals"],
+                                    "cache_hit": bool(fast and fast.get("cache_hit")),
+                                    "error": call["error"][:COMPILE_LOG_BYTES]})
+        paths = {r["path"] for r in summary_records}
+        path = "none" if not paths else paths.pop() if len(paths) == 1 else "mixed"
+        reasons = sorted({r["reason"].splitlines()[0] for r in summary_records if r["reason"]})
+        log = "\n".join(f"{r['name']}: {r['error']}" for r in summary_records if r["error"])
+        if len(log) > COMPILE_LOG_BYTES:
+            log = log[:COMPILE_LOG_BYTES // 2] + "\n...\n" + log[-COMPILE_LOG_BYTES // 2:]
+        return {"path": path, "reason": "; ".join(reasons), "log": log,
+                "seconds": round(sum(r["seconds"] for r in summary_records), 4),
+                "records": summary_records}
+
+    # ---------------------------------------------------------------------------------------
+    def init(self, request: dict) -> dict:
+        import torch
+
+        self._expect(request, "loaded")
+        try:
+            init_inputs = torch.load(request["init_inputs"], map_location=self.device, weights_only=True)
+        except Exception as error:  # noqa: BLE001 - the host's file; not the candidate's fault
             raise HostError(f"cannot load init inputs {request['init_inputs']!r}: "
                             f"{exception_line(error)}") from None
         if not isinstance(init_inputs, (list, tuple)):
             raise HostError(f"init inputs file {request['init_inputs']!r} does not hold a list")
+        failure = None
         try:
             seeding.seed_everything(request["init_seed"])
             with numerics.harness_call():
-                model = model_class(*init_inputs).to(device)
+                model = self.model_class(*init_inputs).to(self.device)
                 if request["model_mode"] == "train":
                     model.train()
                 else:
                     model.eval()
-            synchronize(device)
+            synchronize(self.device)
+            self.model = model
+            self.stage = "ready"
         except BaseException as error:  # noqa: BLE001
-            raise failure(error) from None
+            failure = _Failure(error)
+        return self._reply("candidate.ready", request, failure)
 
-        self.send_progress({"type": "candidate.progress", "job": request["job"], "stage": "loaded"})
+    # ---------------------------------------------------------------------------------------
+    def _receive(self, descriptor: dict) -> Any:
+        try:
+            inputs = transfer.import_tree(descriptor, self.device, clone=True)
+        except transfer.TransferError as error:
+            raise HostError(f"cannot receive the inputs: {error}") from None
+        if not isinstance(inputs, (list, tuple)):
+            raise HostError("the inputs are not a list")
+        return list(inputs)
 
-        # run
-        reply["stage"] = "run"
-        for trial, path in enumerate(request["inputs"]):
-            inputs = self._load_inputs(path)
-            try:
-                outputs = self._forward(model, inputs)
-                out_path = os.path.join(outputs_dir, f"outputs-{trial}.pt")
-                self._save(outputs, out_path)
-            except BaseException as error:  # noqa: BLE001
-                raise failure(error) from None
-            del outputs, inputs
-            reply["outputs"].append(out_path)
+    def forward(self, request: dict) -> dict:
+        self._expect(request, "ready")
+        self.exported = None  # the host is done with the previous trial's outputs
+        inputs = self._receive(request["inputs"])
+        failure, descriptor = None, None
+        try:
+            with numerics.harness_call():
+                outputs = self.model(*inputs)
+            synchronize(self.device)
+            problem = compare_mod.find_unsupported(outputs)
+            if problem:
+                raise TypeError("ModelNew.forward must return a tensor, a number, or a tuple or list "
+                                f"of them: {problem}")
+            plain = _plain_outputs(outputs)
+            synchronize(self.device)
+            descriptor, self.exported = transfer.export_tree(plain, self.device, request["outputs_path"])
+        except BaseException as error:  # noqa: BLE001
+            failure = _Failure(error)
+        return self._reply("candidate.outputs", request, failure, trial=request["trial"], outputs=descriptor)
 
-        self.send_progress({"type": "candidate.progress", "job": request["job"], "stage": "ran"})
+    # ---------------------------------------------------------------------------------------
+    def time(self, request: dict) -> dict:
+        import torch
 
-        # timing
-        params = request["timing"]
-        if params is None:
-            return
-        reply["stage"] = "timing"
-        inputs = self._load_inputs(request["inputs"][0])
-        timer = timing.timer_for_device(device)
+        self._expect(request, "ready")
+        self.exported = None
+        inputs = self._receive(request["inputs"])
+        model = self.model
+        timer = timing.timer_for_device(self.device)
 
         def call() -> None:  # numerics are re-applied by before_each, outside the timed region
             with torch.no_grad():
                 model(*inputs)
 
+        failure, summary, profile = None, None, None
         try:
             summary = timing.time_adaptive(
-                call, warmup=params["warmup"], min_trials=params["min_trials"],
-                max_trials=params["max_trials"], budget_s=float(params["budget_s"]),
-                target_rel_ci=float(params["target_rel_ci"]), timer=timer,
+                call, warmup=request["warmup"], min_trials=request["min_trials"],
+                max_trials=request["max_trials"], budget_s=float(request["budget_s"]),
+                target_rel_ci=float(request["target_rel_ci"]), timer=timer,
                 before_each=numerics.apply_numerics)
+            if isinstance(timer, timing.CuptiTimer):
+                profile = self._profile(timer, summary["trials"])
         except BaseException as error:  # noqa: BLE001
-            raise failure(error) from None
-        del inputs
-        for trial in request["timed_output_trials"]:
-            inputs = self._load_inputs(request["inputs"][trial])
-            try:
-                outputs = self._forward(model, inputs)
-                out_path = os.path.join(outputs_dir, f"timed-outputs-{trial}.pt")
-                self._save(outputs, out_path)
-            except BaseException as error:  # noqa: BLE001
-                raise failure(error) from None
-            reply["timed_outputs"][str(trial)] = out_path
-        reply["timing"] = summary
+            failure = _Failure(error)
+        return self._reply("candidate.timed", request, failure, timing=summary, profile=profile)
+
+    def _profile(self, timer: "timing.CuptiTimer", trials: int) -> dict:
+        import dicebench_cuda
+
+        calls = timer.trials[-trials:]
+        detailed = [c for c in calls if "kernels" in c]
+        kernels = [k for c in detailed for k in c["kernels"]]
+        names = [k.get("mangled", k["name"]) for k in kernels
+                 if k.get("mangled", k["name"]) in self.candidate_kernels
+                 or kernel_base_name(k["name"]) in self.candidate_kernels]
+        summary = dicebench_cuda.summarize_kernels(kernels, tuple(set(names)))
+        per_call = max(len(detailed), 1)
+        rows = [{"name": g["name"], "kind": "kernel", "from_candidate": g["mangled"] in names,
+                 "launches_per_call": g["launches"] / per_call, "ms_per_call": g["total_ms"] / per_call,
+                 "grid": ",".join(map(str, g["grid"])), "block": ",".join(map(str, g["block"]))}
+                for g in summary["kernels"]]
+        for kind in ("memcpy", "memset"):
+            total = sum(c.get(kind + "_ms", 0.0) for c in detailed)
+            count = sum(c.get(kind + "_count", 0) for c in detailed)
+            if count:
+                rows.append({"name": f"[{kind}]", "kind": kind, "from_candidate": False,
+                             "launches_per_call": count / per_call, "ms_per_call": total / per_call,
+                             "grid": "", "block": ""})
+
+        def median(key: str) -> float:
+            values = sorted(c[key] for c in calls)
+            return values[len(values) // 2] if values else 0.0
+
+        return {"busy_ms": median("busy_ms"), "host_ms": median("host_ms"),
+                "candidate_share": summary["candidate_share"], "kernels": rows}

@@ -21,7 +21,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct("<I")
 
@@ -32,7 +32,6 @@ TOLERANCE_MODES = ("kernelbench", "compat")
 # statistics) and Dropout. Reference and candidate must be sent the same mode.
 MODEL_MODES = ("eval", "train")
 VERDICTS = ("correct", "shape_mismatch", "dtype_mismatch", "output_mismatch")
-CANDIDATE_STAGES = ("load", "init", "run", "timing", "done")
 CANDIDATE_ERROR_CLASSES = ("", "compile_failed", "runtime_error")
 # Seeds are non-negative 63-bit integers (they fit int64 on the host and torch.manual_seed).
 MAX_SEED = 2**63 - 1
@@ -155,13 +154,8 @@ BOOL = _simple("boolean", lambda v: isinstance(v, bool))
 INT = _simple("integer", _is_int)
 NUMBER = _simple("number", _is_number)
 OPT_NUMBER = _simple("number or null", lambda v: v is None or _is_number(v))
-STR_LIST = _simple("list of strings", lambda v: isinstance(v, list)
-                   and all(isinstance(x, str) for x in v))
-INT_LIST = _simple("list of integers", lambda v: isinstance(v, list) and all(_is_int(x) for x in v))
 OBJECT = _simple("object", lambda v: isinstance(v, dict))
 OPT_OBJECT = _simple("object or null", lambda v: v is None or isinstance(v, dict))
-STR_MAP = _simple("object of strings", lambda v: isinstance(v, dict)
-                  and all(isinstance(x, str) for x in v.values()))
 
 
 def int_range(low: int, high: int | None = None) -> FieldType:
@@ -180,13 +174,6 @@ def one_of(*choices: str) -> FieldType:
 
 
 SEED = int_range(0, MAX_SEED)
-SEED_LIST = _simple("non-empty list of integers in [0, 2^63-1]",
-                    lambda v: isinstance(v, list) and len(v) > 0
-                    and all(_is_int(x) and 0 <= x <= MAX_SEED for x in v))
-TRIAL_LIST = _simple("list of integers >= 0",
-                     lambda v: isinstance(v, list) and all(_is_int(x) and x >= 0 for x in v))
-NONEMPTY_STR_LIST = _simple("non-empty list of strings", lambda v: isinstance(v, list)
-                            and len(v) > 0 and all(isinstance(x, str) for x in v))
 
 
 @dataclass(frozen=True)
@@ -201,7 +188,7 @@ class Spec:
     nested: dict[str, "Spec"] = field(default_factory=dict)
 
 
-# Timing parameters, nested in reference.time (as top-level fields) and candidate.run ("timing").
+# Timing parameters, top-level fields of reference.time and candidate.time.
 TIMING_PARAMS_REQUIRED = {
     "warmup": int_range(0),
     "min_trials": int_range(1),
@@ -210,10 +197,7 @@ TIMING_PARAMS_REQUIRED = {
 }
 TIMING_PARAMS_OPTIONAL = {"target_rel_ci": (positive_number(), 0.01)}
 
-TIMING_PARAMS = Spec("timing_params", None, dict(TIMING_PARAMS_REQUIRED),
-                     dict(TIMING_PARAMS_OPTIONAL))
-
-# Timing results (timing.py's summary), nested in reference.timed and candidate.result.
+# Timing results (timing.py's summary), nested in reference.timed and candidate.timed.
 TIMING_RESULT = Spec("timing", None, {
     "median_ms": NUMBER, "mean_ms": NUMBER, "std_ms": NUMBER, "min_ms": NUMBER, "max_ms": NUMBER,
     "p10_ms": NUMBER, "p90_ms": NUMBER, "trials": int_range(1), "warmup": int_range(0),
@@ -222,42 +206,74 @@ TIMING_RESULT = Spec("timing", None, {
     "timer": STR,
 })
 
+# A transfer descriptor (transfer.py): {"transport": "file", "path": ...} or
+# {"transport": "cuda_ipc", "tree": ...}; its contents are checked by the receiver.
+TRANSFER = _simple("transfer descriptor", lambda v: isinstance(v, dict)
+                   and v.get("transport") in ("file", "cuda_ipc"))
+OPT_TRANSFER = _simple("transfer descriptor or null", lambda v: v is None or TRANSFER.check(v) is None)
+FAILURE_FIELDS = {"ok": BOOL, "message": STR, "traceback_tail": STR}
+
 REQUESTS: dict[str, Spec] = {s.type: s for s in [
     Spec("reference.prepare", "reference", {
         "job": NONEMPTY_STR,
         "problem_source": STR,
         "device": NONEMPTY_STR,
         "init_seed": SEED,
-        "input_seeds": SEED_LIST,
         "work_dir": NONEMPTY_STR,
     }, {
         "problem_name": (STR, "problem"),
         "tolerance": (one_of(*TOLERANCE_MODES), "kernelbench"),
         "model_mode": (one_of(*MODEL_MODES), "eval"),
     }),
+    # Makes trial `trial`'s inputs from `seed`, runs the reference on its own copy and keeps the
+    # outputs (dropping the previous trial's), and exports the inputs.
+    Spec("reference.trial", "reference", {"job": NONEMPTY_STR, "trial": int_range(0), "seed": SEED}),
     Spec("reference.compare", "reference", {
         "job": NONEMPTY_STR,
         "trial": int_range(0),
-        "outputs_path": NONEMPTY_STR,
+        "outputs": TRANSFER,
     }),
+    # Times the reference on copies of the current trial's inputs.
     Spec("reference.time", "reference", {"job": NONEMPTY_STR, **TIMING_PARAMS_REQUIRED},
          dict(TIMING_PARAMS_OPTIONAL)),
     Spec("reference.release", "reference", {"job": NONEMPTY_STR}),
-    Spec("candidate.run", "candidate", {
+    # A candidate worker serves one job: load, then init, then forward and time in any order.
+    Spec("candidate.load", "candidate", {
         "job": NONEMPTY_STR,
         "candidate_source": STR,
         "device": NONEMPTY_STR,
+        "work_dir": NONEMPTY_STR,  # the job folder: the candidate's source file goes there
+    }, {
+        # {"cache_dir": ..., "arch": "sm_90"}: compile load_inline calls on the NVRTC fast path.
+        "fastpath": (OPT_OBJECT, None),
+    }),
+    Spec("candidate.init", "candidate", {
+        "job": NONEMPTY_STR,
         "init_seed": SEED,
         "init_inputs": NONEMPTY_STR,
-        "inputs": NONEMPTY_STR_LIST,
-        "outputs_dir": NONEMPTY_STR,
-    }, {
-        "timing": (OPT_OBJECT, None),  # TIMING_PARAMS, or null: do not time
-        "timed_output_trials": (TRIAL_LIST, []),
-        "model_mode": (one_of(*MODEL_MODES), "eval"),
-    }, nested={"timing": TIMING_PARAMS}),
+    }, {"model_mode": (one_of(*MODEL_MODES), "eval")}),
+    Spec("candidate.forward", "candidate", {
+        "job": NONEMPTY_STR,
+        "trial": int_range(0),
+        "inputs": TRANSFER,
+        "outputs_path": NONEMPTY_STR,  # where a file transfer writes the outputs
+    }),
+    Spec("candidate.time", "candidate", {"job": NONEMPTY_STR, "inputs": TRANSFER,
+                                         **TIMING_PARAMS_REQUIRED}, dict(TIMING_PARAMS_OPTIONAL)),
     Spec("shutdown", None, {}, {"job": (STR, "")}),
 ]}
+
+# How a candidate's load_inline calls were compiled (candidate.loaded's "compile").
+COMPILE_SUMMARY = Spec("compile", None, {
+    "path": one_of("nvrtc", "fallback", "mixed", "none"), "reason": STR, "seconds": NUMBER,
+    "log": STR, "records": _simple("list", lambda v: isinstance(v, list)),
+})
+
+# What the timed calls ran on the device (candidate.timed's "profile"; CUDA only).
+PROFILE = Spec("profile", None, {
+    "busy_ms": NUMBER, "host_ms": NUMBER, "candidate_share": NUMBER,
+    "kernels": _simple("list", lambda v: isinstance(v, list)),
+})
 
 REPLIES: dict[str, Spec] = {s.type: s for s in [
     Spec("hello", None, {
@@ -266,9 +282,12 @@ REPLIES: dict[str, Spec] = {s.type: s for s in [
     }),
     Spec("error", None, {"job": STR, "message": STR}),
     Spec("reference.prepared", None, {
-        "job": STR, "ok": BOOL,
-        "error_class": one_of("", "reference_failed"), "message": STR, "traceback_tail": STR,
-        "inputs": STR_LIST, "init_inputs": STR, "trials": int_range(0),
+        "job": STR, **FAILURE_FIELDS, "error_class": one_of("", "reference_failed"),
+        "init_inputs": STR,
+    }),
+    Spec("reference.trial_ready", None, {
+        "job": STR, "trial": int_range(0), **FAILURE_FIELDS,
+        "error_class": one_of("", "reference_failed"), "inputs": OPT_TRANSFER,
     }),
     Spec("reference.compared", None, {
         "job": STR, "trial": int_range(0), "verdict": one_of(*VERDICTS),
@@ -277,15 +296,21 @@ REPLIES: dict[str, Spec] = {s.type: s for s in [
     Spec("reference.timed", None, {"job": STR, "timing": OBJECT},
          nested={"timing": TIMING_RESULT}),
     Spec("reference.released", None, {"job": STR}),
-    # Sent before candidate.result as the candidate gets past a stage ("loaded": compiled and
-    # built; "ran": correctness outputs written), so that a later crash or timeout still tells
-    # the host whether the candidate compiled.
-    Spec("candidate.progress", None, {"job": STR, "stage": one_of("loaded", "ran")}),
-    Spec("candidate.result", None, {
-        "job": STR, "ok": BOOL, "stage": one_of(*CANDIDATE_STAGES),
-        "error_class": one_of(*CANDIDATE_ERROR_CLASSES), "message": STR, "traceback_tail": STR,
-        "outputs": STR_LIST, "timed_outputs": STR_MAP, "timing": OPT_OBJECT,
-    }, nested={"timing": TIMING_RESULT}),
+    Spec("candidate.loaded", None, {
+        "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES),
+        "compile": OBJECT,
+    }, nested={"compile": COMPILE_SUMMARY}),
+    Spec("candidate.ready", None, {
+        "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES),
+    }),
+    Spec("candidate.outputs", None, {
+        "job": STR, "trial": int_range(0), **FAILURE_FIELDS,
+        "error_class": one_of(*CANDIDATE_ERROR_CLASSES), "outputs": OPT_TRANSFER,
+    }),
+    Spec("candidate.timed", None, {
+        "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES),
+        "timing": OPT_OBJECT, "profile": OPT_OBJECT,
+    }, nested={"timing": TIMING_RESULT, "profile": PROFILE}),
 ]}
 
 

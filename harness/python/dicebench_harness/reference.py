@@ -1,22 +1,25 @@
-"""The reference role: builds the problem's Model, makes the inputs, keeps the reference outputs,
-compares candidates' outputs with them and times the baseline. It never runs candidate code.
+"""The reference role: builds the problem's Model, makes each trial's inputs, keeps that trial's
+reference outputs, compares a candidate's outputs with them and times the baseline. It never runs
+candidate code.
 
 Handlers (requests and replies are defined in protocol.py):
 - reference.prepare: seed_everything(init_seed); init_inputs = get_init_inputs();
   seed_everything(init_seed); model = Model(*init_inputs).to(device), then .eval() (or .train()
   when model_mode is "train"); tensors among the init inputs are moved to the device first, as
-  the candidate's are. The init inputs are saved to work_dir/init_inputs.pt (checked to load back with weights_only=True, since the
-  candidate loads them that way). For each trial t: seed_everything(input_seeds[t]);
-  inputs = get_inputs(); tensors moved to the device; saved (CPU copies, dtypes kept) to
-  work_dir/inputs-<t>.pt; the model runs on its own clones and the outputs (detached clones) stay
-  in this process's memory. Reference outputs are never written to disk. A failure in the
-  problem's code is ok=false with error_class "reference_failed".
-- reference.compare: loads the candidate's outputs with weights_only=True (the file was written by
-  untrusted code; a file that does not load that way is "output_mismatch") and compares them with
-  the kept outputs of that trial (compare.py).
-- reference.time: times the Model on fresh clones of trial 0's inputs (timing.py), the numeric
-  settings re-applied before every call.
-- reference.release: drops the job's state (and empties the CUDA cache on CUDA).
+  the candidate's are. The init inputs are saved to work_dir/init_inputs.pt (checked to load back
+  with weights_only=True, since the candidate loads them that way). A failure in the problem's
+  code is ok=false with error_class "reference_failed".
+- reference.trial: seed_everything(seed); inputs = get_inputs() under the device as torch's
+  default device (inputs are made on the GPU directly: level-1 inputs reach 17 GB), allocated
+  from this worker's export pool (transfer.py); the model runs on its own clones and the outputs
+  stay in this process's memory, replacing the previous trial's (whose memory is zeroed first, so
+  no later allocation can find them). The inputs are exported to the candidate (transfer.py).
+- reference.compare: receives the candidate's outputs (a file loaded with weights_only=True, or
+  CUDA IPC handles checked field by field; what cannot be received is "output_mismatch") and
+  compares them with the kept outputs of that trial (compare.py).
+- reference.time: times the Model on fresh clones of the current trial's inputs (timing.py), the
+  numeric settings re-applied before every call.
+- reference.release: drops the job's state (zeroing the outputs; emptying the CUDA cache).
 
 The problem's source file goes to a folder private to this worker process (not the job folder,
 which the candidate can read); the job folder receives only inputs and init inputs.
@@ -26,11 +29,11 @@ from __future__ import annotations
 
 import os
 import types
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from . import compare as compare_mod
-from . import loading, numerics, seeding, timing
+from . import loading, numerics, seeding, timing, transfer
 from .devices import check_device
 from .errors import HostError, traceback_tail
 from .tensors import clone_tree, save_private, synchronize, to_cpu, to_device
@@ -40,10 +43,25 @@ from .tensors import clone_tree, save_private, synchronize, to_cpu, to_device
 class ReferenceJob:
     module: types.ModuleType
     model: Any
+    get_inputs: Callable[[], Any]
     device: Any
     tolerance: str
-    inputs: list = field(default_factory=list)  # per trial, pristine, on the device
-    outputs: list = field(default_factory=list)  # per trial, detached clones
+    work_dir: str
+    trial: int = -1
+    inputs: Any = None    # the current trial's, pristine, in the export pool
+    outputs: Any = None   # the current trial's reference outputs (detached clones)
+    exported: Any = None  # what the candidate may still be reading
+
+
+def _zero(value: Any) -> None:
+    """Overwrites every tensor in value with zeros (before its memory goes back to the allocator)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        value.detach().zero_()
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _zero(item)
 
 
 class _ReferenceFailure(Exception):
@@ -60,10 +78,12 @@ class ReferenceRole:
         self.device = device
         self.private_dir = private_dir
         self.jobs: dict[str, ReferenceJob] = {}
+        self.pool = transfer.export_pool(device)
 
     def handlers(self) -> dict:
         return {
             "reference.prepare": self.prepare,
+            "reference.trial": self.trial,
             "reference.compare": self.compare,
             "reference.time": self.time,
             "reference.release": self.release,
@@ -81,21 +101,21 @@ class ReferenceRole:
         if job in self.jobs:
             raise HostError(f"reference job {job!r} is already prepared")
         check_device(request["device"], self.device)
-        work_dir = request["work_dir"]
-        if not os.path.isdir(work_dir):
-            raise HostError(f"work_dir {work_dir!r} is not a directory")
+        if not os.path.isdir(request["work_dir"]):
+            raise HostError(f"work_dir {request['work_dir']!r} is not a directory")
+        reply = {"type": "reference.prepared", "job": job, "ok": False, "error_class": "",
+                 "message": "", "traceback_tail": "", "init_inputs": ""}
         try:
-            state, input_paths, init_path = self._build(request)
+            state, init_path = self._build(request)
         except _ReferenceFailure as failure:
-            return {"type": "reference.prepared", "job": job, "ok": False,
-                    "error_class": "reference_failed", "message": failure.message,
-                    "traceback_tail": failure.tail, "inputs": [], "init_inputs": "", "trials": 0}
+            reply.update(error_class="reference_failed", message=failure.message,
+                         traceback_tail=failure.tail)
+            return reply
         self.jobs[job] = state
-        return {"type": "reference.prepared", "job": job, "ok": True, "error_class": "",
-                "message": "", "traceback_tail": "", "inputs": input_paths,
-                "init_inputs": init_path, "trials": len(input_paths)}
+        reply.update(ok=True, init_inputs=init_path)
+        return reply
 
-    def _build(self, request: dict) -> tuple[ReferenceJob, list, str]:
+    def _build(self, request: dict) -> tuple[ReferenceJob, str]:
         import torch
 
         device = self.device
@@ -105,8 +125,8 @@ class ReferenceRole:
 
         def fail(stage: str, error: BaseException) -> _ReferenceFailure:
             loading.unload_program(module)
-            text = f"{type(error).__name__}: {error}"
-            return _ReferenceFailure(f"reference {stage} failed: {text}", traceback_tail(error))
+            return _ReferenceFailure(f"reference {stage} failed: {type(error).__name__}: {error}",
+                                     traceback_tail(error))
 
         try:
             numerics.apply_numerics()
@@ -143,54 +163,63 @@ class ReferenceRole:
                     model.eval()
         except BaseException as error:  # noqa: BLE001
             raise fail("init", error) from None
-
-        state = ReferenceJob(module=module, model=model, device=device,
-                             tolerance=request["tolerance"])
-        paths = []
-        try:
-            for trial, seed in enumerate(request["input_seeds"]):
-                seeding.seed_everything(seed)
-                with numerics.harness_call():
-                    inputs = get_inputs()
-                if not isinstance(inputs, (list, tuple)):
-                    raise TypeError(f"get_inputs() returned a {type(inputs).__name__}, not a list")
-                inputs = to_device(list(inputs), device)
-                path = os.path.join(work_dir, f"inputs-{trial}.pt")
-                save_private(to_cpu(inputs), path)
-                with numerics.harness_call():
-                    outputs = model(*clone_tree(inputs))
-                synchronize(device)
-                problem = compare_mod.find_unsupported(outputs)
-                if problem:
-                    raise TypeError(f"Model.forward returned unsupported outputs: {problem}")
-                state.inputs.append(inputs)
-                state.outputs.append(clone_tree(outputs))
-                paths.append(path)
-        except BaseException as error:  # noqa: BLE001
-            raise fail("run", error) from None
-        return state, paths, init_path
+        return ReferenceJob(module=module, model=model, get_inputs=get_inputs, device=device,
+                            tolerance=request["tolerance"], work_dir=work_dir), init_path
 
     # ---------------------------------------------------------------------------------------
-    def compare(self, request: dict) -> dict:
+    def trial(self, request: dict) -> dict:
         import torch
 
         state = self._job(request["job"])
         trial = request["trial"]
-        if trial >= len(state.outputs):
-            raise HostError(f"trial {trial} out of range: the job has {len(state.outputs)} trials")
+        reply = {"type": "reference.trial_ready", "job": request["job"], "trial": trial, "ok": False,
+                 "error_class": "", "message": "", "traceback_tail": "", "inputs": None}
+        self._drop_trial(state)
+        device = state.device
+        try:
+            seeding.seed_everything(request["seed"])
+            with numerics.harness_call(), transfer.allocating_from(self.pool, device), torch.device(device):
+                inputs = state.get_inputs()
+                if not isinstance(inputs, (list, tuple)):
+                    raise TypeError(f"get_inputs() returned a {type(inputs).__name__}, not a list")
+                inputs = to_device(list(inputs), device)
+            with numerics.harness_call():
+                outputs = state.model(*clone_tree(inputs))
+            synchronize(device)
+            problem = compare_mod.find_unsupported(outputs)
+            if problem:
+                raise TypeError(f"Model.forward returned unsupported outputs: {problem}")
+            state.outputs = clone_tree(outputs)
+            del outputs
+        except BaseException as error:  # noqa: BLE001 - problem code may raise anything
+            reply.update(error_class="reference_failed", traceback_tail=traceback_tail(error),
+                         message=f"reference run failed: {type(error).__name__}: {error}")
+            return reply
+        state.trial, state.inputs = trial, inputs
+        path = os.path.join(state.work_dir, f"inputs-{trial}.pt")
+        descriptor, state.exported = transfer.export_tree(inputs, device, path)
+        reply.update(ok=True, inputs=descriptor)
+        return reply
+
+    def _drop_trial(self, state: ReferenceJob) -> None:
+        _zero(state.outputs)
+        state.trial, state.inputs, state.outputs, state.exported = -1, None, None, None
+
+    # ---------------------------------------------------------------------------------------
+    def compare(self, request: dict) -> dict:
+        state = self._job(request["job"])
+        trial = request["trial"]
+        if trial != state.trial:
+            raise HostError(f"trial {trial} is not the current trial ({state.trial})")
         reply = {"type": "reference.compared", "job": request["job"], "trial": trial}
         try:
-            candidate = torch.load(request["outputs_path"], map_location=state.device,
-                                   weights_only=True)
-        except Exception as error:  # noqa: BLE001 - any failure to load is the candidate's
-            first_line = (str(error).strip().splitlines() or [""])[0][:300]
+            candidate = transfer.import_tree(request["outputs"], state.device, clone=False)
+        except transfer.TransferError as error:
             reply.update(verdict="output_mismatch", max_abs_diff=None, mean_abs_diff=None,
-                         message="the candidate's outputs were not plain tensors (torch.load "
-                         f"with weights_only=True refused the file): {type(error).__name__}: "
-                         f"{first_line}")
+                         message=f"the candidate's outputs could not be received: {error}")
             return reply
         numerics.apply_numerics()
-        result = compare_mod.compare(state.outputs[trial], candidate, state.tolerance)
+        result = compare_mod.compare(state.outputs, candidate, state.tolerance)
         del candidate
         reply.update(result)
         return reply
@@ -200,7 +229,9 @@ class ReferenceRole:
         import torch
 
         state = self._job(request["job"])
-        inputs = clone_tree(state.inputs[0])
+        if state.inputs is None:
+            raise HostError("reference.time needs a trial's inputs (send reference.trial first)")
+        inputs = clone_tree(state.inputs)
         model = state.model
         timer = timing.timer_for_device(state.device)
 
@@ -221,9 +252,11 @@ class ReferenceRole:
 
         state = self.jobs.pop(request["job"], None)
         if state is not None:
+            self._drop_trial(state)
             loading.unload_program(state.module)
             del state
             if torch.device(self.device).type == "cuda":
                 torch.cuda.synchronize(self.device)
+                torch.cuda.ipc_collect()
                 torch.cuda.empty_cache()
         return {"type": "reference.released", "job": request["job"]}

@@ -71,9 +71,13 @@ class CudaTimer:
 class CuptiTimer:
     """CUPTI activity records (the dicebench_cuda module): a call lasts from its start until the
     end of the last kernel, copy or set it put on the device, on any stream. The L2 is flushed
-    before each trial. The recorder's methods are bound here, before any candidate code runs."""
+    before each trial. The recorder's methods are bound here, before any candidate code runs.
+
+    Each call appends to `trials`: span_ms, busy_ms, host_ms, memcpy/memset counts and ms, and
+    (for the latest KEEP_KERNELS calls only, to bound memory) its kernel records."""
 
     name = "cupti_span"
+    KEEP_KERNELS = 20
 
     def __init__(self, device: Any, flush_bytes: int = L2_FLUSH_BYTES):
         import torch
@@ -84,6 +88,9 @@ class CuptiTimer:
         recorder = dicebench_cuda.Recorder()
         self._begin, self._end, self._cancel = recorder.begin, recorder.end, recorder.cancel
         self.trials: list[dict] = []
+
+    def reset(self) -> None:
+        self.trials = []
 
     def __call__(self, fn: Callable[[], Any]) -> float:
         self._scratch.fill_(1)  # begin() waits for it, so the flush is never counted
@@ -96,7 +103,14 @@ class CuptiTimer:
         record = self._end()
         if record["begin_ns"] != start or record["dropped"] or record["incomplete"]:
             raise RuntimeError("CUPTI timing was interfered with or lost records")
-        self.trials.append({key: record[key] for key in ("span_ms", "busy_ms", "host_ms")})
+        trial = {key: record[key] for key in ("span_ms", "busy_ms", "host_ms")}
+        for kind in ("memcpy", "memset"):
+            trial[kind + "_count"] = len(record[kind])
+            trial[kind + "_ms"] = sum(r["end_ns"] - r["start_ns"] for r in record[kind]) / 1e6
+        trial["kernels"] = record["kernels"]
+        if len(self.trials) >= self.KEEP_KERNELS:
+            self.trials[-self.KEEP_KERNELS].pop("kernels", None)
+        self.trials.append(trial)
         return record["span_ms"]
 
 
@@ -192,6 +206,8 @@ def time_adaptive(fn: Callable[[], Any], *, warmup: int, min_trials: int, max_tr
     warm-up included, outside the timed region (the harness re-applies its numeric settings)."""
     if min_trials < 1 or max_trials < min_trials or warmup < 0 or budget_s <= 0:
         raise ValueError("need warmup >= 0, 1 <= min_trials <= max_trials, budget_s > 0")
+    if hasattr(timer, "reset"):
+        timer.reset()  # a timer that keeps per-call records keeps this call site's only
     start = clock()
 
     def spent() -> bool:

@@ -1,9 +1,10 @@
 """Real worker processes (`python -m dicebench_harness`) over pipes: a full round trip.
 
-prepare -> candidate.run (a fresh candidate worker each) -> compare (trials and timed outputs)
--> time -> release, with candidates that print to stdout/stderr and write frame-shaped bytes to
-fd 1 (they must land in the log, not in the channel), mutate their inputs, exit in forward, and
-replace torch.save with a pickle payload (the reference must refuse it without running it).
+prepare -> a fresh candidate worker each: load, init, per trial reference.trial ->
+candidate.forward -> reference.compare, timing and a trial after it -> reference.time -> release,
+with candidates that print to stdout/stderr and write frame-shaped bytes to fd 1 (they must land in
+the log, not in the channel), mutate their inputs, exit in forward, and replace torch.save with a
+pickle payload (the reference must refuse it without running it).
 """
 
 import os
@@ -17,6 +18,7 @@ from dicebench_harness.client import WorkerProcess
 from tests import programs
 
 TIMING = {"warmup": 1, "min_trials": 3, "max_trials": 10, "budget_s": 0.5}
+SEEDS = [101, 202, 303]
 
 
 class WorkerProcessTest(unittest.TestCase):
@@ -29,7 +31,7 @@ class WorkerProcessTest(unittest.TestCase):
         cls.prepared = cls.reference.request({
             "type": "reference.prepare", "job": "p1", "problem_source": programs.PROBLEM,
             "problem_name": "linear_relu", "device": "cpu", "init_seed": 7,
-            "input_seeds": [101, 202, 303], "work_dir": cls.dir, "tolerance": "kernelbench"})
+            "work_dir": cls.dir, "tolerance": "kernelbench"})
         cls.count = 0
 
     @classmethod
@@ -37,25 +39,48 @@ class WorkerProcessTest(unittest.TestCase):
         cls.reference.close()
         shutil.rmtree(cls.dir, ignore_errors=True)
 
-    def run_candidate(self, source, **extra):
+    def forward(self, candidate, job, work, trial, seed):
+        ready = self.reference.request({"type": "reference.trial", "job": "p1", "trial": trial, "seed": seed})
+        self.assertTrue(ready["ok"], ready)
+        return candidate.request({"type": "candidate.forward", "job": job, "trial": trial,
+                                  "inputs": ready["inputs"],
+                                  "outputs_path": os.path.join(work, f"outputs-{trial}.pt")})
+
+    def compare(self, trial, outputs):
+        return self.reference.request({"type": "reference.compare", "job": "p1", "trial": trial,
+                                       "outputs": outputs})
+
+    def run_candidate(self, source, timing=None):
+        """Replies in order (stopping at the first failure) and the candidate's log."""
         type(self).count += 1
-        outputs_dir = os.path.join(self.dir, f"cand-{self.count}")
-        os.mkdir(outputs_dir, 0o700)
+        job = f"c{self.count}"
+        work = os.path.join(self.dir, f"cand-{self.count}")
+        os.mkdir(work, 0o700)
         log = os.path.join(self.dir, f"cand-{self.count}.log")
+        replies = []
         with WorkerProcess("candidate", log_path=log) as candidate:
             self.assertEqual(candidate.hello["role"], "candidate")
             self.assertNotEqual(candidate.hello["pid"], self.reference.hello["pid"])
-            result = candidate.request({
-                "type": "candidate.run", "job": f"c{self.count}", "candidate_source": source,
-                "device": "cpu", "init_seed": 7, "init_inputs": self.prepared["init_inputs"],
-                "inputs": self.prepared["inputs"], "outputs_dir": outputs_dir, **extra})
+            replies.append(candidate.request({"type": "candidate.load", "job": job, "candidate_source": source,
+                                              "device": "cpu", "work_dir": work}))
+            if replies[-1]["ok"]:
+                replies.append(candidate.request({"type": "candidate.init", "job": job, "init_seed": 7,
+                                                  "init_inputs": self.prepared["init_inputs"]}))
+            for trial, seed in enumerate(SEEDS):
+                if not replies[-1].get("ok", True):
+                    break
+                replies.append(self.forward(candidate, job, work, trial, seed))
+                if replies[-1]["ok"]:
+                    replies.append(self.compare(trial, replies[-1]["outputs"]))
+            if timing and replies[-1].get("ok", True):
+                ready = self.reference.request({"type": "reference.trial", "job": "p1", "trial": 3, "seed": 404})
+                replies.append(candidate.request({"type": "candidate.time", "job": job,
+                                                  "inputs": ready["inputs"], **timing}))
+                replies.append(self.forward(candidate, job, work, 4, 505))
+                replies.append(self.compare(4, replies[-1]["outputs"]))
             self.assertEqual(candidate.close(), 0)
         with open(log, encoding="utf-8", errors="replace") as handle:
-            return result, handle.read()
-
-    def compare(self, trial, path):
-        return self.reference.request({"type": "reference.compare", "job": "p1", "trial": trial,
-                                       "outputs_path": path})
+            return replies, handle.read()
 
     def test_round_trip_with_a_noisy_input_mutating_candidate(self):
         self.assertTrue(self.prepared["ok"], self.prepared)
@@ -63,20 +88,22 @@ class WorkerProcessTest(unittest.TestCase):
         noisy = programs.PRINTS.replace("return (torch.relu(self.lin(x)) * self.scale)",
                                         "y = (torch.relu(self.lin(x)) * self.scale)\n        x.fill_(-5.0)\n"
                                         "        return y")
-        result, log = self.run_candidate(noisy, timing=TIMING, timed_output_trials=[2])
-        self.assertEqual(result["type"], "candidate.result")
-        self.assertTrue(result["ok"], result)
+        replies, log = self.run_candidate(noisy, timing=TIMING)
         self.assertIn("candidate module prints at import", log)
         self.assertIn("candidate forward prints to stdout", log)
         self.assertIn("and to stderr", log)
         self.assertIn('{"type":"bogus"}', log)
-        for trial, path in enumerate(result["outputs"]):
-            reply = self.compare(trial, path)
-            self.assertEqual((reply["type"], reply["job"], reply["trial"]),
-                             ("reference.compared", "p1", trial))
-            self.assertEqual(reply["verdict"], "correct", reply)
-        self.assertEqual(self.compare(2, result["timed_outputs"]["2"])["verdict"], "correct")
-        self.assertGreaterEqual(result["timing"]["trials"], 3)
+        types = [r["type"] for r in replies]
+        self.assertEqual(types, ["candidate.loaded", "candidate.ready"]
+                         + ["candidate.outputs", "reference.compared"] * 3
+                         + ["candidate.timed", "candidate.outputs", "reference.compared"])
+        for reply in replies:
+            if reply["type"] == "reference.compared":
+                self.assertEqual(reply["verdict"], "correct", reply)
+            else:
+                self.assertTrue(reply["ok"], reply)
+        self.assertGreaterEqual(replies[8]["timing"]["trials"], 3)
+        self.assertIsNone(replies[8]["profile"], "no device profile on the CPU")
 
         timed = self.reference.request({"type": "reference.time", "job": "p1", **TIMING})
         self.assertEqual(timed["type"], "reference.timed")
@@ -84,39 +111,40 @@ class WorkerProcessTest(unittest.TestCase):
 
     def test_pickle_payload_from_a_candidate_is_refused(self):
         marker = os.path.join(self.dir, "payload-ran")
-        result, _ = self.run_candidate(programs.pickle_payload_candidate(marker))
-        self.assertTrue(result["ok"], result)
-        for trial, path in enumerate(result["outputs"]):
-            reply = self.compare(trial, path)
+        replies, _ = self.run_candidate(programs.pickle_payload_candidate(marker))
+        compared = [r for r in replies if r["type"] == "reference.compared"]
+        self.assertEqual(len(compared), 3)
+        for reply in compared:
             self.assertEqual(reply["verdict"], "output_mismatch")
             self.assertIn("not plain tensors", reply["message"])
         self.assertFalse(os.path.exists(marker), "the pickle payload must never run")
 
     def test_exit_in_forward_is_reported_and_the_worker_still_answers(self):
-        result, _ = self.run_candidate(programs.EXITS)
-        self.assertEqual((result["ok"], result["stage"], result["error_class"]),
-                         (False, "run", "runtime_error"))
-        self.assertEqual(result["message"], "SystemExit: 7")
+        replies, _ = self.run_candidate(programs.EXITS)
+        last = replies[-1]
+        self.assertEqual((last["type"], last["ok"], last["error_class"]),
+                         ("candidate.outputs", False, "runtime_error"))
+        self.assertEqual(last["message"], "SystemExit: 7")
 
     def test_release_and_errors_over_the_channel(self):
         other = self.reference.request({
             "type": "reference.prepare", "job": "p2", "problem_source": programs.PROBLEM,
-            "device": "cpu", "init_seed": 1, "input_seeds": [1], "work_dir": self.dir + "/nope"})
+            "device": "cpu", "init_seed": 1, "work_dir": self.dir + "/nope"})
         self.assertEqual(other["type"], "error")
         self.assertIn("not a directory", other["message"])
         work = os.path.join(self.dir, "p3")
         os.mkdir(work)
         prepared = self.reference.request({
             "type": "reference.prepare", "job": "p3", "problem_source": programs.PROBLEM,
-            "device": "cpu", "init_seed": 1, "input_seeds": [1], "work_dir": work})
+            "device": "cpu", "init_seed": 1, "work_dir": work})
         self.assertTrue(prepared["ok"])
         self.assertEqual(self.reference.request({"type": "reference.release", "job": "p3"}),
                          {"type": "reference.released", "job": "p3"})
         reply = self.reference.request({"type": "reference.compare", "job": "p3", "trial": 0,
-                                        "outputs_path": prepared["inputs"][0]})
+                                        "outputs": {"transport": "file", "path": prepared["init_inputs"]}})
         self.assertEqual(reply["type"], "error")
         self.assertIn("no prepared reference job 'p3'", reply["message"])
-        reply = self.reference.request({"type": "candidate.run", "job": "x"})
+        reply = self.reference.request({"type": "candidate.load", "job": "x"})
         self.assertEqual(reply["type"], "error")
 
 

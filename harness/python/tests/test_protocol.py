@@ -26,7 +26,7 @@ def _pipe_with(data: bytes) -> int:
 
 def _prepare(**overrides):
     request = {"type": "reference.prepare", "job": "j", "problem_source": "x = 1",
-               "device": "cpu", "init_seed": 1, "input_seeds": [1, 2], "work_dir": "/tmp/w"}
+               "device": "cpu", "init_seed": 1, "work_dir": "/tmp/w"}
     request.update(overrides)
     return request
 
@@ -144,8 +144,6 @@ class ValidatorTest(unittest.TestCase):
             ({"init_seed": 1.0}, "init_seed"),
             ({"init_seed": -1}, "init_seed"),
             ({"init_seed": 2**63}, "init_seed"),
-            ({"input_seeds": []}, "input_seeds"),
-            ({"input_seeds": [1, "2"]}, "input_seeds"),
             ({"job": ""}, "job"),
             ({"job": 5}, "job"),
             ({"tolerance": "loose"}, "tolerance"),
@@ -170,7 +168,7 @@ class ValidatorTest(unittest.TestCase):
 
     def test_roles(self):
         self.assertEqual(protocol.request_role("reference.compare"), "reference")
-        self.assertEqual(protocol.request_role("candidate.run"), "candidate")
+        self.assertEqual(protocol.request_role("candidate.forward"), "candidate")
         self.assertIsNone(protocol.request_role("shutdown"))
 
     def test_timing_parameters(self):
@@ -184,33 +182,36 @@ class ValidatorTest(unittest.TestCase):
         with self.assertRaisesRegex(ValidationError, "min_trials"):
             protocol.validate_request({**base, "min_trials": 0})
 
-    def test_candidate_run_nested_timing(self):
-        run = {"type": "candidate.run", "job": "j", "candidate_source": "", "device": "cpu",
-               "init_seed": 0, "init_inputs": "/w/i.pt", "inputs": ["/w/0.pt"], "outputs_dir": "/w"}
-        checked = protocol.validate_request(run)
-        self.assertIsNone(checked["timing"])
-        self.assertEqual(checked["timed_output_trials"], [])
-        timed = protocol.validate_request({**run, "timing": {"warmup": 0, "min_trials": 1,
-                                                             "max_trials": 3, "budget_s": 0.5},
-                                           "timed_output_trials": [0]})
-        self.assertEqual(timed["timing"]["target_rel_ci"], 0.01)
-        with self.assertRaisesRegex(ValidationError, r"candidate.run.timing: missing field 'budget_s'"):
-            protocol.validate_request({**run, "timing": {"warmup": 0, "min_trials": 1, "max_trials": 3}})
-        with self.assertRaisesRegex(ValidationError, "inputs"):
-            protocol.validate_request({**run, "inputs": []})
+    def test_candidate_time_and_transfers(self):
+        inputs = {"transport": "file", "path": "/w/inputs-0.pt"}
+        timed = {"type": "candidate.time", "job": "j", "inputs": inputs, "warmup": 0,
+                 "min_trials": 1, "max_trials": 3, "budget_s": 0.5}
+        self.assertEqual(protocol.validate_request(timed)["target_rel_ci"], 0.01)
+        with self.assertRaisesRegex(ValidationError, "missing field 'budget_s'"):
+            protocol.validate_request({k: v for k, v in timed.items() if k != "budget_s"})
+        forward = {"type": "candidate.forward", "job": "j", "trial": 0, "inputs": inputs,
+                   "outputs_path": "/w/outputs-0.pt"}
+        protocol.validate_request(forward)
+        protocol.validate_request({**forward, "inputs": {"transport": "cuda_ipc", "tree": {}}})
+        for bad in ({"transport": "carrier pigeon"}, ["/w/0.pt"], None):
+            with self.subTest(bad=bad):
+                with self.assertRaisesRegex(ValidationError, "field 'inputs'"):
+                    protocol.validate_request({**forward, "inputs": bad})
 
     def test_defaults_are_fresh_copies(self):
-        run = {"type": "candidate.run", "job": "j", "candidate_source": "", "device": "cpu",
-               "init_seed": 0, "init_inputs": "/w/i.pt", "inputs": ["/w/0.pt"], "outputs_dir": "/w"}
-        first = protocol.validate_request(run)
-        first["timed_output_trials"].append(5)
-        self.assertEqual(protocol.validate_request(run)["timed_output_trials"], [])
+        load = {"type": "candidate.load", "job": "j", "candidate_source": "", "device": "cpu",
+                "work_dir": "/w"}
+        first = protocol.validate_request(load)
+        self.assertIsNone(first["fastpath"])
+        first["fastpath"] = {"cache_dir": "/c"}
+        self.assertIsNone(protocol.validate_request(load)["fastpath"])
 
     def test_candidate_requests_carry_no_secrets(self):
-        spec = protocol.REQUESTS["candidate.run"]
-        fields = set(spec.required) | set(spec.optional)
-        for secret in ("input_seeds", "problem_source", "work_dir"):
-            self.assertNotIn(secret, fields)
+        for kind in ("candidate.load", "candidate.init", "candidate.forward", "candidate.time"):
+            spec = protocol.REQUESTS[kind]
+            fields = set(spec.required) | set(spec.optional)
+            for secret in ("seed", "input_seeds", "problem_source", "tolerance"):
+                self.assertNotIn(secret, fields, kind)
 
     def test_replies(self):
         protocol.validate_reply({"type": "reference.compared", "job": "j", "trial": 0,
@@ -221,7 +222,7 @@ class ValidatorTest(unittest.TestCase):
                                      "verdict": "almost", "max_abs_diff": 0.0,
                                      "mean_abs_diff": 0.0, "message": ""})
         with self.assertRaisesRegex(ValidationError, "unknown reply type"):
-            protocol.validate_reply({"type": "candidate.run"})
+            protocol.validate_reply({"type": "candidate.forward"})
 
     def test_error_reply(self):
         self.assertEqual(protocol.error_reply(7, "m"), {"type": "error", "job": "", "message": "m"})

@@ -1,7 +1,9 @@
 """Reference and candidate handlers in this process: verdicts for right, wrong and failing candidates.
 
-Each candidate gets a fresh CandidateRole (a candidate worker serves one candidate.run); the
-reference job is prepared once per test class.
+Each candidate gets a fresh CandidateRole (a candidate worker serves one job) and goes through the
+host's sequence: load, init, then per trial reference.trial -> candidate.forward ->
+reference.compare, optionally timing followed by one more checked trial. The reference job is
+prepared once per test class.
 """
 
 import os
@@ -13,13 +15,26 @@ import unittest
 import torch
 
 from dicebench_harness import numerics, protocol
-from dicebench_harness.candidate import CandidateRole, classify_load_error
+from dicebench_harness.candidate import CandidateRole, classify_load_error, kernel_base_name
 from dicebench_harness.errors import HostError
 from dicebench_harness.reference import ReferenceRole
 
 from tests import programs
 
 TIMING = {"warmup": 1, "min_trials": 3, "max_trials": 8, "budget_s": 0.5, "target_rel_ci": 0.01}
+
+
+class Outcome:
+    """What one candidate went through: the failing reply (if any), verdicts per trial, timing."""
+
+    def __init__(self):
+        self.failure = None    # the candidate's reply that had ok=false
+        self.stage = "done"    # load, init, run, timing, after_timing or done
+        self.compile = None
+        self.verdicts = []     # per correctness trial
+        self.compares = []
+        self.timing = None
+        self.after_timing = None  # the compare reply of the trial after timing
 
 
 class RoleTestBase(unittest.TestCase):
@@ -36,7 +51,7 @@ class RoleTestBase(unittest.TestCase):
         cls.prepared = cls.call_reference({
             "type": "reference.prepare", "job": "job", "problem_source": cls.problem,
             "problem_name": "linear_relu", "device": "cpu", "init_seed": 42,
-            "input_seeds": cls.seeds, "work_dir": cls.dir, "tolerance": cls.tolerance})
+            "work_dir": cls.dir, "tolerance": cls.tolerance})
         assert cls.prepared["ok"], cls.prepared
         cls.counter = 0
 
@@ -51,32 +66,71 @@ class RoleTestBase(unittest.TestCase):
         checked = protocol.validate_request(request)
         return protocol.validate_reply(cls.reference.handlers()[checked["type"]](checked))
 
-    def run_candidate(self, source, *, timing=None, timed_output_trials=(), job=None):
-        type(self).counter += 1
-        outputs_dir = os.path.join(self.dir, f"candidate-{self.counter}")
-        os.mkdir(outputs_dir)
-        request = protocol.validate_request({
-            "type": "candidate.run", "job": job or f"c{self.counter}", "candidate_source": source,
-            "device": "cpu", "init_seed": 42, "init_inputs": self.prepared["init_inputs"],
-            "inputs": self.prepared["inputs"], "outputs_dir": outputs_dir, "timing": timing,
-            "timed_output_trials": list(timed_output_trials)})
-        return protocol.validate_reply(CandidateRole("cpu").run(request))
+    def call_candidate(self, role, request):
+        checked = protocol.validate_request(request)
+        return protocol.validate_reply(role.handlers()[checked["type"]](checked))
 
-    def verdicts(self, result):
-        return [self.call_reference({"type": "reference.compare", "job": "job", "trial": trial,
-                                     "outputs_path": path})["verdict"]
-                for trial, path in enumerate(result["outputs"])]
+    def trial_inputs(self, trial, seed):
+        ready = self.call_reference({"type": "reference.trial", "job": "job", "trial": trial, "seed": seed})
+        self.assertTrue(ready["ok"], ready)
+        return ready["inputs"]
 
-    def compare_path(self, trial, path):
+    def forward(self, role, job, work, trial, seed):
+        inputs = self.trial_inputs(trial, seed)
+        return self.call_candidate(role, {
+            "type": "candidate.forward", "job": job, "trial": trial, "inputs": inputs,
+            "outputs_path": os.path.join(work, f"outputs-{trial}.pt")})
+
+    def compare(self, trial, outputs):
         return self.call_reference({"type": "reference.compare", "job": "job", "trial": trial,
-                                    "outputs_path": path})
+                                    "outputs": outputs})
+
+    def run_candidate(self, source, *, timing=None) -> Outcome:
+        type(self).counter += 1
+        job = f"c{self.counter}"
+        work = os.path.join(self.dir, f"candidate-{self.counter}")
+        os.mkdir(work)
+        role, outcome = CandidateRole("cpu"), Outcome()
+
+        def failed(stage, reply):
+            if reply["ok"]:
+                return False
+            outcome.failure, outcome.stage = reply, stage
+            return True
+
+        loaded = self.call_candidate(role, {"type": "candidate.load", "job": job, "candidate_source": source,
+                                            "device": "cpu", "work_dir": work})
+        outcome.compile = loaded["compile"]
+        if failed("load", loaded):
+            return outcome
+        ready = self.call_candidate(role, {"type": "candidate.init", "job": job, "init_seed": 42,
+                                           "init_inputs": self.prepared["init_inputs"]})
+        if failed("init", ready):
+            return outcome
+        for trial, seed in enumerate(self.seeds):
+            out = self.forward(role, job, work, trial, seed)
+            if failed("run", out):
+                return outcome
+            reply = self.compare(trial, out["outputs"])
+            outcome.compares.append(reply)
+            outcome.verdicts.append(reply["verdict"])
+        if timing is None:
+            return outcome
+        inputs = self.trial_inputs(len(self.seeds), 1234)
+        timed = self.call_candidate(role, {"type": "candidate.time", "job": job, "inputs": inputs, **timing})
+        if failed("timing", timed):
+            return outcome
+        outcome.timing = timed["timing"]
+        trial = len(self.seeds) + 1
+        out = self.forward(role, job, work, trial, 4321)
+        if failed("after_timing", out):
+            return outcome
+        outcome.after_timing = self.compare(trial, out["outputs"])
+        return outcome
 
 
 class ReferenceTest(RoleTestBase):
     def test_prepared_reply(self):
-        self.assertEqual(self.prepared["trials"], 3)
-        self.assertEqual(self.prepared["inputs"],
-                         [os.path.join(self.dir, f"inputs-{t}.pt") for t in range(3)])
         self.assertEqual(self.prepared["init_inputs"], os.path.join(self.dir, "init_inputs.pt"))
         init_inputs = torch.load(self.prepared["init_inputs"], weights_only=True)
         self.assertEqual(init_inputs[:2], [16, 8])
@@ -87,25 +141,27 @@ class ReferenceTest(RoleTestBase):
         for trial, seed in enumerate(self.seeds):
             torch.manual_seed(seed)
             expected = torch.randn(4, 16)
-            saved = torch.load(self.prepared["inputs"][trial], weights_only=True)
+            descriptor = self.trial_inputs(trial, seed)
+            self.assertEqual(descriptor, {"transport": "file",
+                                          "path": os.path.join(self.dir, f"inputs-{trial}.pt")})
+            saved = torch.load(descriptor["path"], weights_only=True)
             self.assertIsInstance(saved, list)
             self.assertTrue(torch.equal(saved[0], expected), trial)
             self.assertEqual(saved[0].dtype, torch.float32)
-        first = torch.load(self.prepared["inputs"][0], weights_only=True)[0]
-        second = torch.load(self.prepared["inputs"][1], weights_only=True)[0]
-        self.assertFalse(torch.equal(first, second))
 
     def test_no_reference_outputs_on_disk(self):
+        descriptor = self.trial_inputs(0, 11)
         names = sorted(os.listdir(self.dir))
         self.assertFalse([n for n in names if n.startswith("problem_")], names)
         for name in names:
             self.assertFalse(name.startswith("outputs"), name)
-        self.assertEqual(os.stat(self.prepared["inputs"][0]).st_mode & 0o777, 0o600)
+        self.assertEqual(os.stat(descriptor["path"]).st_mode & 0o777, 0o600)
         private = os.listdir(self.private)
         self.assertEqual(len(private), 1, private)
         self.assertTrue(private[0].startswith("problem_linear_relu_"), private)
 
     def test_reference_time(self):
+        self.trial_inputs(0, 11)
         reply = self.call_reference({"type": "reference.time", "job": "job", **TIMING})
         self.assertEqual(reply["type"], "reference.timed")
         self.assertGreaterEqual(reply["timing"]["trials"], 3)
@@ -114,20 +170,29 @@ class ReferenceTest(RoleTestBase):
 
     def test_host_errors(self):
         handlers = self.reference.handlers()
+        outputs = {"transport": "file", "path": "/x"}
         with self.assertRaisesRegex(HostError, "no prepared reference job"):
-            handlers["reference.compare"]({"job": "nope", "trial": 0, "outputs_path": "/x"})
-        with self.assertRaisesRegex(HostError, "out of range"):
-            handlers["reference.compare"]({"job": "job", "trial": 9, "outputs_path": "/x"})
+            handlers["reference.compare"]({"job": "nope", "trial": 0, "outputs": outputs})
+        self.trial_inputs(0, 11)
+        with self.assertRaisesRegex(HostError, "not the current trial"):
+            handlers["reference.compare"]({"job": "job", "trial": 9, "outputs": outputs})
         with self.assertRaisesRegex(HostError, "already prepared"):
             handlers["reference.prepare"](protocol.validate_request({
                 "type": "reference.prepare", "job": "job", "problem_source": "", "device": "cpu",
-                "init_seed": 1, "input_seeds": [1], "work_dir": self.dir}))
+                "init_seed": 1, "work_dir": self.dir}))
 
-    def test_missing_outputs_file(self):
-        reply = self.compare_path(0, os.path.join(self.dir, "missing.pt"))
-        self.assertEqual(reply["verdict"], "output_mismatch")
+    def test_outputs_that_cannot_be_received(self):
+        self.trial_inputs(0, 11)
+        cases = [{"transport": "file", "path": os.path.join(self.dir, "missing.pt")},
+                 {"transport": "cuda_ipc", "tree": {"tensor": {}}}]
+        for outputs in cases:
+            with self.subTest(outputs=outputs):
+                reply = self.compare(0, outputs)
+                self.assertEqual(reply["verdict"], "output_mismatch")
+                self.assertIn("could not be received", reply["message"])
 
     def test_pickle_payload_is_refused_not_executed(self):
+        self.trial_inputs(0, 11)
         marker = os.path.join(self.dir, "payload-ran")
 
         class Payload:
@@ -136,26 +201,30 @@ class ReferenceTest(RoleTestBase):
 
         path = os.path.join(self.dir, "evil.pt")
         torch.save([Payload()], path)
-        reply = self.compare_path(0, path)
+        reply = self.compare(0, {"transport": "file", "path": path})
         self.assertEqual(reply["verdict"], "output_mismatch")
         self.assertIn("not plain tensors", reply["message"])
         self.assertFalse(os.path.exists(marker), "the payload must not run")
         with open(path, "wb") as handle:  # a plain pickle, not a torch file
             pickle.dump({"a": 1}, handle, protocol=2)
-        self.assertEqual(self.compare_path(0, path)["verdict"], "output_mismatch")
+        self.assertEqual(self.compare(0, {"transport": "file", "path": path})["verdict"], "output_mismatch")
 
 
 class ReferenceFailureTest(unittest.TestCase):
     def prepare(self, source):
+        """prepare, then trial 0 (where get_inputs and forward run): the first failing reply."""
         work = tempfile.mkdtemp(prefix="dicebench-ref-fail-")
         self.addCleanup(shutil.rmtree, work, True)
         role = ReferenceRole("cpu", work)
         request = protocol.validate_request({
             "type": "reference.prepare", "job": "j", "problem_source": source, "device": "cpu",
-            "init_seed": 1, "input_seeds": [1], "work_dir": work})
+            "init_seed": 1, "work_dir": work})
         reply = protocol.validate_reply(role.prepare(request))
         self.assertEqual("j" in role.jobs, reply["ok"])
-        return reply
+        if not reply["ok"]:
+            return reply
+        return protocol.validate_reply(role.trial(protocol.validate_request(
+            {"type": "reference.trial", "job": "j", "trial": 0, "seed": 3})))
 
     def test_failures_are_reference_failed(self):
         cases = {
@@ -182,7 +251,7 @@ class ReferenceFailureTest(unittest.TestCase):
         role = ReferenceRole("cpu", tempfile.gettempdir())
         request = protocol.validate_request({
             "type": "reference.prepare", "job": "j", "problem_source": "", "device": "cuda:0",
-            "init_seed": 1, "input_seeds": [1], "work_dir": tempfile.gettempdir()})
+            "init_seed": 1, "work_dir": tempfile.gettempdir()})
         with self.assertRaisesRegex(HostError, "device"):
             role.prepare(request)
         with self.assertRaisesRegex(HostError, "bad device 'nonsense'"):
@@ -191,158 +260,174 @@ class ReferenceFailureTest(unittest.TestCase):
 
 class CandidateVerdictTest(RoleTestBase):
     def test_correct(self):
-        result = self.run_candidate(programs.CORRECT)
-        self.assertTrue(result["ok"], result)
-        self.assertEqual(result["stage"], "done")
-        self.assertEqual(result["error_class"], "")
-        self.assertEqual(len(result["outputs"]), 3)
-        self.assertIsNone(result["timing"])
-        self.assertEqual(self.verdicts(result), ["correct"] * 3)
-        reply = self.compare_path(0, result["outputs"][0])
-        self.assertEqual(reply["max_abs_diff"], 0.0, "same seed, same weights")
+        outcome = self.run_candidate(programs.CORRECT)
+        self.assertIsNone(outcome.failure)
+        self.assertEqual(outcome.verdicts, ["correct"] * 3)
+        self.assertEqual(outcome.compares[0]["max_abs_diff"], 0.0, "same seed, same weights")
+        self.assertEqual(outcome.compile["path"], "none", "no load_inline call")
+        self.assertIsNone(outcome.timing)
+
+    def test_inputs_follow_the_seeds(self):
+        first = torch.load(self.trial_inputs(0, 11)["path"], weights_only=True)
+        again = torch.load(self.trial_inputs(0, 11)["path"], weights_only=True)
+        other = torch.load(self.trial_inputs(1, 22)["path"], weights_only=True)
+        self.assertTrue(torch.equal(first[0], again[0]))
+        self.assertFalse(torch.equal(first[0], other[0]))
+
+    def test_reference_outputs_never_reach_the_job_folder(self):
+        self.run_candidate(programs.CORRECT)
+        for name in os.listdir(self.dir):
+            self.assertFalse(name.startswith("reference"), name)
 
     def test_off_by_1e2_fails_in_kernelbench_mode(self):
-        result = self.run_candidate(programs.OFF_BY_1E2)
-        self.assertTrue(result["ok"])
-        reply = self.compare_path(0, result["outputs"][0])
+        outcome = self.run_candidate(programs.OFF_BY_1E2)
+        reply = outcome.compares[0]
         self.assertEqual(reply["verdict"], "output_mismatch")
         self.assertAlmostEqual(reply["max_abs_diff"], 1e-2, places=5)
         self.assertIn("output element [0, 0]", reply["message"])
 
     def test_wrong_shape(self):
-        self.assertEqual(self.verdicts(self.run_candidate(programs.WRONG_SHAPE)),
-                         ["shape_mismatch"] * 3)
+        self.assertEqual(self.run_candidate(programs.WRONG_SHAPE).verdicts, ["shape_mismatch"] * 3)
 
     def test_wrong_dtype(self):
-        self.assertEqual(self.verdicts(self.run_candidate(programs.WRONG_DTYPE)),
-                         ["dtype_mismatch"] * 3)
+        self.assertEqual(self.run_candidate(programs.WRONG_DTYPE).verdicts, ["dtype_mismatch"] * 3)
 
     def test_tuple_where_a_tensor_is_expected(self):
-        self.assertEqual(self.verdicts(self.run_candidate(programs.TUPLE_OUTPUT)),
-                         ["shape_mismatch"] * 3)
+        self.assertEqual(self.run_candidate(programs.TUPLE_OUTPUT).verdicts, ["shape_mismatch"] * 3)
 
     def test_nan(self):
-        self.assertEqual(self.verdicts(self.run_candidate(programs.NAN_OUTPUT)),
-                         ["output_mismatch"] * 3)
+        self.assertEqual(self.run_candidate(programs.NAN_OUTPUT).verdicts, ["output_mismatch"] * 3)
 
     def test_mutating_inputs_does_not_change_the_verdict(self):
-        self.assertEqual(self.verdicts(self.run_candidate(programs.MUTATES_INPUTS)),
-                         ["correct"] * 3)
+        self.assertEqual(self.run_candidate(programs.MUTATES_INPUTS).verdicts, ["correct"] * 3)
 
     def test_raising_in_forward(self):
-        result = self.run_candidate(programs.RAISES)
-        self.assertFalse(result["ok"])
-        self.assertEqual((result["stage"], result["error_class"]), ("run", "runtime_error"))
-        self.assertEqual(result["message"], "ValueError: candidate forward failed on purpose")
-        self.assertIn("raise ValueError('candidate forward failed on purpose')",
-                      result["traceback_tail"])
-        self.assertLessEqual(len(result["traceback_tail"].splitlines()), 20)
-        self.assertEqual(result["outputs"], [])
+        outcome = self.run_candidate(programs.RAISES)
+        failure = outcome.failure
+        self.assertEqual((outcome.stage, failure["error_class"]), ("run", "runtime_error"))
+        self.assertEqual(failure["message"], "ValueError: candidate forward failed on purpose")
+        self.assertIn("raise ValueError('candidate forward failed on purpose')", failure["traceback_tail"])
+        self.assertLessEqual(len(failure["traceback_tail"].splitlines()), 20)
+        self.assertIsNone(failure["outputs"])
 
     def test_system_exit_and_interrupt_are_runtime_errors(self):
         for source, expected in ((programs.EXITS, "SystemExit: 7"),
                                  (programs.INTERRUPTS, "KeyboardInterrupt")):
             with self.subTest(expected):
-                result = self.run_candidate(source)
-                self.assertEqual((result["stage"], result["error_class"]), ("run", "runtime_error"))
-                self.assertEqual(result["message"], expected)
-        result = self.run_candidate(programs.EXIT_AT_LOAD)
-        self.assertEqual((result["stage"], result["error_class"]), ("load", "runtime_error"))
+                outcome = self.run_candidate(source)
+                self.assertEqual((outcome.stage, outcome.failure["error_class"]), ("run", "runtime_error"))
+                self.assertEqual(outcome.failure["message"], expected)
+        outcome = self.run_candidate(programs.EXIT_AT_LOAD)
+        self.assertEqual((outcome.stage, outcome.failure["error_class"]), ("load", "runtime_error"))
 
     def test_syntax_error_is_compile_failed(self):
-        result = self.run_candidate(programs.SYNTAX_ERROR)
-        self.assertEqual((result["ok"], result["stage"], result["error_class"]),
-                         (False, "load", "compile_failed"))
-        self.assertIn("SyntaxError", result["message"])
+        outcome = self.run_candidate(programs.SYNTAX_ERROR)
+        self.assertEqual((outcome.stage, outcome.failure["error_class"]), ("load", "compile_failed"))
+        self.assertIn("SyntaxError", outcome.failure["message"])
 
     def test_extension_build_failures_are_compile_failed(self):
         for source in (programs.BUILD_FAILS, programs.BUILD_SUBPROCESS_FAILS):
             with self.subTest(source):
-                result = self.run_candidate(source)
-                self.assertEqual((result["stage"], result["error_class"]), ("load", "compile_failed"))
+                outcome = self.run_candidate(source)
+                self.assertEqual((outcome.stage, outcome.failure["error_class"]), ("load", "compile_failed"))
         marked = RuntimeError("nvrtc failed")
         marked.dicebench_compile_error = True
         self.assertEqual(classify_load_error(marked), "compile_failed")
         self.assertEqual(classify_load_error(ImportError("no module")), "runtime_error")
 
+    def test_load_inline_calls_are_recorded_with_their_error(self):
+        source = ("import torch\nfrom torch.utils.cpp_extension import load_inline\n"
+                  "ext = load_inline(name='ext_x', cpp_sources='int f();', "
+                  "cuda_sources='__global__ void my_kernel(float* x) {}', functions=['f'], "
+                  "extra_include_paths=['/nonexistent'], build_directory='/nonexistent/dir')\n")
+        outcome = self.run_candidate(source)
+        self.assertEqual(outcome.stage, "load")
+        compile_ = outcome.compile
+        self.assertEqual((compile_["path"], len(compile_["records"])), ("fallback", 1))
+        record = compile_["records"][0]
+        self.assertEqual((record["name"], record["kernels"]), ("ext_x", ["my_kernel"]))
+        self.assertIn("fast path not requested", compile_["reason"])
+        self.assertTrue(record["error"])
+        self.assertIn("ext_x:", compile_["log"])
+
     def test_missing_modelnew(self):
-        result = self.run_candidate(programs.NO_MODELNEW)
-        self.assertEqual((result["stage"], result["error_class"]), ("load", "runtime_error"))
-        self.assertIn("defines no class ModelNew", result["message"])
+        outcome = self.run_candidate(programs.NO_MODELNEW)
+        self.assertEqual((outcome.stage, outcome.failure["error_class"]), ("load", "runtime_error"))
+        self.assertIn("defines no class ModelNew", outcome.failure["message"])
 
     def test_init_failure(self):
-        result = self.run_candidate(programs.FAILS_IN_INIT)
-        self.assertEqual((result["stage"], result["error_class"]), ("init", "runtime_error"))
-        self.assertIn("init fails", result["message"])
+        outcome = self.run_candidate(programs.FAILS_IN_INIT)
+        self.assertEqual((outcome.stage, outcome.failure["error_class"]), ("init", "runtime_error"))
+        self.assertIn("init fails", outcome.failure["message"])
 
     def test_outputs_that_are_not_tensors(self):
         for source, expected in ((programs.NOT_A_TENSOR, "output is a builtins.dict"),
                                  (programs.RETURNS_STRING, "output is a builtins.str")):
             with self.subTest(expected):
-                result = self.run_candidate(source)
-                self.assertEqual((result["stage"], result["error_class"]), ("run", "runtime_error"))
-                self.assertIn("must return a tensor", result["message"])
-                self.assertIn(expected, result["message"])
+                outcome = self.run_candidate(source)
+                self.assertEqual((outcome.stage, outcome.failure["error_class"]), ("run", "runtime_error"))
+                self.assertIn("must return a tensor", outcome.failure["message"])
+                self.assertIn(expected, outcome.failure["message"])
 
-    def test_timing_and_timed_outputs(self):
-        result = self.run_candidate(programs.CORRECT, timing=TIMING, timed_output_trials=[1, 2])
-        self.assertTrue(result["ok"], result)
-        self.assertGreaterEqual(result["timing"]["trials"], 3)
-        self.assertEqual(sorted(result["timed_outputs"]), ["1", "2"])
-        for trial, path in result["timed_outputs"].items():
-            self.assertEqual(self.compare_path(int(trial), path)["verdict"], "correct")
+    def test_timing_and_the_check_after_it(self):
+        outcome = self.run_candidate(programs.CORRECT, timing=TIMING)
+        self.assertIsNone(outcome.failure)
+        self.assertGreaterEqual(outcome.timing["trials"], 3)
+        self.assertEqual(outcome.after_timing["verdict"], "correct")
 
     def test_behaviour_change_after_timing_starts_is_caught(self):
-        result = self.run_candidate(programs.CHANGES_WHEN_TIMED, timing=TIMING,
-                                    timed_output_trials=[1])
-        self.assertTrue(result["ok"], result)
-        self.assertEqual(self.verdicts(result), ["correct"] * 3)
-        self.assertEqual(self.compare_path(1, result["timed_outputs"]["1"])["verdict"],
-                         "output_mismatch")
+        outcome = self.run_candidate(programs.CHANGES_WHEN_TIMED, timing=TIMING)
+        self.assertEqual(outcome.verdicts, ["correct"] * 3)
+        self.assertEqual(outcome.after_timing["verdict"], "output_mismatch")
 
     def test_numeric_flips_are_undone_before_each_call(self):
-        result = self.run_candidate(programs.FLIPS_NUMERICS, timing=TIMING, timed_output_trials=[0])
-        self.assertTrue(result["ok"], result)
-        self.assertEqual(self.verdicts(result), ["correct"] * 3)
-        self.assertEqual(self.compare_path(0, result["timed_outputs"]["0"])["verdict"], "correct")
+        outcome = self.run_candidate(programs.FLIPS_NUMERICS, timing=TIMING)
+        self.assertEqual(outcome.verdicts, ["correct"] * 3)
+        self.assertEqual(outcome.after_timing["verdict"], "correct")
         numerics.apply_numerics()
         self.assertEqual(torch.get_float32_matmul_precision(), "highest")
 
-    def test_one_run_per_candidate_worker(self):
+    def test_one_job_per_candidate_worker_in_order(self):
         role = CandidateRole("cpu")
-        outputs_dir = tempfile.mkdtemp(dir=self.dir)
-        request = protocol.validate_request({
-            "type": "candidate.run", "job": "once", "candidate_source": programs.CORRECT,
-            "device": "cpu", "init_seed": 42, "init_inputs": self.prepared["init_inputs"],
-            "inputs": self.prepared["inputs"], "outputs_dir": outputs_dir})
-        self.assertTrue(role.run(request)["ok"])
-        with self.assertRaisesRegex(HostError, "already served"):
-            role.run(request)
+        work = tempfile.mkdtemp(dir=self.dir)
+        load = {"type": "candidate.load", "job": "once", "candidate_source": programs.CORRECT,
+                "device": "cpu", "work_dir": work}
+        init = {"type": "candidate.init", "job": "once", "init_seed": 42,
+                "init_inputs": self.prepared["init_inputs"]}
+        with self.assertRaisesRegex(HostError, "needs stage 'loaded'"):
+            self.call_candidate(role, init)
+        self.assertTrue(self.call_candidate(role, load)["ok"])
+        with self.assertRaisesRegex(HostError, "needs stage 'new'"):
+            self.call_candidate(role, load)
+        with self.assertRaisesRegex(HostError, "serves job 'once'"):
+            self.call_candidate(role, {**init, "job": "other"})
+        self.assertTrue(self.call_candidate(role, init)["ok"])
 
     def test_host_errors(self):
         role = CandidateRole("cpu")
-        base = {"type": "candidate.run", "job": "h", "candidate_source": programs.CORRECT,
-                "device": "cpu", "init_seed": 42, "init_inputs": self.prepared["init_inputs"],
-                "inputs": self.prepared["inputs"], "outputs_dir": self.dir}
         with self.assertRaisesRegex(HostError, "not a directory"):
-            role.run(protocol.validate_request({**base, "outputs_dir": "/nonexistent/dir"}))
-        with self.assertRaisesRegex(HostError, "timed_output_trials names trial 5"):
-            role.run(protocol.validate_request({**base, "timing": TIMING,
-                                                "timed_output_trials": [5]}))
+            self.call_candidate(role, {"type": "candidate.load", "job": "h", "candidate_source": "",
+                                       "device": "cpu", "work_dir": "/nonexistent/dir"})
+        with self.assertRaisesRegex(HostError, "is not the current trial"):
+            self.compare(7, {"transport": "file", "path": "/nonexistent"})
+
+    def test_kernel_base_names(self):
+        self.assertEqual(kernel_base_name("void ns::relu<float>(float const*, int)"), "relu")
+        self.assertEqual(kernel_base_name("add_kernel"), "add_kernel")
+        self.assertEqual(kernel_base_name("void add_kernel(float*, float*, int)"), "add_kernel")
 
 
 class CompatModeTest(RoleTestBase):
     tolerance = "compat"
 
     def test_small_error_passes_in_compat_mode(self):
-        self.assertEqual(self.verdicts(self.run_candidate(programs.OFF_BY_5E3)), ["correct"] * 3)
-        self.assertEqual(self.verdicts(self.run_candidate(programs.OFF_BY_1E2)), ["correct"] * 3)
+        self.assertEqual(self.run_candidate(programs.OFF_BY_5E3).verdicts, ["correct"] * 3)
+        self.assertEqual(self.run_candidate(programs.OFF_BY_1E2).verdicts, ["correct"] * 3)
 
 
 class KernelbenchSmallErrorTest(RoleTestBase):
     def test_5e3_fails_in_kernelbench_mode(self):
-        self.assertEqual(self.verdicts(self.run_candidate(programs.OFF_BY_5E3)),
-                         ["output_mismatch"] * 3)
+        self.assertEqual(self.run_candidate(programs.OFF_BY_5E3).verdicts, ["output_mismatch"] * 3)
 
 
 class ReferenceKeepsItsOwnCopiesTest(RoleTestBase):
@@ -350,13 +435,12 @@ class ReferenceKeepsItsOwnCopiesTest(RoleTestBase):
 
     def test_outputs_and_inputs_are_cloned(self):
         candidate = programs.BUFFER_PROBLEM.replace("class Model(", "class ModelNew(")
-        self.assertEqual(self.verdicts(self.run_candidate(candidate)), ["correct"] * 3,
+        self.assertEqual(self.run_candidate(candidate).verdicts, ["correct"] * 3,
                          "kept outputs must not be overwritten by later reference calls")
+        descriptor = self.trial_inputs(0, 11)
         job = self.reference.jobs["job"]
-        for trial, path in enumerate(self.prepared["inputs"]):
-            saved = torch.load(path, weights_only=True)[0]
-            self.assertTrue(torch.equal(job.inputs[trial][0], saved),
-                            "the reference ran on a clone; its kept inputs are pristine")
+        saved = torch.load(descriptor["path"], weights_only=True)[0]
+        self.assertTrue(torch.equal(job.inputs[0], saved), "the reference ran on a clone; its inputs are pristine")
 
 
 class TupleProblemTest(RoleTestBase):
@@ -365,14 +449,13 @@ class TupleProblemTest(RoleTestBase):
 
     def test_tuple_outputs(self):
         correct = programs.TUPLE_PROBLEM.replace("class Model(", "class ModelNew(")
-        self.assertEqual(self.verdicts(self.run_candidate(correct)), ["correct"])
+        self.assertEqual(self.run_candidate(correct).verdicts, ["correct"])
         single = correct.replace("return a + b, (a * b).sum()", "return a + b")
-        self.assertEqual(self.verdicts(self.run_candidate(single)), ["shape_mismatch"])
+        self.assertEqual(self.run_candidate(single).verdicts, ["shape_mismatch"])
         as_list = correct.replace("return a + b, (a * b).sum()", "return [a + b, (a * b).sum()]")
-        self.assertEqual(self.verdicts(self.run_candidate(as_list)), ["correct"])
-        as_number = correct.replace("return a + b, (a * b).sum()",
-                                    "return a + b, float((a * b).sum())")
-        self.assertEqual(self.verdicts(self.run_candidate(as_number)), ["correct"],
+        self.assertEqual(self.run_candidate(as_list).verdicts, ["correct"])
+        as_number = correct.replace("return a + b, (a * b).sum()", "return a + b, float((a * b).sum())")
+        self.assertEqual(self.run_candidate(as_number).verdicts, ["correct"],
                          "a Python float compares as a 0-d float32 tensor")
 
 

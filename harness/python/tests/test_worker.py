@@ -64,7 +64,7 @@ class WorkerLoopTest(unittest.TestCase):
         hello = served.read()
         protocol.validate_reply(hello)
         self.assertEqual(hello["type"], "hello")
-        self.assertEqual(hello["protocol"], 1)
+        self.assertEqual(hello["protocol"], protocol.PROTOCOL_VERSION)
         self.assertEqual(hello["role"], "reference")
         self.assertEqual(hello["pid"], os.getpid())
         self.assertEqual((hello["device"], hello["device_name"]), ("cpu", "cpu"))
@@ -86,10 +86,11 @@ class WorkerLoopTest(unittest.TestCase):
         served = ServedWorker("candidate")
         served.read()
         cases = [
-            ({"type": "reference.compare", "job": "j1", "trial": 0, "outputs_path": "/x"},
+            ({"type": "reference.compare", "job": "j1", "trial": 0,
+              "outputs": {"transport": "file", "path": "/x"}},
              "is for a reference worker; this is a candidate worker"),
             ({"type": "candidate.explode", "job": "j2"}, "unknown request type"),
-            ({"type": "candidate.run", "job": "j3"}, "missing field"),
+            ({"type": "candidate.load", "job": "j3"}, "missing field"),
             ({"job": "j4"}, "no string field 'type'"),
             ({"type": "shutdown", "job": 5}, "field 'job'"),
         ]

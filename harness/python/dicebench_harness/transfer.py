@@ -1,0 +1,253 @@
+"""Moving one trial's inputs or outputs between the reference and candidate processes.
+
+A transfer is described by a small JSON object that travels in a protocol message:
+- {"transport": "file", "path": P}: CPU devices. The tree is torch.save'd (mode 0600) to P in the
+  job folder; the receiver loads it with weights_only=True, so a file written by untrusted code
+  cannot run code in the reader.
+- {"transport": "cuda_ipc", "tree": NODE}: CUDA devices. Tensors stay on the GPU; each travels as
+  a CUDA IPC handle of its allocation (torch's own sharing: UntypedStorage._share_cuda_ and
+  _new_shared_cuda, which also carry a ref counter and an event the receiver waits on). KernelBench
+  level-1 inputs are 2 GB at the median and up to 17 GB: they cannot go through files.
+  NODE is {"tensor": {...}}, {"list": [NODE...]}, {"tuple": [NODE...]}, {"int": n},
+  {"float": x or "nan"/"inf"/"-inf"}, {"bool": b} or {"none": true}.
+
+The sender keeps what it exported alive (export() returns it) until the receiver has replied. The
+receiver of untrusted descriptors (the reference, receiving a candidate's outputs) checks every
+field before use: dtypes from a fixed list, integer shapes and strides that fit the shared
+allocation (torch's set_ refuses out-of-range views), the device it runs on.
+
+An IPC handle exposes the whole allocation around a tensor. So the reference allocates what it
+exports (its inputs) from a memory pool of its own (`export_pool()`), which never holds reference
+outputs; and the candidate exports clones of its outputs.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import os
+from typing import Any
+
+from .errors import HostError
+from .tensors import save_private, to_cpu
+
+_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
+           "bool", "complex64", "complex128")
+MAX_DEPTH = 16
+MAX_LEAVES = 4096
+
+
+class TransferError(Exception):
+    """A descriptor that cannot be received (malformed, or its memory cannot be opened)."""
+
+
+def export_tree(value: Any, device: Any, path: str) -> tuple[dict, Any]:
+    """The descriptor of `value` for a receiver on `device`, and what the sender must keep alive
+    until the receiver is done. `path` is where a file transfer writes (CPU devices)."""
+    import torch
+
+    if torch.device(device).type != "cuda":
+        save_private(to_cpu(value), path)
+        return {"transport": "file", "path": path}, None
+    keep: list = []
+    tree = _export_node(value, keep, 0)
+    return {"transport": "cuda_ipc", "tree": tree}, keep
+
+
+def import_tree(descriptor: Any, device: Any, *, clone: bool) -> Any:
+    """The value a descriptor describes, on `device`. clone=True copies tensors into this process's
+    own memory (the sender may then free or change its copy); clone=False gives views of the
+    sender's memory, valid until the sender frees it. Raises TransferError."""
+    import torch
+
+    if not isinstance(descriptor, dict):
+        raise TransferError("transfer descriptor is not an object")
+    transport = descriptor.get("transport")
+    if transport == "file":
+        path = descriptor.get("path")
+        if not isinstance(path, str) or not path:
+            raise TransferError("file transfer without a path")
+        try:
+            return torch.load(path, map_location=device, weights_only=True)
+        except Exception as error:  # noqa: BLE001 - the file may come from untrusted code
+            first_line = (str(error).strip().splitlines() or [""])[0][:300]
+            raise TransferError("not plain tensors (torch.load with weights_only=True refused "
+                                f"the file): {type(error).__name__}: {first_line}") from None
+    if transport == "cuda_ipc":
+        if torch.device(device).type != "cuda":
+            raise TransferError("a CUDA IPC transfer to a CPU worker")
+        leaves = [0]
+        value = _import_node(descriptor.get("tree"), torch.device(device), leaves, 0)
+        if clone:
+            value = _clone(value)
+            torch.cuda.synchronize(device)
+        return value
+    raise TransferError(f"unknown transport {transport!r}")
+
+
+def export_pool(device: Any) -> Any:
+    """A CUDA memory pool of this process's own for tensors that will be exported (None on the
+    CPU, or where torch has no MemPool)."""
+    import torch
+
+    if torch.device(device).type != "cuda" or not hasattr(torch.cuda, "MemPool"):
+        return None
+    return torch.cuda.MemPool()
+
+
+class allocating_from:
+    """Context manager: CUDA allocations inside it come from `pool` (a no-op for None)."""
+
+    def __init__(self, pool: Any, device: Any):
+        self.pool, self.device, self.context = pool, device, None
+
+    def __enter__(self) -> None:
+        if self.pool is not None:
+            import torch
+
+            self.context = torch.cuda.use_mem_pool(self.pool, torch.device(self.device))
+            self.context.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.context is not None:
+            self.context.__exit__(*exc)
+
+
+# ------------------------------------------------------------------------------------------
+def _b64(data: Any) -> Any:
+    return None if data is None else base64.b64encode(bytes(data)).decode("ascii")
+
+
+def _export_node(value: Any, keep: list, depth: int) -> dict:
+    import torch
+
+    if depth > MAX_DEPTH:
+        raise HostError(f"outputs nested deeper than {MAX_DEPTH}")
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach()
+        if tensor.device.type != "cuda":
+            tensor = tensor.cuda()
+        if type(tensor) is not torch.Tensor:
+            tensor = tensor.as_subclass(torch.Tensor)
+        storage = tensor.untyped_storage()
+        keep.append(tensor)
+        (device, handle, size_bytes, offset_bytes, ref_handle, ref_offset, event_handle,
+         event_sync) = storage._share_cuda_()
+        return {"tensor": {
+            "dtype": str(tensor.dtype).removeprefix("torch."), "shape": list(tensor.shape),
+            "stride": list(tensor.stride()), "offset": tensor.storage_offset(), "device": int(device),
+            "handle": _b64(handle), "size_bytes": int(size_bytes), "offset_bytes": int(offset_bytes),
+            "ref_handle": _b64(ref_handle), "ref_offset": int(ref_offset),
+            "event_handle": _b64(event_handle), "event_sync": bool(event_sync)}}
+    if isinstance(value, bool):
+        return {"bool": value}
+    if isinstance(value, int):
+        return {"int": value}
+    if isinstance(value, float):
+        return {"float": value if math.isfinite(value) else repr(value)}
+    if value is None:
+        return {"none": True}
+    if isinstance(value, (list, tuple)):
+        return {type(value).__name__: [_export_node(v, keep, depth + 1) for v in value]}
+    raise HostError(f"cannot transfer a {type(value).__module__}.{type(value).__qualname__}")
+
+
+def _int(value: Any, what: str, low: int = 0) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise TransferError(f"{what} is not an integer >= {low}")
+    return value
+
+
+def _bytes(value: Any, what: str, optional: bool = False) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise TransferError(f"{what} is not a base64 string")
+    try:
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    except Exception:  # noqa: BLE001
+        raise TransferError(f"{what} is not valid base64") from None
+
+
+def _import_tensor(fields: Any, device: Any) -> Any:
+    import torch
+
+    if not isinstance(fields, dict):
+        raise TransferError("tensor node is not an object")
+    dtype_name = fields.get("dtype")
+    if dtype_name not in _DTYPES:
+        raise TransferError(f"unsupported dtype {dtype_name!r}")
+    dtype = getattr(torch, dtype_name)
+    shape, stride = fields.get("shape"), fields.get("stride")
+    if not isinstance(shape, list) or not isinstance(stride, list) or len(shape) != len(stride) or len(shape) > 16:
+        raise TransferError("shape and stride must be lists of the same length (at most 16)")
+    shape = [_int(s, "shape entry") for s in shape]
+    stride = [_int(s, "stride entry") for s in stride]
+    offset = _int(fields.get("offset"), "offset")
+    own_index = device.index if device.index is not None else torch.cuda.current_device()
+    if _int(fields.get("device"), "device") != own_index:
+        raise TransferError(f"tensor on device {fields.get('device')}, this worker uses {own_index}")
+    size_bytes = _int(fields.get("size_bytes"), "size_bytes")
+    if size_bytes == 0:
+        return torch.empty(shape, dtype=dtype, device=device)
+    event_sync = fields.get("event_sync")
+    if not isinstance(event_sync, bool):
+        raise TransferError("event_sync is not a boolean")
+    try:
+        storage = torch.UntypedStorage._new_shared_cuda(
+            own_index, _bytes(fields.get("handle"), "handle"), size_bytes,
+            _int(fields.get("offset_bytes"), "offset_bytes"),
+            _bytes(fields.get("ref_handle"), "ref_handle"), _int(fields.get("ref_offset"), "ref_offset"),
+            _bytes(fields.get("event_handle"), "event_handle", optional=True), event_sync)
+        return torch.empty(0, dtype=dtype, device=device).set_(storage, offset, shape, stride)
+    except TransferError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a bad handle or an out-of-range view
+        raise TransferError(f"cannot open shared {dtype_name} tensor {shape}: "
+                            f"{type(error).__name__}: {str(error).splitlines()[0][:300]}") from None
+
+
+def _import_node(node: Any, device: Any, leaves: list, depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise TransferError(f"tree nested deeper than {MAX_DEPTH}")
+    if not isinstance(node, dict) or len(node) != 1:
+        raise TransferError("tree node is not an object with one key")
+    leaves[0] += 1
+    if leaves[0] > MAX_LEAVES:
+        raise TransferError(f"tree has more than {MAX_LEAVES} nodes")
+    (kind, value), = node.items()
+    if kind == "tensor":
+        return _import_tensor(value, device)
+    if kind in ("list", "tuple"):
+        if not isinstance(value, list):
+            raise TransferError(f"{kind} node does not hold a list")
+        items = [_import_node(v, device, leaves, depth + 1) for v in value]
+        return items if kind == "list" else tuple(items)
+    if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if kind == "float" and value in ("nan", "inf", "-inf"):
+        return float(value)
+    if kind == "bool" and isinstance(value, bool):
+        return value
+    if kind == "none" and value is True:
+        return None
+    raise TransferError(f"bad tree node {kind!r}")
+
+
+def _clone(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_clone(v) for v in value)
+    return value
+
+
+def remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
