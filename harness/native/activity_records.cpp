@@ -42,11 +42,24 @@ std::uint64_t union_length_ns(std::span<const Interval> intervals) {
   return total;
 }
 
-CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, ActivityLog log) {
+CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, ActivityLog log,
+                         std::optional<std::uint32_t> marker_stream) {
   CallRecord call;
   call.begin_ns = begin_ns;
   call.host_end_ns = host_end_ns;
   call.host_ns = duration_ns(begin_ns, host_end_ns);
+  call.span_origin_ns = begin_ns;
+  if (marker_stream) {
+    auto marker = std::find_if(log.memsets.begin(), log.memsets.end(), [&](const MemsetRecord& m) {
+      return m.stream == *marker_stream && m.start_ns != 0 && m.end_ns >= m.start_ns;
+    });
+    if (marker != log.memsets.end()) {
+      call.marker = true;
+      call.span_origin_ns = marker->start_ns;
+      log.memsets.erase(marker);
+    }
+  }
+  const std::uint64_t origin = call.span_origin_ns;
 
   std::vector<Interval> intervals;
   // Keeps a record when it carries timestamps and did not end before the call began; its
@@ -56,11 +69,11 @@ CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, Acti
       ++call.incomplete;
       return false;
     }
-    if (record.end_ns < begin_ns) {
+    if (record.end_ns < origin) {
       ++call.stale;
       return false;
     }
-    intervals.push_back({std::max(record.start_ns, begin_ns), record.end_ns});
+    intervals.push_back({std::max(record.start_ns, origin), record.end_ns});
     return true;
   };
   auto filter = [&](auto& records) {
@@ -80,7 +93,7 @@ CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, Acti
     call.last_end_ns = std::max_element(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
                          return a.end_ns < b.end_ns;
                        })->end_ns;
-    call.span_ns = call.last_end_ns - begin_ns;
+    call.span_ns = call.last_end_ns - origin;
     call.busy_ns = union_length_ns(intervals);
   } else {
     call.span_ns = call.host_ns;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_set>
@@ -61,7 +62,13 @@ struct CallRecord {
   std::uint64_t host_end_ns = 0;  // cuptiGetTimestamp at end(), after the caller's synchronize
   std::uint64_t first_start_ns = 0;  // earliest device start in the call (0 without device work)
   std::uint64_t last_end_ns = 0;     // latest device end in the call (0 without device work)
-  std::uint64_t span_ns = 0;  // begin -> last device end; begin -> host end without device work
+  // Where the span starts: the device start of the recorder's marker (a 4-byte memset issued at
+  // begin() on a stream of its own, so on the device's clock like every record), else begin_ns.
+  // CUPTI converts device timestamps to the host clock with an offset that can reach a few
+  // hundred microseconds, so a span from a host timestamp to a device one is not exact.
+  std::uint64_t span_origin_ns = 0;
+  bool marker = false;        // the marker's record was found (and taken out of the memsets)
+  std::uint64_t span_ns = 0;  // origin -> last device end; begin -> host end without device work
   std::uint64_t busy_ns = 0;  // length of the union of all device intervals (clipped at begin)
   std::uint64_t host_ns = 0;  // begin -> host end
   bool device_work = false;   // at least one timed device record fell in the call
@@ -76,9 +83,11 @@ std::uint64_t union_length_ns(std::span<const Interval> intervals);
 
 // Builds a CallRecord from what the recorder collected between begin and end: drops records
 // without timestamps (counted as incomplete) and records that ended at or before begin (counted as
-// stale), clips the rest to start no earlier than begin, sorts each list by start time and fills
+// stale), clips the rest to start no earlier than the span's origin, sorts each list by start time and fills
 // in the figures. dropped is left for the caller.
-CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, ActivityLog log);
+// marker_stream: the CUPTI stream ID of the recorder's marker memset, when it issued one.
+CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, ActivityLog log,
+                         std::optional<std::uint32_t> marker_stream = std::nullopt);
 
 // Kernels grouped by mangled name: launches, summed duration (not a union: concurrent launches of
 // the same kernel each count), and the grid and block of the group's earliest launch. Sorted by

@@ -235,10 +235,34 @@ Result<std::uint64_t> CuptiRecorder::begin(bool reassert) {
     collecting_.store(false, std::memory_order_release);
     return cupti_error("cuptiGetTimestamp(&start)", status);
   }
+  // The span's origin on the device's clock: the device is idle (synchronized above), so this
+  // memset starts before anything the timed call launches.
+  marker_issued_ = marker_ready() && cudaMemsetAsync(marker_, 0, 4, static_cast<cudaStream_t>(marker_stream_)) == cudaSuccess;
   begin_ns_ = start;
   in_call_ = true;
   interfered_ = false;
   return start;
+}
+
+bool CuptiRecorder::marker_ready() {
+  if (marker_ != nullptr) return true;
+  if (marker_failed_) return false;
+  cudaStream_t stream = nullptr;
+  void* buffer = nullptr;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+    marker_failed_ = true;
+    return false;
+  }
+  auto id = stream_id(reinterpret_cast<std::uintptr_t>(stream));
+  if (!id || cudaMalloc(&buffer, 4) != cudaSuccess) {
+    cudaStreamDestroy(stream);
+    marker_failed_ = true;
+    return false;
+  }
+  marker_stream_ = stream;
+  marker_stream_id_ = *id;
+  marker_ = buffer;
+  return true;
 }
 
 void CuptiRecorder::close_call() {
@@ -283,7 +307,8 @@ Result<CallRecord> CuptiRecorder::end() {
     if (it == demangled_.end()) it = demangled_.emplace(kernel.mangled, demangle(kernel.mangled)).first;
     kernel.name = it->second;
   }
-  CallRecord call = assemble_call(begin_ns_, host_end, std::move(log));
+  CallRecord call = assemble_call(begin_ns_, host_end, std::move(log),
+                                  marker_issued_ ? std::optional<std::uint32_t>(marker_stream_id_) : std::nullopt);
   // CUPTI counts the records lost to a declined buffer request; a declined request with no count
   // (should not happen) still marks the call as having lost records.
   call.dropped = std::max<std::uint64_t>(dropped, unserved > 0 ? 1 : 0);

@@ -71,6 +71,14 @@ class CuptiRecorder {
   std::uint8_t* acquire_buffer(std::size_t& size);
   void complete_buffer(std::uint8_t* buffer, std::size_t size, std::size_t valid_bytes);
   void close_call();
+  bool marker_ready();  // creates the marker's stream and buffer on first use
+
+  // The marker memset that gives each call its origin on the device's clock (activity_records.hpp).
+  void* marker_ = nullptr;
+  void* marker_stream_ = nullptr;  // a cudaStream_t
+  std::uint32_t marker_stream_id_ = 0;
+  bool marker_failed_ = false;
+  bool marker_issued_ = false;
 
   const std::size_t buffer_bytes_;
 

@@ -52,6 +52,8 @@ py::dict call_dict(const CallRecord& call) {
   out["host_end_ns"] = call.host_end_ns;
   out["first_start_ns"] = call.first_start_ns;
   out["last_end_ns"] = call.last_end_ns;
+  out["span_origin_ns"] = call.span_origin_ns;
+  out["marker"] = call.marker;
   out["span_ms"] = ns_to_ms(call.span_ns);
   out["busy_ms"] = ns_to_ms(call.busy_ns);
   out["host_ms"] = ns_to_ms(call.host_ns);

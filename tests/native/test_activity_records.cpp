@@ -115,6 +115,27 @@ TEST_CASE("device work ending after the host end still sets the span") {
   CHECK(call.busy_ns == 7900);
 }
 
+TEST_CASE("the marker memset gives the span its origin on the device's clock and leaves the records") {
+  // Host begin at 1000; device timestamps run 300 ns ahead of the host's (an offset CUPTI's
+  // conversion can leave): the marker starts at 1250, the call's kernel runs 1400-1900.
+  ActivityLog log;
+  log.memsets = {set(1250, 1252, 42), set(1500, 1510, 7)};
+  log.kernels = {kernel("work", 1400, 1900, 7), kernel("earlier", 1100, 1200, 7)};
+  const CallRecord call = assemble_call(1000, 5000, log, 42u);
+  CHECK(call.marker);
+  CHECK(call.span_origin_ns == 1250);
+  CHECK(call.span_ns == 650);  // 1900 - 1250, not 1900 - 1000
+  REQUIRE(call.activity.memsets.size() == 1);  // the marker is not the call's work
+  CHECK(call.activity.memsets[0].stream == 7);
+  CHECK(call.stale == 1);  // "earlier" ended before the marker started
+  CHECK(call.busy_ns == 500);
+
+  const CallRecord without = assemble_call(1000, 5000, log, 99u);  // no record on that stream
+  CHECK_FALSE(without.marker);
+  CHECK(without.span_origin_ns == 1000);
+  CHECK(without.span_ns == 900);
+}
+
 TEST_CASE("per-kernel breakdown") {
   const std::vector<KernelRecord> kernels = {
       kernel("_Z3addPfS_i", 300, 350, 7, {4, 1, 1}, {128, 1, 1}),
