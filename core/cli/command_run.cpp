@@ -1,5 +1,6 @@
 // `dicebench run`: generate completions for a suite with a model and store them (then evaluate,
 // once the evaluation worker exists); `--resume RUN` continues a stored run.
+#include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
 #include "core/host/evaluation_stage.hpp"
 #include "core/host/host_services.hpp"
@@ -32,7 +33,7 @@ Result<size_t> unevaluated_samples(results::Store& store, int64_t run) {
 }
 
 struct RunOptions {
-  std::string model, suite, problems, config_file, kernelbench_root, device, tolerance;
+  std::string model, suite, problems, config_file, kernelbench_root, device, tolerance, gpus;
   std::optional<int> trials;
   std::string db = kDefaultDatabase;
   std::optional<int> samples;
@@ -57,6 +58,7 @@ Result<host::Config> resolve_config(const RunOptions& o) {
   if (o.batch_size) config.set("batch_size", std::to_string(*o.batch_size));
   if (!o.kernelbench_root.empty()) config.set("kernelbench.root", o.kernelbench_root);
   if (!o.device.empty()) config.set("eval.device", o.device);
+  if (!o.gpus.empty()) config.set("eval.gpus", o.gpus);
   if (!o.tolerance.empty()) config.set("eval.tolerance", o.tolerance);
   if (o.trials) config.set("eval.trials", std::to_string(*o.trials));
   for (const auto& assignment : o.sets) {
@@ -109,10 +111,14 @@ int run(const RunOptions& o, CLI::App& app) {
 
   // Evaluation settings are checked before anything is generated or stored.
   std::optional<harness::EvaluationSettings> settings;
+  std::vector<std::optional<std::string>> slots;
   if (!o.generate_only) {
     auto resolved = host::evaluation_settings(p.config);
     if (!resolved) return fail(resolved.error().message);
     settings = std::move(*resolved);
+    auto resolved_slots = host::evaluation_slots(p.config, settings->device);
+    if (!resolved_slots) return fail(resolved_slots.error().message);
+    slots = std::move(*resolved_slots);
   }
 
   size_t total_samples = 0;
@@ -148,8 +154,7 @@ int run(const RunOptions& o, CLI::App& app) {
   std::map<int64_t, host::ProblemSource> sources;
   for (const auto& problem : p.problems) sources[problem.problem.id] = {problem.problem.source, problem.problem.content_hash};
   DICEBENCH_CHECK_STORE(store->finish_run(outcome->run, results::RunStatus::running));
-  harness::Evaluator evaluator(*settings);
-  auto evaluated = host::evaluate_pending(*store, outcome->run, sources, evaluator, settings->device);
+  auto evaluated = host::evaluate_pending(*store, outcome->run, sources, *settings, slots);
   if (!evaluated) {
     (void)store->finish_run(outcome->run, results::RunStatus::failed);
     return stop_line(results::RunStatus::failed, evaluated.error().message);
@@ -158,7 +163,15 @@ int run(const RunOptions& o, CLI::App& app) {
   DICEBENCH_CHECK_STORE(store->finish_run(outcome->run, final_status));
   std::string verdicts;
   for (const auto& [verdict, count] : evaluated->verdicts) verdicts += fmt::format("{}{} {}", verdicts.empty() ? "" : ", ", verdict, count);
-  fmt::print("  evaluated {} on {}: {}\n", evaluated->timing, settings->device, verdicts.empty() ? "nothing to do" : verdicts);
+  std::string where = settings->device;
+  if (settings->device == "cuda") {
+    std::vector<std::string> gpus;
+    for (const auto& slot : slots) gpus.push_back(slot.value_or("?"));
+    where += fmt::format(" (GPU {})", join(gpus, ","));
+  } else if (slots.size() > 1) {
+    where += fmt::format(" ({} workers)", slots.size());
+  }
+  fmt::print("  evaluated {} on {}: {}\n", evaluated->timing, where, verdicts.empty() ? "nothing to do" : verdicts);
   if (final_status != results::RunStatus::finished) return stop_line(final_status, "");
   fmt::print("  database: {}\n  next: dicebench report {} --db {}\n", db, outcome->run, db);
   return 0;
@@ -182,6 +195,7 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. kernelbench.prompt=zero_shot");
   app->add_flag("--generate-only", o->generate_only, "Store samples without evaluating them");
   app->add_option("--device", o->device, "Evaluate on cpu or cuda (default: cuda where a GPU is visible)")->check(CLI::IsMember({"cpu", "cuda"}));
+  app->add_option("--gpus", o->gpus, "GPUs to evaluate on, one worker set each, e.g. 0,1 (default: all visible)");
   app->add_option("--trials", o->trials, "Correctness trials per candidate (default 5)")->check(CLI::PositiveNumber);
   app->add_option("--tolerance", o->tolerance, "kernelbench (fp32 1e-4, fp16/bf16 1e-2) or compat (1e-2 for all)")
       ->check(CLI::IsMember({"kernelbench", "compat"}));

@@ -4,17 +4,22 @@
 #include "core/host/host_services.hpp"
 #include "core/host/log.hpp"
 #include "core/host/progress.hpp"
+#include "core/host/repro.hpp"
+#include "core/base/text.hpp"
 #include "results/baseline_cache.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace dicebench::host {
 namespace {
@@ -156,9 +161,38 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
   return row;
 }
 
+Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& config, const std::string& device) {
+  std::vector<std::optional<std::string>> slots;
+  if (device == "cpu") {
+    auto workers = number_setting<int>(config, "eval.cpu_workers", 1, 1);
+    if (!workers) return workers.error();
+    slots.assign(static_cast<size_t>(*workers), std::nullopt);
+    return slots;
+  }
+  const std::vector<std::string> visible = visible_gpus();
+  const std::string wanted = config.get("eval.gpus").value_or("all");
+  if (wanted == "all") {
+    if (visible.empty()) return make_error("no GPU is visible (nvidia-smi lists none); evaluate with --device cpu");
+    for (const auto& gpu : visible) slots.emplace_back(gpu);
+    return slots;
+  }
+  for (const auto& entry : split(wanted, ',')) {
+    const std::string gpu(trim(entry));
+    if (std::find(visible.begin(), visible.end(), gpu) == visible.end())
+      return make_error(fmt::format("eval.gpus names GPU '{}', but the visible GPUs are: {}", gpu,
+                                    visible.empty() ? "none" : join(visible, ",")));
+    if (std::find(slots.begin(), slots.end(), std::optional<std::string>(gpu)) != slots.end())
+      return make_error(fmt::format("eval.gpus names GPU '{}' twice", gpu));
+    slots.emplace_back(gpu);
+  }
+  if (slots.empty()) return make_error("eval.gpus names no GPU");
+  return slots;
+}
+
 Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
                                            const std::map<int64_t, ProblemSource>& problems,
-                                           harness::Evaluator& evaluator, const std::string& device) {
+                                           const harness::EvaluationSettings& settings,
+                                           const std::vector<std::optional<std::string>>& slots) {
   EvaluationSummary summary;
   auto samples = store.samples(run, false);
   if (!samples) return samples.error();
@@ -166,56 +200,86 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
   if (!evaluated) return evaluated.error();
   std::set<int64_t> done;
   for (const auto& e : *evaluated) done.insert(e.sample);
-
-  std::set<std::string> looked_up;  // problem hashes already looked up in the baseline cache
   std::vector<const results::SampleRow*> todo;
   for (const auto& s : *samples)
     if (!done.count(s.id)) todo.push_back(&s);
+  for (const auto* sample : todo)
+    if (sample->candidate && !problems.count(sample->problem_id))
+      return make_error(fmt::format("run {} has a sample of problem {}, which the suite no longer has", run, sample->problem_id));
+
+  // One evaluator per slot (a GPU, or a CPU worker), each in its own thread, taking samples from
+  // a shared queue; the store (one connection) and the progress line are shared under a lock.
   Progress progress("evaluating", todo.size(), "samples");
-  for (size_t index = 0; index < todo.size(); ++index) {
-    const auto* sample = todo[index];
-    // The next candidate's worker starts and compiles while this one runs.
-    for (size_t next = index + 1; next < todo.size(); ++next)
-      if (todo[next]->candidate) {
-        evaluator.prefetch(*todo[next]->candidate);
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex lock;
+  std::optional<Error> first_error;
+  std::set<std::string> looked_up;  // problem hashes already looked up in the baseline cache, per device
+  auto fail = [&](Error error) {
+    std::lock_guard guard(lock);
+    if (!first_error) first_error = std::move(error);
+    stop = true;
+  };
+  auto work = [&](const std::optional<std::string>& slot) {
+    harness::EvaluationSettings mine = settings;
+    mine.visible_devices = slot;
+    harness::Evaluator evaluator(mine);
+    size_t claimed = next++;
+    while (claimed < todo.size() && !stop) {
+      if (HostServices::cancel_requested()) {
+        std::lock_guard guard(lock);
+        summary.interrupted = true;
+        stop = true;
         break;
       }
-    if (HostServices::cancel_requested()) {
-      summary.interrupted = true;
-      break;
-    }
-    results::NewEvaluation row;
-    if (!sample->candidate) {
-      row.sample = sample->id;
-      row.status = results::Verdict::extraction_failed;
-      row.device = device;
-      row.error_class = "extraction_failed";
-      row.error_message = "the completion holds no code block";
-    } else {
-      auto problem = problems.find(sample->problem_id);
-      if (problem == problems.end())
-        return make_error(fmt::format("run {} has a sample of problem {}, which the suite no longer has", run, sample->problem_id));
-      const std::string& hash = problem->second.content_hash;
-      auto key = baseline_key(evaluator, hash);
-      if (!key) return key.error();
-      if (!looked_up.count(hash)) {
-        looked_up.insert(hash);
-        auto cached = results::find_baseline(store, *key);
-        if (!cached) return cached.error();
-        if (*cached) evaluator.set_baseline(hash, timing_of(**cached));
+      const size_t following = next++;
+      // The next candidate's worker starts and compiles while this one runs.
+      if (following < todo.size() && todo[following]->candidate) evaluator.prefetch(*todo[following]->candidate);
+      const auto* sample = todo[claimed];
+      results::NewEvaluation row;
+      if (!sample->candidate) {
+        row.sample = sample->id;
+        row.status = results::Verdict::extraction_failed;
+        row.device = settings.device;
+        row.error_class = "extraction_failed";
+        row.error_message = "the completion holds no code block";
+      } else {
+        const ProblemSource& problem = problems.at(sample->problem_id);
+        auto key = baseline_key(evaluator, problem.content_hash);
+        if (!key) return fail(key.error());
+        {
+          std::lock_guard guard(lock);
+          if (looked_up.insert(problem.content_hash + "@" + slot.value_or("cpu")).second) {
+            auto cached = results::find_baseline(store, *key);
+            if (!cached) return fail(cached.error());
+            if (*cached) evaluator.set_baseline(problem.content_hash, timing_of(**cached));
+          }
+        }
+        auto evaluation = evaluator.evaluate(problem.source, problem.content_hash, *sample->candidate);
+        if (!evaluation)
+          return fail(make_error(fmt::format("problem {} sample {}: {}", sample->problem_id, sample->sample_index,
+                                             evaluation.error().message)));
+        std::lock_guard guard(lock);
+        if (evaluation->baseline_measured && evaluation->baseline)
+          if (auto put = results::put_baseline(store, baseline_of(*key, *evaluation->baseline)); !put) return fail(put.error());
+        row = evaluation_row(sample->id, *evaluation, settings.device);
       }
-      auto evaluation = evaluator.evaluate(problem->second.source, hash, *sample->candidate);
-      if (!evaluation) return make_error(fmt::format("problem {} sample {}: {}", sample->problem_id, sample->sample_index,
-                                                     evaluation.error().message));
-      if (evaluation->baseline_measured && evaluation->baseline)
-        DICEBENCH_TRY(results::put_baseline(store, baseline_of(*key, *evaluation->baseline)));
-      row = evaluation_row(sample->id, *evaluation, device);
+      std::lock_guard guard(lock);
+      if (auto inserted = store.insert_evaluation(row); !inserted) return fail(inserted.error());
+      ++summary.verdicts[std::string(results::verdict_name(row.status))];
+      ++summary.evaluated;
+      progress.advance();
+      claimed = following;
     }
-    DICEBENCH_TRY(store.insert_evaluation(row));
-    ++summary.verdicts[std::string(results::verdict_name(row.status))];
-    ++summary.evaluated;
-    progress.advance();
+  };
+  if (slots.size() <= 1) {
+    work(slots.empty() ? std::nullopt : slots.front());
+  } else {
+    std::vector<std::thread> threads;
+    for (const auto& slot : slots) threads.emplace_back(work, slot);
+    for (auto& thread : threads) thread.join();
   }
+  if (first_error) return *first_error;
   summary.timing = progress.finish();
   return summary;
 }

@@ -9,6 +9,8 @@
 #include "results/store.hpp"
 
 #include <map>
+#include <optional>
+#include <vector>
 #include <string>
 
 namespace dicebench::host {
@@ -37,8 +39,15 @@ struct EvaluationSummary {
 // The results row for one sample's evaluation.
 results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation& evaluation, const std::string& device);
 
+// Where evaluations run: for cuda one slot per GPU in eval.gpus ("all", the default, or a list
+// such as "0,2" of visible GPUs), each pinned with CUDA_VISIBLE_DEVICES; for cpu eval.cpu_workers
+// slots (default 1) without pinning.
+Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& config, const std::string& device);
+
+// Evaluates with one Evaluator (reference worker, candidate workers) per slot, in parallel.
 Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
                                            const std::map<int64_t, ProblemSource>& problems,
-                                           harness::Evaluator& evaluator, const std::string& device);
+                                           const harness::EvaluationSettings& settings,
+                                           const std::vector<std::optional<std::string>>& slots);
 
 }  // namespace dicebench::host

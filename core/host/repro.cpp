@@ -88,4 +88,19 @@ ReproRecord collect_repro_record() {
   return record;
 }
 
+std::vector<std::string> visible_gpus() {
+  std::vector<std::string> gpus;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    for (const auto& entry : split(visible, ',')) {
+      const std::string id(trim(entry));
+      if (!id.empty()) gpus.push_back(id);
+    }
+    return gpus;
+  }
+  if (auto out = command_output("nvidia-smi -L 2>/dev/null"))
+    for (const auto& line : split(*out, '\n'))
+      if (line.starts_with("GPU ")) gpus.push_back(std::to_string(gpus.size()));
+  return gpus;
+}
+
 }  // namespace dicebench::host

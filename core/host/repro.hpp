@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dicebench::host {
 
@@ -20,5 +21,10 @@ struct ReproRecord {
 
 // Reads the machine without creating a CUDA context (nvidia-smi, the toolkit's version.json).
 ReproRecord collect_repro_record();
+
+// The GPUs workers may be pinned to, as CUDA_VISIBLE_DEVICES values: the entries of this
+// process's CUDA_VISIBLE_DEVICES when it is set, else "0".."N-1" for the N GPUs nvidia-smi lists
+// (none where nvidia-smi fails).
+std::vector<std::string> visible_gpus();
 
 }  // namespace dicebench::host

@@ -149,5 +149,31 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
   REQUIRE(sources->rows.size() == 2);
   CHECK(std::get<std::string>(sources->rows[0][0]) == "measured");
   CHECK(std::get<std::string>(sources->rows[1][0]) == "cache");
+  auto paths = results::run_query(db, "select compile_path, compile_reason from evaluations e join samples s on s.id = e.sample "
+                                      "where s.run = 1 and e.status = 'correct'");
+  REQUIRE(paths.ok());
+  REQUIRE(paths->rows.size() == 1);
+  CHECK(std::get<std::string>(paths->rows[0][0]) == "none");  // no load_inline call
+
+  // Two CPU workers evaluate the same samples in parallel, with the same verdicts.
+  const auto parallel = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
+                                 "--kernelbench-root", kKernelBench, "--device", "cpu", "--db", db, "--set",
+                                 "eval.cpu_workers=2"});
+  REQUIRE_MESSAGE(parallel.exit_code == 0, parallel.err);
+  CHECK(parallel.out.find("(2 workers)") != std::string::npos);
+  auto verdicts = results::run_query(db, "select s.problem_id, e.status from samples s join evaluations e on e.sample = s.id "
+                                         "where s.run = 3 order by s.problem_id");
+  REQUIRE(verdicts.ok());
+  REQUIRE(verdicts->rows.size() == 3);
+  for (size_t i = 0; i < 3; ++i) CHECK(std::get<std::string>(verdicts->rows[i][1]) == std::get<std::string>(q->rows[i][1]));
+
+  // GPUs that are not there are refused before anything is stored.
+  const auto no_gpu = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
+                               "--kernelbench-root", kKernelBench, "--device", "cuda", "--gpus", "7", "--db", db});
+  CHECK(no_gpu.exit_code != 0);
+  CHECK(no_gpu.err.find("eval.gpus names GPU '7'") != std::string::npos);
+  auto runs = results::run_query(db, "select count(*) from runs");
+  REQUIRE(runs.ok());
+  CHECK(std::get<std::int64_t>(runs->rows[0][0]) == 3);
   fs::remove_all(tmp);
 }
