@@ -45,7 +45,7 @@ Result<results::BaselineKey> baseline_key(harness::Evaluator& evaluator, const s
   auto info = evaluator.reference_info();
   if (!info) return info.error();
   return results::BaselineKey{problem_hash, info->value("device_name", "unknown"), info->value("torch", "unknown"),
-                              "eager/" + info->value("timer", "unknown")};
+                              evaluator.settings().baseline_method + "/" + info->value("timer", "unknown")};
 }
 
 harness::Timing timing_of(const results::Baseline& b) {
@@ -93,6 +93,9 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   if (fastpath != "on" && fastpath != "off") return make_error(fmt::format("eval.fastpath must be on or off, not '{}'", fastpath));
   s.fastpath = fastpath == "on";
   s.fastpath_cache = config.get("eval.fastpath_cache").value_or("");
+  s.baseline_method = config.get("eval.baseline").value_or("eager");
+  if (s.baseline_method != "eager" && s.baseline_method != "compile")
+    return make_error(fmt::format("eval.baseline must be eager or compile (torch.compile), not '{}'", s.baseline_method));
   auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.0);
   if (!budget) return budget.error();
   s.budget_seconds = *budget;

@@ -18,7 +18,8 @@ namespace dicebench::host {
 // Settings (section [eval] or flags): device = cpu|cuda (default: cuda where a GPU is visible), trials, tolerance = kernelbench|compat,
 // model_mode = train (KernelBench's) | eval, compile_timeout_s (worker start-up and the candidate's
 // compile), timeout_s (the candidate's init, trials and timing), timing_budget_s, fastpath = on|off
-// (NVRTC compiles of load_inline calls on CUDA), fastpath_cache (its cache folder).
+// (NVRTC compiles of load_inline calls on CUDA), fastpath_cache (its cache folder), baseline =
+// eager|compile (the reference as is, or under torch.compile), cpu_workers, gpus.
 Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
 
 // dicebench-worker: $DICEBENCH_WORKER, else beside this executable.

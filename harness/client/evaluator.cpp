@@ -133,7 +133,7 @@ Result<Timing> Evaluator::baseline(const std::string& job, const std::string& pr
   const nlohmann::json request = {{"type", "reference.time"}, {"job", job},
                                   {"warmup", settings_.warmup}, {"min_trials", settings_.min_trials},
                                   {"max_trials", settings_.max_trials}, {"budget_s", settings_.budget_seconds},
-                                  {"target_rel_ci", settings_.target_rel_ci}};
+                                  {"target_rel_ci", settings_.target_rel_ci}, {"method", settings_.baseline_method}};
   auto timed = (*ref)->call(request, settings_.reference_timeout);
   if (timed.failure != CallFailure::none) return make_error("timing the reference failed: " + timed.message);
   const Timing timing = timing_from(timed.reply->at("timing"));

@@ -37,6 +37,7 @@ struct EvaluationSettings {
   double budget_seconds = 10.0, target_rel_ci = 0.01;
   std::string work_root;                       // job folders go here (default: $TMPDIR)
   bool fastpath = true;                        // compile load_inline calls with NVRTC (CUDA only)
+  std::string baseline_method = "eager";       // or "compile": the reference under torch.compile
   std::string fastpath_cache;                  // compile cache folder (default: $XDG_CACHE_HOME/dicebench/fastpath)
 };
 
@@ -94,6 +95,7 @@ class Evaluator {
                               const std::string& candidate_source);
   // Starts the worker of a candidate evaluate() will be asked for next, and its compile.
   void prefetch(const std::string& candidate_source);
+  const EvaluationSettings& settings() const { return settings_; }
   // The reference worker's hello (python and torch versions, device name, timer) once started.
   Result<nlohmann::json> reference_info();
   // A baseline known from earlier runs (the results database's cache), used instead of timing.

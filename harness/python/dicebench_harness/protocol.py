@@ -233,9 +233,9 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
         "trial": int_range(0),
         "outputs": TRANSFER,
     }),
-    # Times the reference on copies of the current trial's inputs.
+    # Times the reference on copies of the current trial's inputs: eager, or torch.compile'd.
     Spec("reference.time", "reference", {"job": NONEMPTY_STR, **TIMING_PARAMS_REQUIRED},
-         dict(TIMING_PARAMS_OPTIONAL)),
+         {**TIMING_PARAMS_OPTIONAL, "method": (one_of("eager", "compile"), "eager")}),
     Spec("reference.release", "reference", {"job": NONEMPTY_STR}),
     # A candidate worker serves one job: load, then init, then forward and time in any order.
     Spec("candidate.load", "candidate", {

@@ -18,7 +18,9 @@ Handlers (requests and replies are defined in protocol.py):
   CUDA IPC handles checked field by field; what cannot be received is "output_mismatch") and
   compares them with the kept outputs of that trial (compare.py).
 - reference.time: times the Model on fresh clones of the current trial's inputs (timing.py), the
-  numeric settings re-applied before every call.
+  numeric settings re-applied before every call; with method "compile", the Model wrapped in
+  torch.compile (default inductor settings; compiled by the warm-up calls, which the budget does
+  not count).
 - reference.release: drops the job's state (zeroing the outputs; emptying the CUDA cache).
 
 The problem's source file goes to a folder private to this worker process (not the job folder,
@@ -233,6 +235,11 @@ class ReferenceRole:
             raise HostError("reference.time needs a trial's inputs (send reference.trial first)")
         inputs = clone_tree(state.inputs)
         model = state.model
+        if request["method"] == "compile":
+            model = torch.compile(model)
+            with torch.no_grad(), numerics.harness_call():
+                model(*inputs)  # compiles outside the timed region and the budget
+            synchronize(state.device)
         timer = timing.timer_for_device(state.device)
 
         def call() -> None:  # numerics are re-applied by before_each, outside the timed region

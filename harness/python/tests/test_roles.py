@@ -11,6 +11,7 @@ import pickle
 import shutil
 import tempfile
 import unittest
+from unittest import mock
 
 import torch
 
@@ -166,6 +167,21 @@ class ReferenceTest(RoleTestBase):
         self.assertEqual(reply["type"], "reference.timed")
         self.assertGreaterEqual(reply["timing"]["trials"], 3)
         self.assertLessEqual(reply["timing"]["trials"], 8)
+        self.assertGreater(reply["timing"]["median_ms"], 0)
+
+    def test_reference_time_compiled(self):
+        # torch.compile with its cheapest backend: inductor's C++ build takes minutes on 2 cores.
+        compiled = []
+        real_compile = torch.compile
+
+        def compile_eagerly(model):
+            compiled.append(model)
+            return real_compile(model, backend="eager")
+
+        self.trial_inputs(0, 11)
+        with mock.patch.object(torch, "compile", compile_eagerly):
+            reply = self.call_reference({"type": "reference.time", "job": "job", **TIMING, "method": "compile"})
+        self.assertEqual(compiled, [self.reference.jobs["job"].model])
         self.assertGreater(reply["timing"]["median_ms"], 0)
 
     def test_host_errors(self):
