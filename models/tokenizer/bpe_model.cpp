@@ -5,10 +5,31 @@
 
 #include <bit>
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <functional>
 
 namespace dicebench::models {
 namespace {
+
+// One slot of the per-thread pre-token cache: a word of up to kMaxBytes bytes and its ids (up to
+// kMaxIds), in one cache line. Direct-mapped: a new word takes its slot from the old one.
+struct CacheSlot {
+  static constexpr size_t kMaxBytes = 18, kMaxIds = 8, kSlots = size_t{1} << 16;
+  uint64_t hash = 0;
+  uint32_t serial = 0;  // the model's; 0 is never one, so a fresh slot is empty
+  uint8_t length = 0, id_count = 0;
+  char bytes[kMaxBytes];
+  int32_t ids[kMaxIds];
+};
+static_assert(sizeof(CacheSlot) == 64);
+
+CacheSlot* thread_cache() {
+  thread_local std::unique_ptr<CacheSlot[]> slots(new CacheSlot[CacheSlot::kSlots]);
+  return slots.get();
+}
+
+std::atomic<uint32_t> next_serial{1};
 
 uint64_t pair_key(int32_t left, int32_t right) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
@@ -18,6 +39,7 @@ uint64_t pair_key(int32_t left, int32_t right) {
 
 Result<BpeModel> BpeModel::build(Spec spec) {
   BpeModel model;
+  model.serial_ = next_serial.fetch_add(1);
   model.ignore_merges_ = spec.ignore_merges;
   model.byte_ids_.fill(-1);
   model.vocab_.reserve(spec.vocab.size());
@@ -77,22 +99,26 @@ void BpeModel::encode(std::string_view bytes, std::vector<int32_t>& out) const {
       return;
     }
   }
-  if (bytes.size() > kCachedWordMaxBytes) {
+  if (bytes.size() > CacheSlot::kMaxBytes) {
     merge_word(bytes, out);
     return;
   }
-  const std::string key(bytes);
-  {
-    std::lock_guard lock(cache_->mutex);
-    if (const auto it = cache_->ids.find(key); it != cache_->ids.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
-      return;
-    }
+  const uint64_t hash = std::hash<std::string_view>{}(bytes);
+  CacheSlot& slot = thread_cache()[hash & (CacheSlot::kSlots - 1)];
+  if (slot.serial == serial_ && slot.hash == hash && std::string_view(slot.bytes, slot.length) == bytes) {
+    out.insert(out.end(), slot.ids, slot.ids + slot.id_count);
+    return;
   }
   const size_t first = out.size();
   merge_word(bytes, out);
-  std::lock_guard lock(cache_->mutex);
-  if (cache_->ids.size() < kCacheCapacity) cache_->ids.emplace(key, std::vector<int32_t>(out.begin() + first, out.end()));
+  if (out.size() - first <= CacheSlot::kMaxIds) {
+    slot.serial = serial_;
+    slot.hash = hash;
+    slot.length = static_cast<uint8_t>(bytes.size());
+    slot.id_count = static_cast<uint8_t>(out.size() - first);
+    std::copy(bytes.begin(), bytes.end(), slot.bytes);
+    std::copy(out.begin() + first, out.end(), slot.ids);
+  }
 }
 
 // Symbols form a linked list over the byte positions; a min-heap holds candidate merges by

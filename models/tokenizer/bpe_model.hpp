@@ -1,16 +1,14 @@
 // Byte-level BPE: splits one pre-token (raw bytes) into vocabulary ids by applying merges in rank
 // order, as Hugging Face tokenizers' BPE model does (lowest rank first, leftmost first among
-// equal ranks). Merge ranks live in an open-addressing hash table; results for repeated
-// pre-tokens are cached.
+// equal ranks). Merge ranks live in an open-addressing hash table; results for repeated short
+// pre-tokens are kept in a per-thread cache (no locks; the model is safe to share).
 #pragma once
 
 #include "core/base/result.hpp"
 
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <optional>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -56,13 +54,7 @@ class BpeModel {
   int merge_shift_ = 64;
   bool ignore_merges_ = false;
 
-  static constexpr size_t kCacheCapacity = 1 << 16;  // entries; later words are not cached
-  static constexpr size_t kCachedWordMaxBytes = 256;
-  struct Cache {
-    std::mutex mutex;
-    std::unordered_map<std::string, std::vector<int32_t>> ids;
-  };
-  std::unique_ptr<Cache> cache_ = std::make_unique<Cache>();
+  uint32_t serial_ = 0;  // tells this model's entries in the per-thread cache from others'
 };
 
 }  // namespace dicebench::models
