@@ -12,6 +12,7 @@ using nlohmann::json;
 using testing::TemporaryFolder;
 
 // A byte-level BPE over "a", "b", " " (written "Ġ") with two merges, split as Qwen2's files are.
+// The expectations below are what Hugging Face tokenizers 0.23 gives for this file.
 json minimal_tokenizer() {
   return json::parse(R"({
     "version": "1.0",
@@ -19,7 +20,9 @@ json minimal_tokenizer() {
       {"id": 5, "content": "<|im_end|>", "single_word": false, "lstrip": false, "rstrip": false,
        "normalized": false, "special": true},
       {"id": 6, "content": "<x>", "single_word": false, "lstrip": true, "rstrip": true,
-       "normalized": false, "special": false}],
+       "normalized": false, "special": false},
+      {"id": 7, "content": "\u00e9", "single_word": false, "lstrip": false, "rstrip": false,
+       "normalized": true, "special": false}],
     "normalizer": {"type": "NFC"},
     "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
       {"type": "Split", "pattern": {"Regex": "\\s+|\\S+"}, "behavior": "Isolated", "invert": false},
@@ -28,7 +31,7 @@ json minimal_tokenizer() {
     "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": "",
               "end_of_word_suffix": "", "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
               "vocab": {"a": 0, "b": 1, "Ġ": 2, "ab": 3, "abab": 4},
-              "merges": ["a b", ["ab", "ab"]]}
+              "merges": ["a b", "ab ab"]}
   })");
 }
 
@@ -56,7 +59,7 @@ void check_error(const Loaded& loaded, const std::string& file, const std::strin
   CHECK(message.find('\n') == std::string::npos);
 }
 
-TEST_CASE("a hand-written tokenizer.json: merges of both formats, added tokens with lstrip/rstrip") {
+TEST_CASE("a hand-written tokenizer.json: merges, added tokens with lstrip/rstrip or normalized") {
   auto loaded = load_written(minimal_tokenizer().dump());
   REQUIRE_MESSAGE(loaded->result.ok(), (loaded->result.ok() ? "" : loaded->result.error().message));
   const Tokenizer& tokenizer = loaded->result.value();
@@ -68,13 +71,20 @@ TEST_CASE("a hand-written tokenizer.json: merges of both formats, added tokens w
   // <x> absorbs the whitespace around it; <|im_end|> does not.
   CHECK(tokenizer.encode("ab  <x>  ab") == Ids{3, 6, 3});
   CHECK(tokenizer.encode("ab <|im_end|> ab") == Ids{3, 2, 5, 2, 3});
+  CHECK(tokenizer.encode(" <x>a<x> ") == Ids{6, 0, 6});
+  CHECK(tokenizer.encode("a\u3000<x>\u0085b") == Ids{0, 6, 1});  // Unicode whitespace too
+  // "\u00e9" is matched after NFC, so its decomposed form finds it as well.
+  CHECK(tokenizer.encode("ae\u0301b") == Ids{0, 7, 1});
+  CHECK(tokenizer.encode("\u00e9") == Ids{7});
   CHECK(tokenizer.encode("\xFF") == Ids{});  // read as U+FFFD, which has no token here
   CHECK(tokenizer.decode(Ids{4, 2, 5, 6, 99, -1}) == "abab <|im_end|><x>");
+  // Decoded through the byte alphabet, "\u00e9" stands for the lone byte E9: invalid, so U+FFFD.
+  CHECK(tokenizer.decode(Ids{7, 0}) == "\uFFFDa");
   CHECK(tokenizer.decode(Ids{4, 2, 5, 6}, true) == "abab <x>");
   CHECK(tokenizer.token_id("<|im_end|>") == 5);
   CHECK(tokenizer.token_id("abab") == 4);
   CHECK_FALSE(tokenizer.token_id("<|MASK|>").has_value());
-  CHECK(tokenizer.vocab_size() == 7);
+  CHECK(tokenizer.vocab_size() == 8);
   CHECK_FALSE(tokenizer.eos_token_id().has_value());
 
   Tokenizer moved = std::move(loaded->result.value());
