@@ -58,9 +58,9 @@ Result<BpeModel> BpeModel::build(Spec spec) {
     const auto& [left, right] = spec.merges[rank];
     const auto left_id = model.token_id(left), right_id = model.token_id(right);
     const auto merged_id = model.token_id(left + right);
-    const std::string where = "merge " + std::to_string(rank) + " ('" + left + "' '" + right + "')";
-    if (!left_id || !right_id) return make_error(where + " names a token that is not in the vocabulary");
-    if (!merged_id) return make_error(where + ": the merged token is not in the vocabulary");
+    if (!left_id || !right_id || !merged_id)
+      return make_error("merge " + std::to_string(rank) + " ('" + left + "' '" + right + "'): " +
+                        (!left_id || !right_id ? "names a token" : "the merged token is") + " not in the vocabulary");
     // A repeated pair takes its last rank, as Hugging Face's merge map does.
     const uint64_t key = pair_key(*left_id, *right_id);
     size_t slot = (key * 0x9E3779B97F4A7C15ull) >> model.merge_shift_;

@@ -16,10 +16,19 @@ using nlohmann::json;
 constexpr const char* kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
+// Ids index tables of this size; Qwen's reach 151669.
+constexpr int64_t kMaxId = (int64_t{1} << 24) - 1;
+
 // Thrown inside this file only, caught in read_tokenizer_json.
 struct Unsupported : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+int32_t read_id(const json& id, const std::string& what) {
+  if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > kMaxId)
+    throw Unsupported(what + " has id " + id.dump() + " (expected an integer from 0 to " + std::to_string(kMaxId) + ")");
+  return static_cast<int32_t>(id.get<int64_t>());
+}
 
 std::string type_of(const json& node, const std::string& field) {
   if (!node.is_object() || !node.contains("type") || !node["type"].is_string())
@@ -84,11 +93,7 @@ void read_model(const json& model, TokenizerJson& out) {
   const json& vocab = model.at("vocab");
   if (!vocab.is_object() || vocab.empty()) throw Unsupported("model.vocab is empty or not an object");
   out.bpe.vocab.reserve(vocab.size());
-  for (const auto& [text, id] : vocab.items()) {
-    const auto value = id.get<int64_t>();
-    if (value < 0 || value > INT32_MAX) throw Unsupported("model.vocab: token '" + text + "' has id " + std::to_string(value));
-    out.bpe.vocab.emplace_back(text, static_cast<int32_t>(value));
-  }
+  for (const auto& [text, id] : vocab.items()) out.bpe.vocab.emplace_back(text, read_id(id, "model.vocab token '" + text + "'"));
 
   const json& merges = model.at("merges");
   if (!merges.is_array() || merges.empty())
@@ -113,12 +118,12 @@ void read_added_tokens(const json& list, TokenizerJson& out) {
   for (const json& entry : list) {
     AddedToken token;
     token.content = entry.at("content").get<std::string>();
-    token.id = entry.at("id").get<int32_t>();
+    token.id = read_id(entry.at("id"), "added token '" + token.content + "'");
     token.special = entry.value("special", false);
     token.lstrip = entry.value("lstrip", false);
     token.rstrip = entry.value("rstrip", false);
     token.normalized = entry.value("normalized", !token.special);
-    if (token.content.empty() || token.id < 0) throw Unsupported("added_tokens: an entry has no content or a negative id");
+    if (token.content.empty()) throw Unsupported("added_tokens: an entry has no content");
     if (entry.value("single_word", false))
       throw Unsupported("added token '" + token.content + "' has single_word, which is not supported");
     out.added_tokens.push_back(std::move(token));

@@ -91,6 +91,19 @@ TEST_CASE("a hand-written tokenizer.json: merges, added tokens with lstrip/rstri
   CHECK(moved.encode("abab") == Ids{4});
 }
 
+TEST_CASE("two tokenizers in one thread keep their cached pre-tokens apart") {
+  json fewer_merges = minimal_tokenizer();
+  fewer_merges["model"]["merges"].erase(1);
+  auto first = load_written(minimal_tokenizer().dump());
+  auto second = load_written(fewer_merges.dump());
+  REQUIRE(first->result.ok());
+  REQUIRE(second->result.ok());
+  for (int round = 0; round < 2; ++round) {
+    CHECK(first->result->encode("abab") == std::vector<int32_t>{4});
+    CHECK(second->result->encode("abab") == std::vector<int32_t>{3, 3});
+  }
+}
+
 TEST_CASE("tokenizer_config.json: eos_token, chat template check") {
   const std::string file = minimal_tokenizer().dump();
   const std::string good = R"({"eos_token": {"content": "<|im_end|>"}, "chat_template": "{{ '<|im_start|>' }}"})";
@@ -131,8 +144,8 @@ TEST_CASE("unsupported or inconsistent tokenizer.json contents") {
       {"model.merges is empty", [](json& j) { j["model"]["merges"] = json::array(); }},
       {"model.merges[0] is not \"left right\"", [](json& j) { j["model"]["merges"][0] = "a b c"; }},
       {"model.merges[1] is neither", [](json& j) { j["model"]["merges"][1] = json::array({"ab"}); }},
-      {"merge 0 ('a' 'c') names a token that is not in the vocabulary", [](json& j) { j["model"]["merges"][0] = "a c"; }},
-      {"the merged token is not in the vocabulary", [](json& j) { j["model"]["vocab"].erase("abab"); }},
+      {"merge 0 ('a' 'c'): names a token not in the vocabulary", [](json& j) { j["model"]["merges"][0] = "a c"; }},
+      {"merge 1 ('ab' 'ab'): the merged token is not in the vocabulary", [](json& j) { j["model"]["vocab"].erase("abab"); }},
       {"model.vocab is empty", [](json& j) { j["model"]["vocab"] = json::object(); }},
       {"model.unk_token is not supported", [](json& j) { j["model"]["unk_token"] = "a"; }},
       {"model.dropout is not supported", [](json& j) { j["model"]["dropout"] = 0.1; }},
@@ -145,12 +158,14 @@ TEST_CASE("unsupported or inconsistent tokenizer.json contents") {
       {"pre_tokenizer has no ByteLevel step", [](json& j) { j["pre_tokenizer"]["pretokenizers"].erase(1); }},
       {"decoder is not ByteLevel", [](json& j) { j["decoder"] = {{"type", "WordPiece"}}; }},
       {"has single_word", [](json& j) { j["added_tokens"][0]["single_word"] = true; }},
-      {"type_error", [](json& j) { j["added_tokens"][0]["id"] = "five"; }},
+      {"added token '<|im_end|>' has id \"five\"", [](json& j) { j["added_tokens"][0]["id"] = "five"; }},
+      {"model.vocab token 'b' has id 4294967297", [](json& j) { j["model"]["vocab"]["b"] = 4294967297; }},
+      {"type_error", [](json& j) { j["added_tokens"][0]["special"] = "yes"; }},
   };
   for (const Case& c : cases) {
     json file = minimal_tokenizer();
     c.edit(file);
-    INFO("case: ", c.what);
+    INFO("case: ", std::string(c.what));
     check_error(*load_written(file.dump()), "tokenizer.json", c.what);
   }
 }
