@@ -3,11 +3,11 @@
 
 #include "models/tokenizer/byte_level.hpp"
 
-#include <bit>
 #include <algorithm>
 #include <atomic>
-#include <memory>
+#include <bit>
 #include <functional>
+#include <memory>
 
 namespace dicebench::models {
 namespace {
@@ -63,7 +63,7 @@ Result<BpeModel> BpeModel::build(Spec spec) {
                         (!left_id || !right_id ? "names a token" : "the merged token is") + " not in the vocabulary");
     // A repeated pair takes its last rank, as Hugging Face's merge map does.
     const uint64_t key = pair_key(*left_id, *right_id);
-    size_t slot = (key * 0x9E3779B97F4A7C15ull) >> model.merge_shift_;
+    size_t slot = model.home_slot(key);
     while (model.merge_slots_[slot].pair != kEmpty && model.merge_slots_[slot].pair != key)
       slot = (slot + 1) & (slots - 1);
     model.merge_slots_[slot] = Merge{key, static_cast<int32_t>(rank), *merged_id};
@@ -80,7 +80,7 @@ std::optional<int32_t> BpeModel::token_id(std::string_view token_text) const {
 const BpeModel::Merge* BpeModel::find_merge(int32_t left, int32_t right) const {
   const uint64_t key = pair_key(left, right);
   const size_t mask = merge_slots_.size() - 1;
-  for (size_t slot = (key * 0x9E3779B97F4A7C15ull) >> merge_shift_;; slot = (slot + 1) & mask) {
+  for (size_t slot = home_slot(key);; slot = (slot + 1) & mask) {
     const Merge& merge = merge_slots_[slot];
     if (merge.pair == key) return &merge;
     if (merge.pair == kEmpty) return nullptr;

@@ -33,7 +33,6 @@ class BpeModel {
   void encode(std::string_view bytes, std::vector<int32_t>& out) const;
 
   std::optional<int32_t> token_id(std::string_view token_text) const;
-  const std::unordered_map<std::string, int32_t>& vocab() const { return vocab_; }
 
  private:
   BpeModel() = default;
@@ -44,6 +43,7 @@ class BpeModel {
   };
   static constexpr uint64_t kEmpty = ~uint64_t{0};
 
+  size_t home_slot(uint64_t pair) const { return (pair * 0x9E3779B97F4A7C15ull) >> merge_shift_; }
   const Merge* find_merge(int32_t left, int32_t right) const;
   void merge_word(std::string_view bytes, std::vector<int32_t>& out) const;
 

@@ -1,6 +1,6 @@
 // The local engine's tokenizer: a Hugging Face byte-level BPE tokenizer.json (Qwen2 / Qwen3
-// family) reproduced token for token, plus Qwen3's chat prompt. No libtorch; safe to share
-// between threads (encode's cache is locked).
+// family) reproduced token for token, plus Qwen3's chat prompt. No libtorch. Const members are
+// safe to call from several threads at once (encode's cache is per thread).
 #pragma once
 
 #include "core/base/result.hpp"

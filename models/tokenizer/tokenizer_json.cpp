@@ -81,7 +81,8 @@ void read_model(const json& model, TokenizerJson& out) {
   const std::string type = model.contains("type") ? type_of(model, "model") : "BPE";
   if (type != "BPE") throw Unsupported("model type \"" + type + "\" is not supported (supported: BPE)");
   if (!model.value("dropout", json()).is_null()) throw Unsupported("model.dropout is not supported");
-  if (!model.value("unk_token", json()).is_null()) throw Unsupported("model.unk_token is not supported (byte-level BPE has none)");
+  if (!model.value("unk_token", json()).is_null())
+    throw Unsupported("model.unk_token is not supported (byte-level BPE has none)");
   if (model.value("byte_fallback", false)) throw Unsupported("model.byte_fallback is not supported");
   for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     const json value = model.value(affix, json());
@@ -93,7 +94,8 @@ void read_model(const json& model, TokenizerJson& out) {
   const json& vocab = model.at("vocab");
   if (!vocab.is_object() || vocab.empty()) throw Unsupported("model.vocab is empty or not an object");
   out.bpe.vocab.reserve(vocab.size());
-  for (const auto& [text, id] : vocab.items()) out.bpe.vocab.emplace_back(text, read_id(id, "model.vocab token '" + text + "'"));
+  for (const auto& [text, id] : vocab.items())
+    out.bpe.vocab.emplace_back(text, read_id(id, "model.vocab token '" + text + "'"));
 
   const json& merges = model.at("merges");
   if (!merges.is_array() || merges.empty())
