@@ -47,6 +47,16 @@ else()
   target_link_libraries(dicebench_boost_process INTERFACE Boost::headers Boost::filesystem)
 endif()
 
+# PCRE2 (8-bit code units) runs the tokenizer's pre-tokenizer regex. Found by header and library
+# rather than pkg-config, so that the offline bundle's copy (headers the GPU host lacks) is found
+# through CMAKE_INCLUDE_PATH / CMAKE_LIBRARY_PATH like the others.
+find_path(PCRE2_INCLUDE_DIR pcre2.h REQUIRED)
+find_library(PCRE2_8_LIBRARY NAMES pcre2-8 REQUIRED)
+add_library(dicebench_pcre2 INTERFACE)
+target_include_directories(dicebench_pcre2 SYSTEM INTERFACE ${PCRE2_INCLUDE_DIR})
+target_link_libraries(dicebench_pcre2 INTERFACE ${PCRE2_8_LIBRARY})
+target_compile_definitions(dicebench_pcre2 INTERFACE PCRE2_CODE_UNIT_WIDTH=8)
+
 # toml++ is used header-only (one translation unit includes it), so no library is needed at run time.
 find_path(TOMLPLUSPLUS_INCLUDE_DIR toml++/toml.h REQUIRED)
 add_library(dicebench_tomlplusplus INTERFACE)

@@ -19,7 +19,7 @@ say() { printf 'bootstrap: %s\n' "$*" >&2; }
 # Debian packages the build needs (toolchain, libraries, test framework).
 packages=(cmake ninja-build g++ git pkg-config python3-venv python3-dev
           libsqlite3-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
-          libboost-dev libboost-filesystem-dev)
+          libboost-dev libboost-filesystem-dev libpcre2-dev)
 
 if [ -z "${DICEBENCH_DEPS_DIR:-}" ]; then
   missing=()
@@ -40,14 +40,15 @@ else
   say "offline: using the dependency bundle at $DICEBENCH_DEPS_DIR"
 fi
 
-# The Python environment: torch (the worker embeds CPython and imports it), pybind11, numpy.
+# The Python environment: torch (the worker embeds CPython and imports it), pybind11, numpy,
+# tokenizers (the reference of the tokenizer tests).
 python=${DICEBENCH_PYTHON:-}
 if [ -z "$python" ] && [ -n "${DICEBENCH_DEPS_DIR:-}" ]; then
   python=$(command -v python3)
 elif [ -z "$python" ]; then
   python=$root/.venv/bin/python
   [ -x "$python" ] || { say "creating the Python environment $root/.venv"; python3 -m venv "$root/.venv"; }
-  if ! "$python" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "pybind11", "numpy")))' 2>/dev/null; then
+  if ! "$python" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "pybind11", "numpy", "tokenizers")))' 2>/dev/null; then
     say "installing Python packages (tools/requirements.txt)"
     "$python" -m pip install -q --disable-pip-version-check -r "$root/tools/requirements.txt"
   fi
