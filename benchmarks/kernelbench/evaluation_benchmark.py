@@ -81,11 +81,12 @@ def evaluations(db: str) -> list[dict]:
         "SELECT p.level, s.problem_id, s.sample_index, p.name, e.status, e.compile_path, e.compile_reason, "
         "e.compile_seconds, e.runtime_ms, e.baseline_ms, e.speedup, e.custom_kernel_share, "
         "json_extract(e.details, '$.seconds') AS seconds, json_extract(e.details, '$.runtime_trials') AS trials, "
+        "json_extract(e.details, '$.baseline_trials') AS baseline_trials, json_extract(e.details, '$.phases') AS phases, "
         "e.error_message FROM evaluations e JOIN samples s ON s.id = e.sample "
         "JOIN problems p ON p.run = s.run AND p.problem_id = s.problem_id ORDER BY p.level, s.problem_id, s.sample_index"
     ).fetchall()
     connection.close()
-    return [dict(r) for r in rows]
+    return [{**dict(r), "phases": json.loads(r["phases"] or "{}")} for r in rows]
 
 
 def stock_compile(python: str, path: str, work: str) -> dict:

@@ -82,6 +82,17 @@ struct Evaluator::Candidate {
   std::chrono::steady_clock::time_point started;
 };
 
+// Adds the wall time since the last lap to a phase.
+struct PhaseClock {
+  std::map<std::string, double>* phases;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  void lap(const char* phase) {
+    const auto now = std::chrono::steady_clock::now();
+    (*phases)[phase] += std::chrono::duration<double>(now - last).count();
+    last = now;
+  }
+};
+
 struct Evaluator::Job {
   std::string id, problem_hash, init_inputs;
   uint64_t init_seed = 0;
@@ -275,7 +286,9 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
 Result<void> Evaluator::run_candidate(Job& job) {
   Evaluation& e = job.evaluation;
   Candidate& c = *job.candidate;
+  PhaseClock clock{&e.phases};
   await_load(c);
+  clock.lap("compile_wait");
   if (!prefetch_source_.empty()) next_ = launch(std::exchange(prefetch_source_, std::string()));
   if (!c.loaded->reply || c.loaded->failure != CallFailure::none) {
     charge_failure(e, *c.loaded, "start-up and compile", "");
@@ -293,6 +306,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
   auto init = c.worker->call({{"type", "candidate.init"}, {"job", job.id}, {"init_seed", job.init_seed},
                               {"init_inputs", job.init_inputs}, {"model_mode", settings_.model_mode}},
                              remaining(job.deadline));
+  clock.lap("init");
   if (failed(init)) {
     charge_failure(e, init, "init", "");
     return {};
@@ -302,9 +316,11 @@ Result<void> Evaluator::run_candidate(Job& job) {
     if (!ok) return ok.error();
     if (!*ok) return {};
   }
+  clock.lap("trials");
 
   // Timing, on inputs of their own; no compile of the next candidate runs beside it.
   if (next_) await_load(*next_);
+  clock.lap("prefetch_wait");
   const int timing_trial = settings_.trials;
   auto inputs = job.reference->call({{"type", "reference.trial"}, {"job", job.id}, {"trial", timing_trial},
                                      {"seed", mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(timing_trial))}},
@@ -325,12 +341,14 @@ Result<void> Evaluator::run_candidate(Job& job) {
   if (timed.reply->contains("profile") && timed.reply->at("profile").is_object())
     e.profile = profile_from(timed.reply->at("profile"));
 
+  clock.lap("timing");
   // A candidate that behaves differently once timing has started is caught here.
   job.note = " (in a call made after timing started)";
   const int after_trial = settings_.trials + 1;
   auto ok = check_trial(job, after_trial, mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(after_trial)));
   if (!ok) return ok.error();
   if (!*ok) return {};
+  clock.lap("after_timing");
 
   e.status = "correct";
   e.correct = true;
@@ -362,7 +380,9 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
                                   {"problem_name", problem_hash}, {"device", settings_.device}, {"init_seed", job.init_seed},
                                   {"work_dir", candidate->folder->path.string()}, {"tolerance", settings_.tolerance},
                                   {"model_mode", settings_.model_mode}};
+  PhaseClock clock{&job.evaluation.phases};
   auto prepared = (*ref)->call(prepare, settings_.reference_timeout);
+  clock.lap("prepare");
   if (prepared.failure != CallFailure::none) return make_error("the reference worker failed: " + prepared.message);
   if (!prepared.reply->value("ok", false))
     return make_error("the reference program failed: " + prepared.reply->value("message", std::string("no reason given")));
@@ -380,7 +400,9 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
   if (!ran) return ran.error();
   Evaluation& e = job.evaluation;
   if (e.correct) {
+    clock.last = std::chrono::steady_clock::now();
     auto base = baseline(job.id, problem_hash, &e.baseline_measured);
+    clock.lap("baseline");
     if (!base) return base.error();
     e.baseline = *base;
     if (e.runtime->median_ms > 0) e.speedup = base->median_ms / e.runtime->median_ms;

@@ -82,6 +82,9 @@ struct Evaluation {
   std::optional<DeviceProfile> profile;
   std::string log_tail;  // the end of what the candidate printed
   double seconds = 0;    // wall time of the whole evaluation
+  // Wall seconds by phase: prepare (reference), compile_wait (what was left of the candidate's
+  // start-up and compile when it was needed), init, trials, timing, after_timing, baseline.
+  std::map<std::string, double> phases;
 };
 
 class Evaluator {
