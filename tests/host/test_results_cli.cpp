@@ -87,7 +87,7 @@ const nlohmann::json& metric(const nlohmann::json& level, const std::string& nam
 
 }  // namespace
 
-TEST_CASE("export and compare work on real CPU runs, across databases") {
+TEST_CASE("export, compare and gate work on real CPU runs, across databases") {
   TempDir tmp("real");
   make_candidates(tmp / "good", false);
   make_candidates(tmp / "lost", true);
@@ -141,9 +141,37 @@ TEST_CASE("export and compare work on real CPU runs, across databases") {
     for (const auto& m : equal["total"]["metrics"])
       if (m["metric"] != "geomean_speedup") CHECK_MESSAGE(m["beyond_noise"] == false, m.dump());
   }
+
+  // gate: fails (exit 3) on the run that lost a correct problem, passes on the equal one, with
+  // the baseline as a run in the database or as a summary file exported earlier.
+  {
+    const auto lost = run_cli({"gate", "--baseline", "1", "--candidate", other + ":1", "--db", db, "--json",
+                               tmp / "gate.json", "--junit", tmp / "gate.xml"});
+    CHECK_MESSAGE(lost.exit_code == 3, (lost.out + lost.err));
+    CHECK(lost.out.find("gate FAILED: 1 of 3 rules") != std::string::npos);
+    CHECK(lost.out.find("1 became incorrect: problem 2 ReluSquare sample 0 (correct -> output_mismatch)") != std::string::npos);
+    const auto summary = nlohmann::json::parse(read(tmp / "gate.json"));
+    CHECK(summary["passed"] == false);
+    CHECK(summary["new_incorrect"][0]["problem_id"] == 2);
+    const std::string junit = read(tmp / "gate.xml");
+    CHECK(junit.find("failures=\"1\"") != std::string::npos);
+    CHECK(junit.find("<failure message=\"1 became incorrect") != std::string::npos);
+
+    const auto exported = run_cli({"export", "1", "--db", db, "--format", "summary", "--output", tmp / "baseline.json"});
+    REQUIRE_MESSAGE(exported.exit_code == 0, exported.err);
+    const auto equal = run_cli({"gate", "--baseline", tmp / "baseline.json", "--candidate", "2", "--db", db});
+    CHECK_MESSAGE(equal.exit_code == 0, (equal.out + equal.err));
+    CHECK(equal.out.find("gate passed") != std::string::npos);
+    const auto lost_again = run_cli({"gate", "--baseline", tmp / "baseline.json", "--candidate", other + ":1"});
+    CHECK(lost_again.exit_code == 3);
+
+    write(tmp / "allow.toml", "[flips]\nallowed = [2]\n");
+    const auto allowed = run_cli({"gate", "--baseline", "1", "--candidate", other + ":1", "--db", db, "--rules", tmp / "allow.toml"});
+    CHECK_MESSAGE(allowed.exit_code == 0, (allowed.out + allowed.err));
+  }
 }
 
-TEST_CASE("export and compare refuse runs that do not exist and runs of different suites") {
+TEST_CASE("bad input: runs that do not exist, runs of different suites, bad rules files, newer baselines") {
   TempDir tmp("bad");
   const std::string db = tmp / "results.db";
   fs::create_directories(tmp / "replay");
@@ -164,4 +192,18 @@ TEST_CASE("export and compare refuse runs that do not exist and runs of differen
   write(out, "kept");
   check_one_error_line(run_cli({"export", "7", "--db", db, "--format", "csv", "--output", out}), "no run 7");
   CHECK(read(out) == "kept");
+
+  write(tmp / "rules.toml", "[[rule]]\nmetric = \"correct_rate\"\nmax_drop = \"lots\"\n");
+  check_one_error_line(run_cli({"gate", "--baseline", "1", "--candidate", "1", "--db", db, "--rules", tmp / "rules.toml"}),
+                       tmp / "rules.toml:3:12: 'max_drop' must be a number or \"noise\"");
+  check_one_error_line(run_cli({"gate", "--baseline", "1", "--candidate", "1", "--db", db, "--rules", tmp / "absent.toml"}),
+                       "cannot read rules file " + (tmp / "absent.toml"));
+  const auto exported = run_cli({"export", "1", "--db", db, "--format", "summary", "--output", tmp / "baseline.json"});
+  REQUIRE_MESSAGE(exported.exit_code == 0, exported.err);
+  auto summary = nlohmann::json::parse(read(tmp / "baseline.json"));
+  summary["version"] = 99;
+  write(tmp / "baseline.json", summary.dump());
+  check_one_error_line(run_cli({"gate", "--baseline", tmp / "baseline.json", "--candidate", "1", "--db", db}),
+                       (tmp / "baseline.json") + " was written by a newer dicebench (run summary format 99, this build reads up to 1)");
+  check_one_error_line(run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db}), "only runs of one suite compare");
 }
