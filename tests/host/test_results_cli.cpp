@@ -1,6 +1,7 @@
-// Integration tests of the commands that read results (export, compare, gate, report --html)
-// on real runs: replayed candidates evaluated on the CPU by the real workers, a baseline, a
-// candidate run that lost a correct problem (kept in another database) and an equal run.
+// Integration tests of the commands that read results (export, compare, gate, report --html):
+// on real runs (replayed candidates evaluated on the CPU by the real workers: a baseline, a
+// candidate run that lost a correct problem, kept in another database, and an equal run), and
+// every bad input ending in one error line. The HTML page in a browser: html_report_browser_test.py.
 #include "cli_runner.hpp"
 
 #include "core/base/text.hpp"
@@ -206,4 +207,12 @@ TEST_CASE("bad input: runs that do not exist, runs of different suites, bad rule
   check_one_error_line(run_cli({"gate", "--baseline", tmp / "baseline.json", "--candidate", "1", "--db", db}),
                        (tmp / "baseline.json") + " was written by a newer dicebench (run summary format 99, this build reads up to 1)");
   check_one_error_line(run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db}), "only runs of one suite compare");
+
+  check_one_error_line(run_cli({"report", "1", "2", "--db", db}), "a second run needs --html");
+  check_one_error_line(run_cli({"report", "1", "7", "--db", db, "--html", tmp / "r.html"}), "no run 7 in " + db);
+  check_one_error_line(run_cli({"report", "1", "2", "--db", db, "--html", tmp / "r.html"}), "only runs of one suite overlay");
+  CHECK_FALSE(fs::exists(tmp / "r.html"));
+  const auto single = run_cli({"report", "1", "--db", db, "--html", tmp / "r.html"});
+  CHECK_MESSAGE(single.exit_code == 0, single.err);
+  CHECK(read(tmp / "r.html").rfind("<!DOCTYPE html>", 0) == 0);
 }
