@@ -23,16 +23,15 @@ struct ProblemTotals {
   double log_count = 0;
 };
 
-ProblemTotals& add_sample(ProblemTotals& totals, const SampleResult& s) {
+void add_sample(ProblemTotals& totals, const SampleResult& s) {
   totals.decided += 1;
-  if (!s.correct || !s.speedup) return totals;
+  if (!s.correct || !s.speedup) return;
   for (std::size_t i = 0; i < kThresholds; ++i)
     if (*s.speedup > kFastPThresholds[i]) totals.fast[i] += 1;
   if (*s.speedup > 0 && std::isfinite(*s.speedup)) {
     totals.log_sum += std::log(*s.speedup);
     totals.log_count += 1;
   }
-  return totals;
 }
 
 // The decided samples of one run (at one level, or all), by problem and sample index.

@@ -107,7 +107,7 @@ GateResult check_gate(const Comparison& c, const GateRules& rules) {
 
   RuleOutcome flips;
   flips.name = "no correct problem becomes incorrect";
-  flips.origin = rules.fail_on_new_incorrect ? "default" : "allowed";
+  flips.origin = "[flips]";
   std::int64_t allowed = 0;
   for (const Flip& flip : c.flips) {
     if (flip.kind != FlipKind::became_incorrect) continue;

@@ -10,6 +10,7 @@
 #include "results/report.hpp"
 #include "results/report_format.hpp"
 #include "results/run_results.hpp"
+#include "results/schema.hpp"
 #include "results/summary_file.hpp"
 
 using namespace dicebench::results;
@@ -136,4 +137,28 @@ TEST_CASE("a run summary reads back to the same report; newer or foreign files a
   write_bytes(path, doc.dump());
   CHECK(read_summary(path).error().message.find("sample 0: malformed sample record") != std::string::npos);
   CHECK(read_summary(dir.file("absent.json")).error().message.find("cannot read run summary") != std::string::npos);
+}
+
+TEST_CASE("a read-only database of schema version 3 still loads and reports") {
+  TempDir dir;
+  const std::string path = dir.file("v3.db");
+  require_ok(create_schema_version(path, 3));
+  {
+    Database db = raw_open(path);
+    raw_exec(db, "INSERT INTO runs (created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro) "
+                 "VALUES ('t','finished','m','kernelbench-l1','{}','v','g','h',1,'{}');"
+                 "INSERT INTO problems VALUES (1, 1, 1, 'Add', 'level1/1_Add.py', 'c', 'p');"
+                 "INSERT INTO samples (run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, "
+                 "gen_stats, created) VALUES (1, 1, 0, 'p', 'x', 'class ModelNew: pass', 'ok', '{}', 't');"
+                 "INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, speedup, created) "
+                 "VALUES (1, 'correct', 1, 1, 'cpu', 0.5, 2.0, 't');");
+  }
+  auto store = Store::open(path, OpenMode::ReadOnly);
+  REQUIRE(store.ok());
+  CHECK(store->schema_version() == 3);
+  const RunResults results = require_ok(load_run_results(*store, 1, {.sources = true}));
+  REQUIRE(results.samples.size() == 1);
+  CHECK(results.samples[0].correct);
+  CHECK_FALSE(results.samples[0].custom_kernel_share);
+  CHECK(*require_ok(compute_report(*store, 1)).total.geomean_speedup == 2.0);
 }
