@@ -16,7 +16,9 @@
 
 namespace dicebench::cli {
 
-inline constexpr int kGateFailed = 3;
+namespace {
+constexpr int kGateFailed = 3;  // a rule failed (errors exit 1)
+}  // namespace
 
 Command add_gate_command(CLI::App& parent) {
   struct Options {
