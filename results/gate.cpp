@@ -117,7 +117,14 @@ GateResult check_gate(const Comparison& c, const GateRules& rules) {
     }
     result.new_incorrect.push_back(flip);
   }
-  flips.bound = rules.fail_on_new_incorrect ? fmt::format("{} allowed", rules.allowed_incorrect.size()) : "any allowed";
+  if (!rules.fail_on_new_incorrect) {
+    flips.bound = "any";
+  } else if (rules.allowed_incorrect.empty()) {
+    flips.bound = "none";
+  } else {
+    flips.bound = "problems";
+    for (std::int64_t id : rules.allowed_incorrect) flips.bound += fmt::format(" {}", id);
+  }
   if (!result.new_incorrect.empty()) {
     flips.status = RuleStatus::failed;
     flips.message = fmt::format("{} became incorrect:", result.new_incorrect.size());

@@ -102,10 +102,10 @@ std::string gate_junit(const GateResult& result) {
                      failures, skipped);
   for (const RuleOutcome& o : result.outcomes) {
     out += fmt::format("    <testcase classname=\"dicebench.gate\" name=\"{}\"", xml_escape(o.name));
-    const std::string detail = fmt::format("baseline {}, candidate {}, delta {}, allowed {}",
-                                           o.metric ? format_metric_value(*o.metric, o.baseline) : "-",
-                                           o.metric ? format_metric_value(*o.metric, o.candidate) : "-",
-                                           o.metric ? format_metric_delta(*o.metric, o.delta) : "-", o.bound);
+    const std::string detail =
+        o.metric ? fmt::format("baseline {}, candidate {}, delta {}, allowed {}", format_metric_value(*o.metric, o.baseline),
+                               format_metric_value(*o.metric, o.candidate), format_metric_delta(*o.metric, o.delta), o.bound)
+                 : fmt::format("{} (allowed: {})", o.message, o.bound);
     if (o.status == RuleStatus::passed) {
       out += "/>\n";
     } else if (o.status == RuleStatus::failed) {

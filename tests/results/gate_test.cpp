@@ -102,6 +102,7 @@ TEST_CASE("the default gate fails on a problem that became incorrect, and allowe
   CHECK(failed.outcomes[1].status == RuleStatus::passed);
   CHECK(failed.outcomes[2].status == RuleStatus::failed);
   CHECK(failed.outcomes[2].message == "1 became incorrect: problem 1 P1 sample 0 (correct -> output_mismatch)");
+  CHECK(failed.outcomes[2].bound == "none");
   REQUIRE(failed.new_incorrect.size() == 1);
 
   GateRules allow = default_gate_rules();
@@ -109,6 +110,7 @@ TEST_CASE("the default gate fails on a problem that became incorrect, and allowe
   const GateResult allowed = check_gate(runs.comparison, allow);
   CHECK(allowed.passed);
   CHECK(allowed.outcomes[2].message == "1 allowed became incorrect");
+  CHECK(allowed.outcomes[2].bound == "problems 1");
 
   const std::string table = format_gate(failed);
   CHECK(table.find("gate FAILED: 1 of 3 rules") != std::string::npos);
