@@ -1,12 +1,12 @@
-// Computing a run's report from the problems, samples and evaluations tables (base tables
-// only, so a read-only older-schema database reports too).
+// Computing a run's report from its per-sample results (see run_results.hpp, which reads older
+// schemas too).
 #include "results/report.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "results/store.hpp"
+#include "results/run_results.hpp"
 
 namespace dicebench::results {
 namespace {
@@ -97,46 +97,15 @@ double unbiased_pass_at_k(std::int64_t n, std::int64_t c, std::int64_t k) {
   return 1.0 - ratio;
 }
 
-Result<RunReport> compute_report(Store& store, std::int64_t run) {
+RunReport compute_report(const RunResults& results) {
   RunReport report;
-  {
-    auto row = store.run(run);
-    if (!row.ok()) return row.error();
-    report.run = std::move(*row);
-  }
-  constexpr std::string_view context = "cannot read results";
-  auto stmt = store.database().prepare(
-      "SELECT p.problem_id, p.level, s.id IS NOT NULL, s.candidate IS NOT NULL, e.sample IS NOT NULL, e.status, "
-      "e.compiled, e.correct, e.speedup "
-      "FROM problems AS p "
-      "LEFT JOIN samples AS s ON s.run = p.run AND s.problem_id = p.problem_id "
-      "LEFT JOIN evaluations AS e ON e.sample = s.id "
-      "WHERE p.run = ? ORDER BY p.level, p.problem_id, s.sample_index",
-      context);
-  if (!stmt.ok()) return stmt.error();
-  stmt->bind(1, run);
+  report.run = results.run;
   std::map<std::int64_t, ProblemFacts> problems;
-  for (;;) {
-    auto row = stmt->step(context);
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    ProblemFacts& problem = problems[stmt->column_int64(0)];
-    problem.level = static_cast<int>(stmt->column_int64(1));
-    if (stmt->column_int64(2) == 0) continue;  // a problem without samples
-    const bool has_candidate = stmt->column_int64(3) != 0;
-    const bool evaluated = stmt->column_int64(4) != 0;
-    SampleFacts sample;
-    if (evaluated) {
-      sample.verdict = stmt->column_text(5);
-      sample.compiled = stmt->column_int64(6) != 0;
-      sample.correct = stmt->column_int64(7) != 0;
-      sample.speedup = stmt->column_optional_double(8);
-    } else if (has_candidate) {
-      sample.pending = true;
-    } else {
-      sample.verdict = std::string(verdict_name(Verdict::extraction_failed));
-    }
-    problem.samples.push_back(std::move(sample));
+  for (const ProblemRow& problem : results.problems) problems[problem.problem_id].level = problem.level;
+  for (const SampleResult& s : results.samples) {
+    ProblemFacts& problem = problems[s.problem_id];
+    problem.level = s.level;
+    problem.samples.push_back({s.pending, s.compiled, s.correct, s.speedup, s.verdict});
   }
 
   std::map<int, std::vector<const ProblemFacts*>> by_level;
@@ -148,6 +117,12 @@ Result<RunReport> compute_report(Store& store, std::int64_t run) {
   for (const auto& [level, level_problems] : by_level) report.levels.push_back(summarize(level, level_problems));
   report.total = summarize(std::nullopt, all);
   return report;
+}
+
+Result<RunReport> compute_report(Store& store, std::int64_t run) {
+  auto results = load_run_results(store, run);
+  if (!results.ok()) return results.error();
+  return compute_report(*results);
 }
 
 }  // namespace dicebench::results

@@ -59,7 +59,10 @@ struct RunReport {
   LevelReport total;
 };
 
+struct RunResults;
+
 Result<RunReport> compute_report(Store& store, std::int64_t run);
+RunReport compute_report(const RunResults& results);
 
 // The unbiased estimator 1 - C(n-c, k) / C(n, k) of pass@k for one problem with n samples of
 // which c are correct, computed as a product (no overflow). Requires 0 <= c <= n and 1 <= k <= n.

@@ -16,10 +16,11 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${DICEBENCH_BUILD_DIR:-$root/build}
 say() { printf 'bootstrap: %s\n' "$*" >&2; }
 
-# Debian packages the build needs (toolchain, libraries, test framework).
+# Debian packages the build needs (toolchain, libraries, test framework; Chromium and ChromeDriver
+# for the HTML report's browser test).
 packages=(cmake ninja-build g++ git pkg-config python3-venv python3-dev
           libsqlite3-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
-          libboost-dev libboost-filesystem-dev libpcre2-dev)
+          libboost-dev libboost-filesystem-dev libpcre2-dev chromium chromium-driver)
 
 if [ -z "${DICEBENCH_DEPS_DIR:-}" ]; then
   missing=()

@@ -22,6 +22,9 @@ Command add_list_command(CLI::App& parent);
 Command add_query_command(CLI::App& parent);
 Command add_report_command(CLI::App& parent);
 Command add_show_command(CLI::App& parent);
+Command add_export_command(CLI::App& parent);
+Command add_compare_command(CLI::App& parent);
+Command add_gate_command(CLI::App& parent);
 Command add_plugin_manifest_command(CLI::App& parent);
 
 // Prints "dicebench: error: <message>" and returns the exit code for failures.

@@ -1,0 +1,47 @@
+// `dicebench export RUN --format kernelbench|jsonl|csv|summary`: a run's results for other tools
+// (KernelBench's eval_results.json, JSON lines, CSV) or as a run summary file for `gate`.
+#include "core/cli/commands.hpp"
+#include "core/cli/run_reference.hpp"
+#include "results/export.hpp"
+#include "results/summary_file.hpp"
+
+#include <memory>
+
+namespace dicebench::cli {
+
+Command add_export_command(CLI::App& parent) {
+  struct Options {
+    std::string run, db = kDefaultDatabase, format, output = "-";
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* app = parent.add_subcommand("export", "Export a run: KernelBench eval_results.json, JSON lines, CSV or a summary");
+  app->add_option("run", o->run, "Run id, or DATABASE:RUN")->required();
+  app->add_option("--db", o->db, "Results database")->capture_default_str();
+  app->add_option("--format", o->format, "kernelbench, jsonl, csv or summary (a baseline for dicebench gate)")
+      ->check(CLI::IsMember({"kernelbench", "jsonl", "csv", "summary"}))
+      ->required();
+  app->add_option("-o,--output", o->output, "File to write (- for standard output)")->capture_default_str();
+  return {app, [o]() {
+            auto reference = parse_run_reference(o->run, o->db, false);
+            if (!reference) return fail(reference.error().message);
+            auto run = load_run(*reference);
+            if (!run) return fail(run.error().message);
+            std::string text;
+            if (o->format == "kernelbench") {
+              auto exported = results::export_kernelbench(*run);
+              if (!exported) return fail(exported.error().message);
+              text = std::move(*exported);
+            } else if (o->format == "jsonl") {
+              text = results::export_jsonl(*run);
+            } else if (o->format == "csv") {
+              text = results::export_csv(*run);
+            } else {
+              text = results::write_summary(*run);
+            }
+            auto written = write_output(o->output, text);
+            if (!written) return fail(written.error().message);
+            return 0;
+          }};
+}
+
+}  // namespace dicebench::cli

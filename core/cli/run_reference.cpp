@@ -1,0 +1,81 @@
+// Parsing run references, loading the runs they name, and writing command output files.
+#include "core/cli/run_reference.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "results/store.hpp"
+#include "results/summary_file.hpp"
+
+namespace dicebench::cli {
+namespace {
+
+bool all_digits(const std::string& text) {
+  return !text.empty() && text.size() < 19 &&
+         std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+}  // namespace
+
+Result<RunReference> parse_run_reference(const std::string& text, const std::string& default_database,
+                                         bool allow_summary) {
+  RunReference reference;
+  reference.text = text;
+  if (all_digits(text)) {
+    reference.database = default_database;
+    reference.run = std::stoll(text);
+    return reference;
+  }
+  const auto colon = text.rfind(':');
+  if (colon != std::string::npos && colon > 0 && all_digits(text.substr(colon + 1))) {
+    reference.database = text.substr(0, colon);
+    reference.run = std::stoll(text.substr(colon + 1));
+    return reference;
+  }
+  if (allow_summary && std::filesystem::is_regular_file(text)) {
+    reference.summary_file = text;
+    return reference;
+  }
+  return make_error(fmt::format("'{}' is not a run (give RUN, DATABASE:RUN{})", text,
+                                allow_summary ? " or an existing run summary file" : ""));
+}
+
+Result<results::RunResults> load_run(const RunReference& reference, results::LoadOptions options) {
+  if (!reference.summary_file.empty()) return results::read_summary(reference.summary_file);
+  auto store = results::Store::open(reference.database, results::OpenMode::ReadOnly);
+  if (!store.ok()) return store.error();
+  return results::load_run_results(*store, reference.run, options);
+}
+
+Result<void> write_output(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return {};
+  }
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) return make_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    out << text;
+    out.close();
+    if (!out) {
+      std::remove(temporary.c_str());
+      return make_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(temporary.c_str());
+    return make_error(fmt::format("cannot write {}: {}", path, why));
+  }
+  return {};
+}
+
+}  // namespace dicebench::cli

@@ -1,0 +1,99 @@
+// Rendering a run's results as KernelBench's eval_results.json, JSON lines and CSV.
+#include "results/export.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "results/query_format.hpp"
+#include "results/sample_record.hpp"
+
+namespace dicebench::results {
+namespace {
+
+constexpr auto kDumpErrors = nlohmann::json::error_handler_t::replace;
+
+nlohmann::ordered_json kernelbench_metadata(const RunResults& run, const SampleResult& s) {
+  nlohmann::ordered_json metadata;
+  metadata["hardware"] = run.run.gpu.value_or(s.device.value_or("cpu"));
+  metadata["device"] = s.device.value_or("");
+  // KernelBench's own keys for what went wrong, by the kind of failure.
+  if (s.error_message) {
+    const auto verdict = parse_verdict(s.verdict);
+    const char* key = verdict == Verdict::compile_failed                           ? "compilation_error"
+                      : verdict == Verdict::runtime_error || verdict == Verdict::crashed ||
+                                verdict == Verdict::timeout                         ? "runtime_error"
+                                                                                    : "correctness_issue";
+    metadata[key] = *s.error_message;
+  }
+  metadata["dicebench_verdict"] = s.verdict;
+  if (s.speedup) metadata["dicebench_speedup"] = *s.speedup;
+  return metadata;
+}
+
+Cell csv_cell(const nlohmann::ordered_json& value) {
+  if (value.is_null()) return std::monostate{};
+  if (value.is_boolean()) return static_cast<std::int64_t>(value.get<bool>() ? 1 : 0);
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) return value.get<std::string>();
+  return value.dump(-1, ' ', false, kDumpErrors);
+}
+
+}  // namespace
+
+Result<std::string> export_kernelbench(const RunResults& run) {
+  std::set<int> levels;
+  for (const ProblemRow& problem : run.problems) levels.insert(problem.level);
+  if (levels.size() > 1) {
+    return make_error(fmt::format(
+        "run {} covers {} levels; KernelBench's eval_results.json holds one level (export each suite's run apart)",
+        run.run.id, levels.size()));
+  }
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const SampleResult& s : run.samples) {  // already by problem id, then sample index
+    if (s.pending) continue;
+    nlohmann::ordered_json entry;
+    entry["sample_id"] = s.sample_index;
+    entry["compiled"] = s.compiled;
+    entry["correctness"] = s.correct;
+    entry["metadata"] = kernelbench_metadata(run, s);
+    const std::optional<double> mean = s.runtime_mean_ms ? s.runtime_mean_ms : s.runtime_ms;
+    entry["runtime"] = mean.value_or(-1.0);
+    nlohmann::ordered_json stats = nlohmann::ordered_json::object();
+    if (mean) {
+      stats["mean"] = *mean;
+      stats["std"] = s.runtime_std_ms.value_or(0.0);
+      stats["min"] = s.runtime_min_ms.value_or(*mean);
+      stats["max"] = s.runtime_max_ms.value_or(*mean);
+      if (s.runtime_trials) stats["num_trials"] = *s.runtime_trials;
+      stats["hardware"] = entry["metadata"]["hardware"];
+      stats["device"] = s.device.value_or("");
+    }
+    entry["runtime_stats"] = std::move(stats);
+    out[std::to_string(s.problem_id)].push_back(std::move(entry));
+  }
+  return out.dump(4, ' ', false, kDumpErrors) + "\n";
+}
+
+std::string export_jsonl(const RunResults& run) {
+  std::string out;
+  for (const SampleResult& s : run.samples) out += sample_record(run, s).dump(-1, ' ', false, kDumpErrors) + "\n";
+  return out;
+}
+
+std::string export_csv(const RunResults& run) {
+  QueryResult table;
+  const nlohmann::ordered_json header = sample_record(run, SampleResult{});
+  for (const auto& [key, value] : header.items()) table.columns.push_back(key);
+  for (const SampleResult& s : run.samples) {
+    const nlohmann::ordered_json record = sample_record(run, s);
+    std::vector<Cell> row;
+    for (const auto& [key, value] : record.items()) row.push_back(csv_cell(value));
+    table.rows.push_back(std::move(row));
+  }
+  return format_csv(table);
+}
+
+}  // namespace dicebench::results

@@ -1,0 +1,53 @@
+// The HTML report's pieces: scales and ticks of the SVG plots, the fast_p curve against the
+// report's fast_p, escaping of candidate sources, and the data attributes tests read.
+#include <doctest/doctest.h>
+
+#include "planned_run.hpp"
+#include "results/html_report.hpp"
+#include "results/report.hpp"
+#include "results/svg_plot.hpp"
+
+using namespace dicebench::results;
+using namespace dicebench::results::testing;
+
+TEST_CASE("plot scales map linearly or by log10 and clamp; log ticks step 1-2-5") {
+  const Scale linear{0, 4, false};
+  CHECK(linear.unit(1) == 0.25);
+  CHECK(linear.unit(-3) == 0.0);
+  const Scale log{0.1, 10, true};
+  CHECK(log.unit(1) == doctest::Approx(0.5));
+  CHECK(log.unit(100) == 1.0);
+  CHECK(log_ticks(0.1, 10) == std::vector<double>{0.1, 0.2, 0.5, 1, 2, 5, 10});
+  CHECK(html_escape("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+}
+
+TEST_CASE("the page's fast_p curve equals the report's fast_p and its figures carry exact values") {
+  TempDir dir;
+  Store store = open_store(dir.file("r.db"));
+  const auto run = planned_run(store,
+                               {{1, 0, Verdict::correct, 2.5}, {2, 0, Verdict::correct, 0.7}, {3, 0, Verdict::compile_failed},
+                                {4, 0, std::nullopt}},
+                               level_problems(4));
+  HtmlRun html{require_ok(load_run_results(store, run, {.sources = true})), {}};
+  const RunReport report = compute_report(html.results);
+  for (const FastP& entry : report.total.fast_p) CHECK(fast_p_at(html.results, entry.p) == entry.value);
+  CHECK(*fast_p_at(html.results, 1.0) == doctest::Approx(1.0 / 3.0));  // 3 decided, one above 1x
+
+  html.results.samples[0].candidate = "x = '<script>'";
+  html.kernels[html.results.samples[0].sample_id] = {KernelRow{"add_kernel<float>", "kernel", true, 1, 0.01, "4,1,1", "256,1,1"}};
+  const std::string page = render_html_report({html});
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(page.find("x = &#39;&lt;script&gt;&#39;") != std::string::npos);
+  CHECK(page.find("add_kernel&lt;float&gt;") != std::string::npos);
+  CHECK(page.find(R"(data-run="0" data-level="total" data-metric="correct_rate" data-value="0.6666666666666666">66.7%)") !=
+        std::string::npos);
+  CHECK(page.find(R"(class="fast-p-marker" data-run="0" data-p="2" data-value="0.3333333333333333")") != std::string::npos);
+  // No address but the SVG namespace: nothing to fetch.
+  auto count = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = page.find(needle); at != std::string::npos; at = page.find(needle, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("http") == count("http://www.w3.org/2000/svg"));
+  CHECK(count("http://www.w3.org/2000/svg") == 2);  // the fast_p curve and one speedup plot
+}

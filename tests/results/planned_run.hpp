@@ -1,0 +1,68 @@
+// Builds small runs for the comparison, gate and export tests: problems and samples with the
+// verdict, speedup and timing spread each test plans.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace dicebench::results::testing {
+
+struct PlannedSample {
+  std::int64_t problem;
+  int index = 0;
+  std::optional<Verdict> verdict;  // none: a candidate not evaluated yet (pending)
+  std::optional<double> speedup = std::nullopt;
+  double spread = 0.05;  // runtime p10/p90 at median * (1 -+ spread)
+};
+
+// A run of `suite` over problems 1..n_problems (level = (id - 1) / 10 + 1 unless given), one
+// evaluation per planned sample; runtime median 1 / speedup ms against a 1 ms baseline.
+inline std::int64_t planned_run(Store& store, const std::vector<PlannedSample>& plan,
+                                const std::vector<ProblemRow>& problems, const std::string& suite = "kernelbench-l1") {
+  NewRun run_record = sample_run();
+  run_record.suite = suite;
+  const auto run = require_ok(store.create_run(run_record));
+  require_ok(store.add_problems(run, problems));
+  for (const PlannedSample& p : plan) {
+    const bool has_code = !(p.verdict && *p.verdict == Verdict::extraction_failed);
+    const auto sample = require_ok(store.insert_sample(new_sample(run, p.problem, p.index, has_code)));
+    if (!p.verdict || !has_code) continue;
+    NewEvaluation e;
+    e.sample = sample;
+    e.status = *p.verdict;
+    e.correct = *p.verdict == Verdict::correct;
+    e.compiled = *p.verdict != Verdict::compile_failed;
+    e.device = "cuda:0";
+    if (p.speedup) {
+      e.speedup = p.speedup;
+      e.baseline_ms = 1.0;
+      e.baseline_mean_ms = 1.0;
+      e.runtime_ms = 1.0 / *p.speedup;
+      e.runtime_mean_ms = *e.runtime_ms;
+      e.runtime_std_ms = *e.runtime_ms * p.spread / 2;
+      e.runtime_min_ms = *e.runtime_ms * (1 - 2 * p.spread);
+      e.runtime_max_ms = *e.runtime_ms * (1 + 2 * p.spread);
+      e.runtime_p10_ms = *e.runtime_ms * (1 - p.spread);
+      e.runtime_p90_ms = *e.runtime_ms * (1 + p.spread);
+      e.details_json = R"({"runtime_trials": 100})";
+      e.custom_kernel_share = 0.75;
+      e.compile_path = "nvrtc";
+    }
+    if (!e.correct) e.error_message = "max abs diff 0.5";
+    require_ok(store.insert_evaluation(e));
+  }
+  require_ok(store.finish_run(run, RunStatus::finished));
+  return run;
+}
+
+// Problems 1..n of one level.
+inline std::vector<ProblemRow> level_problems(int n, int level = 1) {
+  std::vector<ProblemRow> out;
+  for (int i = 1; i <= n; ++i) out.push_back(problem(i, level, "P" + std::to_string(i)));
+  return out;
+}
+
+}  // namespace dicebench::results::testing
