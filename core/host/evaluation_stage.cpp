@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <deque>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -93,6 +94,9 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   if (fastpath != "on" && fastpath != "off") return make_error(fmt::format("eval.fastpath must be on or off, not '{}'", fastpath));
   s.fastpath = fastpath == "on";
   s.fastpath_cache = config.get("eval.fastpath_cache").value_or("");
+  auto prefetch = number_setting<int>(config, "eval.prefetch", 4, 0);
+  if (!prefetch) return prefetch.error();
+  s.prefetch = *prefetch;
   s.baseline_method = config.get("eval.baseline").value_or("eager");
   if (s.baseline_method != "eager" && s.baseline_method != "compile")
     return make_error(fmt::format("eval.baseline must be eager or compile (torch.compile), not '{}'", s.baseline_method));
@@ -227,18 +231,26 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
     harness::EvaluationSettings mine = settings;
     mine.visible_devices = slot;
     harness::Evaluator evaluator(mine);
-    size_t claimed = next++;
-    while (claimed < todo.size() && !stop) {
+    // This slot's claimed samples, in order: the first is evaluated, the rest are prefetched.
+    std::deque<size_t> claimed;
+    auto claim = [&] {
+      const size_t index = next++;
+      if (index >= todo.size()) return;
+      claimed.push_back(index);
+      if (todo[index]->candidate) evaluator.prefetch(*todo[index]->candidate);
+    };
+    for (int i = 0; i <= mine.prefetch; ++i) claim();
+    while (!claimed.empty() && !stop) {
       if (HostServices::cancel_requested()) {
         std::lock_guard guard(lock);
         summary.interrupted = true;
         stop = true;
         break;
       }
-      const size_t following = next++;
-      // The next candidate's worker starts and compiles while this one runs.
-      if (following < todo.size() && todo[following]->candidate) evaluator.prefetch(*todo[following]->candidate);
-      const auto* sample = todo[claimed];
+      const size_t current = claimed.front();
+      claimed.pop_front();
+      claim();
+      const auto* sample = todo[current];
       results::NewEvaluation row;
       if (!sample->candidate) {
         row.sample = sample->id;
@@ -272,7 +284,6 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
       ++summary.verdicts[std::string(results::verdict_name(row.status))];
       ++summary.evaluated;
       progress.advance();
-      claimed = following;
     }
   };
   if (slots.size() <= 1) {

@@ -190,7 +190,14 @@ void Evaluator::await_load(Candidate& c) {
   c.loaded = c.worker->receive(std::max(left, std::chrono::milliseconds(1)));
 }
 
-void Evaluator::prefetch(const std::string& candidate_source) { prefetch_source_ = candidate_source; }
+void Evaluator::prefetch(const std::string& candidate_source) { queued_.push_back(candidate_source); }
+
+void Evaluator::launch_ahead() {
+  while (static_cast<int>(ahead_.size()) < settings_.prefetch && !queued_.empty()) {
+    ahead_.push_back(launch(queued_.front()));
+    queued_.pop_front();
+  }
+}
 
 namespace {
 
@@ -289,7 +296,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
   PhaseClock clock{&e.phases};
   await_load(c);
   clock.lap("compile_wait");
-  if (!prefetch_source_.empty()) next_ = launch(std::exchange(prefetch_source_, std::string()));
+  launch_ahead();  // once this candidate has compiled, so it never waits on the ones behind it
   if (!c.loaded->reply || c.loaded->failure != CallFailure::none) {
     charge_failure(e, *c.loaded, "start-up and compile", "");
     return {};
@@ -318,9 +325,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
   }
   clock.lap("trials");
 
-  // Timing, on inputs of their own; no compile of the next candidate runs beside it.
-  if (next_) await_load(*next_);
-  clock.lap("prefetch_wait");
+  // Timing, on inputs of their own.
   const int timing_trial = settings_.trials;
   auto inputs = job.reference->call({{"type", "reference.trial"}, {"job", job.id}, {"trial", timing_trial},
                                      {"seed", mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(timing_trial))}},
@@ -364,9 +369,15 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
   auto ref = reference();
   if (!ref) return ref.error();
 
+  // The candidate's worker may have been launched ahead; launches for candidates queued before it
+  // (evaluate() was not asked for them after all) are of no use now.
   std::unique_ptr<Candidate> candidate;
-  if (next_ && next_->source_hash == sha256_hex(candidate_source)) candidate = std::move(next_);
-  next_.reset();  // a prefetch for another candidate is of no use now
+  const std::string hash = sha256_hex(candidate_source);
+  while (!ahead_.empty() && !candidate) {
+    if (ahead_.front()->source_hash == hash) candidate = std::move(ahead_.front());
+    ahead_.pop_front();
+  }
+  if (!candidate && !queued_.empty() && queued_.front() == candidate_source) queued_.pop_front();
   if (!candidate) candidate = launch(candidate_source);
   if (!candidate->start_error.empty()) return make_error(candidate->start_error);
 

@@ -3,15 +3,17 @@
 // reference outputs and compares; a fresh candidate worker per candidate compiles, runs and times
 // ModelNew, trial by trial (inputs and outputs travel as CUDA IPC handles, or files on the CPU).
 // Compile and run time limits kill the candidate's process group; a crash or timeout is charged
-// to that candidate only. prefetch() starts the next candidate's worker and compile while the
-// current one runs on the GPU (it is awaited before timing starts, so no compile runs beside a
-// timed call).
+// to that candidate only. prefetch() queues candidates evaluate() will be asked for next: up to
+// `prefetch` of their workers start and compile on CPU cores while the current candidate runs on
+// the GPU (a worker's start-up, mostly importing torch, takes seconds; a whole evaluation often
+// less than one).
 #pragma once
 
 #include "core/base/result.hpp"
 #include "harness/client/worker_process.hpp"
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,6 +40,7 @@ struct EvaluationSettings {
   std::string work_root;                       // job folders go here (default: $TMPDIR)
   bool fastpath = true;                        // compile load_inline calls with NVRTC (CUDA only)
   std::string baseline_method = "eager";       // or "compile": the reference under torch.compile
+  int prefetch = 4;                            // candidate workers started ahead of the current one
   std::string fastpath_cache;                  // compile cache folder (default: $XDG_CACHE_HOME/dicebench/fastpath)
 };
 
@@ -96,7 +99,7 @@ class Evaluator {
   // candidate's failures are verdicts.
   Result<Evaluation> evaluate(const std::string& problem_source, const std::string& problem_hash,
                               const std::string& candidate_source);
-  // Starts the worker of a candidate evaluate() will be asked for next, and its compile.
+  // Queues a candidate evaluate() will be asked for later (in the order of the calls).
   void prefetch(const std::string& candidate_source);
   const EvaluationSettings& settings() const { return settings_; }
   // The reference worker's hello (python and torch versions, device name, timer) once started.
@@ -117,8 +120,9 @@ class Evaluator {
   EvaluationSettings settings_;
   std::unique_ptr<WorkerProcess> reference_;
   std::map<std::string, Timing> baselines_;  // by problem hash
-  std::unique_ptr<Candidate> next_;  // prefetched
-  std::string prefetch_source_;      // launched once the current candidate has compiled
+  void launch_ahead();
+  std::deque<std::unique_ptr<Candidate>> ahead_;  // launched for candidates queued by prefetch()
+  std::deque<std::string> queued_;                // queued, not launched yet
   std::string log_dir_;
   int64_t next_job_ = 0;
 };

@@ -165,9 +165,9 @@ PYBIND11_MODULE(dicebench_cuda, m) {
            py::arg("buffer_bytes") = CuptiRecorder::default_buffer_bytes)
       .def(
           "begin", [](RecorderHandle& self, bool reassert) { return value_or_raise(self.recorder->begin(reassert)); },
-          py::arg("reassert") = false,
+          py::arg("reassert") = true,
           "Start a timed call: synchronizes the device, discards earlier records and returns the start timestamp "
-          "in ns; reassert=True first re-registers the callbacks and re-enables the record kinds. Inside an open "
+          "in ns; reassert (default) first re-registers the callbacks and re-enables the record kinds. Inside an open "
           "call it returns the open call's start and makes end() fail.")
       .def(
           "end", [](RecorderHandle& self) { return call_dict(value_or_raise(self.recorder->end())); },
