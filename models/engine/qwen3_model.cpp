@@ -1,0 +1,98 @@
+// The Qwen3 forward pass; numerics follow transformers' Qwen3 (norms in float32, RoPE tables
+// computed in float32 and cast to the compute dtype).
+#include "models/engine/qwen3_model.hpp"
+
+#include <cmath>
+
+namespace dicebench::engine {
+namespace {
+
+at::Tensor rotate_half(const at::Tensor& x) {
+  const int64_t half = x.size(-1) / 2;
+  return at::cat({-x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+}
+
+}  // namespace
+
+Qwen3Model::Qwen3Model(ModelConfig config, Qwen3Weights weights, at::Device device, at::ScalarType dtype)
+    : config_(std::move(config)), weights_(std::move(weights)), device_(device), dtype_(dtype) {
+  const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device_);
+  const int64_t dim = config_.head_dim;
+  const auto exponents = at::arange(0, dim, 2, at::TensorOptions().dtype(at::kLong).device(device_)).to(at::kFloat) / static_cast<double>(dim);
+  const auto inverse_frequencies = 1.0 / at::full({}, config_.rope_theta, float_options).pow(exponents);
+  const auto positions = at::arange(config_.max_position_embeddings, at::TensorOptions().dtype(at::kLong).device(device_)).to(at::kFloat);
+  const auto angles = positions.unsqueeze(1) * inverse_frequencies.unsqueeze(0);
+  const auto both = at::cat({angles, angles}, -1);
+  rope_cos_ = both.cos().to(dtype_);
+  rope_sin_ = both.sin().to(dtype_);
+}
+
+void Qwen3Model::reserve_cache(int64_t rows, int64_t columns) {
+  if (!key_cache_.empty() && key_cache_[0].size(0) >= rows && key_cache_[0].size(2) >= columns) return;
+  if (!key_cache_.empty()) {
+    rows = std::max(rows, key_cache_[0].size(0));
+    columns = std::max(columns, key_cache_[0].size(2));
+  }
+  key_cache_.clear();
+  value_cache_.clear();
+  const auto options = at::TensorOptions().dtype(dtype_).device(device_);
+  for (int64_t layer = 0; layer < config_.num_hidden_layers; ++layer) {
+    key_cache_.push_back(at::empty({rows, config_.num_key_value_heads, columns, config_.head_dim}, options));
+    value_cache_.push_back(at::empty({rows, config_.num_key_value_heads, columns, config_.head_dim}, options));
+  }
+}
+
+at::Tensor Qwen3Model::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
+  const auto x32 = x.to(at::kFloat);
+  const auto normalized = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
+  return weight * normalized.to(x.scalar_type());
+}
+
+at::Tensor Qwen3Model::forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& mask, int64_t start,
+                               int64_t logits_count) {
+  const int64_t rows = tokens.size(0), count = tokens.size(1), keys = start + count;
+  const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, dim = config_.head_dim;
+  const int64_t group = heads / kv_heads;
+  TORCH_CHECK(!key_cache_.empty() && key_cache_[0].size(0) >= rows && key_cache_[0].size(2) >= keys,
+              "Qwen3Model::forward: the KV cache is too small (reserve_cache first)");
+
+  // Rotary tables gathered for each row's positions: [rows, 1, count, dim].
+  const auto flat_positions = positions.reshape({-1});
+  const auto cos = rope_cos_.index_select(0, flat_positions).view({rows, 1, count, dim});
+  const auto sin = rope_sin_.index_select(0, flat_positions).view({rows, 1, count, dim});
+  // Grouped-query attention without copying keys: the `group` query heads that share a KV head
+  // are stacked along the query axis, [rows, kv_heads, group * count, dim]; the mask repeats.
+  const auto grouped_mask = mask.defined() ? mask.repeat({1, 1, group, 1}) : at::Tensor();
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+
+  auto hidden = weights_.embed_tokens.index_select(0, tokens.reshape({-1})).view({rows, count, config_.hidden_size});
+  for (size_t layer = 0; layer < weights_.layers.size(); ++layer) {
+    const auto& w = weights_.layers[layer];
+    const auto qkv = at::linear(rms_norm(hidden, w.input_norm), w.qkv_proj);
+    auto q = rms_norm(qkv.narrow(-1, 0, heads * dim).view({rows, count, heads, dim}), w.q_norm).transpose(1, 2);
+    auto k = rms_norm(qkv.narrow(-1, heads * dim, kv_heads * dim).view({rows, count, kv_heads, dim}), w.k_norm).transpose(1, 2);
+    const auto v = qkv.narrow(-1, (heads + kv_heads) * dim, kv_heads * dim).view({rows, count, kv_heads, dim}).transpose(1, 2);
+    q = q * cos + rotate_half(q) * sin;
+    k = k * cos + rotate_half(k) * sin;
+
+    auto key_cache = key_cache_[layer].narrow(0, 0, rows);
+    auto value_cache = value_cache_[layer].narrow(0, 0, rows);
+    key_cache.narrow(2, start, count).copy_(k);
+    value_cache.narrow(2, start, count).copy_(v);
+    const auto attended = at::scaled_dot_product_attention(
+        q.contiguous().view({rows, kv_heads, group * count, dim}), key_cache.narrow(2, 0, keys),
+        value_cache.narrow(2, 0, keys), grouped_mask, /*dropout_p=*/0.0, /*is_causal=*/false, scale);
+    const auto merged = attended.view({rows, heads, count, dim}).transpose(1, 2).reshape({rows, count, heads * dim});
+    hidden = hidden + at::linear(merged, w.o_proj);
+
+    const auto gate_up = at::linear(rms_norm(hidden, w.post_attention_norm), w.gate_up_proj);
+    const int64_t intermediate = config_.intermediate_size;
+    hidden = hidden + at::linear(at::silu(gate_up.narrow(-1, 0, intermediate)) * gate_up.narrow(-1, intermediate, intermediate),
+                                 w.down_proj);
+  }
+  if (logits_count == 0) return {};
+  const auto last = rms_norm(hidden.narrow(1, count - logits_count, logits_count), weights_.norm);
+  return at::linear(last, weights_.lm_head).to(at::kFloat);
+}
+
+}  // namespace dicebench::engine
