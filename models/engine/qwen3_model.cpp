@@ -62,7 +62,7 @@ at::Tensor Qwen3Model::forward(const at::Tensor& tokens, const at::Tensor& posit
   const auto sin = rope_sin_.index_select(0, flat_positions).view({rows, 1, count, dim});
   // Grouped-query attention without copying keys: the `group` query heads that share a KV head
   // are stacked along the query axis, [rows, kv_heads, group * count, dim]; the mask repeats.
-  const auto grouped_mask = mask.defined() ? mask.repeat({1, 1, group, 1}) : at::Tensor();
+  const auto grouped_mask = mask.defined() ? std::optional<at::Tensor>(mask.repeat({1, 1, group, 1})) : std::nullopt;
   const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
 
   auto hidden = weights_.embed_tokens.index_select(0, tokens.reshape({-1})).view({rows, count, config_.hidden_size});
