@@ -1,6 +1,6 @@
 // dicebench-engine-benchmark: forward passes/s and tokens/s of the engine on a model folder, per
 // decoding preset and batch size, with random prompts. Prints a table and writes JSON.
-//   dicebench-engine-benchmark --model-path DIR --device cuda --dtype bfloat16 \
+//   dicebench-engine-benchmark --model-path DIR --device cuda --dtype bfloat16
 //       --preset paper --preset fast --batch 1 --batch 16 --new-tokens 512 --json bench.json
 #include <CLI/CLI.hpp>
 

@@ -78,6 +78,23 @@ void check_logits(Fixture& fixture) {
   }
 }
 
+}  // namespace
+
+TEST_CASE("logits match transformers: causal, single file and sharded (batched, left-padded)") {
+  for (const char* model : {"qwen3", "qwen3-sharded"}) {
+    auto fixture = open(model);
+    check_logits(fixture);
+  }
+}
+
+TEST_CASE("logits match transformers: SDAR's block-causal mask and untied lm_head") {
+  auto fixture = open("sdar");
+  check_logits(fixture);
+}
+
+#ifndef DICEBENCH_FIDELITY_GPU
+namespace {
+
 DecodeSettings block_diffusion_settings(const nlohmann::json& s) {
   DecodeSettings settings;
   settings.mode = DecodeMode::block_diffusion;
@@ -96,19 +113,6 @@ DecodeSettings block_diffusion_settings(const nlohmann::json& s) {
 
 }  // namespace
 
-TEST_CASE("logits match transformers: causal, single file and sharded (batched, left-padded)") {
-  for (const char* model : {"qwen3", "qwen3-sharded"}) {
-    auto fixture = open(model);
-    check_logits(fixture);
-  }
-}
-
-TEST_CASE("logits match transformers: SDAR's block-causal mask and untied lm_head") {
-  auto fixture = open("sdar");
-  check_logits(fixture);
-}
-
-#ifndef DICEBENCH_FIDELITY_GPU
 TEST_CASE("greedy AR generation matches transformers token for token over 128 tokens") {
   for (const char* model : {"qwen3", "sdar"}) {
     auto fixture = open(model);
