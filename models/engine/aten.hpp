@@ -21,7 +21,7 @@
 #include <ATen/ops/minimum.h>
 #include <ATen/ops/multinomial.h>
 #include <ATen/ops/ones_like.h>
-#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/rms_norm.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/softmax.h>

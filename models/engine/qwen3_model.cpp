@@ -43,9 +43,9 @@ void Qwen3Model::reserve_cache(int64_t rows, int64_t columns) {
 }
 
 at::Tensor Qwen3Model::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
-  const auto x32 = x.to(at::kFloat);
-  const auto normalized = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
-  return weight * normalized.to(x.scalar_type());
+  // Normalized in float32 and rounded to the compute dtype before the weight multiplies, as
+  // transformers does; at::rms_norm is one fused kernel on CUDA.
+  return at::rms_norm(x, {x.size(-1)}, std::nullopt, config_.rms_norm_eps) * weight;
 }
 
 at::Tensor Qwen3Model::forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& mask, int64_t start,
@@ -56,10 +56,10 @@ at::Tensor Qwen3Model::forward(const at::Tensor& tokens, const at::Tensor& posit
   TORCH_CHECK(!key_cache_.empty() && key_cache_[0].size(0) >= rows && key_cache_[0].size(2) >= keys,
               "Qwen3Model::forward: the KV cache is too small (reserve_cache first)");
 
-  // Rotary tables gathered for each row's positions: [rows, 1, count, dim].
+  // Rotary tables gathered for each row's positions: [rows, count, 1, dim].
   const auto flat_positions = positions.reshape({-1});
-  const auto cos = rope_cos_.index_select(0, flat_positions).view({rows, 1, count, dim});
-  const auto sin = rope_sin_.index_select(0, flat_positions).view({rows, 1, count, dim});
+  const auto cos = rope_cos_.index_select(0, flat_positions).view({rows, count, 1, dim});
+  const auto sin = rope_sin_.index_select(0, flat_positions).view({rows, count, 1, dim});
   // Grouped-query attention without copying keys: the `group` query heads that share a KV head
   // are stacked along the query axis, [rows, kv_heads, group * count, dim]; the mask repeats.
   const auto grouped_mask = mask.defined() ? std::optional<at::Tensor>(mask.repeat({1, 1, group, 1})) : std::nullopt;
@@ -69,11 +69,13 @@ at::Tensor Qwen3Model::forward(const at::Tensor& tokens, const at::Tensor& posit
   for (size_t layer = 0; layer < weights_.layers.size(); ++layer) {
     const auto& w = weights_.layers[layer];
     const auto qkv = at::linear(rms_norm(hidden, w.input_norm), w.qkv_proj);
-    auto q = rms_norm(qkv.narrow(-1, 0, heads * dim).view({rows, count, heads, dim}), w.q_norm).transpose(1, 2);
-    auto k = rms_norm(qkv.narrow(-1, heads * dim, kv_heads * dim).view({rows, count, kv_heads, dim}), w.k_norm).transpose(1, 2);
+    // Query and key heads together: per-head RMSNorm (q_norm and k_norm side by side in
+    // qk_norm), then RoPE, [rows, count, heads + kv_heads, dim].
+    auto qk = rms_norm(qkv.narrow(-1, 0, (heads + kv_heads) * dim).view({rows, count, heads + kv_heads, dim}), w.qk_norm);
+    qk = qk * cos + rotate_half(qk) * sin;
+    const auto q = qk.narrow(2, 0, heads).transpose(1, 2);
+    const auto k = qk.narrow(2, heads, kv_heads).transpose(1, 2);
     const auto v = qkv.narrow(-1, (heads + kv_heads) * dim, kv_heads * dim).view({rows, count, kv_heads, dim}).transpose(1, 2);
-    q = q * cos + rotate_half(q) * sin;
-    k = k * cos + rotate_half(k) * sin;
 
     auto key_cache = key_cache_[layer].narrow(0, 0, rows);
     auto value_cache = value_cache_[layer].narrow(0, 0, rows);

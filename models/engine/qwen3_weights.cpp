@@ -106,8 +106,8 @@ Result<Qwen3Weights> load_qwen3_weights(const Checkpoint& checkpoint, const Mode
     Qwen3LayerWeights layer_weights;
     layer_weights.input_norm = read[0];
     layer_weights.qkv_proj = at::cat({read[1], read[2], read[3]}, 0);
-    layer_weights.q_norm = read[4];
-    layer_weights.k_norm = read[5];
+    layer_weights.qk_norm =
+        at::cat({read[4].expand({config.num_attention_heads, head_dim}), read[5].expand({config.num_key_value_heads, head_dim})}, 0);
     layer_weights.o_proj = read[6];
     layer_weights.post_attention_norm = read[7];
     layer_weights.gate_up_proj = at::cat({read[8], read[9]}, 0);
