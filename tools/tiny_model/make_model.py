@@ -4,7 +4,7 @@
   make_model.py OUT --arch qwen3 [--sharded]        small Qwen3ForCausalLM (tied lm_head), fp32
   make_model.py OUT --arch sdar                     small SDAR-style block-diffusion config
                                                     (block_size, mask_token_id; untied lm_head)
-  make_model.py OUT --shape dice-8b                 DICE-8B's real shapes in bf16, written tensor
+  make_model.py OUT --shape dice-8b [--num-layers N] DICE-8B's real shapes in bf16, written tensor
                                                     by tensor without building the model (16 GB)
 
 Small folders are made with transformers' Qwen3ForCausalLM, so their weights load there as is;
@@ -79,12 +79,12 @@ def dice_8b_tensors(shape):
     yield "lm_head.weight", [shape["vocab_size"], h]
 
 
-def make_dice_8b(out, seed, shard_bytes=5 << 30):
+def make_dice_8b(out, seed, num_layers=None, shard_bytes=5 << 30):
     """bf16 shards written tensor by tensor: the peak memory is one shard, never the model."""
     from safetensors.torch import save_file
     generator = torch.Generator().manual_seed(seed)
-    shape = DICE_8B
-    weight_map, shard, shard_size, shards = {}, {}, 0, []
+    shape = dict(DICE_8B, num_hidden_layers=num_layers or DICE_8B["num_hidden_layers"])
+    weight_map, shard, shard_size, shards, total = {}, {}, 0, [], 0
 
     def flush():
         nonlocal shard, shard_size
@@ -104,9 +104,8 @@ def make_dice_8b(out, seed, shard_bytes=5 << 30):
             flush()
         shard[name] = tensor
         shard_size += tensor.numel() * 2
+        total += tensor.numel() * 2
     flush()
-    # Shards are named -0000N-of-0000M by transformers; keep the plain names and the index.
-    total = sum(os.path.getsize(os.path.join(out, s)) for s in shards)
     write_json(os.path.join(out, "model.safetensors.index.json"), {"metadata": {"total_size": total}, "weight_map": weight_map})
     config = dict(shape, **SDAR_FIELDS, mask_token_id=151669, tie_word_embeddings=False, torch_dtype="bfloat16",
                   hidden_act="silu", attention_bias=False, bos_token_id=151643, eos_token_id=151645)
@@ -121,10 +120,11 @@ def main():
     parser.add_argument("--sharded", action="store_true", help="several safetensors files and an index")
     parser.add_argument("--shape", choices=["tiny", "dice-8b"], default="tiny")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num-layers", type=int, help="with --shape dice-8b: fewer layers (a quick check of the format)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.shape == "dice-8b":
-        make_dice_8b(args.out, args.seed)
+        make_dice_8b(args.out, args.seed, args.num_layers)
     else:
         make_small(args.out, args.arch, args.sharded, args.seed)
     print(f"make_model.py: wrote {args.out}", file=sys.stderr)
