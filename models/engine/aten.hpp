@@ -1,9 +1,8 @@
-// The ATen headers the engine's tensor code uses: the Tensor class, its operators and the
-// per-operator headers of the functions called. Never ATen/ATen.h or torch/torch.h: those pull in
-// every operator and cost far more compile time in each file that includes them.
+// The ATen headers the engine's tensor code uses: the Tensor class and the per-operator headers
+// of the functions called. Never ATen/ATen.h, torch/torch.h, nor ATen/TensorOperators.h (which
+// pulls in ATen/Functions.h, every operator): so the engine's code writes a.mul(b), not a * b.
 #pragma once
 
-#include <ATen/TensorOperators.h>
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/arange.h>

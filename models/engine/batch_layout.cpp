@@ -13,7 +13,7 @@ BatchLayout::BatchLayout(std::vector<int64_t> padding, int64_t block_length, at:
 
 at::Tensor BatchLayout::positions(int64_t start, int64_t count) const {
   const auto columns = at::arange(start, start + count, padding_tensor_.options());
-  return (columns.unsqueeze(0) - padding_tensor_.unsqueeze(1)).clamp_min(0);
+  return columns.unsqueeze(0).sub(padding_tensor_.unsqueeze(1)).clamp_min(0);
 }
 
 at::Tensor BatchLayout::mask(int64_t start, int64_t count) const {
@@ -23,8 +23,8 @@ at::Tensor BatchLayout::mask(int64_t start, int64_t count) const {
   const auto query_columns = at::arange(start, keys, padding_tensor_.options()).view({1, 1, count, 1});
   const auto key_blocks = key_columns.div(block_length_, "floor");
   const auto query_blocks = query_columns.div(block_length_, "floor");
-  const auto not_padding = key_columns >= padding_tensor_.view({rows(), 1, 1, 1});
-  return ((key_blocks <= query_blocks) & not_padding) | (key_columns == query_columns);
+  const auto not_padding = key_columns.ge(padding_tensor_.view({rows(), 1, 1, 1}));
+  return key_blocks.le(query_blocks).logical_and(not_padding).logical_or(key_columns.eq(query_columns));
 }
 
 }  // namespace dicebench::engine

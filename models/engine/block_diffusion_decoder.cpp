@@ -29,24 +29,24 @@ at::Tensor positions_to_commit(const DecodeSettings& settings, const at::Tensor&
   constexpr double kInfinity = std::numeric_limits<double>::infinity();
   const auto most_confident = [&] {
     const auto confidence = drawn.confidence.masked_fill(masked.logical_not(), -kInfinity);
-    return masked & (stable_ranks(confidence, /*descending=*/true) < k);
+    return masked.logical_and(stable_ranks(confidence, /*descending=*/true).lt(k));
   };
   switch (settings.remasking) {
     case Remasking::sequential:
-      return masked & (masked.to(at::kLong).cumsum(-1) <= k);
+      return masked.logical_and(masked.to(at::kLong).cumsum(-1).le(k));
     case Remasking::low_confidence_static:
       return most_confident();
     case Remasking::low_confidence_dynamic: {
-      const auto confident = masked & (drawn.confidence > settings.confidence_threshold);
-      const auto enough = confident.sum(-1, /*keepdim=*/true) >= k;
+      const auto confident = masked.logical_and(drawn.confidence.gt(settings.confidence_threshold));
+      const auto enough = confident.sum(-1, /*keepdim=*/true).ge(k);
       return at::where(enough, confident, most_confident());
     }
     case Remasking::entropy_bounded: {
       const auto entropy = drawn.entropy.masked_fill(masked.logical_not(), kInfinity);
       const auto sorted = std::get<0>(entropy.sort(/*stable=*/true, -1, /*descending=*/false));
-      const auto within = (sorted.cumsum(-1) <= settings.entropy_bound).sum(-1, /*keepdim=*/true);
+      const auto within = sorted.cumsum(-1).le(settings.entropy_bound).sum(-1, /*keepdim=*/true);
       const auto count = at::minimum(within.clamp_min(1), masked.sum(-1, /*keepdim=*/true));
-      return masked & (stable_ranks(entropy, /*descending=*/false) < count);
+      return masked.logical_and(stable_ranks(entropy, /*descending=*/false).lt(count));
     }
   }
   return at::zeros_like(masked);
@@ -100,7 +100,7 @@ Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const 
     const auto positions = layout.positions(column, block);
     const auto mask = layout.mask(column, block);
     for (size_t step = 0;; ++step) {
-      const auto masked = current == mask_id;
+      const auto masked = current.eq(mask_id);
       const auto masked_count = masked.sum(-1, /*keepdim=*/true);
       if (masked_count.max().item<int64_t>() == 0) {
         model.forward(current, positions, mask, column, 0);  // the writing pass

@@ -12,8 +12,6 @@
 
 namespace dicebench::engine {
 
-using TokenRows = std::vector<std::vector<int64_t>>;
-
 Result<std::vector<Generation>> decode_autoregressive(Qwen3Model& model, const TokenRows& prompts, const DecodeSettings& settings,
                                                       GenerationStatistics& statistics);
 

@@ -15,8 +15,6 @@
 
 namespace dicebench::engine {
 
-using TokenRows = std::vector<std::vector<int64_t>>;
-
 struct EngineOptions {
   std::string device = "cpu";  // "cpu", "cuda", "cuda:1"
   // Compute dtype; default: float32 on the CPU, config.json's torch_dtype (else bfloat16) on CUDA.

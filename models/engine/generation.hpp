@@ -6,6 +6,8 @@
 
 namespace dicebench::engine {
 
+using TokenRows = std::vector<std::vector<int64_t>>;  // one token-id sequence per prompt
+
 struct Generation {
   std::vector<int64_t> tokens;  // the new tokens, without the stop token
   bool stopped = false;         // ended at a stop token (else at max_new_tokens)

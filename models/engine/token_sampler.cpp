@@ -14,20 +14,21 @@ constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
 
 // Keeps the logits at least as large as the k-th largest (ties with it stay).
 at::Tensor keep_top_k(const at::Tensor& logits, int64_t k) {
-  const auto kth = std::get<0>(logits.topk(std::min(k, logits.size(-1)), -1)).narrow(-1, -1 + std::min(k, logits.size(-1)), 1);
-  return logits.masked_fill(logits < kth, kNegativeInfinity);
+  const int64_t kept = std::min(k, logits.size(-1));
+  const auto kth = std::get<0>(logits.topk(kept, -1)).narrow(-1, kept - 1, 1);
+  return logits.masked_fill(logits.lt(kth), kNegativeInfinity);
 }
 
 // Keeps the smallest prefix of the sorted distribution whose mass exceeds p (at least one token).
 at::Tensor keep_top_p(const at::Tensor& logits, double p) {
   const auto [sorted, order] = logits.sort(-1, /*descending=*/true);
-  auto remove = sorted.softmax(-1).cumsum(-1) > p;
+  auto remove = sorted.softmax(-1).cumsum(-1).gt(p);
   remove = at::cat({at::zeros_like(remove.narrow(-1, 0, 1)), remove.narrow(-1, 0, remove.size(-1) - 1)}, -1);
   return logits.masked_fill(at::zeros_like(remove).scatter(-1, order, remove), kNegativeInfinity);
 }
 
 at::Tensor entropy_of(const at::Tensor& probabilities) {
-  return -(probabilities * probabilities.clamp_min(std::numeric_limits<float>::min()).log()).sum(-1);
+  return probabilities.mul(probabilities.clamp_min(std::numeric_limits<float>::min()).log()).sum(-1).neg();
 }
 
 }  // namespace
@@ -44,7 +45,7 @@ DrawnTokens draw_tokens(const at::Tensor& logits, const SamplingSettings& sampli
                         bool with_entropy, at::Generator& generator) {
   DrawnTokens drawn;
   const bool greedy = sampling.temperature == 0;
-  const auto scaled = greedy || sampling.temperature == 1.0 ? logits : logits / sampling.temperature;
+  const auto scaled = greedy || sampling.temperature == 1.0 ? logits : logits.div(sampling.temperature);
   // A filtered distribution with a single survivor is one-hot: no draw is needed (top_k = 1 is
   // what DICE's published setting uses).
   if (greedy || sampling.top_k == 1) {
