@@ -72,7 +72,8 @@ void check_logits(Fixture& fixture) {
         largest = std::max(largest, std::abs(static_cast<double>(want[i])));
         worst = std::max(worst, std::abs(static_cast<double>((*logits)[row][i]) - want[i]));
       }
-      INFO(name << " row " << row << ": max abs error " << worst << ", max |logit| " << largest);
+      MESSAGE(fixture.folder.filename().string() << " " << name << " row " << row << ": max abs error " << worst
+                                                 << ", max |logit| " << largest << ", relative " << worst / largest);
       CHECK(worst / largest <= kLogitTolerance);
     }
   }
