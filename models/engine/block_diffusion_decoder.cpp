@@ -56,7 +56,7 @@ at::Tensor positions_to_commit(const DecodeSettings& settings, const at::Tensor&
 
 Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const TokenRows& prompts,
                                                        const DecodeSettings& settings, GenerationStatistics& statistics) {
-  const int64_t block = settings.block_length, mask_id = *model.config().mask_token_id;
+  const int64_t block = settings.block_length, mask_id = *mask_token_of(settings, model.config());
   const auto rows = static_cast<int64_t>(prompts.size());
   // Per row, as SDAR: prefill floor(P / block) blocks; the region up to P + max_new_tokens,
   // rounded up to whole blocks, is denoised block by block.

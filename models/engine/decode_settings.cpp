@@ -77,6 +77,10 @@ Result<DecodePreset> decode_preset(std::string_view name, const ModelConfig& mod
   return preset;
 }
 
+std::optional<int64_t> mask_token_of(const DecodeSettings& settings, const ModelConfig& model) {
+  return settings.mask_token_id ? settings.mask_token_id : model.mask_token_id;
+}
+
 std::vector<int64_t> transfer_schedule(int64_t block_length, int64_t steps) {
   std::vector<int64_t> counts(static_cast<size_t>(steps), block_length / steps);
   for (int64_t i = 0; i < block_length % steps; ++i) ++counts[static_cast<size_t>(i)];
@@ -91,8 +95,12 @@ Result<void> validate_decode_settings(const DecodeSettings& s, const ModelConfig
   for (const auto id : s.stop_tokens)
     if (id < 0 || id >= model.vocab_size) return make_error(fmt::format("stop token {} is outside the vocabulary ({} tokens)", id, model.vocab_size));
   if (s.mode == DecodeMode::block_diffusion) {
-    if (!model.mask_token_id)
-      return make_error(fmt::format("block diffusion needs mask_token_id in config.json ({} has none)", model.architecture));
+    const auto mask = mask_token_of(s, model);
+    if (!mask)
+      return make_error(fmt::format("block diffusion needs a mask token: mask_token_id in config.json ({} has none) or in the settings",
+                                    model.architecture));
+    if (*mask < 0 || *mask >= model.vocab_size)
+      return make_error(fmt::format("mask token {} is outside the vocabulary ({} tokens)", *mask, model.vocab_size));
     if (s.block_length < 1) return make_error(fmt::format("block_length must be at least 1, got {}", s.block_length));
     if (s.denoising_steps < 1) return make_error(fmt::format("denoising_steps must be at least 1, got {}", s.denoising_steps));
     if (s.entropy_bound < 0) return make_error(fmt::format("entropy_bound must be >= 0, got {}", s.entropy_bound));

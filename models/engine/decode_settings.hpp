@@ -44,6 +44,7 @@ struct DecodeSettings {
   SamplingSettings sampling;
   uint64_t seed = 0;
   // Block diffusion.
+  std::optional<int64_t> mask_token_id;  // default: config.json's (SDAR's own config may lack it)
   int64_t block_length = 4;
   int64_t denoising_steps = 4;
   Remasking remasking = Remasking::low_confidence_static;
@@ -70,7 +71,10 @@ Result<DecodePreset> decode_preset(std::string_view name, const ModelConfig& mod
 // The steps' commit counts: block_length / steps each, the remainder spread over the first steps.
 std::vector<int64_t> transfer_schedule(int64_t block_length, int64_t steps);
 
-// Checks the settings against the model (block diffusion needs mask_token_id, ids within the vocabulary ...).
+// Checks the settings against the model (block diffusion needs a mask token, ids within the vocabulary ...).
 Result<void> validate_decode_settings(const DecodeSettings& settings, const ModelConfig& model);
+
+// The mask token of block diffusion: the settings', else config.json's.
+std::optional<int64_t> mask_token_of(const DecodeSettings& settings, const ModelConfig& model);
 
 }  // namespace dicebench::engine

@@ -57,7 +57,13 @@ TEST_CASE("a valid folder loads and generates on the CPU") {
   settings.mode = DecodeMode::block_diffusion;
   const auto no_mask = (*engine)->generate({{1}}, settings);
   REQUIRE_FALSE(no_mask.ok());
-  CHECK(contains(no_mask.error().message, "needs mask_token_id"));
+  CHECK(contains(no_mask.error().message, "needs a mask token"));
+  settings.mask_token_id = 15;  // given by the caller: the folder's config.json has none
+  settings.max_new_tokens = 6;
+  GenerationStatistics diffusion;
+  const auto with_mask = (*engine)->generate({{1, 2}}, settings, &diffusion);
+  REQUIRE_MESSAGE(with_mask.ok(), with_mask.error().message);
+  CHECK((*with_mask)[0].tokens.size() == 6);
 }
 
 TEST_CASE("weights that disagree with config.json are errors naming file and tensor") {

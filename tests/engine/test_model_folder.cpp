@@ -202,4 +202,10 @@ TEST_CASE("decoding presets and the commit schedule") {
   CHECK(contains(unknown.error().message, "did you mean 'paper'"));
   model.mask_token_id.reset();
   CHECK_FALSE(validate_decode_settings(paper->settings, model).ok());
+  auto with_mask = paper->settings;
+  with_mask.mask_token_id = 151669;  // from the tokenizer, where config.json names none
+  CHECK(validate_decode_settings(with_mask, model).ok());
+  CHECK(mask_token_of(with_mask, model) == 151669);
+  with_mask.mask_token_id = 151936;
+  CHECK_FALSE(validate_decode_settings(with_mask, model).ok());
 }
