@@ -11,10 +11,14 @@ All in one process (transformers is imported once).
 
   make_references.py OUT [--device cuda --dtype bfloat16]
 With --device cuda and no GPU visible, it says so and writes nothing (the gpu tests then skip).
+With $DICEBENCH_DICE8B_FOLDER naming a DICE-8B-shaped folder (make_model.py --shape dice-8b), the
+logits references of that model are written too, into OUT/dice-8b (its references.json names the
+folder).
 """
 import argparse
 import json
 import os
+import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,12 +48,9 @@ def load(folder, device, dtype):
 
 
 @torch.no_grad()
-def references(folder, arch, device, dtype):
+def logits_references(model, arch, device):
     import block_diffusion_reference as bd
-    from transformers import GenerationConfig
-    model = load(folder, device, dtype)
-    out = {"logits": [], "greedy": None, "block_diffusion": []}
-    tensors = {}
+    groups, tensors = [], {}
     for name, (block, rows) in LOGIT_ROWS.items():
         if block > 1 and arch != "sdar":
             continue
@@ -61,7 +62,17 @@ def references(folder, arch, device, dtype):
                 plain = model(input_ids=ids).logits[0].float()
                 assert torch.equal(plain, logits), "causal 4-D mask differs from transformers' own causal mask"
             tensors[f"{name}.{i}"] = logits.cpu().contiguous()
-        out["logits"].append({"name": name, "block_length": block, "rows": rows})
+        groups.append({"name": name, "block_length": block, "rows": rows})
+    return groups, tensors
+
+
+@torch.no_grad()
+def references(folder, arch, device, dtype):
+    import block_diffusion_reference as bd
+    from transformers import GenerationConfig
+    model = load(folder, device, dtype)
+    out = {"logits": [], "greedy": None, "block_diffusion": []}
+    out["logits"], tensors = logits_references(model, arch, device)
 
     generation = GenerationConfig(do_sample=False, max_new_tokens=128, min_new_tokens=0, eos_token_id=None, pad_token_id=0)
     greedy = []
@@ -125,6 +136,18 @@ def main():
         save_file(tensors, os.path.join(folder, "logits.safetensors"))
         with open(os.path.join(folder, "references.json"), "w") as f:
             json.dump(data, f)
+    dice_8b = os.environ.get("DICEBENCH_DICE8B_FOLDER")
+    shutil.rmtree(os.path.join(args.out, "dice-8b"), ignore_errors=True)  # never stale
+    if dice_8b:
+        model = load(dice_8b, args.device, dtype)
+        groups, tensors = logits_references(model, "sdar", args.device)
+        del model
+        folder = os.path.join(args.out, "dice-8b")
+        os.makedirs(folder, exist_ok=True)
+        save_file(tensors, os.path.join(folder, "logits.safetensors"))
+        with open(os.path.join(folder, "references.json"), "w") as f:
+            json.dump({"model_folder": os.path.abspath(dice_8b), "logits": groups, "device": args.device,
+                       "dtype": args.dtype}, f)
     return 0
 
 
