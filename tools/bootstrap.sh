@@ -41,15 +41,15 @@ else
   say "offline: using the dependency bundle at $DICEBENCH_DEPS_DIR"
 fi
 
-# The Python environment: torch (the worker embeds CPython and imports it), pybind11, numpy,
-# tokenizers (the reference of the tokenizer tests).
+# The Python environment: torch (the worker embeds CPython and imports it), pybind11, numpy;
+# tokenizers, transformers and safetensors for the tokenizer's and the model engine's references.
 python=${DICEBENCH_PYTHON:-}
 if [ -z "$python" ] && [ -n "${DICEBENCH_DEPS_DIR:-}" ]; then
   python=$(command -v python3)
 elif [ -z "$python" ]; then
   python=$root/.venv/bin/python
   [ -x "$python" ] || { say "creating the Python environment $root/.venv"; python3 -m venv "$root/.venv"; }
-  if ! "$python" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "pybind11", "numpy", "tokenizers")))' 2>/dev/null; then
+  if ! "$python" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "pybind11", "numpy", "tokenizers", "transformers", "safetensors")))' 2>/dev/null; then
     say "installing Python packages (tools/requirements.txt)"
     "$python" -m pip install -q --disable-pip-version-check -r "$root/tools/requirements.txt"
   fi

@@ -1,0 +1,51 @@
+// The engine's public interface: load a Qwen3-family model folder onto a device and generate
+// token ids for batches of prompts. No torch header is reachable from here, so model plugins
+// compile against it cheaply; exceptions from libtorch stop inside and come back as errors.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/result.hpp"
+#include "models/engine/decode_settings.hpp"
+#include "models/engine/generation.hpp"
+#include "models/engine/model_config.hpp"
+
+namespace dicebench::engine {
+
+struct EngineOptions {
+  std::string device = "cpu";  // "cpu", "cuda", "cuda:1"
+  // Compute dtype; default: float32 on the CPU, config.json's torch_dtype (else bfloat16) on CUDA.
+  std::optional<DType> dtype;
+};
+
+class Engine {
+ public:
+  // Reads config.json, generation_config.json and the safetensors weights of `folder`.
+  static Result<std::unique_ptr<Engine>> load(const std::filesystem::path& folder, const EngineOptions& options);
+  ~Engine();
+
+  const ModelConfig& config() const;
+  const GenerationConfig& generation_config() const;
+  std::string device() const;
+  DType dtype() const;
+
+  // Generates for every prompt at once (one left-padded batch). `statistics`, when given, is
+  // added to.
+  Result<std::vector<Generation>> generate(const TokenRows& prompts, const DecodeSettings& settings,
+                                           GenerationStatistics* statistics = nullptr);
+
+  // One forward pass over whole rows (of different lengths: left-padded together) under the
+  // block-causal mask of `block_length` (1: causal). Per row, float32 logits of its positions,
+  // row-major [position][vocab]. For tests and tools.
+  Result<std::vector<std::vector<float>>> logits(const TokenRows& rows, int64_t block_length);
+
+ private:
+  struct State;
+  explicit Engine(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace dicebench::engine

@@ -1,0 +1,175 @@
+// The engine against independent references (make_references.py, run once as this test's
+// fixture): transformers' Qwen3ForCausalLM logits (causal, and block-causal through the
+// equivalent 4-D mask), its greedy generate() over 128 tokens, and the plain Python block-diffusion
+// decoder of block_diffusion_reference.py. Built twice: CPU/fp32 (max relative error 1e-4) and,
+// with DICEBENCH_FIDELITY_GPU, CUDA/bf16 with bf16 tolerances, where DICE-8B's real shapes are
+// checked too when $DICEBENCH_DICE8B_FOLDER names such a folder.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/base/text.hpp"
+#include "models/engine/engine.hpp"
+#include "models/engine/safetensors_file.hpp"
+
+using namespace dicebench;
+using namespace dicebench::engine;
+namespace fs = std::filesystem;
+
+namespace {
+
+#ifdef DICEBENCH_FIDELITY_GPU
+constexpr const char* kFolder = "engine-fidelity-gpu";
+constexpr const char* kDevice = "cuda";
+constexpr DType kDType = DType::bfloat16;
+constexpr double kLogitTolerance = 3e-2;
+#else
+constexpr const char* kFolder = "engine-fidelity";
+constexpr const char* kDevice = "cpu";
+constexpr DType kDType = DType::float32;
+constexpr double kLogitTolerance = 1e-4;
+#endif
+
+struct Fixture {
+  fs::path folder;
+  nlohmann::json references;
+  std::unique_ptr<Engine> engine;
+};
+
+Fixture open(const std::string& model) {
+  Fixture fixture;
+  fixture.folder = fs::path(DICEBENCH_BUILD_DIR) / "tests" / kFolder / model;
+  std::string text, error;
+  REQUIRE_MESSAGE(read_file((fixture.folder / "references.json").string(), &text, &error),
+                  "no references (run the fixture make_references.py): " << error);
+  fixture.references = nlohmann::json::parse(text);
+  // The DICE-8B references name a model folder elsewhere; the small models sit beside theirs.
+  auto engine = Engine::load(fixture.references.value("model_folder", fixture.folder.string()), {kDevice, kDType});
+  REQUIRE_MESSAGE(engine.ok(), engine.error().message);
+  fixture.engine = std::move(*engine);
+  return fixture;
+}
+
+std::vector<std::vector<int64_t>> rows_of(const nlohmann::json& json) { return json.get<std::vector<std::vector<int64_t>>>(); }
+
+// max |engine - reference| / max |reference| over each row's logits, all rows at once (batched).
+void check_logits(Fixture& fixture) {
+  const auto expected = SafetensorsFile::open(fixture.folder / "logits.safetensors");
+  REQUIRE_MESSAGE(expected.ok(), expected.error().message);
+  for (const auto& group : fixture.references["logits"]) {
+    const auto name = group["name"].get<std::string>();
+    const auto rows = rows_of(group["rows"]);
+    const auto logits = fixture.engine->logits(rows, group["block_length"].get<int64_t>());
+    REQUIRE_MESSAGE(logits.ok(), logits.error().message);
+    for (size_t row = 0; row < rows.size(); ++row) {
+      const auto* reference = expected->find(name + "." + std::to_string(row));
+      REQUIRE(reference);
+      REQUIRE(reference->data.size() == (*logits)[row].size() * sizeof(float));
+      const auto* want = reinterpret_cast<const float*>(reference->data.data());
+      double largest = 0, worst = 0;
+      for (size_t i = 0; i < (*logits)[row].size(); ++i) {
+        largest = std::max(largest, std::abs(static_cast<double>(want[i])));
+        worst = std::max(worst, std::abs(static_cast<double>((*logits)[row][i]) - want[i]));
+      }
+      MESSAGE(fixture.folder.filename().string() << " " << name << " row " << row << ": max abs error " << worst
+                                                 << ", max |logit| " << largest << ", relative " << worst / largest);
+      CHECK(worst / largest <= kLogitTolerance);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("logits match transformers: causal, single file and sharded (batched, left-padded)") {
+  for (const char* model : {"qwen3", "qwen3-sharded"}) {
+    auto fixture = open(model);
+    check_logits(fixture);
+  }
+}
+
+TEST_CASE("logits match transformers: SDAR's block-causal mask and untied lm_head") {
+  auto fixture = open("sdar");
+  check_logits(fixture);
+}
+
+#ifdef DICEBENCH_FIDELITY_GPU
+TEST_CASE("logits match transformers on DICE-8B's shapes (a folder named by $DICEBENCH_DICE8B_FOLDER)") {
+  if (!fs::exists(fs::path(DICEBENCH_BUILD_DIR) / "tests" / kFolder / "dice-8b" / "references.json")) {
+    MESSAGE("no DICE-8B references: set DICEBENCH_DICE8B_FOLDER to a folder from make_model.py --shape dice-8b");
+    return;
+  }
+  auto fixture = open("dice-8b");
+  check_logits(fixture);
+}
+#else
+namespace {
+
+DecodeSettings block_diffusion_settings(const nlohmann::json& s) {
+  DecodeSettings settings;
+  settings.mode = DecodeMode::block_diffusion;
+  settings.max_new_tokens = s["max_new_tokens"];
+  settings.block_length = s["block_length"];
+  settings.denoising_steps = s["denoising_steps"];
+  settings.remasking = *parse_remasking(s["remasking"].get<std::string>());
+  settings.confidence = *parse_confidence_source(s["confidence"].get<std::string>());
+  settings.confidence_threshold = s["confidence_threshold"];
+  settings.entropy_bound = s["entropy_bound"];
+  settings.sampling = {s["temperature"].get<double>(), s["top_k"].get<int64_t>(), s["top_p"].get<double>()};
+  settings.seed = s["seed"];
+  settings.stop_tokens = s["stop_tokens"].get<std::vector<int64_t>>();
+  return settings;
+}
+
+}  // namespace
+
+TEST_CASE("greedy AR generation matches transformers token for token over 128 tokens") {
+  for (const char* model : {"qwen3", "sdar"}) {
+    auto fixture = open(model);
+    const auto& greedy = fixture.references["greedy"];
+    DecodeSettings settings;
+    settings.sampling.temperature = 0;
+    settings.max_new_tokens = greedy["max_new_tokens"];
+    const auto generated = fixture.engine->generate(rows_of(greedy["prompts"]), settings);
+    REQUIRE_MESSAGE(generated.ok(), generated.error().message);
+    const auto expected = rows_of(greedy["tokens"]);
+    for (size_t row = 0; row < expected.size(); ++row) {
+      INFO(model << " prompt " << row);
+      CHECK((*generated)[row].tokens == expected[row]);
+    }
+  }
+}
+
+TEST_CASE("block diffusion matches the Python reference decoder") {
+  auto fixture = open("sdar");
+  for (const auto& run : fixture.references["block_diffusion"]) {
+    const auto name = run["name"].get<std::string>();
+    const auto settings = block_diffusion_settings(run["settings"]);
+    GenerationStatistics statistics;
+    const auto generated = fixture.engine->generate(rows_of(run["prompts"]), settings, &statistics);
+    REQUIRE_MESSAGE(generated.ok(), generated.error().message);
+    const auto expected = rows_of(run["tokens"]);
+    for (size_t row = 0; row < expected.size(); ++row) {
+      INFO(name << " prompt " << row);
+      CHECK((*generated)[row].tokens == expected[row]);
+      CHECK((*generated)[row].stopped == run["stopped"][row].get<bool>());
+    }
+  }
+}
+#endif
+
+TEST_CASE("the paper preset commits one token per pass: five passes per block of four") {
+  auto fixture = open("sdar");
+  auto preset = decode_preset("paper", fixture.engine->config(), fixture.engine->generation_config());
+  REQUIRE(preset.ok());
+  preset->settings.max_new_tokens = 32;
+  GenerationStatistics statistics;
+  // Prompts of 8 and 4 tokens: whole blocks, prefilled in one pass; then 8 blocks of 4 passes + 1.
+  const auto generated = fixture.engine->generate({{1, 2, 3, 4, 5, 6, 7, 8}, {9, 10, 11, 12}}, preset->settings, &statistics);
+  REQUIRE_MESSAGE(generated.ok(), generated.error().message);
+  CHECK((*generated)[0].tokens.size() == 32);
+  CHECK((*generated)[1].tokens.size() == 32);
+  CHECK(statistics.forward_passes == 1 + 8 * 5);
+}
