@@ -155,7 +155,10 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
     if (!e.compile->reason.empty()) row.compile_reason = e.compile->reason;
     row.compile_seconds = e.compile->seconds;
     if (!e.compile->log.empty()) row.compile_log = e.compile->log;
-    details["compile_records"] = e.compile->records;
+    nlohmann::json records = e.compile->records;  // their errors are in compile_log already
+    for (auto& record : records)
+      if (record.is_object()) record.erase("error");
+    details["compile_records"] = std::move(records);
   }
   if (e.profile) {
     row.device_busy_ms = e.profile->busy_ms;
