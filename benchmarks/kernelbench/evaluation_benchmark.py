@@ -37,7 +37,7 @@ import time
 NAME = re.compile(r"^level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
 
 STOCK_COMPILE = r"""
-import sys, time, types
+import json, sys, time, types
 path = sys.argv[1]
 source = open(path).read()
 module = types.ModuleType("candidate")
@@ -48,7 +48,7 @@ try:
     ok, error = True, ""
 except BaseException as e:  # noqa: BLE001
     ok, error = False, f"{type(e).__name__}: {str(e)[:300]}"
-print({"ok": ok, "seconds": time.perf_counter() - started, "error": error})
+print(json.dumps({"ok": ok, "seconds": time.perf_counter() - started, "error": error}))
 """
 
 
@@ -95,7 +95,7 @@ def stock_compile(python: str, path: str, work: str) -> dict:
     result = subprocess.run([python, "-c", STOCK_COMPILE, path], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
     try:
-        record = eval(result.stdout.strip().splitlines()[-1], {})  # noqa: S307 - our own child's dict
+        record = json.loads(result.stdout.strip().splitlines()[-1])
     except Exception:  # noqa: BLE001
         record = {"ok": False, "seconds": wall, "error": result.stderr[-300:]}
     record["process_seconds"] = wall

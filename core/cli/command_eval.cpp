@@ -56,10 +56,11 @@ Command add_eval_command(CLI::App& parent) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--trials", o->trials, "Correctness trials")->check(CLI::PositiveNumber)->capture_default_str();
   app->add_option("--tolerance", o->tolerance, "kernelbench or compat")->check(CLI::IsMember({"kernelbench", "compat"}))->capture_default_str();
+  const CLI::Range seconds(1.0, 86400.0);
   app->add_option("--timeout", o->timeout, "Seconds the candidate may run (init, trials, timing)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(seconds)->capture_default_str();
   app->add_option("--compile-timeout", o->compile_timeout, "Seconds the candidate's worker may take to start and compile")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(seconds)->capture_default_str();
   app->add_flag("--no-fastpath", o->no_fastpath, "Build load_inline calls with torch's own toolchain only");
   app->add_flag("--json", o->json, "Print the evaluation as JSON");
   return {app, [o]() {

@@ -7,6 +7,7 @@
 #include <array>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -46,6 +47,23 @@ py::dict kernel_dict(const KernelRecord& kernel) {
   return out;
 }
 
+// Memcpy or memset records as dicts: bytes, start_ns, end_ns, stream, device (and a copy's kind).
+template <class Record>
+py::list transfer_list(const std::vector<Record>& records) {
+  py::list out;
+  for (const Record& record : records) {
+    py::dict item;
+    if constexpr (std::is_same_v<Record, MemcpyRecord>) item["kind"] = record.kind;
+    item["bytes"] = record.bytes;
+    item["start_ns"] = record.start_ns;
+    item["end_ns"] = record.end_ns;
+    item["stream"] = record.stream;
+    item["device"] = record.device;
+    out.append(std::move(item));
+  }
+  return out;
+}
+
 py::dict call_dict(const CallRecord& call) {
   py::dict out;
   out["begin_ns"] = call.begin_ns;
@@ -62,29 +80,8 @@ py::dict call_dict(const CallRecord& call) {
   py::list kernels;
   for (const KernelRecord& kernel : call.activity.kernels) kernels.append(kernel_dict(kernel));
   out["kernels"] = std::move(kernels);
-  py::list memcpys;
-  for (const MemcpyRecord& copy : call.activity.memcpys) {
-    py::dict item;
-    item["kind"] = copy.kind;
-    item["bytes"] = copy.bytes;
-    item["start_ns"] = copy.start_ns;
-    item["end_ns"] = copy.end_ns;
-    item["stream"] = copy.stream;
-    item["device"] = copy.device;
-    memcpys.append(std::move(item));
-  }
-  out["memcpy"] = std::move(memcpys);
-  py::list memsets;
-  for (const MemsetRecord& set : call.activity.memsets) {
-    py::dict item;
-    item["bytes"] = set.bytes;
-    item["start_ns"] = set.start_ns;
-    item["end_ns"] = set.end_ns;
-    item["stream"] = set.stream;
-    item["device"] = set.device;
-    memsets.append(std::move(item));
-  }
-  out["memset"] = std::move(memsets);
+  out["memcpy"] = transfer_list(call.activity.memcpys);
+  out["memset"] = transfer_list(call.activity.memsets);
   out["dropped"] = call.dropped;
   out["incomplete"] = call.incomplete;
   out["stale"] = call.stale;

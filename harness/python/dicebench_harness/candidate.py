@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 import subprocess
 import time
 import traceback
@@ -133,7 +134,6 @@ class CandidateRole:
         self.stage = "new"  # new -> loaded -> ready; "failed" after any failed request
         self.model_class: Any = None
         self.model: Any = None
-        self.compile: dict = {}
         self.candidate_kernels: set[str] = set()  # mangled names and base names
         self.exported: Any = None
 
@@ -178,10 +178,10 @@ class CandidateRole:
                 self.model_class = loading.find_model_class(module, "ModelNew")
             except BaseException as error:  # noqa: BLE001
                 failure = _Failure(error)
-        self.compile = self._compile_summary(recorder.calls, fastpath_off)
+        summary = self._compile_summary(recorder.calls, fastpath_off)
         if failure is None:
             self.stage = "loaded"
-        return self._reply("candidate.loaded", request, failure, compile=self.compile)
+        return self._reply("candidate.loaded", request, failure, compile=summary)
 
     def _install_fastpath(self, options: dict | None) -> str:
         """Installs the fast path as asked; returns why it is off ("" when on)."""
@@ -336,8 +336,7 @@ class CandidateRole:
                              "grid": "", "block": ""})
 
         def median(key: str) -> float:
-            values = sorted(c[key] for c in calls)
-            return values[len(values) // 2] if values else 0.0
+            return statistics.median(c[key] for c in calls) if calls else 0.0
 
         return {"busy_ms": median("busy_ms"), "host_ms": median("host_ms"),
                 "candidate_share": summary["candidate_share"], "kernels": rows}

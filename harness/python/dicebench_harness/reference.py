@@ -38,7 +38,7 @@ from . import compare as compare_mod
 from . import loading, numerics, seeding, timing, transfer
 from .devices import check_device
 from .errors import HostError, traceback_tail
-from .tensors import clone_tree, save_private, synchronize, to_cpu, to_device
+from .tensors import clone_tree, save_private, synchronize, to_cpu, to_device, zero_tree
 
 
 @dataclass
@@ -53,17 +53,6 @@ class ReferenceJob:
     inputs: Any = None    # the current trial's, pristine, in the export pool
     outputs: Any = None   # the current trial's reference outputs (detached clones)
     exported: Any = None  # what the candidate may still be reading
-
-
-def _zero(value: Any) -> None:
-    """Overwrites every tensor in value with zeros (before its memory goes back to the allocator)."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        value.detach().zero_()
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _zero(item)
 
 
 class _ReferenceFailure(Exception):
@@ -204,7 +193,7 @@ class ReferenceRole:
         return reply
 
     def _drop_trial(self, state: ReferenceJob) -> None:
-        _zero(state.outputs)
+        zero_tree(state.outputs)
         state.trial, state.inputs, state.outputs, state.exported = -1, None, None, None
 
     # ---------------------------------------------------------------------------------------

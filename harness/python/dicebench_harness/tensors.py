@@ -1,4 +1,4 @@
-"""Trees of tensors (tensors inside tuples and lists): moving, cloning, saving; device sync."""
+"""Trees of tensors (tensors inside tuples and lists): moving, cloning, zeroing, saving; device sync."""
 
 from __future__ import annotations
 
@@ -30,6 +30,17 @@ def clone_tree(value: Any) -> Any:
     if isinstance(value, list):
         return [clone_tree(v) for v in value]
     return value
+
+
+def zero_tree(value: Any) -> None:
+    """Overwrites every tensor (also inside tuples and lists) with zeros, in place."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        value.detach().zero_()
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            zero_tree(item)
 
 
 def to_cpu(value: Any) -> Any:

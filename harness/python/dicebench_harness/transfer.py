@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import base64
 import math
-import os
 from typing import Any
 
 from .errors import HostError
-from .tensors import save_private, to_cpu
+from .tensors import clone_tree, save_private, to_cpu
 
 _DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
            "bool", "complex64", "complex128")
@@ -79,7 +78,7 @@ def import_tree(descriptor: Any, device: Any, *, clone: bool) -> Any:
         leaves = [0]
         value = _import_node(descriptor.get("tree"), torch.device(device), leaves, 0)
         if clone:
-            value = _clone(value)
+            value = clone_tree(value)
             torch.cuda.synchronize(device)
         return value
     raise TransferError(f"unknown transport {transport!r}")
@@ -148,7 +147,8 @@ def _export_node(value: Any, keep: list, depth: int) -> dict:
     if value is None:
         return {"none": True}
     if isinstance(value, (list, tuple)):
-        return {type(value).__name__: [_export_node(v, keep, depth + 1) for v in value]}
+        kind = "tuple" if isinstance(value, tuple) else "list"  # subclasses (namedtuples) too
+        return {kind: [_export_node(v, keep, depth + 1) for v in value]}
     raise HostError(f"cannot transfer a {type(value).__module__}.{type(value).__qualname__}")
 
 
@@ -234,20 +234,3 @@ def _import_node(node: Any, device: Any, leaves: list, depth: int) -> Any:
     if kind == "none" and value is True:
         return None
     raise TransferError(f"bad tree node {kind!r}")
-
-
-def _clone(value: Any) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.clone()
-    if isinstance(value, (list, tuple)):
-        return type(value)(_clone(v) for v in value)
-    return value
-
-
-def remove_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
