@@ -46,6 +46,13 @@ if(_torch_cuda)
     # loaded, so it must stay linked where the toolchain drops unused libraries (Ubuntu).
     target_link_libraries(dicebench_torch INTERFACE "-Wl,--no-as-needed" ${DICEBENCH_TORCH_CUDA_LIBRARY}
                           ${DICEBENCH_C10_CUDA_LIBRARY} "-Wl,--as-needed")
+    # The CUDA runtime libtorch_cuda loads (the wheel's own), for code that includes torch's CUDA
+    # headers: their inline functions call it directly.
+    file(GLOB _torch_cudart "${_torch_libdir}/../../nvidia/*/lib/libcudart.so*" "${_torch_libdir}/libcudart*.so*")
+    if(_torch_cudart)
+      list(GET _torch_cudart 0 DICEBENCH_TORCH_CUDART)
+      target_link_libraries(dicebench_torch INTERFACE ${DICEBENCH_TORCH_CUDART})
+    endif()
     set(DICEBENCH_TORCH_CUDA ON)
   endif()
 endif()

@@ -50,7 +50,7 @@ Result<std::vector<Generation>> decode_autoregressive(Qwen3Model& model, const T
     }
     if (all_finished || step + 1 == settings.max_new_tokens) break;
     const int64_t column = longest + step;
-    logits = model.forward(drawn.tokens.view({rows, 1}), layout.positions(column, 1), layout.mask(column, 1), column, 1);
+    logits = model.step(drawn.tokens.view({rows, 1}), layout.positions(column, 1), layout.mask(column, 1), column, 1);
     ++statistics.forward_passes;
   }
   for (const auto& generation : generations) statistics.generated_tokens += static_cast<int64_t>(generation.tokens.size());

@@ -103,11 +103,11 @@ Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const 
       const auto masked = current.eq(mask_id);
       const auto masked_count = masked.sum(-1, /*keepdim=*/true);
       if (masked_count.max().item<int64_t>() == 0) {
-        model.forward(current, positions, mask, column, 0);  // the writing pass
+        model.step(current, positions, mask, column, 0);  // the writing pass
         ++statistics.forward_passes;
         break;
       }
-      const auto logits = model.forward(current, positions, mask, column, block);
+      const auto logits = model.step(current, positions, mask, column, block);
       ++statistics.forward_passes;
       const auto drawn = draw_tokens(logits.reshape({rows * block, -1}), settings.sampling, settings.confidence, with_entropy, generator);
       const DrawnTokens per_position{drawn.tokens.view({rows, block}), drawn.confidence.view({rows, block}),

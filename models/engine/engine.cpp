@@ -69,7 +69,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::filesystem::path& folder
     state->dtype = options.dtype.value_or(device.is_cpu() ? DType::float32 : config->dtype.value_or(DType::bfloat16));
     auto weights = load_qwen3_weights(*checkpoint, *config, device, scalar_type(state->dtype));
     if (!weights) return weights.error();
-    state->model = std::make_unique<Qwen3Model>(std::move(*config), std::move(*weights), device, scalar_type(state->dtype));
+    state->model = std::make_unique<Qwen3Model>(std::move(*config), std::move(*weights), device, scalar_type(state->dtype),
+                                                options.cuda_graphs);
     return std::unique_ptr<Engine>(new Engine(std::move(state)));
   });
 }

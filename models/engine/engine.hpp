@@ -19,6 +19,8 @@ struct EngineOptions {
   std::string device = "cpu";  // "cpu", "cuda", "cuda:1"
   // Compute dtype; default: float32 on the CPU, config.json's torch_dtype (else bfloat16) on CUDA.
   std::optional<DType> dtype;
+  // On CUDA, replay decoding passes as CUDA graphs (off: every kernel launched one by one).
+  bool cuda_graphs = true;
 };
 
 class Engine {

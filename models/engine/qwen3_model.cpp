@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "models/engine/pass_graphs.hpp"
+
 namespace dicebench::engine {
 namespace {
 
@@ -15,8 +17,9 @@ at::Tensor rotate_half(const at::Tensor& x) {
 
 }  // namespace
 
-Qwen3Model::Qwen3Model(ModelConfig config, Qwen3Weights weights, at::Device device, at::ScalarType dtype)
+Qwen3Model::Qwen3Model(ModelConfig config, Qwen3Weights weights, at::Device device, at::ScalarType dtype, bool cuda_graphs)
     : config_(std::move(config)), weights_(std::move(weights)), device_(device), dtype_(dtype) {
+  if (cuda_graphs && device_.is_cuda()) graphs_ = make_pass_graphs(*this);
   const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device_);
   const int64_t dim = config_.head_dim;
   const auto exponents = at::arange(0, dim, 2, at::TensorOptions().dtype(at::kLong).device(device_)).to(at::kFloat).div(static_cast<double>(dim));
@@ -28,18 +31,24 @@ Qwen3Model::Qwen3Model(ModelConfig config, Qwen3Weights weights, at::Device devi
   rope_sin_ = both.sin().to(dtype_);
 }
 
+Qwen3Model::~Qwen3Model() = default;
+
 void Qwen3Model::reserve_cache(int64_t rows, int64_t columns) {
   if (!key_cache_.empty() && key_cache_[0].size(0) >= rows && key_cache_[0].size(2) >= columns) return;
   if (!key_cache_.empty()) {
     rows = std::max(rows, key_cache_[0].size(0));
     columns = std::max(columns, key_cache_[0].size(2));
   }
+  if (graphs_) graphs_->clear();  // they point into the cache that goes now
   key_cache_.clear();
   value_cache_.clear();
+  // Whole buckets of columns, so that a graph's attention span fits; zeros, because masked
+  // columns still enter the attention's arithmetic (0 weight times a NaN would be NaN).
+  columns = (columns + kKeyBucket - 1) / kKeyBucket * kKeyBucket;
   const auto options = at::TensorOptions().dtype(dtype_).device(device_);
   for (int64_t layer = 0; layer < config_.num_hidden_layers; ++layer) {
-    key_cache_.push_back(at::empty({rows, config_.num_key_value_heads, columns, config_.head_dim}, options));
-    value_cache_.push_back(at::empty({rows, config_.num_key_value_heads, columns, config_.head_dim}, options));
+    key_cache_.push_back(at::zeros({rows, config_.num_key_value_heads, columns, config_.head_dim}, options));
+    value_cache_.push_back(at::zeros({rows, config_.num_key_value_heads, columns, config_.head_dim}, options));
   }
 }
 
@@ -49,25 +58,45 @@ at::Tensor Qwen3Model::rms_norm(const at::Tensor& x, const at::Tensor& weight) c
   return at::rms_norm(x, {x.size(-1)}, std::nullopt, config_.rms_norm_eps).mul(weight);
 }
 
+void Qwen3Model::fill_attention_bias(at::Tensor& bias, const at::Tensor& mask, int64_t visible) const {
+  bias.fill_(-std::numeric_limits<double>::infinity());
+  auto shown = bias.narrow(-1, 0, visible);
+  if (mask.defined())
+    shown.masked_fill_(mask.repeat({1, 1, query_group(), 1}), 0.0);
+  else
+    shown.zero_();
+}
+
 at::Tensor Qwen3Model::forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& mask, int64_t start,
                                int64_t logits_count) {
   const int64_t rows = tokens.size(0), count = tokens.size(1), keys = start + count;
+  PassInputs inputs{tokens, positions, at::arange(start, keys, positions.options()), keys, std::nullopt};
+  if (mask.defined()) {
+    // Made additive (0 / -inf in the compute dtype) once here rather than in every layer.
+    auto bias = at::empty({rows, 1, query_group() * count, keys}, at::TensorOptions().dtype(dtype_).device(device_));
+    fill_attention_bias(bias, mask, keys);
+    inputs.bias = std::move(bias);
+  }
+  return pass(inputs, logits_count);
+}
+
+at::Tensor Qwen3Model::step(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& mask, int64_t start,
+                            int64_t logits_count) {
+  return graphs_ ? graphs_->run(tokens, positions, mask, start, logits_count) : forward(tokens, positions, mask, start, logits_count);
+}
+
+at::Tensor Qwen3Model::pass(const PassInputs& inputs, int64_t logits_count) {
+  const auto& tokens = inputs.tokens;
+  const int64_t rows = tokens.size(0), count = tokens.size(1), keys = inputs.keys;
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, dim = config_.head_dim;
-  const int64_t group = heads / kv_heads;
+  const int64_t group = query_group();
   TORCH_CHECK(!key_cache_.empty() && key_cache_[0].size(0) >= rows && key_cache_[0].size(2) >= keys,
-              "Qwen3Model::forward: the KV cache is too small (reserve_cache first)");
+              "Qwen3Model::pass: the KV cache is too small (reserve_cache first)");
 
   // Rotary tables gathered for each row's positions: [rows, count, 1, dim].
-  const auto flat_positions = positions.reshape({-1});
+  const auto flat_positions = inputs.positions.reshape({-1});
   const auto cos = rope_cos_.index_select(0, flat_positions).view({rows, count, 1, dim});
   const auto sin = rope_sin_.index_select(0, flat_positions).view({rows, count, 1, dim});
-  // Grouped-query attention without copying keys: the `group` query heads that share a KV head
-  // are stacked along the query axis, [rows, kv_heads, group * count, dim]; the mask repeats. It
-  // is made additive (0 / -inf in the compute dtype) once here rather than in every layer.
-  std::optional<at::Tensor> grouped_mask;
-  if (mask.defined())
-    grouped_mask = at::zeros({rows, 1, group * count, keys}, at::TensorOptions().dtype(dtype_).device(device_))
-                       .masked_fill(mask.logical_not().repeat({1, 1, group, 1}), -std::numeric_limits<double>::infinity());
   const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
 
   auto hidden = weights_.embed_tokens.index_select(0, tokens.reshape({-1})).view({rows, count, config_.hidden_size});
@@ -84,11 +113,13 @@ at::Tensor Qwen3Model::forward(const at::Tensor& tokens, const at::Tensor& posit
 
     auto key_cache = key_cache_[layer].narrow(0, 0, rows);
     auto value_cache = value_cache_[layer].narrow(0, 0, rows);
-    key_cache.narrow(2, start, count).copy_(k);
-    value_cache.narrow(2, start, count).copy_(v);
+    key_cache.index_copy_(2, inputs.columns, k);
+    value_cache.index_copy_(2, inputs.columns, v);
+    // Grouped-query attention without copying keys: the `group` query heads that share a KV
+    // head are stacked along the query axis, [rows, kv_heads, group * count, dim].
     const auto attended = at::scaled_dot_product_attention(
         q.contiguous().view({rows, kv_heads, group * count, dim}), key_cache.narrow(2, 0, keys),
-        value_cache.narrow(2, 0, keys), grouped_mask, /*dropout_p=*/0.0, /*is_causal=*/false, scale);
+        value_cache.narrow(2, 0, keys), inputs.bias, /*dropout_p=*/0.0, /*is_causal=*/false, scale);
     const auto merged = attended.view({rows, heads, count, dim}).transpose(1, 2).reshape({rows, count, heads * dim});
     hidden = hidden.add(at::linear(merged, w.o_proj));
 

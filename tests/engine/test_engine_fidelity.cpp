@@ -104,6 +104,39 @@ TEST_CASE("logits match transformers on DICE-8B's shapes (a folder named by $DIC
   auto fixture = open("dice-8b");
   check_logits(fixture);
 }
+
+TEST_CASE("decoding passes replayed as CUDA graphs give the tokens of passes launched one by one") {
+  auto fixture = open("sdar");  // the graphs are on by default
+  auto eager = Engine::load(fixture.folder, {kDevice, kDType, /*cuda_graphs=*/false});
+  REQUIRE_MESSAGE(eager.ok(), eager.error().message);
+  // Left-padded rows of different lengths; 300 new tokens cross a key bucket (256 columns).
+  const TokenRows prompts{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {12, 13, 14}, {15, 16, 17, 18, 19, 20, 21}};
+  DecodeSettings greedy;
+  greedy.sampling.temperature = 0;
+  greedy.max_new_tokens = 300;
+  auto paper = decode_preset("paper", fixture.engine->config(), fixture.engine->generation_config());
+  REQUIRE(paper.ok());
+  paper->settings.max_new_tokens = 300;
+  auto dynamic = paper->settings;  // sampled, several commits per pass
+  dynamic.remasking = Remasking::low_confidence_dynamic;
+  dynamic.confidence = ConfidenceSource::unfiltered;
+  dynamic.confidence_threshold = 0.5;
+  dynamic.sampling = {0.7, 0, 0.95};
+  dynamic.seed = 7;
+  for (const auto& [name, settings] : {std::pair{"greedy", greedy}, std::pair{"paper", paper->settings}, std::pair{"dynamic", dynamic}}) {
+    GenerationStatistics graph_statistics, eager_statistics;
+    const auto replayed = fixture.engine->generate(prompts, settings, &graph_statistics);
+    const auto launched = (*eager)->generate(prompts, settings, &eager_statistics);
+    REQUIRE_MESSAGE(replayed.ok(), replayed.error().message);
+    REQUIRE_MESSAGE(launched.ok(), launched.error().message);
+    CHECK(graph_statistics.forward_passes == eager_statistics.forward_passes);
+    for (size_t row = 0; row < prompts.size(); ++row) {
+      INFO(name << " prompt " << row);
+      CHECK((*replayed)[row].tokens.size() == 300);
+      CHECK((*replayed)[row].tokens == (*launched)[row].tokens);
+    }
+  }
+}
 #else
 namespace {
 
