@@ -92,6 +92,11 @@ Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const 
 
   const auto schedule = transfer_schedule(block, settings.denoising_steps);
   const bool with_entropy = settings.remasking == Remasking::entropy_bounded;
+  // sequential and low_confidence_static commit exactly min(masks left, due) per row and pass, so
+  // the host counts the masks itself and the passes of a block follow each other without waiting
+  // for the device; the other strategies read the count back after every pass.
+  const bool counted_on_host = settings.remasking == Remasking::sequential || settings.remasking == Remasking::low_confidence_static;
+  std::vector<int64_t> masks_left(prompts.size());
   std::vector<Generation> generations(prompts.size());
   std::vector<bool> finished(prompts.size(), false);
   auto current = at::tensor(first_block, long_options).view({rows, block}).to(model.device());
@@ -99,10 +104,14 @@ Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const 
     const int64_t column = prefill_columns + index * block;
     const auto positions = layout.positions(column, block);
     const auto mask = layout.mask(column, block);
+    for (size_t row = 0; row < prompts.size(); ++row)
+      masks_left[row] = index == 0 ? block - (static_cast<int64_t>(prompts[row].size()) - prefill_blocks[row] * block) : block;
     for (size_t step = 0;; ++step) {
       const auto masked = current.eq(mask_id);
       const auto masked_count = masked.sum(-1, /*keepdim=*/true);
-      if (masked_count.max().item<int64_t>() == 0) {
+      const bool block_done = counted_on_host ? std::all_of(masks_left.begin(), masks_left.end(), [](int64_t n) { return n == 0; })
+                                              : masked_count.max().item<int64_t>() == 0;
+      if (block_done) {
         model.step(current, positions, mask, column, 0);  // the writing pass
         ++statistics.forward_passes;
         break;
@@ -114,6 +123,7 @@ Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const 
                                      with_entropy ? drawn.entropy.view({rows, block}) : at::Tensor()};
       // Past the schedule (only entropy_bounded can get there) each pass commits at least one.
       const int64_t due = step < schedule.size() ? schedule[step] : 1;
+      for (auto& left : masks_left) left -= std::min(left, due);
       const auto k = at::minimum(masked_count, at::full_like(masked_count, due));
       current = at::where(positions_to_commit(settings, masked, k, per_position), per_position.tokens, current);
     }

@@ -52,7 +52,12 @@ class CudaPassGraphs final : public PassGraphs {
     return captured.logits;
   }
 
-  void clear() override { graphs_.clear(); }
+  void clear() override {
+    graphs_.clear();
+    // A pool whose graphs are all gone cannot take new captures while tensors of it live on
+    // (the caller may still hold logits): the next captures go to a new one.
+    pool_ = at::cuda::graph_pool_handle();
+  }
 
  private:
   std::unique_ptr<CapturedPass> make_inputs(const GraphShape& shape) const {

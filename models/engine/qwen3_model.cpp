@@ -10,9 +10,11 @@
 namespace dicebench::engine {
 namespace {
 
-at::Tensor rotate_half(const at::Tensor& x) {
+// x's halves swapped: with the sine table's first half negated (rope_sin_), x * cos + swapped * sin
+// is transformers' x * cos + rotate_half(x) * sin, in three kernels rather than five.
+at::Tensor swap_halves(const at::Tensor& x) {
   const int64_t half = x.size(-1) / 2;
-  return at::cat({x.narrow(-1, half, half).neg(), x.narrow(-1, 0, half)}, -1);
+  return at::cat({x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
 }
 
 }  // namespace
@@ -28,7 +30,7 @@ Qwen3Model::Qwen3Model(ModelConfig config, Qwen3Weights weights, at::Device devi
   const auto angles = positions.unsqueeze(1).mul(inverse_frequencies.unsqueeze(0));
   const auto both = at::cat({angles, angles}, -1);
   rope_cos_ = both.cos().to(dtype_);
-  rope_sin_ = both.sin().to(dtype_);
+  rope_sin_ = at::cat({angles.sin().neg(), angles.sin()}, -1).to(dtype_);
 }
 
 Qwen3Model::~Qwen3Model() = default;
@@ -53,8 +55,10 @@ void Qwen3Model::reserve_cache(int64_t rows, int64_t columns) {
 }
 
 at::Tensor Qwen3Model::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
-  // Normalized in float32 and rounded to the compute dtype before the weight multiplies, as
-  // transformers does; at::rms_norm is one fused kernel on CUDA.
+  // transformers normalizes in float32 and rounds to the compute dtype before the weight
+  // multiplies. On CUDA the weight goes into the one fused kernel instead (three kernels fewer per
+  // layer; the product is rounded once, not twice).
+  if (device_.is_cuda()) return at::rms_norm(x, {x.size(-1)}, weight, config_.rms_norm_eps);
   return at::rms_norm(x, {x.size(-1)}, std::nullopt, config_.rms_norm_eps).mul(weight);
 }
 
@@ -106,7 +110,7 @@ at::Tensor Qwen3Model::pass(const PassInputs& inputs, int64_t logits_count) {
     // Query and key heads together: per-head RMSNorm (q_norm and k_norm side by side in
     // qk_norm), then RoPE, [rows, count, heads + kv_heads, dim].
     auto qk = rms_norm(qkv.narrow(-1, 0, (heads + kv_heads) * dim).view({rows, count, heads + kv_heads, dim}), w.qk_norm);
-    qk = qk.mul(cos).add(rotate_half(qk).mul(sin));
+    qk = qk.mul(cos).addcmul_(swap_halves(qk), sin);
     const auto q = qk.narrow(2, 0, heads).transpose(1, 2);
     const auto k = qk.narrow(2, heads, kv_heads).transpose(1, 2);
     const auto v = qkv.narrow(-1, (heads + kv_heads) * dim, kv_heads * dim).view({rows, count, kv_heads, dim}).transpose(1, 2);
