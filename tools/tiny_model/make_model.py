@@ -5,7 +5,8 @@
   make_model.py OUT --arch sdar                     small SDAR-style block-diffusion config
                                                     (block_size, mask_token_id; untied lm_head)
   make_model.py OUT --shape dice-8b [--num-layers N] DICE-8B's real shapes in bf16, written tensor
-                                                    by tensor without building the model (16 GB)
+                                                    by tensor without building the model (16 GB),
+                                                    with a tokenizer laid out as Qwen3's
 
 Small folders are made with transformers' Qwen3ForCausalLM, so their weights load there as is;
 each holds config.json, model.safetensors (or shards and model.safetensors.index.json) and
@@ -112,6 +113,12 @@ def make_dice_8b(out, seed, num_layers=None, shard_bytes=5 << 30):
                   hidden_act="silu", attention_bias=False, bos_token_id=151643, eos_token_id=151645)
     write_json(os.path.join(out, "config.json"), config)
     write_json(os.path.join(out, "generation_config.json"), {"bos_token_id": 151643, "eos_token_id": [151645, 151643]})
+    # A tokenizer with Qwen3's ids, so that the folder serves a whole run (prompts in, text out).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import make_tokenizer
+    with open(make_tokenizer.DEFAULT_CORPUS, encoding="utf-8", newline="") as f:
+        trained = make_tokenizer.train([f.read()], 1000)
+    make_tokenizer.write_folder(make_tokenizer.with_qwen3_ids(trained), out, "pairs")
 
 
 def main():

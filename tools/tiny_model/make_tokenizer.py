@@ -4,7 +4,7 @@ and ByteLevel pre-tokenizer, NFC normalizer, ByteLevel decoder, Qwen's special t
 vocabulary) with Hugging Face's `tokenizers`, and writes tokenizer.json and tokenizer_config.json
 (with a ChatML chat template that renders one conversation as Qwen3's does) into a folder.
 
-    make_tokenizer.py OUT_DIR [--vocab-size N] [--merges-format pairs|strings] [--corpus FILE ...]
+    make_tokenizer.py OUT_DIR [--vocab-size N] [--merges-format pairs|strings] [--corpus FILE ...] [--qwen3-ids]
 
 --merges-format strings writes the merges as "left right" strings (older files) instead of
 ["left", "right"] pairs (what tokenizers >= 0.20 writes). The default corpus is
@@ -63,6 +63,32 @@ def train(texts, vocab_size: int) -> Tokenizer:
     return tokenizer
 
 
+# Where Qwen3's tokenizer puts the added tokens above (151646..151666 hold others of its own).
+QWEN3_IDS = {"<|endoftext|>": 151643, "<|im_start|>": 151644, "<|im_end|>": 151645, "<think>": 151667,
+             "</think>": 151668, "<|MASK|>": 151669}
+
+
+def with_qwen3_ids(tokenizer: Tokenizer) -> Tokenizer:
+    """The tokenizer laid out as Qwen3's (and DICE's) is, for folders of those models' shapes: the
+    vocabulary padded with tokens no merge makes ("tok<N>", still decodable) up to 151643 ids, the
+    added tokens at Qwen3's ids, and reserved special tokens in the gaps between them. A model with
+    random weights then decodes every id it can draw."""
+    data = json.loads(tokenizer.to_str())
+    vocab = data["model"]["vocab"]
+    for i in range(len(vocab), QWEN3_IDS["<|endoftext|>"]):
+        vocab[f"tok{i}"] = i
+    added = {token["content"]: token for token in data["added_tokens"]}
+    for content, token in added.items():
+        token["id"] = QWEN3_IDS[content]
+    taken = set(QWEN3_IDS.values())
+    for i in range(min(taken), max(taken)):
+        if i not in taken:
+            data["added_tokens"].append({"id": i, "content": f"<|reserved_{i}|>", "single_word": False, "lstrip": False,
+                                         "rstrip": False, "normalized": False, "special": True})
+    data["added_tokens"].sort(key=lambda token: token["id"])
+    return Tokenizer.from_str(json.dumps(data))
+
+
 def write_folder(tokenizer: Tokenizer, out_dir: str, merges_format: str) -> None:
     os.makedirs(out_dir, exist_ok=True)
     data = json.loads(tokenizer.to_str())
@@ -92,12 +118,14 @@ def main() -> int:
     parser.add_argument("--vocab-size", type=int, default=1000)
     parser.add_argument("--merges-format", choices=["pairs", "strings"], default="pairs")
     parser.add_argument("--corpus", nargs="+", default=[DEFAULT_CORPUS])
+    parser.add_argument("--qwen3-ids", action="store_true", help="Qwen3's layout of ids (151643 regular, added tokens above)")
     args = parser.parse_args()
     texts = []
     for path in args.corpus:
         with open(path, encoding="utf-8", newline="") as f:
             texts.append(f.read())
-    write_folder(train(texts, args.vocab_size), args.out_dir, args.merges_format)
+    tokenizer = train(texts, args.vocab_size)
+    write_folder(with_qwen3_ids(tokenizer) if args.qwen3_ids else tokenizer, args.out_dir, args.merges_format)
     return 0
 
 
