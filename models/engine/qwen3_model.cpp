@@ -56,9 +56,9 @@ void Qwen3Model::reserve_cache(int64_t rows, int64_t columns) {
 
 at::Tensor Qwen3Model::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
   // transformers normalizes in float32 and rounds to the compute dtype before the weight
-  // multiplies. On CUDA the weight goes into the one fused kernel instead (three kernels fewer per
-  // layer; the product is rounded once, not twice).
-  if (device_.is_cuda()) return at::rms_norm(x, {x.size(-1)}, weight, config_.rms_norm_eps);
+  // multiplies. On CUDA a weight of one row (not the per-head qk_norm) goes into the one fused
+  // kernel instead (two kernels fewer per layer; the product is rounded once, not twice).
+  if (device_.is_cuda() && weight.dim() == 1) return at::rms_norm(x, {x.size(-1)}, weight, config_.rms_norm_eps);
   return at::rms_norm(x, {x.size(-1)}, std::nullopt, config_.rms_norm_eps).mul(weight);
 }
 

@@ -59,10 +59,10 @@ def logits_references(model, arch, device):
             mask = bd.block_causal_mask(len(row), block).to(device)
             logits = model(input_ids=ids, attention_mask=mask).logits[0].float()
             if block == 1:  # the 4-D mask is the model's own causal mask: both must agree (on CUDA
-                # they take different attention kernels, so up to rounding)
+                # they take different attention kernels: up to bf16 rounding, the engine's tolerance)
                 plain = model(input_ids=ids).logits[0].float()
                 differs = (plain - logits).abs().max().item() / logits.abs().max().item()
-                assert differs <= (0 if device == "cpu" else 1e-2), f"causal 4-D mask differs from transformers' own causal mask ({differs})"
+                assert differs <= (0 if device == "cpu" else 3e-2), f"causal 4-D mask differs from transformers' own causal mask ({differs})"
             tensors[f"{name}.{i}"] = logits.cpu().contiguous()
         groups.append({"name": name, "block_length": block, "rows": rows})
     return groups, tensors
