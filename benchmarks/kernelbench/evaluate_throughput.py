@@ -4,7 +4,7 @@ through one Evaluator (one GPU, or --workers evaluators on the CPU), the latency
 the latency of a call answered from the cache.
 
 usage: evaluate_throughput.py --kernelbench-root DIR [--candidates DIR] [--device cuda|cpu]
-                              [--passes 2] [--threads 2] [--workers 2] [--json FILE]
+                              [--passes 2] [--threads 2] [--workers 2] [--spares 1] [--json FILE]
 
 --candidates holds KernelBench-style files (level_L_problem_P_sample_S_kernel.py; default
 benchmarks/kernelbench/candidates); each is paired with problem P of level L under
@@ -84,11 +84,12 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2, help="callers submitting at once")
     parser.add_argument("--workers", type=int, default=2, help="evaluators on the CPU (CUDA: one per GPU of --gpus)")
     parser.add_argument("--gpus", default="0", help="GPUs the Evaluator uses (default: one GPU, 0)")
+    parser.add_argument("--spares", type=int, default=1, help="candidate workers each evaluator keeps started")
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args()
     jobs = pairs(args.candidates, args.kernelbench_root)
 
-    with dicebench.Evaluator(args.device, workers=args.workers, gpus=args.gpus) as evaluator:
+    with dicebench.Evaluator(args.device, workers=args.workers, gpus=args.gpus, spares=args.spares) as evaluator:
         first, first_seconds = timed(evaluator, jobs[0]["problem"], jobs[0]["candidate"] + "\n# first call\n")
         calls = [(job, p, job["candidate"] + f"\n# pass {p}\n") for p in range(args.passes) for job in jobs]
         started = time.perf_counter()
@@ -103,6 +104,7 @@ def main() -> int:
         "device": device,
         "evaluators": size,
         "threads": args.threads,
+        "spares": args.spares,
         "candidates": len(calls),
         "first_call_s": first_seconds,
         "wall_s": wall,

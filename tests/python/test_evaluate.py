@@ -69,6 +69,15 @@ class SameVerdictsAsEval(unittest.TestCase):
             with self.assertRaises(dicebench.CandidateError):
                 self.evaluator.evaluate(self.problem, source)
 
+    def test_problem_that_fails_is_an_error_and_the_evaluator_goes_on(self):
+        broken = self.problem.replace("return [torch.randn(16, 32)]", "raise RuntimeError('no inputs today')")
+        self.assertNotEqual(broken, self.problem)
+        with self.assertRaises(dicebench.Error) as raised:
+            self.evaluator.evaluate(broken, read(os.path.join(EVAL, "correct.py")))
+        self.assertIn("no inputs today", str(raised.exception))
+        self.assertEqual(self.evaluator.evaluate(self.problem, read(os.path.join(EVAL, "wrong_dtype.py"))).verdict,
+                         "dtype_mismatch")
+
     def test_cached_result_returns_at_once(self):
         source = read(os.path.join(EVAL, "wrong_shape.py"))
         first = self.evaluator.evaluate(self.problem, source)

@@ -2,6 +2,7 @@
 evaluations and per-sample results as dicts and DataFrames, the same report as `dicebench report
 --json`, and runs that do not exist."""
 
+import importlib.util
 import json
 import os
 import shutil
@@ -54,13 +55,18 @@ class ResultsOfARun(unittest.TestCase):
         self.assertEqual([(r["problem_id"], r["verdict"], r["correct"]) for r in results],
                          [(1, "correct", 1), (2, "output_mismatch", 0), (10, "extraction_failed", 0)])
 
+    @unittest.skipUnless(importlib.util.find_spec("pandas"), "pandas is not installed")
     def test_tables_as_frames(self):
         import pandas
 
         frame = dicebench.open(self.db).evaluations(frame=True)
         self.assertIsInstance(frame, pandas.DataFrame)
         self.assertEqual(list(frame["status"]), ["correct", "output_mismatch", "extraction_failed"])
-        self.assertIsInstance(dicebench.open(self.db).runs(), pandas.DataFrame)  # pandas is installed here
+
+    def test_default_follows_pandas(self):
+        runs = dicebench.open(self.db).runs()
+        expected = "DataFrame" if importlib.util.find_spec("pandas") else "list"
+        self.assertEqual(type(runs).__name__, expected)
 
     def test_report_equals_the_cli(self):
         done = cli("report", "1", "--db", self.db, "--json")
