@@ -42,14 +42,15 @@ else
 fi
 
 # The Python environment: torch (the worker embeds CPython and imports it), pybind11, numpy;
-# tokenizers, transformers and safetensors for the tokenizer's and the model engine's references.
+# tokenizers, transformers and safetensors for the tokenizer's and the model engine's references;
+# pandas for the Python module's DataFrames.
 python=${DICEBENCH_PYTHON:-}
 if [ -z "$python" ] && [ -n "${DICEBENCH_DEPS_DIR:-}" ]; then
   python=$(command -v python3)
 elif [ -z "$python" ]; then
   python=$root/.venv/bin/python
   [ -x "$python" ] || { say "creating the Python environment $root/.venv"; python3 -m venv "$root/.venv"; }
-  if ! "$python" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "pybind11", "numpy", "tokenizers", "transformers", "safetensors")))' 2>/dev/null; then
+  if ! "$python" -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in ("torch", "pybind11", "numpy", "tokenizers", "transformers", "safetensors", "pandas")))' 2>/dev/null; then
     say "installing Python packages (tools/requirements.txt)"
     "$python" -m pip install -q --disable-pip-version-check -r "$root/tools/requirements.txt"
   fi
@@ -69,3 +70,10 @@ if [ ! -f "$build/build.ninja" ] || ! grep -qx "Python3_EXECUTABLE:FILEPATH=$pyt
 fi
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake --build "$build" -j "$jobs" >&2
+
+# The project environment imports the build's dicebench package (README: "The Python module")
+# through a .pth file naming the folder that holds it.
+if [ "$python" = "$root/.venv/bin/python" ]; then
+  site=$("$python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+  printf '%s\n' "$build/lib/dicebench/python" > "$site/dicebench.pth"
+fi

@@ -4,6 +4,7 @@
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
 #include "core/host/evaluation_stage.hpp"
+#include "harness/client/evaluation_json.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,36 +12,6 @@
 #include <memory>
 
 namespace dicebench::cli {
-namespace {
-
-nlohmann::json timing_json(const std::optional<harness::Timing>& t) {
-  if (!t) return nullptr;
-  return {{"median_ms", t->median_ms}, {"mean_ms", t->mean_ms}, {"std_ms", t->std_ms}, {"min_ms", t->min_ms},
-          {"max_ms", t->max_ms},       {"p10_ms", t->p10_ms},   {"p90_ms", t->p90_ms}, {"trials", t->trials}};
-}
-
-template <class T>
-nlohmann::json optional_json(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-nlohmann::json compile_json(const std::optional<harness::CompileInfo>& c) {
-  if (!c) return nullptr;
-  return {{"path", c->path}, {"reason", c->reason}, {"seconds", c->seconds}, {"log", c->log}, {"records", c->records}};
-}
-
-nlohmann::json profile_json(const std::optional<harness::DeviceProfile>& p) {
-  if (!p) return nullptr;
-  nlohmann::json kernels = nlohmann::json::array();
-  for (const auto& k : p->kernels)
-    kernels.push_back({{"name", k.name}, {"kind", k.kind}, {"from_candidate", k.from_candidate},
-                       {"launches_per_call", k.launches_per_call}, {"ms_per_call", k.ms_per_call}, {"grid", k.grid},
-                       {"block", k.block}});
-  return {{"busy_ms", p->busy_ms}, {"host_ms", p->host_ms}, {"candidate_share", p->candidate_share}, {"kernels", kernels}};
-}
-
-}  // namespace
-
 Command add_eval_command(CLI::App& parent) {
   struct Options {
     std::string problem, candidate, device, tolerance = "kernelbench";
@@ -80,16 +51,7 @@ Command add_eval_command(CLI::App& parent) {
             auto e = evaluator.evaluate(problem, "sha256:" + sha256_hex(problem), candidate);
             if (!e) return fail(e.error().message);
             if (o->json) {
-              const nlohmann::json out = {{"verdict", e->status}, {"compiled", e->compiled}, {"correct", e->correct},
-                                          {"device", settings->device}, {"runtime", timing_json(e->runtime)},
-                                          {"baseline", timing_json(e->baseline)}, {"speedup", optional_json(e->speedup)},
-                                          {"speedup_mean", optional_json(e->speedup_mean)},
-                                          {"max_abs_diff", optional_json(e->max_abs_diff)},
-                                          {"mean_abs_diff", optional_json(e->mean_abs_diff)},
-                                          {"failed_trial", optional_json(e->failed_trial)},
-                                          {"error_class", e->error_class}, {"error_message", e->error_message},
-                                          {"seconds", e->seconds}, {"compile", compile_json(e->compile)},
-                                          {"profile", profile_json(e->profile)}};
+              const nlohmann::json out = harness::evaluation_json(*e, settings->device);
               fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
               return 0;
             }

@@ -153,11 +153,9 @@ Result<Timing> Evaluator::baseline(const std::string& job, const std::string& pr
   return timing;
 }
 
-std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candidate_source) {
+std::unique_ptr<Evaluator::Candidate> Evaluator::spawn_candidate() {
   auto c = std::make_unique<Candidate>();
-  c->source_hash = sha256_hex(candidate_source);
   c->job = fmt::format("job-{}", ++next_job_);
-  c->started = std::chrono::steady_clock::now();
   c->folder = std::make_unique<JobFolder>(settings_.work_root);
   if (c->folder->path.empty()) {
     c->start_error = "cannot create a job folder under " + settings_.work_root;
@@ -167,11 +165,21 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candi
                         (c->folder->path / "candidate.log").string(), settings_.visible_devices};
   options.start_timeout = settings_.compile_timeout;
   auto worker = WorkerProcess::spawn(options);
-  if (!worker) {
-    c->start_error = worker.error().message;
-    return c;
+  if (!worker) c->start_error = worker.error().message;
+  else c->worker = std::move(*worker);
+  return c;
+}
+
+std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candidate_source) {
+  std::unique_ptr<Candidate> c;
+  while (!spares_.empty() && !c) {
+    if (spares_.front()->worker && spares_.front()->worker->alive()) c = std::move(spares_.front());
+    spares_.pop_front();
   }
-  c->worker = std::move(*worker);
+  if (!c) c = spawn_candidate();
+  c->source_hash = sha256_hex(candidate_source);
+  c->started = std::chrono::steady_clock::now();  // the compile time limit counts from the load
+  if (!c->worker) return c;
   nlohmann::json load = {{"type", "candidate.load"}, {"job", c->job}, {"candidate_source", candidate_source},
                          {"device", settings_.device}, {"work_dir", c->folder->path.string()}};
   if (settings_.device == "cuda" && settings_.fastpath) load["fastpath"] = {{"cache_dir", settings_.fastpath_cache}};
@@ -188,6 +196,10 @@ void Evaluator::await_load(Candidate& c) {
   if (c.loaded || !c.worker) return;
   const auto left = remaining(c.started + settings_.compile_timeout);
   c.loaded = c.worker->receive(std::max(left, std::chrono::milliseconds(1)));
+}
+
+void Evaluator::top_up_spares() {
+  while (static_cast<int>(spares_.size()) < settings_.warm_spares) spares_.push_back(spawn_candidate());
 }
 
 void Evaluator::prefetch(const std::string& candidate_source) { queued_.push_back(candidate_source); }
@@ -297,6 +309,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
   await_load(c);
   clock.lap("compile_wait");
   launch_ahead();  // once this candidate has compiled, so it never waits on the ones behind it
+  top_up_spares();
   if (!c.loaded->reply || c.loaded->failure != CallFailure::none) {
     charge_failure(e, *c.loaded, "start-up and compile", "");
     return {};

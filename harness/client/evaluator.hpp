@@ -6,7 +6,8 @@
 // to that candidate only. prefetch() queues candidates evaluate() will be asked for next: up to
 // `prefetch` of their workers start and compile on CPU cores while the current candidate runs on
 // the GPU (a worker's start-up, mostly importing torch, takes seconds; a whole evaluation often
-// less than one).
+// less than one). With warm_spares, that many candidate workers are kept started: they wait, torch
+// imported, for whatever candidates come next (the Python module's calls, not known in advance).
 #pragma once
 
 #include "core/base/result.hpp"
@@ -41,6 +42,7 @@ struct EvaluationSettings {
   bool fastpath = true;                        // compile load_inline calls with NVRTC (CUDA only)
   std::string baseline_method = "eager";       // or "compile": the reference under torch.compile
   int prefetch = 4;                            // candidate workers started ahead of the current one
+  int warm_spares = 0;                         // candidate workers kept started for the next calls
   std::string fastpath_cache;                  // compile cache folder (default: $XDG_CACHE_HOME/dicebench/fastpath)
 };
 
@@ -113,6 +115,7 @@ class Evaluator {
   Result<WorkerProcess*> reference();
   Result<Timing> baseline(const std::string& job, const std::string& problem_hash, bool* measured);
   std::unique_ptr<Candidate> launch(const std::string& candidate_source);
+  std::unique_ptr<Candidate> spawn_candidate();  // a started worker with its job folder, no load sent
   void await_load(Candidate& candidate);
   Result<bool> check_trial(Job& job, int trial, uint64_t seed);
   Result<void> run_candidate(Job& job);
@@ -123,6 +126,8 @@ class Evaluator {
   void launch_ahead();
   std::deque<std::unique_ptr<Candidate>> ahead_;  // launched for candidates queued by prefetch()
   std::deque<std::string> queued_;                // queued, not launched yet
+  std::deque<std::unique_ptr<Candidate>> spares_;  // started, waiting for candidates (warm_spares)
+  void top_up_spares();
   std::string log_dir_;
   int64_t next_job_ = 0;
 };

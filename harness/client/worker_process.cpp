@@ -4,11 +4,13 @@
 #include "harness/client/frame_io.hpp"
 
 #include <boost/process.hpp>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/wait.h>
 
 #include <csignal>
 #include <cstring>
+#include <mutex>
 
 namespace dicebench::harness {
 
@@ -35,6 +37,11 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::start(const WorkerOptions&
 
 Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const WorkerOptions& options) {
   std::signal(SIGPIPE, SIG_IGN);  // a dead worker must not take the host down with it
+  // One spawn at a time, and the host's pipe ends close on exec: a worker started from another
+  // thread would otherwise inherit this worker's pipes, and keep its output open after it died
+  // (its crash would then look like a hang).
+  static std::mutex spawning;
+  const std::lock_guard lock(spawning);
   auto state = std::make_unique<State>();
   state->role = options.role;
   bp::environment env = boost::this_process::environment();
@@ -49,6 +56,8 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const WorkerOptions&
   // pipes' destructors do not close them a second time.
   state->to_worker.assign_source(-1);
   state->from_worker.assign_sink(-1);
+  fcntl(state->to_worker.native_sink(), F_SETFD, FD_CLOEXEC);
+  fcntl(state->from_worker.native_source(), F_SETFD, FD_CLOEXEC);
   std::unique_ptr<WorkerProcess> worker(new WorkerProcess(std::move(state)));
   worker->options_ = options;
   return worker;

@@ -1,0 +1,205 @@
+"""evaluate(): candidates judged by dicebench's isolated workers, for scripts and for reinforcement-
+learning trainers that use the verdict as a reward. An Evaluator holds a pool of the harness's
+evaluators (one per GPU, or `workers` on the CPU), each with a warm reference worker and a spare
+candidate worker; every candidate still runs in a fresh process of its own, so one that crashes,
+hangs or misbehaves ends as a verdict and never harms the caller. Calls release the GIL and may
+come from many threads: each waits for a free evaluator. Results are cached in memory by
+(problem, candidate) within an Evaluator (the settings are the Evaluator's own)."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import hashlib
+import json
+import os
+import pathlib
+import threading
+from typing import Any
+
+from . import _dicebench
+from ._dicebench import Error
+from ._sources import check_candidate, check_problem
+
+
+@dataclasses.dataclass(frozen=True)
+class Timing:
+    """Milliseconds per call over the timed trials."""
+
+    median_ms: float
+    mean_ms: float
+    std_ms: float
+    min_ms: float
+    max_ms: float
+    p10_ms: float
+    p90_ms: float
+    trials: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """One candidate's verdict, with the fields of `dicebench eval --json`.
+
+    verdict is one of compile_failed, runtime_error, timeout, crashed, shape_mismatch,
+    dtype_mismatch, output_mismatch, correct. runtime and baseline are set when correct; speedup
+    is the baseline's median over the candidate's. failed_trial is the first correctness trial
+    that failed. compile_path says how load_inline calls were built (nvrtc, fallback, mixed,
+    none). details holds everything else (compile log and records, device profile, phases).
+    cached is True when the result came from the Evaluator's memory instead of the workers."""
+
+    verdict: str
+    correct: bool
+    compiled: bool
+    device: str
+    runtime: Timing | None
+    baseline: Timing | None
+    speedup: float | None
+    max_abs_diff: float | None
+    mean_abs_diff: float | None
+    failed_trial: int | None
+    compile_path: str | None
+    error_class: str
+    error_message: str
+    seconds: float
+    cached: bool = False
+    details: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Evaluation:
+        timing = lambda t: Timing(**t) if t else None  # noqa: E731
+        compile_info = data.get("compile") or {}
+        return cls(
+            verdict=data["verdict"],
+            correct=data["correct"],
+            compiled=data["compiled"],
+            device=data["device"],
+            runtime=timing(data.get("runtime")),
+            baseline=timing(data.get("baseline")),
+            speedup=data.get("speedup"),
+            max_abs_diff=data.get("max_abs_diff"),
+            mean_abs_diff=data.get("mean_abs_diff"),
+            failed_trial=data.get("failed_trial"),
+            compile_path=compile_info.get("path"),
+            error_class=data.get("error_class", ""),
+            error_message=data.get("error_message", ""),
+            seconds=data.get("seconds", 0.0),
+            details=data,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The evaluation as plain data (the JSON of `dicebench eval --json`, plus "cached")."""
+        return {**self.details, "cached": self.cached}
+
+
+def _worker_executable() -> str:
+    """$DICEBENCH_WORKER, else bin/dicebench-worker of the build tree or install this package is in
+    (both put the package in lib/dicebench/python/dicebench)."""
+    worker = os.environ.get("DICEBENCH_WORKER") or str(pathlib.Path(__file__).resolve().parents[4] / "bin" / "dicebench-worker")
+    if not os.access(worker, os.X_OK):
+        raise Error(f"no dicebench-worker at {worker} (build dicebench, or set DICEBENCH_WORKER)")
+    return worker
+
+
+class Evaluator:
+    """Evaluates candidates with fixed settings through a pool of isolated workers.
+
+    device: "cuda" or "cpu" (default: cuda where a GPU is visible). trials: correctness trials.
+    tolerance: "kernelbench" (per dtype) or "compat" (1e-2). timeout and compile_timeout: seconds
+    a candidate may run, and take to start and compile. fastpath: NVRTC for load_inline calls
+    (CUDA). model_mode: "train" (KernelBench's) or "eval". baseline: "eager" or "compile".
+    timing_budget: seconds of timing per call site. workers: evaluators on the CPU (default 2);
+    on CUDA there is one per GPU of `gpus` ("all" or a list such as "0,1"). spares: candidate
+    workers each evaluator keeps started (torch imported) for the next calls. cache_size: results
+    kept in memory (0: none). Use as a context manager, or call close()."""
+
+    def __init__(
+        self,
+        device: str | None = None,
+        *,
+        trials: int = 5,
+        tolerance: str = "kernelbench",
+        timeout: float = 300.0,
+        compile_timeout: float = 600.0,
+        fastpath: bool = True,
+        model_mode: str = "train",
+        baseline: str = "eager",
+        timing_budget: float = 10.0,
+        workers: int = 2,
+        gpus: str = "all",
+        spares: int = 1,
+        cache_size: int = 4096,
+    ):
+        settings = {
+            "eval.trials": str(trials),
+            "eval.tolerance": tolerance,
+            "eval.timeout_s": str(timeout),
+            "eval.compile_timeout_s": str(compile_timeout),
+            "eval.fastpath": "on" if fastpath else "off",
+            "eval.model_mode": model_mode,
+            "eval.baseline": baseline,
+            "eval.timing_budget_s": str(timing_budget),
+            "eval.cpu_workers": str(workers),
+            "eval.gpus": gpus,
+        }
+        if device is not None:
+            settings["eval.device"] = device
+        self._pool = _dicebench.EvaluatorPool(settings, _worker_executable(), spares)
+        self._cache: collections.OrderedDict[str, Evaluation] = collections.OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    @property
+    def device(self) -> str:
+        """"cpu" or "cuda"."""
+        return self._pool.device
+
+    @property
+    def size(self) -> int:
+        """How many candidates this Evaluator judges at once."""
+        return self._pool.size
+
+    def evaluate(self, problem: str, candidate: str) -> Evaluation:
+        """The verdict of `candidate` (source defining ModelNew) against `problem` (source defining
+        Model, get_inputs and get_init_inputs). CandidateError / ProblemError for sources that are
+        not a candidate / problem; dicebench.Error when the harness itself fails (the reference
+        program cannot be built or run). A candidate's own failures are verdicts, never errors."""
+        key = hashlib.sha256(f"{len(problem)}:{problem}{candidate}".encode()).hexdigest()
+        with self._lock:
+            if key in self._cache:  # only checked sources get here
+                self._cache.move_to_end(key)
+                return dataclasses.replace(self._cache[key], cached=True)
+        check_problem(problem)
+        check_candidate(candidate)
+        result = Evaluation.from_json(json.loads(self._pool.evaluate(problem, candidate)))
+        if self._cache_size > 0:
+            with self._lock:
+                self._cache[key] = result
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return result
+
+    def close(self) -> None:
+        """Waits for calls in progress, then ends the workers; later calls raise dicebench.Error."""
+        self._pool.close()
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_shared: dict[tuple[Any, ...], Evaluator] = {}
+_shared_lock = threading.Lock()
+
+
+def evaluate(problem: str, candidate: str, device: str | None = None, trials: int = 5, **settings: Any) -> Evaluation:
+    """Evaluates one candidate against one problem (see Evaluator for the settings). Calls with
+    the same settings share one Evaluator, created on first use and kept for the process's life:
+    its workers stay warm and its cache answers a repeated candidate at once."""
+    key = (device, trials, *sorted(settings.items()))
+    with _shared_lock:
+        evaluator = _shared.get(key)
+        if evaluator is None:
+            evaluator = _shared[key] = Evaluator(device, trials=trials, **settings)
+    return evaluator.evaluate(problem, candidate)

@@ -1,0 +1,109 @@
+"""The dicebench package without workers: it imports with its stubs, and bad input (sources that
+are not a candidate or a problem, databases that are missing, foreign or newer, runs that do not
+exist) raises one clear exception each."""
+
+import os
+import pathlib
+import sqlite3
+import tempfile
+import unittest
+
+import dicebench
+from support import NOT_A_CANDIDATE, PROBLEM, read
+
+
+class Package(unittest.TestCase):
+    def test_public_names_and_stubs(self):
+        for name in dicebench.__all__:
+            self.assertTrue(hasattr(dicebench, name), name)
+        folder = pathlib.Path(dicebench.__file__).parent
+        self.assertTrue((folder / "py.typed").exists())
+        stub = (folder / "__init__.pyi").read_text()
+        for name in dicebench.__all__:
+            self.assertIn(name, stub)
+        self.assertTrue(dicebench.evaluate.__doc__ and dicebench.open.__doc__ and dicebench.report.__doc__)
+        self.assertTrue(issubclass(dicebench.CandidateError, dicebench.Error))
+        self.assertTrue(issubclass(dicebench.CandidateError, ValueError))
+
+
+class BadSources(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.evaluator = dicebench.Evaluator("cpu")  # starts no worker before its first evaluation
+        cls.problem = read(PROBLEM)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.evaluator.close()
+
+    def test_sources_that_are_not_a_candidate(self):
+        cases = {
+            "": "the candidate is empty",
+            "  \n": "the candidate is empty",
+            "class ModelNew(nn.Module)\n    pass\n": "the candidate is not valid Python: line 1",
+            NOT_A_CANDIDATE: "the candidate defines no ModelNew",
+        }
+        for source, message in cases.items():
+            with self.assertRaises(dicebench.CandidateError) as raised:
+                self.evaluator.evaluate(self.problem, source)
+            self.assertIn(message, str(raised.exception))
+        with self.assertRaises(TypeError):
+            self.evaluator.evaluate(self.problem, b"class ModelNew: pass")
+
+    def test_sources_that_are_not_a_problem(self):
+        with self.assertRaises(dicebench.ProblemError) as raised:
+            self.evaluator.evaluate("class Model: pass\n", "class ModelNew: pass\n")
+        self.assertIn("the problem defines no get_inputs, get_init_inputs", str(raised.exception))
+
+    def test_bad_settings(self):
+        with self.assertRaises(dicebench.Error) as raised:
+            dicebench.Evaluator("cpu", tolerance="loose")
+        self.assertIn("eval.tolerance must be kernelbench or compat", str(raised.exception))
+        with self.assertRaises(dicebench.Error):
+            dicebench.Evaluator("tpu")
+
+    def test_closed_evaluator_refuses(self):
+        evaluator = dicebench.Evaluator("cpu")
+        evaluator.close()
+        with self.assertRaises(dicebench.Error) as raised:
+            evaluator.evaluate(self.problem, read(os.path.join(os.path.dirname(PROBLEM), "correct.py")))
+        self.assertIn("closed", str(raised.exception))
+
+
+class BadDatabases(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.folder.name, "x.db")
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def assert_refused(self, message: str):
+        with self.assertRaises(dicebench.Error) as raised:
+            dicebench.open(self.path)
+        self.assertIn(message, str(raised.exception))
+
+    def test_missing(self):
+        self.assert_refused(f"no database at {self.path}")
+        self.assertFalse(os.path.exists(self.path))  # never created
+
+    def test_another_programs_database(self):
+        with sqlite3.connect(self.path) as db:
+            db.execute("create table notes (text)")
+        self.assert_refused("not a dicebench database")
+
+    def test_not_sqlite(self):
+        pathlib.Path(self.path).write_text("hello\n" * 100)
+        with self.assertRaises(dicebench.Error):
+            dicebench.open(self.path)
+
+    def test_newer_schema(self):
+        with sqlite3.connect(self.path) as db:
+            db.execute("create table runs (id)")
+            db.execute("pragma application_id = 1145652037")  # "DICE"
+            db.execute(f"pragma user_version = {dicebench.SCHEMA_VERSION + 1}")
+        self.assert_refused("was written by a newer dicebench")
+
+
+if __name__ == "__main__":
+    unittest.main()
