@@ -18,6 +18,9 @@ set(DICEBENCH_INSTALL_CMAKE_DIR lib/cmake/dicebench)
 
 # The product's plugins; the example plugin is a template for users and stays out.
 set(DICEBENCH_INSTALLED_PLUGINS dicebench-suite-kernelbench dicebench-model-replay)
+if(TARGET dicebench-model-local)  # built where torch has its C++ parts
+  list(APPEND DICEBENCH_INSTALLED_PLUGINS dicebench-model-local)
+endif()
 
 install(TARGETS dicebench dicebench-worker RUNTIME DESTINATION ${DICEBENCH_INSTALL_BIN_DIR})
 # The worker's Python: the harness package and, where CUDA was found, the dicebench_cuda module.

@@ -33,7 +33,7 @@ Result<size_t> unevaluated_samples(results::Store& store, int64_t run) {
 }
 
 struct RunOptions {
-  std::string model, suite, problems, config_file, kernelbench_root, device, tolerance, gpus;
+  std::string model, model_path, suite, problems, config_file, kernelbench_root, device, tolerance, gpus;
   std::optional<int> trials;
   std::string db = kDefaultDatabase;
   std::optional<int> samples;
@@ -51,6 +51,7 @@ Result<host::Config> resolve_config(const RunOptions& o) {
     config = std::move(*loaded);
   }
   if (!o.model.empty()) config.set("model", o.model);
+  if (!o.model_path.empty()) config.set("model_path", o.model_path);
   if (!o.suite.empty()) config.set("suite", o.suite);
   if (!o.problems.empty()) config.set("problems", o.problems);
   if (o.samples) config.set("samples", std::to_string(*o.samples));
@@ -81,7 +82,7 @@ int run(const RunOptions& o, CLI::App& app) {
   std::optional<host::ResumeState> resume;
   host::Config config;
   if (o.resume) {
-    for (const char* flag : {"--model", "--suite", "--problems", "--samples", "--seed", "--config", "--set", "--batch-size",
+    for (const char* flag : {"--model", "--model-path", "--suite", "--problems", "--samples", "--seed", "--config", "--set", "--batch-size",
                              "--device", "--trials", "--tolerance"})
       if (app.count(flag)) return fail(fmt::format("--resume continues run {} with its own settings; drop {}", *o.resume, flag));
     auto stored = store->run(*o.resume);
@@ -183,6 +184,7 @@ Command add_run_command(CLI::App& parent) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* app = parent.add_subcommand("run", "Generate samples for a suite with a model, evaluate and store them");
   app->add_option("--model", o->model, "Model name (dicebench list models), e.g. dice-8b or replay:FOLDER");
+  app->add_option("--model-path", o->model_path, "The model's folder (config.json, safetensors, tokenizer.json) instead of the Hugging Face cache");
   app->add_option("--suite", o->suite, "Suite name (dicebench list suites), e.g. kernelbench-l2");
   app->add_option("--problems", o->problems, "Problem ids and ranges, e.g. 1-4,7 (default: all)");
   app->add_option("--samples", o->samples, "Samples per problem (default 1)")->check(CLI::PositiveNumber);

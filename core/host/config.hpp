@@ -26,6 +26,6 @@ class Config {
 };
 
 // Top-level keys the host itself reads; everything else must sit in a section ([kernelbench], ...).
-inline constexpr std::string_view kRunKeys[] = {"model", "suite", "problems", "samples", "db", "seed", "batch_size"};
+inline constexpr std::string_view kRunKeys[] = {"model", "model_path", "suite", "problems", "samples", "db", "seed", "batch_size"};
 
 }  // namespace dicebench::host
