@@ -118,6 +118,8 @@ Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const 
       }
       const auto logits = model.step(current, positions, mask, column, block);
       ++statistics.forward_passes;
+      // The mask token is never drawn: committed, it would stay masked and the block never end.
+      logits.select(-1, mask_id).fill_(-std::numeric_limits<double>::infinity());
       const auto drawn = draw_tokens(logits.reshape({rows * block, -1}), settings.sampling, settings.confidence, with_entropy, generator);
       const DrawnTokens per_position{drawn.tokens.view({rows, block}), drawn.confidence.view({rows, block}),
                                      with_entropy ? drawn.entropy.view({rows, block}) : at::Tensor()};

@@ -90,6 +90,7 @@ def generate(model, prompt, s, mask_id, device="cpu"):
                 break
             ids = torch.tensor([x[:hi]], device=device)
             logits = model(input_ids=ids, attention_mask=block_causal_mask(hi, block).to(device)).logits[0, lo:hi].float()
+            logits[:, mask_id] = float("-inf")  # the mask token is never drawn (the engine's README)
             tokens, filtered, unfiltered = sample(logits, s, generator)
             probs = filtered if s["confidence"] == "filtered" else unfiltered
             confidence = [float(probs[j, tokens[j]]) for j in range(block)]

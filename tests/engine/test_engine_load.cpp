@@ -64,6 +64,14 @@ TEST_CASE("a valid folder loads and generates on the CPU") {
   const auto with_mask = (*engine)->generate({{1, 2}}, settings, &diffusion);
   REQUIRE_MESSAGE(with_mask.ok(), with_mask.error().message);
   CHECK((*with_mask)[0].tokens.size() == 6);
+
+  // Every logit of this model is equal, so argmax is id 0: as the mask token it must not be drawn
+  // (else the block would never lose its masks), and the next id wins.
+  settings.mask_token_id = 0;
+  settings.sampling = {0.0, 0, 1.0};
+  const auto mask_first = (*engine)->generate({{1, 2}}, settings);
+  REQUIRE_MESSAGE(mask_first.ok(), mask_first.error().message);
+  CHECK((*mask_first)[0].tokens == std::vector<int64_t>(6, 1));
 }
 
 TEST_CASE("weights that disagree with config.json are errors naming file and tensor") {
