@@ -70,18 +70,6 @@ def make_folder(out, arch, seed, tokenizer):
 
     edit_json(os.path.join(out, "config.json"), config)
     edit_json(os.path.join(out, "generation_config.json"), lambda value: value.update(eos_token_id=end_of_turn))
-    if arch == "sdar":
-        never_predict_mask(os.path.join(out, "model.safetensors"), tokenizer.token_to_id("<|MASK|>"))
-
-
-def never_predict_mask(weights, mask_id):
-    """A trained block-diffusion model never predicts <|MASK|>; a random one can, and the engine's
-    block loop then never ends (a masked position keeps drawing the mask token). Zeroing the mask
-    token's lm_head row keeps its logit at 0, below the maximum of the 511 random others."""
-    from safetensors.torch import load_file, save_file
-    tensors = load_file(weights)
-    tensors["lm_head.weight"][mask_id] = 0
-    save_file(tensors, weights, metadata={"format": "pt"})
 
 
 def main():
