@@ -230,11 +230,29 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
     if (!first_error) first_error = std::move(error);
     stop = true;
   };
+  // Which of the claimed samples to evaluate next: the first that needs no compile wait (no
+  // candidate, or ready), polling while some are still loading; else the first.
+  auto next_ready = [&](harness::Evaluator& evaluator, const std::deque<size_t>& claimed) -> size_t {
+    while (!stop && !HostServices::cancel_requested()) {
+      bool loading = false;
+      for (size_t i = 0; i < claimed.size(); ++i) {
+        const auto& candidate = todo[claimed[i]]->candidate;
+        if (!candidate) return i;
+        const auto state = evaluator.load_state(*candidate);
+        if (state == harness::Evaluator::LoadState::ready) return i;
+        loading = loading || state == harness::Evaluator::LoadState::loading;
+      }
+      if (!loading) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return 0;
+  };
   auto work = [&](const std::optional<std::string>& slot) {
     harness::EvaluationSettings mine = settings;
     mine.visible_devices = slot;
     harness::Evaluator evaluator(mine);
-    // This slot's claimed samples, in order: the first is evaluated, the rest are prefetched.
+    // This slot's claimed samples, all prefetched: the first whose candidate has compiled is
+    // evaluated next, so a slow or broken compile holds up no one behind it.
     std::deque<size_t> claimed;
     auto claim = [&] {
       const size_t index = next++;
@@ -250,8 +268,9 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
         stop = true;
         break;
       }
-      const size_t current = claimed.front();
-      claimed.pop_front();
+      const auto picked = claimed.begin() + static_cast<std::ptrdiff_t>(next_ready(evaluator, claimed));
+      const size_t current = *picked;
+      claimed.erase(picked);
       claim();
       const auto* sample = todo[current];
       results::NewEvaluation row;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -202,7 +203,24 @@ void Evaluator::top_up_spares() {
   while (static_cast<int>(spares_.size()) < settings_.warm_spares) spares_.push_back(spawn_candidate());
 }
 
-void Evaluator::prefetch(const std::string& candidate_source) { queued_.push_back(candidate_source); }
+void Evaluator::prefetch(const std::string& candidate_source) {
+  queued_.push_back(candidate_source);
+  launch_ahead();
+}
+
+Evaluator::LoadState Evaluator::load_state(const std::string& candidate_source) {
+  const std::string hash = sha256_hex(candidate_source);
+  const auto found = std::find_if(ahead_.begin(), ahead_.end(), [&](const auto& c) { return c->source_hash == hash; });
+  if (found == ahead_.end()) return LoadState::queued;
+  Candidate& c = **found;
+  if (c.loaded || !c.worker || remaining(c.started + settings_.compile_timeout).count() <= 0) return LoadState::ready;
+  // The worker's first message is its hello (small, written at once); the next is the load's reply.
+  if (c.worker->hello().is_null()) {
+    if (!c.worker->output_pending()) return LoadState::loading;
+    (void)c.worker->await_hello();  // a failure shows again, as a verdict, when the load is awaited
+  }
+  return c.worker->output_pending() ? LoadState::ready : LoadState::loading;
+}
 
 void Evaluator::launch_ahead() {
   while (static_cast<int>(ahead_.size()) < settings_.prefetch && !queued_.empty()) {
@@ -382,15 +400,17 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
   auto ref = reference();
   if (!ref) return ref.error();
 
-  // The candidate's worker may have been launched ahead; launches for candidates queued before it
-  // (evaluate() was not asked for them after all) are of no use now.
+  // The candidate's worker may have been launched ahead (the caller may take prefetched
+  // candidates in any order, e.g. whichever compiled first).
   std::unique_ptr<Candidate> candidate;
   const std::string hash = sha256_hex(candidate_source);
-  while (!ahead_.empty() && !candidate) {
-    if (ahead_.front()->source_hash == hash) candidate = std::move(ahead_.front());
-    ahead_.pop_front();
+  if (const auto found = std::find_if(ahead_.begin(), ahead_.end(), [&](const auto& c) { return c->source_hash == hash; });
+      found != ahead_.end()) {
+    candidate = std::move(*found);
+    ahead_.erase(found);
+  } else if (const auto queued = std::find(queued_.begin(), queued_.end(), candidate_source); queued != queued_.end()) {
+    queued_.erase(queued);
   }
-  if (!candidate && !queued_.empty() && queued_.front() == candidate_source) queued_.pop_front();
   if (!candidate) candidate = launch(candidate_source);
   if (!candidate->start_error.empty()) return make_error(candidate->start_error);
 

@@ -101,8 +101,14 @@ class Evaluator {
   // candidate's failures are verdicts.
   Result<Evaluation> evaluate(const std::string& problem_source, const std::string& problem_hash,
                               const std::string& candidate_source);
-  // Queues a candidate evaluate() will be asked for later (in the order of the calls).
+  // Queues a candidate evaluate() will be asked for later; up to settings().prefetch of the queued
+  // start (worker start-up and compile) at once, in the order of the calls.
   void prefetch(const std::string& candidate_source);
+  // Where a prefetched candidate stands: not started yet, starting or compiling, or ready: its
+  // load has ended (loaded or failed) or is past the compile time limit, so evaluate() will not
+  // wait on the compile. Never blocks for long.
+  enum class LoadState { queued, loading, ready };
+  LoadState load_state(const std::string& candidate_source);
   const EvaluationSettings& settings() const { return settings_; }
   // The reference worker's hello (python and torch versions, device name, timer) once started.
   Result<nlohmann::json> reference_info();

@@ -5,6 +5,7 @@
 
 #include <boost/process.hpp>
 #include <fcntl.h>
+#include <poll.h>
 #include <fmt/format.h>
 #include <sys/wait.h>
 
@@ -129,6 +130,12 @@ bool WorkerProcess::send(const nlohmann::json& request) {
     return false;
   }
   return true;
+}
+
+bool WorkerProcess::output_pending() const {
+  if (!alive_) return true;
+  pollfd output{state_->from_worker.native_source(), POLLIN, 0};
+  return ::poll(&output, 1, 0) > 0;
 }
 
 CallResult WorkerProcess::receive(std::chrono::milliseconds timeout) {

@@ -54,6 +54,9 @@ class WorkerProcess {
   bool send(const nlohmann::json& request);
   CallResult receive(std::chrono::milliseconds timeout);
   const nlohmann::json& hello() const { return hello_; }
+  // Whether the worker has written something not read yet, or closed its output: a receive()
+  // now would not wait for the worker to get there. Never blocks.
+  bool output_pending() const;
   bool alive() const { return alive_; }
   // Kills the worker's process group and reaps the worker.
   void kill();

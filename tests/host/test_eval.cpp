@@ -106,6 +106,28 @@ TEST_CASE("mutating inputs cannot change the verdict and cached or lazy outputs 
   CHECK(lazy["error_message"].get<std::string>().find("after timing started") != std::string::npos);
 }
 
+TEST_CASE("a candidate that is slow to load holds up none of the candidates behind it") {
+  const fs::path tmp = fs::temp_directory_path() / ("dicebench-eval-order-" + std::to_string(getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp / "replay");
+  // Problem 1's candidate takes 15 s to load (its module sleeps); 2's and 10's load at once.
+  { std::ofstream(tmp / "replay/level_1_problem_1_sample_0_kernel.py") << "import time\ntime.sleep(15)\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x, y):\n        return x + y\n"; }
+  { std::ofstream(tmp / "replay/level_1_problem_2_sample_0_kernel.py") << "import torch, torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"; }
+  { std::ofstream(tmp / "replay/level_1_problem_10_sample_0_kernel.py") << "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x.sum(dim=1)\n"; }
+  const std::string db = (tmp / "results.db").string();
+  const auto r = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
+                          "--kernelbench-root", kKernelBench, "--device", "cpu", "--db", db});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // Stored in the order evaluated: the slow one last, though it comes first.
+  auto order = results::run_query(db, "select s.problem_id, e.status from evaluations e join samples s on s.id = e.sample "
+                                      "order by e.created, s.problem_id");
+  REQUIRE(order.ok());
+  REQUIRE(order->rows.size() == 3);
+  CHECK(std::get<std::int64_t>(order->rows[2][0]) == 1);
+  CHECK(std::get<std::string>(order->rows[2][1]) == "correct");
+  fs::remove_all(tmp);
+}
+
 TEST_CASE("run evaluates every stored sample on the CPU and report reads the verdicts") {
   const fs::path tmp = fs::temp_directory_path() / ("dicebench-eval-run-" + std::to_string(getpid()));
   fs::remove_all(tmp);
