@@ -94,7 +94,8 @@ class Evaluation:
 def _worker_executable() -> str:
     """$DICEBENCH_WORKER, else bin/dicebench-worker of the build tree or install this package is in
     (both put the package in lib/dicebench/python/dicebench)."""
-    worker = os.environ.get("DICEBENCH_WORKER") or str(pathlib.Path(__file__).resolve().parents[4] / "bin" / "dicebench-worker")
+    beside = pathlib.Path(__file__).resolve().parents[4] / "bin" / "dicebench-worker"
+    worker = os.environ.get("DICEBENCH_WORKER") or str(beside)
     if not os.access(worker, os.X_OK):
         raise Error(f"no dicebench-worker at {worker} (build dicebench, or set DICEBENCH_WORKER)")
     return worker
@@ -163,6 +164,9 @@ class Evaluator:
         Model, get_inputs and get_init_inputs). CandidateError / ProblemError for sources that are
         not a candidate / problem; dicebench.Error when the harness itself fails (the reference
         program cannot be built or run). A candidate's own failures are verdicts, never errors."""
+        for what, source in (("problem", problem), ("candidate", candidate)):
+            if not isinstance(source, str):
+                raise TypeError(f"the {what} must be source text (str), not {type(source).__name__}")
         key = hashlib.sha256(f"{len(problem)}:{problem}{candidate}".encode()).hexdigest()
         with self._lock:
             if key in self._cache:  # only checked sources get here

@@ -9,8 +9,6 @@ from ._errors import CandidateError, ProblemError
 def _check_source(source: str, what: str, names: tuple[str, ...], error: type[Exception]) -> None:
     """Raises `error` unless `source` parses as Python and defines every one of `names` (a class,
     function, assignment or import of that name anywhere in it). Nothing is executed."""
-    if not isinstance(source, str):
-        raise TypeError(f"the {what} must be source text (str), not {type(source).__name__}")
     if not source.strip():
         raise error(f"the {what} is empty")
     try:
