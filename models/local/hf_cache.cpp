@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 
@@ -13,10 +14,14 @@ namespace dicebench::local {
 namespace fs = std::filesystem;
 namespace {
 
+// A path from the environment, with a leading ~ read as $HOME (as huggingface_hub expands it).
 std::optional<fs::path> env_path(const char* name) {
   const char* value = std::getenv(name);
   if (!value || !*value) return std::nullopt;
-  return fs::path(value);
+  const std::string_view text(value);
+  const char* home = std::getenv("HOME");
+  if (home && (text == "~" || text.starts_with("~/"))) return fs::path(home) / std::string(text.substr(std::min<size_t>(2, text.size())));
+  return fs::path(text);
 }
 
 Error not_cached(std::string_view hub_repo, const fs::path& looked_in, std::string_view why) {

@@ -11,7 +11,7 @@
 namespace dicebench::local {
 
 // The hub cache huggingface_hub uses: $HF_HUB_CACHE, else $HF_HOME/hub, else
-// $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub.
+// $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub (a leading ~ is $HOME).
 std::filesystem::path hub_cache_dir();
 
 struct CachedModel {

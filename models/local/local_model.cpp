@@ -102,7 +102,7 @@ Result<void> LocalModel::load_engine() {
   return {};
 }
 
-Result<std::vector<Completion>> LocalModel::generate(std::span<const std::string> prompts, uint64_t seed) {
+Result<GeneratedBatch> LocalModel::generate(std::span<const std::string> prompts, uint64_t seed) {
   DICEBENCH_TRY(load_engine());
   engine::TokenRows rows;
   for (const auto& prompt : prompts) {
@@ -116,9 +116,11 @@ Result<std::vector<Completion>> LocalModel::generate(std::span<const std::string
   const auto start = std::chrono::steady_clock::now();
   auto generated = engine_->generate(rows, decode, &statistics);
   if (!generated) return generated.error();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::vector<Completion> completions;
+  GeneratedBatch batch;
+  batch.forward_passes = statistics.forward_passes;
+  batch.new_tokens = statistics.generated_tokens;
+  batch.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (size_t i = 0; i < generated->size(); ++i) {
     const auto& generation = (*generated)[i];
     Completion completion{answer_text(tokenizer_, generation.tokens, end_of_turn_), {}};
@@ -131,11 +133,11 @@ Result<std::vector<Completion>> LocalModel::generate(std::span<const std::string
                         {"thinking_bytes", completion.answer.thinking_bytes},
                         {"seed", decode.seed},
                         {"batch_size", prompts.size()},
-                        {"batch_forward_passes", statistics.forward_passes},
-                        {"batch_seconds", seconds}};
-    completions.push_back(std::move(completion));
+                        {"batch_forward_passes", batch.forward_passes},
+                        {"batch_seconds", batch.seconds}};
+    batch.completions.push_back(std::move(completion));
   }
-  return completions;
+  return batch;
 }
 
 }  // namespace dicebench::local

@@ -29,6 +29,13 @@ struct Completion {
   nlohmann::ordered_json stats;  // per sample: token counts, the batch's seed, size and time
 };
 
+struct GeneratedBatch {
+  std::vector<Completion> completions;  // one per prompt, in order
+  int64_t forward_passes = 0;
+  int64_t new_tokens = 0;
+  double seconds = 0;
+};
+
 class LocalModel {
  public:
   // Resolves the folder and reads everything but the weights' data: config.json,
@@ -46,7 +53,7 @@ class LocalModel {
   Result<void> load_engine();
   bool engine_loaded() const { return engine_ != nullptr; }
   // One engine batch; `seed` is used unless local.seed fixes one.
-  Result<std::vector<Completion>> generate(std::span<const std::string> prompts, uint64_t seed);
+  Result<GeneratedBatch> generate(std::span<const std::string> prompts, uint64_t seed);
 
  private:
   LocalModel(std::filesystem::path folder, models::Tokenizer tokenizer);

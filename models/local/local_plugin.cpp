@@ -104,15 +104,12 @@ dicebench_status local_generate(dicebench_model* model, const dicebench_generati
     }
     std::vector<std::string> prompts;
     for (size_t i = 0; i < count; ++i) prompts.emplace_back(sdk::view(requests[i].prompt));
-    const auto start = std::chrono::steady_clock::now();
     // One seed per engine batch: the host's seed for the batch's first request.
-    auto completions = value_or_throw(model->model->generate(prompts, count ? requests[0].seed : 0));
-    size_t new_tokens = 0;
-    for (const auto& completion : completions) new_tokens += completion.stats["new_tokens"].get<size_t>();
-    const double seconds = seconds_since(start);
+    const auto batch = value_or_throw(model->model->generate(prompts, count ? requests[0].seed : 0));
     model->host.log(DICEBENCH_LOG_INFO, fmt::format("{}: {} prompts, {} new tokens in {:.1f} s ({:.1f} tokens/s, {} forward passes)",
-                                                    model->name, count, new_tokens, seconds, new_tokens / seconds,
-                                                    completions.empty() ? 0 : completions[0].stats["batch_forward_passes"].get<int64_t>()));
+                                                    model->name, count, batch.new_tokens, batch.seconds,
+                                                    static_cast<double>(batch.new_tokens) / batch.seconds, batch.forward_passes));
+    const auto& completions = batch.completions;
     for (size_t i = 0; i < completions.size(); ++i) {
       const std::string stats = dump(completions[i].stats);
       dicebench_generation_result result{};

@@ -91,6 +91,8 @@ TEST_CASE("the hub cache folder follows HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME, H
   ScopedEnv hub("HF_HUB_CACHE", "/a/hub-cache"), home("HF_HOME", "/b/hf-home"), xdg("XDG_CACHE_HOME", "/c/xdg"),
       user("HOME", "/d/user");
   CHECK(hub_cache_dir() == fs::path("/a/hub-cache"));
+  setenv("HF_HUB_CACHE", "~/hub-cache", 1);
+  CHECK(hub_cache_dir() == fs::path("/d/user/hub-cache"));
   unsetenv("HF_HUB_CACHE");
   CHECK(hub_cache_dir() == fs::path("/b/hf-home/hub"));
   unsetenv("HF_HOME");
