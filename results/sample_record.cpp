@@ -3,22 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "results/json_fields.hpp"
+
 namespace dicebench::results {
-namespace {
-
-template <class T>
-nlohmann::ordered_json or_null(const std::optional<T>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-}
-
-template <class T>
-std::optional<T> optional_field(const nlohmann::json& record, const char* key) {
-  const auto it = record.find(key);
-  if (it == record.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
-}
-
-}  // namespace
 
 nlohmann::ordered_json sample_record(const RunResults& run, const SampleResult& s) {
   const ProblemRow* problem = find_problem(run, s.problem_id);

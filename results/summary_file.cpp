@@ -6,24 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/text.hpp"
+#include "results/json_fields.hpp"
 #include "results/report.hpp"
 #include "results/report_format.hpp"
 #include "results/sample_record.hpp"
 
 namespace dicebench::results {
 namespace {
-
-template <class T>
-nlohmann::ordered_json or_null(const std::optional<T>& value) {
-  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
-}
-
-template <class T>
-std::optional<T> optional_field(const nlohmann::json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
-}
 
 nlohmann::ordered_json run_json(const RunRow& r) {
   nlohmann::ordered_json out;

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -47,7 +48,12 @@ bool traced(const std::string& path, Work&& work) {
   profiler::prepareProfiler(config, activities);
   profiler::enableProfiler(config, activities);
   work();
-  profiler::disableProfiler()->save(path);
+  try {
+    profiler::disableProfiler()->save(path);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "dicebench-engine-benchmark: error: cannot write the trace %s: %s\n", path.c_str(), error.what());
+    std::exit(1);
+  }
   return true;
 #else
   (void)path;

@@ -2,6 +2,7 @@
 // test model, query/report/show, resume after a kill and after Ctrl-C, and every bad-input path
 // ending in one error line, a non-zero exit and an untouched database.
 #include "cli_runner.hpp"
+#include "../test_files.hpp"
 
 #include "core/base/sha256.hpp"
 #include "core/base/text.hpp"
@@ -22,42 +23,13 @@ using namespace dicebench;
 using test::run_cli;
 namespace fs = std::filesystem;
 
+using namespace dicebench::test;
+
 namespace {
 
 const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
 const std::string kTestPlugins = std::string("DICEBENCH_PLUGIN_PATH=") + DICEBENCH_TEST_PLUGINS + "/good";
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("dicebench-cli-" + name + "-" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
-
-std::string file_hash(const std::string& path) {
-  std::string text, why;
-  read_file(path, &text, &why);
-  return sha256_hex(text);
-}
-
-// The single value of a one-cell query, as text, read through the CLI's query code path.
-std::string scalar(const std::string& db, const std::string& sql) {
-  auto r = results::run_query(db, sql);
-  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
-  REQUIRE(r->rows.size() == 1);
-  REQUIRE(r->rows[0].size() == 1);
-  const auto& cell = r->rows[0][0];
-  if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
-  if (const auto* t = std::get_if<std::string>(&cell)) return *t;
-  if (const auto* d = std::get_if<double>(&cell)) return std::to_string(*d);
-  return "NULL";
-}
 
 // A non-zero exit and exactly one error line, the last thing on stderr, saying `part`.
 void check_one_error_line(const test::CliResult& r, const std::string& part) {

@@ -3,6 +3,7 @@
 // candidate run that lost a correct problem, kept in another database, and an equal run), and
 // every bad input ending in one error line. The HTML page in a browser: html_report_browser_test.py.
 #include "cli_runner.hpp"
+#include "../test_files.hpp"
 
 #include "core/base/text.hpp"
 
@@ -16,24 +17,14 @@
 
 using namespace dicebench;
 using test::run_cli;
+using test::TempDir;
+using test::write;
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("dicebench-results-cli-" + name + "-" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 std::string read(const std::string& path) {
   std::string text, why;

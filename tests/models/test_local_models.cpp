@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../engine/safetensors_writer.hpp"
+#include "../test_files.hpp"
 
 using namespace dicebench;
 using namespace dicebench::local;
@@ -22,20 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("dicebench-local-" + name + "-" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-void write(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
+using test::TempDir;
+using test::write;
 
 // Sets an environment variable for the scope, restoring the old value after.
 struct ScopedEnv {

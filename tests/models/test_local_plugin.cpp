@@ -3,6 +3,7 @@
 // folder, models found in a Hugging Face cache tree, settings recorded with the run, and bad
 // folders and settings ending in one error line with nothing stored lost.
 #include "../host/cli_runner.hpp"
+#include "../test_files.hpp"
 
 #include "core/base/sha256.hpp"
 #include "core/base/text.hpp"
@@ -29,42 +30,15 @@ const std::string kSdar = (kFixture / "sdar").string();
 const std::string kQwen3 = (kFixture / "qwen3").string();
 const std::string kKernelBench = (kFixture / "kernelbench").string();
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("dicebench-local-cli-" + name + "-" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-    // The children see only the cache these tests point them to.
-    for (const char* name : {"HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"}) unsetenv(name);
+// A temporary folder; the children see only the Hugging Face cache these tests point them to.
+struct TempDir : test::TempDir {
+  explicit TempDir(const std::string& name) : test::TempDir("local-cli-" + name) {
+    for (const char* variable : {"HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"}) unsetenv(variable);
   }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
-
-void write(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string file_hash(const std::string& path) {
-  std::string text, why;
-  read_file(path, &text, &why);
-  return sha256_hex(text);
-}
-
-// The single value of a one-cell query, as text.
-std::string scalar(const std::string& db, const std::string& sql) {
-  auto r = results::run_query(db, sql);
-  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
-  REQUIRE(r->rows.size() == 1);
-  REQUIRE(r->rows[0].size() == 1);
-  const auto& cell = r->rows[0][0];
-  if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
-  if (const auto* t = std::get_if<std::string>(&cell)) return *t;
-  if (const auto* d = std::get_if<double>(&cell)) return std::to_string(*d);
-  return "NULL";
-}
+using test::file_hash;
+using test::scalar;
+using test::write;
 
 nlohmann::json run_config(const std::string& db, int run) {
   return nlohmann::json::parse(scalar(db, "select config from runs where id = " + std::to_string(run)));

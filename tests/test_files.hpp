@@ -1,0 +1,55 @@
+// Files for tests: a temporary folder removed at the end, writing a file (its folders made),
+// a file's hash, and the single value of a one-cell query on a results database.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <variant>
+
+#include "core/base/sha256.hpp"
+#include "core/base/text.hpp"
+#include "results/query.hpp"
+
+namespace dicebench::test {
+
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / ("dicebench-test-" + name + "-" + std::to_string(getpid()))) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+inline void write(const std::filesystem::path& path, const std::string& text) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+inline std::string file_hash(const std::string& path) {
+  std::string text, why;
+  read_file(path, &text, &why);
+  return sha256_hex(text);
+}
+
+// The single value of a one-cell query, as text, read through the CLI's query code path.
+inline std::string scalar(const std::string& db, const std::string& sql) {
+  auto r = results::run_query(db, sql);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+  REQUIRE(r->rows.size() == 1);
+  REQUIRE(r->rows[0].size() == 1);
+  const auto& cell = r->rows[0][0];
+  if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
+  if (const auto* t = std::get_if<std::string>(&cell)) return *t;
+  if (const auto* d = std::get_if<double>(&cell)) return std::to_string(*d);
+  return "NULL";
+}
+
+}  // namespace dicebench::test
