@@ -1,10 +1,10 @@
 // Autoregressive decoding: prefill the left-padded prompts, then one token per pass for all rows.
 #include "models/engine/decoders.hpp"
 
-
 #include <algorithm>
 
 #include "models/engine/batch_layout.hpp"
+#include "models/engine/prefill.hpp"
 #include "models/engine/token_sampler.hpp"
 
 namespace dicebench::engine {
@@ -16,21 +16,20 @@ Result<std::vector<Generation>> decode_autoregressive(Qwen3Model& model, const T
   for (const auto& prompt : prompts) longest = std::max(longest, static_cast<int64_t>(prompt.size()));
   const int64_t columns = longest + settings.max_new_tokens;
 
-  std::vector<int64_t> padding, prefill;
-  prefill.reserve(static_cast<size_t>(rows * longest));
+  std::vector<int64_t> padding, prompt_columns;
+  prompt_columns.reserve(static_cast<size_t>(rows * longest));
   for (const auto& prompt : prompts) {
     padding.push_back(longest - static_cast<int64_t>(prompt.size()));
-    prefill.insert(prefill.end(), static_cast<size_t>(padding.back()), 0);
-    prefill.insert(prefill.end(), prompt.begin(), prompt.end());
+    prompt_columns.insert(prompt_columns.end(), static_cast<size_t>(padding.back()), 0);
+    prompt_columns.insert(prompt_columns.end(), prompt.begin(), prompt.end());
   }
   const BatchLayout layout(padding, 1, model.device());
   model.reserve_cache(rows, columns);
   auto generator = seeded_generator(model.device(), settings.seed);
   const auto long_options = at::TensorOptions().dtype(at::kLong);
 
-  auto tokens = at::tensor(prefill, long_options).view({rows, longest}).to(model.device());
-  auto logits = model.forward(tokens, layout.positions(0, longest), layout.mask(0, longest), 0, 1);
-  ++statistics.forward_passes;
+  const auto tokens = at::tensor(prompt_columns, long_options).view({rows, longest}).to(model.device());
+  auto logits = prefill(model, layout, tokens, 1, statistics);
 
   std::vector<Generation> generations(static_cast<size_t>(rows));
   std::vector<bool> finished(static_cast<size_t>(rows), false);

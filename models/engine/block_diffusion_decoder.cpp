@@ -11,6 +11,7 @@
 
 #include "models/engine/batch_layout.hpp"
 #include "models/engine/decoders.hpp"
+#include "models/engine/prefill.hpp"
 #include "models/engine/token_sampler.hpp"
 
 namespace dicebench::engine {
@@ -70,13 +71,13 @@ Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const 
   const int64_t blocks = *std::max_element(decode_blocks.begin(), decode_blocks.end());
   const int64_t columns = prefill_columns + blocks * block;
 
-  std::vector<int64_t> padding, prefill, first_block;
+  std::vector<int64_t> padding, prompt_columns, first_block;
   for (size_t row = 0; row < prompts.size(); ++row) {
     const auto& prompt = prompts[row];
     const int64_t whole = prefill_blocks[row] * block;
     padding.push_back(prefill_columns - whole);
-    prefill.insert(prefill.end(), static_cast<size_t>(padding.back()), mask_id);
-    prefill.insert(prefill.end(), prompt.begin(), prompt.begin() + whole);
+    prompt_columns.insert(prompt_columns.end(), static_cast<size_t>(padding.back()), mask_id);
+    prompt_columns.insert(prompt_columns.end(), prompt.begin(), prompt.begin() + whole);
     first_block.insert(first_block.end(), prompt.begin() + whole, prompt.end());
     first_block.insert(first_block.end(), static_cast<size_t>(block - (static_cast<int64_t>(prompt.size()) - whole)), mask_id);
   }
@@ -84,11 +85,9 @@ Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const 
   model.reserve_cache(rows, columns);
   auto generator = seeded_generator(model.device(), settings.seed);
   const auto long_options = at::TensorOptions().dtype(at::kLong);
-  if (prefill_columns > 0) {
-    const auto tokens = at::tensor(prefill, long_options).view({rows, prefill_columns}).to(model.device());
-    model.forward(tokens, layout.positions(0, prefill_columns), layout.mask(0, prefill_columns), 0, 0);
-    ++statistics.forward_passes;
-  }
+  if (prefill_columns > 0)
+    prefill(model, layout, at::tensor(prompt_columns, long_options).view({rows, prefill_columns}).to(model.device()), 0,
+            statistics);
 
   const auto schedule = transfer_schedule(block, settings.denoising_steps);
   const bool with_entropy = settings.remasking == Remasking::entropy_bounded;

@@ -50,6 +50,7 @@ const ModelConfig& Engine::config() const { return state_->model->config(); }
 const GenerationConfig& Engine::generation_config() const { return state_->generation_config; }
 std::string Engine::device() const { return state_->model->device().str(); }
 DType Engine::dtype() const { return state_->dtype; }
+bool Engine::fused_kernels() const { return state_->model->fused_kernels(); }
 
 Result<std::unique_ptr<Engine>> Engine::load(const std::filesystem::path& folder, const EngineOptions& options) {
   auto config = load_model_config(folder);
@@ -70,7 +71,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::filesystem::path& folder
     auto weights = load_qwen3_weights(*checkpoint, *config, device, scalar_type(state->dtype));
     if (!weights) return weights.error();
     state->model = std::make_unique<Qwen3Model>(std::move(*config), std::move(*weights), device, scalar_type(state->dtype),
-                                                options.cuda_graphs);
+                                                options);
     return std::unique_ptr<Engine>(new Engine(std::move(state)));
   });
 }

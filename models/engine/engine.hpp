@@ -21,6 +21,10 @@ struct EngineOptions {
   std::optional<DType> dtype;
   // On CUDA, replay decoding passes as CUDA graphs (off: every kernel launched one by one).
   bool cuda_graphs = true;
+  // On CUDA in bf16/fp16, the fused kernels for norms, RoPE and SwiGLU (off: ATen's kernels).
+  bool fused_kernels = true;
+  // Tokens (rows x columns) per prefill pass: longer prompts are prefilled in chunks of whole blocks.
+  int64_t prefill_chunk_tokens = 16384;
 };
 
 class Engine {
@@ -33,6 +37,7 @@ class Engine {
   const GenerationConfig& generation_config() const;
   std::string device() const;
   DType dtype() const;
+  bool fused_kernels() const;  // whether the fused kernels run (asked for, built, CUDA, bf16/fp16)
 
   // Generates for every prompt at once (one left-padded batch). `statistics`, when given, is
   // added to.

@@ -67,7 +67,7 @@ bool traced(const std::string& path, Work&& work) {
 int main(int argc, char** argv) {
   CLI::App app{"Measures the model engine's generation speed on a model folder"};
   std::string model_path, device = "cpu", dtype_text, json_path, trace_prefix;
-  bool no_cuda_graphs = false;
+  bool no_cuda_graphs = false, no_fused_kernels = false;
   std::vector<std::string> presets{"paper"};
   std::vector<int64_t> batches{1};
   int64_t prompt_tokens = 128, new_tokens = 256;
@@ -80,10 +80,11 @@ int main(int argc, char** argv) {
   app.add_option("--new-tokens", new_tokens, "new tokens per prompt");
   app.add_option("--json", json_path, "write the results here");
   app.add_flag("--no-cuda-graphs", no_cuda_graphs, "launch every kernel of a decoding pass one by one");
+  app.add_flag("--no-fused-kernels", no_fused_kernels, "ATen's kernels for norms, RoPE and SwiGLU instead of the fused ones");
   app.add_option("--trace", trace_prefix, "write PREFIX-<preset>.json: a profiler trace of 8 new tokens at the first batch size");
   CLI11_PARSE(app, argc, argv);
 
-  EngineOptions options{device, {}, !no_cuda_graphs};
+  EngineOptions options{device, {}, !no_cuda_graphs, !no_fused_kernels};
   if (!dtype_text.empty()) {
     options.dtype = parse_dtype(dtype_text);
     if (!options.dtype) {
@@ -99,8 +100,9 @@ int main(int argc, char** argv) {
   }
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   auto& model = **engine;
-  std::printf("%s on %s (%s, CUDA graphs %s), loaded in %.1f s\n", model_path.c_str(), model.device().c_str(),
-              dtype_name(model.dtype()), no_cuda_graphs ? "off" : "on", load_s);
+  std::printf("%s on %s (%s, CUDA graphs %s, fused kernels %s), loaded in %.1f s\n", model_path.c_str(),
+              model.device().c_str(), dtype_name(model.dtype()), no_cuda_graphs ? "off" : "on", model.fused_kernels() ? "on" : "off",
+              load_s);
   std::printf("%-8s %6s %10s %10s %12s %12s %10s %10s\n", "preset", "batch", "passes", "seconds", "passes/s", "tokens/s", "tok/pass",
               "peak GiB");
 
@@ -156,7 +158,8 @@ int main(int argc, char** argv) {
   }
   if (!json_path.empty()) {
     const nlohmann::json report{{"model_path", model_path}, {"device", model.device()}, {"dtype", dtype_name(model.dtype())},
-                                {"cuda_graphs", !no_cuda_graphs}, {"load_seconds", load_s}, {"results", results}};
+                                {"cuda_graphs", !no_cuda_graphs},
+                                {"fused_kernels", model.fused_kernels()}, {"load_seconds", load_s}, {"results", results}};
     std::ofstream(json_path) << report.dump(2) << "\n";
   }
   return 0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/engine/aten.hpp"
+#include "models/engine/engine.hpp"
 #include "models/engine/model_config.hpp"
 #include "models/engine/qwen3_weights.hpp"
 
@@ -29,7 +30,9 @@ struct PassInputs {
 
 class Qwen3Model {
  public:
-  Qwen3Model(ModelConfig config, Qwen3Weights weights, at::Device device, at::ScalarType dtype, bool cuda_graphs);
+  // Of the options: cuda_graphs, fused_kernels (on CUDA in bf16/fp16, the norms, RoPE and SwiGLU as
+  // the kernels of fused_kernels.hpp, where they were built) and prefill_chunk_tokens.
+  Qwen3Model(ModelConfig config, Qwen3Weights weights, at::Device device, at::ScalarType dtype, const EngineOptions& options);
   ~Qwen3Model();
 
   const ModelConfig& config() const { return config_; }
@@ -60,10 +63,18 @@ class Qwen3Model {
   // -inf elsewhere, columns from `visible` on included.
   void fill_attention_bias(at::Tensor& bias, const at::Tensor& mask, int64_t visible) const;
   int64_t query_group() const { return config_.num_attention_heads / config_.num_key_value_heads; }
+  int64_t prefill_chunk_tokens() const { return prefill_chunk_tokens_; }
+  bool fused_kernels() const { return fused_; }
   int64_t cache_columns() const { return key_cache_.empty() ? 0 : key_cache_[0].size(2); }
 
  private:
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
+  // hidden += delta (none: undefined), then RMSNorm(hidden) * weight.
+  at::Tensor add_rms_norm(at::Tensor& hidden, const at::Tensor& delta, const at::Tensor& weight) const;
+  // Normed, rotated queries [rows, kv_heads, group * count, dim] from the projection qkv; writes
+  // the layer's keys and values into the cache at the pass's columns.
+  at::Tensor attention_inputs(const at::Tensor& qkv, const PassInputs& inputs, size_t layer);
+  at::Tensor swiglu(const at::Tensor& gate_up) const;
 
   ModelConfig config_;
   Qwen3Weights weights_;
@@ -71,6 +82,8 @@ class Qwen3Model {
   at::ScalarType dtype_;
   at::Tensor rope_cos_, rope_sin_;            // [max_position_embeddings, head_dim], compute dtype
   std::vector<at::Tensor> key_cache_, value_cache_;  // per layer [rows, kv_heads, columns, head_dim]
+  bool fused_ = false;
+  int64_t prefill_chunk_tokens_;
   std::unique_ptr<PassGraphs> graphs_;  // captured over the cache above: dropped when it moves
 };
 

@@ -53,6 +53,15 @@ Fixture open(const std::string& model) {
   return fixture;
 }
 
+// The fixture's model again, its prompts prefilled a few columns per pass (several chunks).
+std::unique_ptr<Engine> chunked_prefill(const Fixture& fixture) {
+  EngineOptions options{kDevice, kDType};
+  options.prefill_chunk_tokens = 8;
+  auto engine = Engine::load(fixture.folder, options);
+  REQUIRE_MESSAGE(engine.ok(), engine.error().message);
+  return std::move(*engine);
+}
+
 std::vector<std::vector<int64_t>> rows_of(const nlohmann::json& json) { return json.get<std::vector<std::vector<int64_t>>>(); }
 
 // max |engine - reference| / max |reference| over each row's logits, all rows at once (batched).
@@ -158,36 +167,43 @@ DecodeSettings block_diffusion_settings(const nlohmann::json& s) {
 
 }  // namespace
 
-TEST_CASE("greedy AR generation matches transformers token for token over 128 tokens") {
+TEST_CASE("greedy AR generation matches transformers token for token over 128 tokens, prefilled whole or in chunks") {
   for (const char* model : {"qwen3", "sdar"}) {
     auto fixture = open(model);
+    const auto chunked = chunked_prefill(fixture);
     const auto& greedy = fixture.references["greedy"];
     DecodeSettings settings;
     settings.sampling.temperature = 0;
     settings.max_new_tokens = greedy["max_new_tokens"];
-    const auto generated = fixture.engine->generate(rows_of(greedy["prompts"]), settings);
-    REQUIRE_MESSAGE(generated.ok(), generated.error().message);
-    const auto expected = rows_of(greedy["tokens"]);
-    for (size_t row = 0; row < expected.size(); ++row) {
-      INFO(model << " prompt " << row);
-      CHECK((*generated)[row].tokens == expected[row]);
+    for (Engine* engine : {fixture.engine.get(), chunked.get()}) {
+      GenerationStatistics statistics;
+      const auto generated = engine->generate(rows_of(greedy["prompts"]), settings, &statistics);
+      REQUIRE_MESSAGE(generated.ok(), generated.error().message);
+      const auto expected = rows_of(greedy["tokens"]);
+      for (size_t row = 0; row < expected.size(); ++row) {
+        INFO(model << " prompt " << row << (engine == chunked.get() ? ", chunked prefill" : ""));
+        CHECK((*generated)[row].tokens == expected[row]);
+      }
+      if (engine == chunked.get()) CHECK(statistics.forward_passes > static_cast<int64_t>(settings.max_new_tokens));
     }
   }
 }
 
-TEST_CASE("block diffusion matches the Python reference decoder") {
+TEST_CASE("block diffusion matches the Python reference decoder, prefilled whole or in chunks") {
   auto fixture = open("sdar");
+  const auto chunked = chunked_prefill(fixture);
   for (const auto& run : fixture.references["block_diffusion"]) {
     const auto name = run["name"].get<std::string>();
     const auto settings = block_diffusion_settings(run["settings"]);
-    GenerationStatistics statistics;
-    const auto generated = fixture.engine->generate(rows_of(run["prompts"]), settings, &statistics);
-    REQUIRE_MESSAGE(generated.ok(), generated.error().message);
-    const auto expected = rows_of(run["tokens"]);
-    for (size_t row = 0; row < expected.size(); ++row) {
-      INFO(name << " prompt " << row);
-      CHECK((*generated)[row].tokens == expected[row]);
-      CHECK((*generated)[row].stopped == run["stopped"][row].get<bool>());
+    for (Engine* engine : {fixture.engine.get(), chunked.get()}) {
+      const auto generated = engine->generate(rows_of(run["prompts"]), settings);
+      REQUIRE_MESSAGE(generated.ok(), generated.error().message);
+      const auto expected = rows_of(run["tokens"]);
+      for (size_t row = 0; row < expected.size(); ++row) {
+        INFO(name << " prompt " << row << (engine == chunked.get() ? ", chunked prefill" : ""));
+        CHECK((*generated)[row].tokens == expected[row]);
+        CHECK((*generated)[row].stopped == run["stopped"][row].get<bool>());
+      }
     }
   }
 }
