@@ -3,7 +3,8 @@
 CUPTI timing) next to torch's stock load_inline toolchain, on the same candidates, in one run.
 
 usage: evaluation_benchmark.py --dicebench BIN --kernelbench-root DIR --candidates DIR
-                               [--repeat-problem L/ID] [--repeats 10] [--json FILE]
+                               [--repeat-problem L/ID ...] [--repeats 10] [--set KEY=VALUE ...]
+                               [--steps dicebench,stock,repeat] [--json FILE]
 
 --candidates holds KernelBench-style files (level_L_problem_P_sample_0_kernel.py) of levels 1
 and 2. Steps, each timed with a wall clock:
@@ -14,8 +15,9 @@ and 2. Steps, each timed with a wall clock:
 2. stock: every candidate's source executed with torch's own load_inline (a fresh extensions
    folder each, all candidates in parallel, one process per CPU core, as KernelBench precompiles),
    timing each candidate's compile.
-3. repeat: one candidate evaluated --repeats times in one run (the same file as samples
-   0..N-1); the spread of the medians is (max - min) / median of the N runtime medians.
+3. repeat: each --repeat-problem candidate evaluated --repeats times in one run (the same file as
+   samples 0..N-1); the spread of the medians is (max - min) / median of the N runtime medians.
+--set passes settings to every `dicebench run` (e.g. eval.prefetch=0).
 Prints a table per candidate and a summary against the targets, and writes everything as JSON.
 """
 
@@ -66,6 +68,8 @@ def run_dicebench(args, folder: str, level: int, problems: list[int], db: str, c
     command = [args.dicebench, "run", "--model", f"replay:{folder}", "--suite", f"kernelbench-l{level}",
                "--kernelbench-root", args.kernelbench_root, "--problems", ",".join(map(str, problems)),
                "--db", db, "--set", f"eval.fastpath_cache={cache}"]
+    for setting in args.set:
+        command += ["--set", setting]
     started = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - started
@@ -109,20 +113,25 @@ def main() -> int:
     parser.add_argument("--candidates", required=True)
     parser.add_argument("--python", default=sys.executable, help="Python with torch, for the stock toolchain")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel stock compiles")
-    parser.add_argument("--repeat-problem", default="", help="L/ID of the candidate evaluated repeatedly")
+    parser.add_argument("--repeat-problem", action="append", default=[], help="L/ID of a candidate evaluated repeatedly")
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--skip-stock", action="store_true")
+    parser.add_argument("--set", action="append", default=[], help="KEY=VALUE for every dicebench run")
+    parser.add_argument("--steps", default="dicebench,stock,repeat", help="which steps to run")
+    parser.add_argument("--skip-stock", action="store_true", help="the same as leaving stock out of --steps")
     parser.add_argument("--json", default="")
     args = parser.parse_args()
+    steps = set(args.steps.split(","))
+    if args.skip_stock:
+        steps.discard("stock")
 
     found = candidates(args.candidates)
     if not found:
         sys.exit(f"benchmark: no level_L_problem_P_sample_S_kernel.py files in {args.candidates}")
     work = tempfile.mkdtemp(prefix="dicebench-bench-")
-    report: dict = {"candidates": len(found)}
+    report: dict = {"candidates": len(found), "settings": args.set}
 
     # 1. dicebench
-    levels = sorted({c["level"] for c in found})
+    levels = sorted({c["level"] for c in found}) if "dicebench" in steps else []
     run_seconds, rows = 0.0, []
     for level in levels:
         problems = sorted({c["problem"] for c in found if c["level"] == level})
@@ -136,7 +145,7 @@ def main() -> int:
 
     # 2. stock toolchain, in parallel
     stock: dict = {}
-    if not args.skip_stock:
+    if "stock" in steps:
         started = time.perf_counter()
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures = {c["file"]: pool.submit(stock_compile, args.python, os.path.join(args.candidates, c["file"]), work)
@@ -146,29 +155,29 @@ def main() -> int:
         print(f"stock load_inline: {len(stock)} candidates compiled in {report['stock']['wall_seconds']:.1f} s "
               f"with {args.jobs} parallel jobs", flush=True)
 
-    # 3. repeated evaluations of one candidate
-    if args.repeat_problem:
-        level, problem = map(int, args.repeat_problem.split("/"))
+    # 3. repeated evaluations of one candidate each
+    def spread_of(values):
+        return (max(values) - min(values)) / statistics.median(values) if values else None
+
+    report["repeat"] = []
+    for repeat_problem in args.repeat_problem if "repeat" in steps else []:
+        level, problem = map(int, repeat_problem.split("/"))
         source = next(c for c in found if c["level"] == level and c["problem"] == problem)
-        folder = os.path.join(work, "repeat")
+        folder = os.path.join(work, f"repeat-{level}-{problem}")
         os.mkdir(folder)
         for sample in range(args.repeats):
             shutil.copy(os.path.join(args.candidates, source["file"]),
                         os.path.join(folder, f"level_{level}_problem_{problem}_sample_{sample}_kernel.py"))
-        db = os.path.join(work, "repeat.db")
+        db = os.path.join(work, f"repeat-{level}-{problem}.db")
         seconds = run_dicebench(args, folder, level, [problem], db, os.path.join(work, "fastpath-cache"))
         repeated = [r for r in evaluations(db) if r["runtime_ms"]]
-
-        def spread_of(values):
-            return (max(values) - min(values)) / statistics.median(values) if values else None
-
         medians = [r["runtime_ms"] for r in repeated]
         # The device-busy medians (union of the call's device intervals, no host time) say how much
         # of the runtime spread is the device's and how much the host's dispatch.
         busy = [r["device_busy_ms"] for r in repeated if r["device_busy_ms"]]
-        report["repeat"] = {"problem": args.repeat_problem, "runs": len(medians), "medians_ms": medians,
-                            "spread": spread_of(medians), "device_busy_medians_ms": busy,
-                            "device_busy_spread": spread_of(busy), "wall_seconds": seconds}
+        report["repeat"].append({"problem": repeat_problem, "runs": len(medians), "medians_ms": medians,
+                                 "spread": spread_of(medians), "device_busy_medians_ms": busy,
+                                 "device_busy_spread": spread_of(busy), "wall_seconds": seconds})
 
     # table
     print()
@@ -200,21 +209,22 @@ def main() -> int:
         ok = [s["seconds"] for s in stock.values() if s["ok"]]
         summary["stock_median_compile_seconds"] = statistics.median(ok) if ok else None
         summary["stock_wall_seconds"] = report["stock"]["wall_seconds"]
-    if "repeat" in report:
-        summary["repeat_spread"] = report["repeat"]["spread"]
+    summary["repeat_spreads"] = {r["problem"]: r["spread"] for r in report["repeat"]}
     report["summary"] = summary
     print()
-    print(f"median compile: {summary['median_compile_seconds']:.2f} s (target <= 1 s)"
-          + (f"; stock load_inline median {summary['stock_median_compile_seconds']:.1f} s, "
-             f"{summary['stock_wall_seconds']:.1f} s for all in parallel" if stock and ok else ""))
-    print(f"NVRTC path: {len(nvrtc)} of {len(built)} candidates that build extensions"
-          + (f" ({100 * summary['nvrtc_share']:.0f}%, target >= 90%)" if built else ""))
-    print(f"{len(rows)} candidates fully evaluated in {run_seconds:.1f} s (target <= 40 s for 16)")
-    if "repeat" in report and report["repeat"]["spread"] is not None:
-        print(f"{report['repeat']['runs']} evaluations of {args.repeat_problem}: medians spread "
-              f"{100 * report['repeat']['spread']:.2f}% (target <= 1%)")
-        if report["repeat"]["device_busy_spread"] is not None:
-            print(f"  their device-busy medians spread {100 * report['repeat']['device_busy_spread']:.2f}%")
+    if rows:
+        print(f"median compile: {summary['median_compile_seconds']:.2f} s (target <= 1 s)"
+              + (f"; stock load_inline median {summary['stock_median_compile_seconds']:.1f} s, "
+                 f"{summary['stock_wall_seconds']:.1f} s for all in parallel" if stock and ok else ""))
+        print(f"NVRTC path: {len(nvrtc)} of {len(built)} candidates that build extensions"
+              + (f" ({100 * summary['nvrtc_share']:.0f}%, target >= 90%)" if built else ""))
+        print(f"{len(rows)} candidates fully evaluated in {run_seconds:.1f} s (target <= 40 s for 16)")
+    for r in report["repeat"]:
+        if r["spread"] is None:
+            continue
+        print(f"{r['runs']} evaluations of {r['problem']} (median {statistics.median(r['medians_ms']):.4f} ms): "
+              f"medians spread {100 * r['spread']:.2f}% (target <= 1%)"
+              + (f"; device-busy medians spread {100 * r['device_busy_spread']:.2f}%" if r["device_busy_spread"] is not None else ""))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(report, handle, indent=2)

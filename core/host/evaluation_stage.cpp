@@ -251,6 +251,7 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
     harness::EvaluationSettings mine = settings;
     mine.visible_devices = slot;
     harness::Evaluator evaluator(mine);
+    evaluator.start_reference();
     // This slot's claimed samples, all prefetched: the first whose candidate has compiled is
     // evaluated next, so a slow or broken compile holds up no one behind it.
     std::deque<size_t> claimed;

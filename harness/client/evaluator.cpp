@@ -114,8 +114,8 @@ Evaluator::~Evaluator() {
   if (reference_ && reference_->alive()) (void)reference_->call({{"type", "shutdown"}}, std::chrono::seconds(5));
 }
 
-Result<WorkerProcess*> Evaluator::reference() {
-  if (reference_ && reference_->alive()) return reference_.get();
+Result<void> Evaluator::spawn_reference() {
+  if (reference_ && reference_->alive()) return {};
   if (log_dir_.empty()) {
     JobFolder folder(settings_.work_root);
     if (folder.path.empty()) return make_error("cannot create a folder for worker logs");
@@ -125,9 +125,22 @@ Result<WorkerProcess*> Evaluator::reference() {
   }
   WorkerOptions options{settings_.worker_executable, "reference", settings_.device, log_dir_ + "/reference.log",
                         settings_.visible_devices};
-  auto started = WorkerProcess::start(options);
-  if (!started) return started.error();
-  reference_ = std::move(*started);
+  auto spawned = WorkerProcess::spawn(options);
+  if (!spawned) return spawned.error();
+  reference_ = std::move(*spawned);
+  return {};
+}
+
+void Evaluator::start_reference() { (void)spawn_reference(); }  // a failure shows again in reference()
+
+Result<WorkerProcess*> Evaluator::reference() {
+  DICEBENCH_TRY(spawn_reference());
+  if (reference_->hello().is_null()) {
+    if (auto hello = reference_->await_hello(); !hello) {
+      reference_.reset();
+      return hello.error();
+    }
+  }
   return reference_.get();
 }
 
@@ -397,8 +410,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
 Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const std::string& problem_hash,
                                        const std::string& candidate_source) {
   const auto started = std::chrono::steady_clock::now();
-  auto ref = reference();
-  if (!ref) return ref.error();
+  start_reference();  // starting while the candidate's worker starts, not before it
 
   // The candidate's worker may have been launched ahead (the caller may take prefetched
   // candidates in any order, e.g. whichever compiled first).
@@ -413,6 +425,8 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
   }
   if (!candidate) candidate = launch(candidate_source);
   if (!candidate->start_error.empty()) return make_error(candidate->start_error);
+  auto ref = reference();
+  if (!ref) return ref.error();
 
   Job job;
   job.id = candidate->job;

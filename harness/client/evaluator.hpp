@@ -110,6 +110,9 @@ class Evaluator {
   enum class LoadState { queued, loading, ready };
   LoadState load_state(const std::string& candidate_source);
   const EvaluationSettings& settings() const { return settings_; }
+  // Starts the reference worker without waiting for it (it imports torch while the first
+  // candidates start and compile); evaluate() and reference_info() wait for it.
+  void start_reference();
   // The reference worker's hello (python and torch versions, device name, timer) once started.
   Result<nlohmann::json> reference_info();
   // A baseline known from earlier runs (the results database's cache), used instead of timing.
@@ -118,7 +121,8 @@ class Evaluator {
  private:
   struct Candidate;  // a candidate worker with its job folder and load request (evaluator.cpp)
   struct Job;        // one evaluate() call's state (evaluator.cpp)
-  Result<WorkerProcess*> reference();
+  Result<void> spawn_reference();       // unless it runs already
+  Result<WorkerProcess*> reference();   // started, its hello received
   Result<Timing> baseline(const std::string& job, const std::string& problem_hash, bool* measured);
   std::unique_ptr<Candidate> launch(const std::string& candidate_source);
   std::unique_ptr<Candidate> spawn_candidate();  // a started worker with its job folder, no load sent

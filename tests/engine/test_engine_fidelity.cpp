@@ -53,15 +53,6 @@ Fixture open(const std::string& model) {
   return fixture;
 }
 
-// The fixture's model again, its prompts prefilled a few columns per pass (several chunks).
-std::unique_ptr<Engine> chunked_prefill(const Fixture& fixture) {
-  EngineOptions options{kDevice, kDType};
-  options.prefill_chunk_tokens = 8;
-  auto engine = Engine::load(fixture.folder, options);
-  REQUIRE_MESSAGE(engine.ok(), engine.error().message);
-  return std::move(*engine);
-}
-
 std::vector<std::vector<int64_t>> rows_of(const nlohmann::json& json) { return json.get<std::vector<std::vector<int64_t>>>(); }
 
 // max |engine - reference| / max |reference| over each row's logits, all rows at once (batched).
@@ -166,6 +157,15 @@ DecodeSettings block_diffusion_settings(const nlohmann::json& s) {
 }
 
 }  // namespace
+
+// The fixture's model again, its prompts prefilled a few columns per pass (several chunks).
+static std::unique_ptr<Engine> chunked_prefill(const Fixture& fixture) {
+  EngineOptions options{kDevice, kDType};
+  options.prefill_chunk_tokens = 8;
+  auto engine = Engine::load(fixture.folder, options);
+  REQUIRE_MESSAGE(engine.ok(), engine.error().message);
+  return std::move(*engine);
+}
 
 TEST_CASE("greedy AR generation matches transformers token for token over 128 tokens, prefilled whole or in chunks") {
   for (const char* model : {"qwen3", "sdar"}) {
