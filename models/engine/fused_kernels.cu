@@ -36,25 +36,67 @@ __device__ float block_sum(float value) {
   return value;
 }
 
-// One block per row.
+// One block per row, in packs of 8 values (16 bytes) that each thread loads all at once before
+// using any: a row of a decoding pass is a few KB, so the time is the loads' latency, paid once.
+constexpr int kPack = 8, kPacksPerThread = 4;
+struct alignas(16) Pack8 {
+  uint4 bits;
+};
 template <class T>
-__global__ void __launch_bounds__(kThreads) add_rms_norm_kernel(T* hidden, const T* delta, const T* weight, T* normed,
+__device__ __forceinline__ float element(const Pack8& pack, int e) {
+  return to_float(reinterpret_cast<const T*>(&pack.bits)[e]);
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) add_rms_norm_kernel(T* __restrict__ hidden, const T* __restrict__ delta,
+                                                                 const T* __restrict__ weight, T* __restrict__ normed,
                                                                  int width, float eps) {
-  T* h = hidden + static_cast<int64_t>(blockIdx.x) * width;
-  const T* d = delta ? delta + static_cast<int64_t>(blockIdx.x) * width : nullptr;
-  float squares = 0.0f;
-  for (int i = threadIdx.x; i < width; i += kThreads) {
-    float value = to_float(h[i]);
-    if (d) {
-      value = rounded<T>(value + to_float(d[i]));
-      h[i] = from_float<T>(value);
+  const int packs = width / kPack;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * width;
+  auto* hidden_packs = reinterpret_cast<Pack8*>(hidden + row);
+  const auto* delta_packs = delta ? reinterpret_cast<const Pack8*>(delta + row) : nullptr;
+  const auto* weight_packs = reinterpret_cast<const Pack8*>(weight);
+  Pack8 h[kPacksPerThread], d[kPacksPerThread], w[kPacksPerThread];
+#pragma unroll
+  for (int k = 0; k < kPacksPerThread; ++k) {
+    const int p = threadIdx.x + k * kThreads;
+    if (p < packs) {
+      h[k] = hidden_packs[p];
+      if (delta_packs) d[k] = delta_packs[p];
+      w[k] = weight_packs[p];
     }
-    squares += value * value;
+  }
+  float values[kPacksPerThread][kPack];
+  float squares = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kPacksPerThread; ++k) {
+    const int p = threadIdx.x + k * kThreads;
+    if (p >= packs) continue;
+    Pack8 sum;
+#pragma unroll
+    for (int e = 0; e < kPack; ++e) {
+      float value = element<T>(h[k], e);
+      if (delta_packs) {
+        value = rounded<T>(value + element<T>(d[k], e));
+        reinterpret_cast<T*>(&sum.bits)[e] = from_float<T>(value);
+      }
+      values[k][e] = value;
+      squares += value * value;
+    }
+    if (delta_packs) hidden_packs[p] = sum;
   }
   const float inverse = rsqrtf(block_sum(squares) / static_cast<float>(width) + eps);
-  T* out = normed + static_cast<int64_t>(blockIdx.x) * width;
-  for (int i = threadIdx.x; i < width; i += kThreads)
-    out[i] = from_float<T>(to_float(weight[i]) * rounded<T>(to_float(h[i]) * inverse));
+  auto* normed_packs = reinterpret_cast<Pack8*>(normed + row);
+#pragma unroll
+  for (int k = 0; k < kPacksPerThread; ++k) {
+    const int p = threadIdx.x + k * kThreads;
+    if (p >= packs) continue;
+    Pack8 out;
+#pragma unroll
+    for (int e = 0; e < kPack; ++e)
+      reinterpret_cast<T*>(&out.bits)[e] = from_float<T>(element<T>(w[k], e) * rounded<T>(values[k][e] * inverse));
+    normed_packs[p] = out;
+  }
 }
 
 template <class T>
@@ -175,6 +217,8 @@ const char* swiglu(Half type, const void* gate_up, void* out, int64_t n, int64_t
   const auto s = static_cast<cudaStream_t>(stream);
   return type == Half::bfloat16 ? swiglu_as<__nv_bfloat16>(gate_up, out, n, width, s) : swiglu_as<__half>(gate_up, out, n, width, s);
 }
+
+bool add_rms_norm_supported(int64_t width) { return width % kPack == 0 && width <= int64_t{kPack} * kPacksPerThread * kThreads; }
 
 bool attention_inputs_supported(int64_t dim) { return dim == 16 || dim == 32 || dim == 64 || dim == 128 || dim == 256; }
 

@@ -13,6 +13,8 @@ enum class Half { bfloat16, float16 };
 
 // hidden[rows, width] += delta (skipped when delta is null), rounded to the dtype; then
 // normed = weight * RMSNorm(hidden) (normalized in float32, rounded, times the weight, rounded).
+// All four 16-byte aligned; width a multiple of 8, at most 8192.
+bool add_rms_norm_supported(int64_t width);
 const char* add_rms_norm(Half type, void* hidden, const void* delta, const void* weight, void* normed, int64_t rows,
                          int64_t width, float eps, void* stream);
 

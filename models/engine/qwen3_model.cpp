@@ -41,7 +41,7 @@ Qwen3Model::Qwen3Model(ModelConfig config, Qwen3Weights weights, at::Device devi
       prefill_chunk_tokens_(std::max<int64_t>(1, options.prefill_chunk_tokens)) {
 #if DICEBENCH_ENGINE_FUSED_KERNELS
   fused_ = options.fused_kernels && device_.is_cuda() && (dtype_ == at::kBFloat16 || dtype_ == at::kHalf) &&
-           fused::attention_inputs_supported(config_.head_dim);
+           fused::attention_inputs_supported(config_.head_dim) && fused::add_rms_norm_supported(config_.hidden_size);
 #endif
   if (options.cuda_graphs && device_.is_cuda()) graphs_ = make_pass_graphs(*this);
   const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device_);
