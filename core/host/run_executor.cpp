@@ -52,6 +52,9 @@ Result<RunOutcome> execute_run(RunPlan& plan, results::Store& store, std::option
     const size_t end = std::min(plan.requests.size(), start + plan.batch_size);
     const std::vector<GenerationRequest> batch(plan.requests.begin() + static_cast<std::ptrdiff_t>(start),
                                                plan.requests.begin() + static_cast<std::ptrdiff_t>(end));
+    // Progress moves once per batch: a batch's samples arrive together when it ends, and counting
+    // them one by one would make the first of them look like the rate (an ETA of hours).
+    size_t stored_in_batch = 0;
     auto generated = plan.model->generate(batch, [&](size_t index, Generation&& generation) -> Result<void> {
       const GenerationRequest& request = batch[index];
       const PlannedProblem* problem = plan.find_problem(request.problem_id);
@@ -73,9 +76,10 @@ Result<RunOutcome> execute_run(RunPlan& plan, results::Store& store, std::option
       auto stored = store.insert_sample(sample);
       if (!stored) return stored.error();
       ++outcome.stored;
-      progress.advance();
+      ++stored_in_batch;
       return {};
     });
+    progress.advance(stored_in_batch);
     if (!generated) failure = generated.error().message;
   }
   outcome.timing = progress.finish();
