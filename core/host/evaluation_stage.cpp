@@ -22,8 +22,6 @@
 #include <set>
 #include <thread>
 
-#include <sched.h>
-
 namespace dicebench::host {
 namespace {
 
@@ -49,19 +47,6 @@ Result<results::BaselineKey> baseline_key(harness::Evaluator& evaluator, const s
   if (!info) return info.error();
   return results::BaselineKey{problem_hash, info->value("device_name", "unknown"), info->value("torch", "unknown"),
                               evaluator.settings().baseline_method + "/" + info->value("timer", "unknown")};
-}
-
-// CPUs for timed calls, one per evaluator: the highest this process may run on; none where fewer
-// than two would be left for everything else (worker start-ups, compiles, the host).
-std::vector<int> timing_cpus(size_t evaluators) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return {};
-  std::vector<int> allowed;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &set)) allowed.push_back(cpu);
-  if (allowed.size() < evaluators + 2) return {};
-  return {allowed.rbegin(), allowed.rbegin() + static_cast<std::ptrdiff_t>(evaluators)};
 }
 
 harness::Timing timing_of(const results::Baseline& b) {
@@ -118,15 +103,6 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.0);
   if (!budget) return budget.error();
   s.budget_seconds = *budget;
-  const std::string pinning = config.get("eval.timing_cpu").value_or("auto");
-  if (pinning != "auto" && pinning != "off")
-    return make_error(fmt::format("eval.timing_cpu must be auto (a CPU of its own for each evaluator's timed calls) or off, not '{}'",
-                                  pinning));
-  if (pinning == "auto") {
-    const auto slots = evaluation_slots(config, s.device);
-    s.reserved_cpus = timing_cpus(slots ? slots->size() : 1);
-    if (!s.reserved_cpus.empty()) s.timing_cpu = s.reserved_cpus.front();
-  }
   // Secret per process: never stored, so nothing a candidate can read reveals the input seeds.
   std::random_device random;
   s.secret = (static_cast<uint64_t>(random()) << 32) ^ random();
@@ -271,10 +247,9 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
     }
     return 0;
   };
-  auto work = [&](size_t slot_index, const std::optional<std::string>& slot) {
+  auto work = [&](const std::optional<std::string>& slot) {
     harness::EvaluationSettings mine = settings;
     mine.visible_devices = slot;
-    if (slot_index < settings.reserved_cpus.size()) mine.timing_cpu = settings.reserved_cpus[slot_index];
     harness::Evaluator evaluator(mine);
     evaluator.start_reference();
     // This slot's claimed samples, all prefetched: the first whose candidate has compiled is
@@ -335,10 +310,10 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
     }
   };
   if (slots.size() <= 1) {
-    work(0, slots.empty() ? std::nullopt : slots.front());
+    work(slots.empty() ? std::nullopt : slots.front());
   } else {
     std::vector<std::thread> threads;
-    for (size_t i = 0; i < slots.size(); ++i) threads.emplace_back(work, i, slots[i]);
+    for (const auto& slot : slots) threads.emplace_back(work, slot);
     for (auto& thread : threads) thread.join();
   }
   if (first_error) return *first_error;

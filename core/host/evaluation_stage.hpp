@@ -19,8 +19,7 @@ namespace dicebench::host {
 // model_mode = train (KernelBench's) | eval, compile_timeout_s (worker start-up and the candidate's
 // compile), timeout_s (the candidate's init, trials and timing), timing_budget_s, fastpath = on|off
 // (NVRTC compiles of load_inline calls on CUDA), fastpath_cache (its cache folder), baseline =
-// eager|compile (the reference as is, or under torch.compile), cpu_workers, gpus, timing_cpu =
-// auto (each evaluator's timed calls on a CPU of their own, which no other worker uses) | off.
+// eager|compile (the reference as is, or under torch.compile), cpu_workers, gpus.
 Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
 
 // dicebench-worker: $DICEBENCH_WORKER, else beside this executable.

@@ -114,18 +114,6 @@ Evaluator::~Evaluator() {
   if (reference_ && reference_->alive()) (void)reference_->call({{"type", "shutdown"}}, std::chrono::seconds(5));
 }
 
-WorkerOptions Evaluator::worker_options(const std::string& role, const std::string& log_path) const {
-  WorkerOptions options;
-  options.executable = settings_.worker_executable;
-  options.role = role;
-  options.device = settings_.device;
-  options.log_path = log_path;
-  options.visible_devices = settings_.visible_devices;
-  options.reserved_cpus = settings_.reserved_cpus;
-  options.timing_cpu = settings_.timing_cpu;
-  return options;
-}
-
 Result<void> Evaluator::spawn_reference() {
   if (reference_ && reference_->alive()) return {};
   if (log_dir_.empty()) {
@@ -135,7 +123,9 @@ Result<void> Evaluator::spawn_reference() {
     std::error_code ec;
     fs::create_directories(log_dir_, ec);
   }
-  auto spawned = WorkerProcess::spawn(worker_options("reference", log_dir_ + "/reference.log"));
+  WorkerOptions options{settings_.worker_executable, "reference", settings_.device, log_dir_ + "/reference.log",
+                        settings_.visible_devices};
+  auto spawned = WorkerProcess::spawn(options);
   if (!spawned) return spawned.error();
   reference_ = std::move(*spawned);
   return {};
@@ -185,7 +175,8 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::spawn_candidate() {
     c->start_error = "cannot create a job folder under " + settings_.work_root;
     return c;
   }
-  WorkerOptions options = worker_options("candidate", (c->folder->path / "candidate.log").string());
+  WorkerOptions options{settings_.worker_executable, "candidate", settings_.device,
+                        (c->folder->path / "candidate.log").string(), settings_.visible_devices};
   options.start_timeout = settings_.compile_timeout;
   auto worker = WorkerProcess::spawn(options);
   if (!worker) c->start_error = worker.error().message;

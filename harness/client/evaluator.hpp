@@ -44,8 +44,6 @@ struct EvaluationSettings {
   int prefetch = 4;                            // candidate workers started ahead of the current one
   int warm_spares = 0;                         // candidate workers kept started for the next calls
   std::string fastpath_cache;                  // compile cache folder (default: $XDG_CACHE_HOME/dicebench/fastpath)
-  std::vector<int> reserved_cpus;              // CPUs kept for timed calls (none: no pinning)
-  std::optional<int> timing_cpu;               // of them, the one this evaluator's timed calls run on
 };
 
 struct Timing {
@@ -123,7 +121,6 @@ class Evaluator {
  private:
   struct Candidate;  // a candidate worker with its job folder and load request (evaluator.cpp)
   struct Job;        // one evaluate() call's state (evaluator.cpp)
-  WorkerOptions worker_options(const std::string& role, const std::string& log_path) const;
   Result<void> spawn_reference();       // unless it runs already
   Result<WorkerProcess*> reference();   // started, its hello received
   Result<Timing> baseline(const std::string& job, const std::string& problem_hash, bool* measured);

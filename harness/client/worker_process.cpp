@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <sys/wait.h>
 
 #include <csignal>
@@ -49,11 +48,6 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const WorkerOptions&
   bp::environment env = boost::this_process::environment();
   if (options.visible_devices) env["CUDA_VISIBLE_DEVICES"] = *options.visible_devices;
   env["PYTHONUNBUFFERED"] = "1";
-  // One string hashing in every worker, so dict and set layouts (and with them the host-side
-  // cost of a candidate's Python) do not differ from one evaluation to the next.
-  env["PYTHONHASHSEED"] = "0";
-  if (!options.reserved_cpus.empty()) env["DICEBENCH_RESERVED_CPUS"] = fmt::format("{}", fmt::join(options.reserved_cpus, ","));
-  if (options.timing_cpu) env["DICEBENCH_TIMING_CPU"] = std::to_string(*options.timing_cpu);
   std::error_code ec;
   state->child = bp::child(options.executable, "--role", options.role, "--device", options.device, "--log",
                            options.log_path, bp::std_in < state->to_worker, bp::std_out > state->from_worker,

@@ -11,7 +11,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace dicebench::harness {
 
@@ -24,10 +23,6 @@ struct WorkerOptions {
   std::string log_path = "/dev/null";          // where the worker's (and candidate's) output goes
   std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES for the worker
   std::chrono::milliseconds start_timeout{std::chrono::minutes(3)};
-  // CPUs reserved for timed calls (the worker's threads keep off them) and the one this worker
-  // times on (harness/python/dicebench_harness/cpus.py).
-  std::vector<int> reserved_cpus;
-  std::optional<int> timing_cpu;
 };
 
 enum class CallFailure { none, timeout, crashed, protocol };

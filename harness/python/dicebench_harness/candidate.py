@@ -37,7 +37,6 @@ from typing import Any
 
 from . import compare as compare_mod
 from . import loading, numerics, seeding, timing, transfer
-from .cpus import on_timing_cpu
 from .devices import check_device
 from .errors import HostError, exception_line, traceback_tail
 from .tensors import synchronize
@@ -302,12 +301,11 @@ class CandidateRole:
 
         failure, summary, profile = None, None, None
         try:
-            with on_timing_cpu():
-                summary = timing.time_adaptive(
-                    call, warmup=request["warmup"], min_trials=request["min_trials"],
-                    max_trials=request["max_trials"], budget_s=float(request["budget_s"]),
-                    target_rel_ci=float(request["target_rel_ci"]), timer=timer,
-                    before_each=numerics.apply_numerics)
+            summary = timing.time_adaptive(
+                call, warmup=request["warmup"], min_trials=request["min_trials"],
+                max_trials=request["max_trials"], budget_s=float(request["budget_s"]),
+                target_rel_ci=float(request["target_rel_ci"]), timer=timer,
+                before_each=numerics.apply_numerics)
             if isinstance(timer, timing.CuptiTimer):
                 profile = self._profile(timer, summary["trials"])
         except BaseException as error:  # noqa: BLE001

@@ -36,7 +36,6 @@ from typing import Any, Callable
 
 from . import compare as compare_mod
 from . import loading, numerics, seeding, timing, transfer
-from .cpus import on_timing_cpu
 from .devices import check_device
 from .errors import HostError, traceback_tail
 from .tensors import clone_tree, save_private, synchronize, to_cpu, to_device, zero_tree
@@ -236,12 +235,11 @@ class ReferenceRole:
             with torch.no_grad():
                 model(*inputs)
 
-        with on_timing_cpu():
-            summary = timing.time_adaptive(
-                call, warmup=request["warmup"], min_trials=request["min_trials"],
-                max_trials=request["max_trials"], budget_s=float(request["budget_s"]),
-                target_rel_ci=float(request["target_rel_ci"]), timer=timer,
-                before_each=numerics.apply_numerics)
+        summary = timing.time_adaptive(
+            call, warmup=request["warmup"], min_trials=request["min_trials"],
+            max_trials=request["max_trials"], budget_s=float(request["budget_s"]),
+            target_rel_ci=float(request["target_rel_ci"]), timer=timer,
+            before_each=numerics.apply_numerics)
         return {"type": "reference.timed", "job": request["job"], "timing": summary}
 
     # ---------------------------------------------------------------------------------------

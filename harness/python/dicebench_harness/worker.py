@@ -103,9 +103,6 @@ def serve(role: str, device: str, fd_in: int, fd_out: int) -> int:
     if role not in protocol.ROLES:
         _send_quietly(fd_out, protocol.error_reply("", f"unknown role {role!r}"))
         return EXIT_PROTOCOL
-    from .cpus import keep_off_reserved
-
-    keep_off_reserved()  # before torch starts its threads: they inherit it
     try:
         from . import numerics
         from .devices import open_device
