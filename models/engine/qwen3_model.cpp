@@ -1,5 +1,6 @@
 // The Qwen3 forward pass; numerics follow transformers' Qwen3 (norms in float32, RoPE tables
-// computed in float32 and cast to the compute dtype).
+// computed in float32 and cast to the compute dtype). The norms, RoPE with the cache write, and
+// SwiGLU run as ATen ops or, on CUDA in bf16/fp16, as the fused kernels of fused_kernels.hpp.
 #include "models/engine/qwen3_model.hpp"
 
 #include <algorithm>

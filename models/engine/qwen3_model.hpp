@@ -1,7 +1,8 @@
 // The Qwen3 transformer's forward pass over a KV cache: embeddings, RMSNorm, per-head QK RMSNorm,
 // RoPE, grouped-query attention through scaled_dot_product_attention, SwiGLU MLP, final norm and
 // the LM head. The cache is allocated once for the largest batch and length asked for and reused.
-// On CUDA, decoding passes (few new positions per row) replay CUDA graphs (pass_graphs.hpp).
+// On CUDA, decoding passes (few new positions per row) replay CUDA graphs (pass_graphs.hpp), and
+// the elementwise steps run as fused kernels (fused_kernels.hpp).
 #pragma once
 
 #include <cstdint>
