@@ -49,27 +49,41 @@ CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, Acti
   call.host_end_ns = host_end_ns;
   call.host_ns = duration_ns(begin_ns, host_end_ns);
   call.span_origin_ns = begin_ns;
+  auto timed = [](const auto& record) {
+    return record.start_ns != 0 && record.end_ns != 0 && record.end_ns >= record.start_ns;
+  };
+  // Launched after the marker (correlation IDs count up): the call's work, whenever it ran.
+  std::uint32_t marker_correlation = 0;
+  auto after_marker = [&](const auto& record) { return marker_correlation != 0 && record.correlation > marker_correlation; };
   if (marker_stream) {
-    auto marker = std::find_if(log.memsets.begin(), log.memsets.end(), [&](const MemsetRecord& m) {
-      return m.stream == *marker_stream && m.start_ns != 0 && m.end_ns >= m.start_ns;
-    });
+    auto marker = std::find_if(log.memsets.begin(), log.memsets.end(),
+                               [&](const MemsetRecord& m) { return m.stream == *marker_stream && m.start_ns != 0 && timed(m); });
     if (marker != log.memsets.end()) {
       call.marker = true;
       call.span_origin_ns = marker->start_ns;
+      marker_correlation = marker->correlation;
       log.memsets.erase(marker);
+      auto earliest = [&](const auto& records) {
+        for (const auto& record : records)
+          if (timed(record) && after_marker(record)) call.span_origin_ns = std::min(call.span_origin_ns, record.start_ns);
+      };
+      earliest(log.kernels);
+      earliest(log.memcpys);
+      earliest(log.memsets);
     }
   }
   const std::uint64_t origin = call.span_origin_ns;
 
   std::vector<Interval> intervals;
-  // Keeps a record when it carries timestamps and did not end before the call began; its
-  // interval, clipped to start no earlier than begin, joins the span and busy-time figures.
+  // Keeps a record when it carries timestamps and is the call's: launched after the marker, or
+  // not ended before the origin. Its interval, clipped to start no earlier than the origin, joins
+  // the span and busy-time figures.
   auto admit = [&](const auto& record) {
-    if (record.start_ns == 0 || record.end_ns == 0 || record.end_ns < record.start_ns) {
+    if (!timed(record)) {
       ++call.incomplete;
       return false;
     }
-    if (record.end_ns < origin) {
+    if (record.end_ns < origin && !after_marker(record)) {
       ++call.stale;
       return false;
     }

@@ -30,6 +30,7 @@ struct KernelRecord {
   std::uint32_t stream = 0;
   std::uint32_t device = 0;
   std::int64_t shared_bytes = 0;  // static + dynamic shared memory per block
+  std::uint32_t correlation = 0;  // CUPTI's correlation ID of the launching API call (0: unknown)
 };
 
 struct MemcpyRecord {
@@ -39,6 +40,7 @@ struct MemcpyRecord {
   std::uint64_t end_ns = 0;
   std::uint32_t stream = 0;
   std::uint32_t device = 0;
+  std::uint32_t correlation = 0;
 };
 
 struct MemsetRecord {
@@ -47,6 +49,7 @@ struct MemsetRecord {
   std::uint64_t end_ns = 0;
   std::uint32_t stream = 0;
   std::uint32_t device = 0;
+  std::uint32_t correlation = 0;
 };
 
 // Everything the recorder collected between two flushes, in delivery order (not sorted).
@@ -65,7 +68,10 @@ struct CallRecord {
   // Where the span starts: the device start of the recorder's marker (a 4-byte memset issued at
   // begin() on a stream of its own, so on the device's clock like every record), else begin_ns.
   // CUPTI converts device timestamps to the host clock with an offset that can reach a few
-  // hundred microseconds, so a span from a host timestamp to a device one is not exact.
+  // hundred microseconds, so a span from a host timestamp to a device one is not exact. Work
+  // launched after the marker (a higher correlation ID) that started before it moves the origin
+  // back to its start: with other processes on the GPU, the marker can wait for the compute
+  // engine while the call's copy already runs on a copy engine.
   std::uint64_t span_origin_ns = 0;
   bool marker = false;        // the marker's record was found (and taken out of the memsets)
   std::uint64_t span_ns = 0;  // origin -> last device end; begin -> host end without device work
@@ -82,9 +88,9 @@ struct CallRecord {
 std::uint64_t union_length_ns(std::span<const Interval> intervals);
 
 // Builds a CallRecord from what the recorder collected between begin and end: drops records
-// without timestamps (counted as incomplete) and records that ended at or before begin (counted as
-// stale), clips the rest to start no earlier than the span's origin, sorts each list by start time and fills
-// in the figures. dropped is left for the caller.
+// without timestamps (counted as incomplete) and records of earlier work, which ended before the
+// span's origin and were not launched after the marker (counted as stale), clips the rest to start
+// no earlier than the origin, sorts each list by start time and fills in the figures. dropped is left for the caller.
 // marker_stream: the CUPTI stream ID of the recorder's marker memset, when it issued one.
 CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, ActivityLog log,
                          std::optional<std::uint32_t> marker_stream = std::nullopt);

@@ -170,24 +170,25 @@ void CuptiRecorder::complete_buffer(std::uint8_t* buffer, std::size_t size, std:
           out.stream = kernel->streamId;
           out.device = kernel->deviceId;
           out.shared_bytes = std::int64_t{kernel->staticSharedMemory} + std::int64_t{kernel->dynamicSharedMemory};
+          out.correlation = kernel->correlationId;
           parsed.kernels.push_back(std::move(out));
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
           const auto* copy = reinterpret_cast<const MemcpyActivity*>(record);
           parsed.memcpys.push_back({memcpy_kind_name(copy->copyKind), copy->bytes, copy->start, copy->end,
-                                    copy->streamId, copy->deviceId});
+                                    copy->streamId, copy->deviceId, copy->correlationId});
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY2: {
           const auto* copy = reinterpret_cast<const PeerMemcpyActivity*>(record);
           parsed.memcpys.push_back({memcpy_kind_name(copy->copyKind), copy->bytes, copy->start, copy->end,
-                                    copy->streamId, copy->deviceId});
+                                    copy->streamId, copy->deviceId, copy->correlationId});
           break;
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
           const auto* set = reinterpret_cast<const MemsetActivity*>(record);
-          parsed.memsets.push_back({set->bytes, set->start, set->end, set->streamId, set->deviceId});
+          parsed.memsets.push_back({set->bytes, set->start, set->end, set->streamId, set->deviceId, set->correlationId});
           break;
         }
         default:

@@ -25,12 +25,12 @@ KernelRecord kernel(std::string mangled, std::uint64_t start, std::uint64_t end,
   return k;
 }
 
-MemcpyRecord copy(std::uint64_t start, std::uint64_t end, std::uint32_t stream = 7) {
-  return {"HtoD", 4096, start, end, stream, 0};
+MemcpyRecord copy(std::uint64_t start, std::uint64_t end, std::uint32_t stream = 7, std::uint32_t correlation = 0) {
+  return {"HtoD", 4096, start, end, stream, 0, correlation};
 }
 
-MemsetRecord set(std::uint64_t start, std::uint64_t end, std::uint32_t stream = 7) {
-  return {1 << 20, start, end, stream, 0};
+MemsetRecord set(std::uint64_t start, std::uint64_t end, std::uint32_t stream = 7, std::uint32_t correlation = 0) {
+  return {1 << 20, start, end, stream, 0, correlation};
 }
 
 std::uint64_t union_of(std::vector<Interval> intervals) { return union_length_ns(intervals); }
@@ -134,6 +134,36 @@ TEST_CASE("the marker memset gives the span its origin on the device's clock and
   CHECK_FALSE(without.marker);
   CHECK(without.span_origin_ns == 1000);
   CHECK(without.span_ns == 900);
+}
+
+TEST_CASE("work launched after the marker is the call's even when it ran before the marker") {
+  // Other processes hold the compute engine: the marker memset (correlation 10) waits until 1500,
+  // while the call's copy (12) already ran on a copy engine at 1100-1300. A kernel launched before
+  // the marker (9) that ended before the call's work is earlier work.
+  ActivityLog log;
+  log.memsets = {set(1500, 1502, 42, 10)};
+  log.memcpys = {copy(1100, 1300, 7, 12)};
+  auto work = kernel("work", 1600, 1900);
+  work.correlation = 11;
+  auto earlier = kernel("earlier", 1050, 1080);
+  earlier.correlation = 9;
+  log.kernels = {work, earlier};
+  const CallRecord call = assemble_call(1000, 5000, log, 42u);
+  CHECK(call.marker);
+  CHECK(call.span_origin_ns == 1100);
+  CHECK(call.span_ns == 800);  // 1900 - 1100
+  CHECK(call.busy_ns == 200 + 300);
+  REQUIRE(call.activity.memcpys.size() == 1);
+  REQUIRE(call.activity.kernels.size() == 1);
+  CHECK(call.activity.kernels[0].mangled == "work");
+  CHECK(call.stale == 1);
+
+  // Without correlation IDs (0: unknown) the copy cannot be told from earlier work: left out.
+  log.memcpys[0].correlation = 0;
+  const CallRecord unknown = assemble_call(1000, 5000, log, 42u);
+  CHECK(unknown.span_origin_ns == 1500);
+  CHECK(unknown.activity.memcpys.empty());
+  CHECK(unknown.stale == 2);
 }
 
 TEST_CASE("per-kernel breakdown") {
