@@ -140,9 +140,8 @@ const dicebench_provided_name kNames[] = {
     {str("kernelbench-l4"), str("KernelBench level 4: Hugging Face models (needs a checkout with level4/)")},
 };
 
-const dicebench_plugin_descriptor kDescriptor = {
-    DICEBENCH_ABI_MAJOR, DICEBENCH_ABI_MINOR, sizeof(dicebench_plugin_descriptor), DICEBENCH_KIND_SUITE,
-    str("kernelbench"), str(DICEBENCH_VERSION), str(DICEBENCH_GIT_SHA), kNames, std::size(kNames), &kApi};
+const dicebench_plugin_descriptor kDescriptor =
+    sdk::descriptor(DICEBENCH_KIND_SUITE, "kernelbench", DICEBENCH_VERSION, DICEBENCH_GIT_SHA, kNames, &kApi);
 
 }  // namespace
 

@@ -144,21 +144,11 @@ const std::vector<dicebench_provided_name>& provided_names() {
 }
 
 const dicebench_plugin_descriptor& descriptor() {
-  static const dicebench_plugin_descriptor value = {
-      DICEBENCH_ABI_MAJOR,
-      DICEBENCH_ABI_MINOR,
-      sizeof(dicebench_plugin_descriptor),
-      DICEBENCH_KIND_MODEL,
-      sdk::str("local"),
-      sdk::str(DICEBENCH_VERSION),
-      sdk::str(DICEBENCH_GIT_SHA),
-      provided_names().data(),
-      provided_names().size(),
-      &kApi,
-  };
+  static const dicebench_plugin_descriptor value =
+      sdk::descriptor(DICEBENCH_KIND_MODEL, "local", DICEBENCH_VERSION, DICEBENCH_GIT_SHA, provided_names(), &kApi);
   return value;
 }
 
 }  // namespace
 
-DICEBENCH_EXPORT const dicebench_plugin_descriptor* dicebench_plugin_entry(void) { return &descriptor(); }
+DICEBENCH_PLUGIN_ENTRY(descriptor())

@@ -140,18 +140,8 @@ const dicebench_provided_name kProvides[] = {
     {sdk::str("replay:"), sdk::str("completions stored in a folder: KernelBench runs' *_kernel.py files or raw *.txt")},
 };
 
-const dicebench_plugin_descriptor kDescriptor = {
-    DICEBENCH_ABI_MAJOR,
-    DICEBENCH_ABI_MINOR,
-    sizeof(dicebench_plugin_descriptor),
-    DICEBENCH_KIND_MODEL,
-    sdk::str("replay"),
-    sdk::str(DICEBENCH_VERSION),
-    sdk::str(DICEBENCH_GIT_SHA),
-    kProvides,
-    sizeof(kProvides) / sizeof(kProvides[0]),
-    &kApi,
-};
+const dicebench_plugin_descriptor kDescriptor =
+    sdk::descriptor(DICEBENCH_KIND_MODEL, "replay", DICEBENCH_VERSION, DICEBENCH_GIT_SHA, kProvides, &kApi);
 
 }  // namespace
 

@@ -151,18 +151,11 @@ const dicebench_provided_name kProvides[] = {
     {sdk::str("example-echo"), sdk::str("example plugin: echoes a hash of the prompt in a code block")},
 };
 
-const dicebench_plugin_descriptor kDescriptor = {
-    DICEBENCH_ABI_MAJOR,
-    DICEBENCH_ABI_MINOR,
-    sizeof(dicebench_plugin_descriptor),
-    DICEBENCH_KIND_MODEL,
-    sdk::str("example"),  // the plugin's own name
-    sdk::str("1.0.0"),    // its version
-    sdk::str("example"),  // build id: put your git sha and options here
-    kProvides,
-    sizeof(kProvides) / sizeof(kProvides[0]),
-    &kApi,
-};
+const dicebench_plugin_descriptor kDescriptor = sdk::descriptor(DICEBENCH_KIND_MODEL,
+                                                                 "example",  // the plugin's own name
+                                                                 "1.0.0",    // its version
+                                                                 "example",  // build id: your git sha and options
+                                                                 kProvides, &kApi);
 
 }  // namespace
 

@@ -1,5 +1,5 @@
 // Runs the dicebench executable from tests: in the foreground with captured output, or in the
-// background so a test can kill it.
+// background so a test can kill it; checks a failed run's one error line.
 #pragma once
 
 #include <string>
@@ -21,5 +21,8 @@ CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
 pid_t start_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {});
 // Waits for a started process; returns its exit code, or 128 + signal.
 int wait_cli(pid_t pid);
+
+// Checks (doctest) a non-zero exit and exactly one error line, the last thing on stderr, saying `part`.
+void check_one_error_line(const CliResult& result, const std::string& part);
 
 }  // namespace dicebench::test

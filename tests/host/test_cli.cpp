@@ -31,16 +31,6 @@ const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernel
 const std::string kTestPlugins = std::string("DICEBENCH_PLUGIN_PATH=") + DICEBENCH_TEST_PLUGINS + "/good";
 
 
-// A non-zero exit and exactly one error line, the last thing on stderr, saying `part`.
-void check_one_error_line(const test::CliResult& r, const std::string& part) {
-  CHECK(r.exit_code != 0);
-  const auto lines = split(std::string(trim(r.err)), '\n');
-  const auto errors = std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("dicebench: error: ", 0) == 0; });
-  CHECK_MESSAGE(errors == 1, r.err);
-  CHECK_MESSAGE(lines.back().rfind("dicebench: error: ", 0) == 0, r.err);
-  CHECK_MESSAGE(lines.back().find(part) != std::string::npos, r.err);
-}
-
 void make_replay_folder(const std::string& dir) {
   fs::create_directories(dir);
   write(dir + "/level_1_problem_1_sample_0_kernel.py", "class ModelNew:\n    pass  # add\n");

@@ -21,6 +21,8 @@ using test::TempDir;
 using test::write;
 namespace fs = std::filesystem;
 
+using test::check_one_error_line;
+
 namespace {
 
 const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
@@ -30,16 +32,6 @@ std::string read(const std::string& path) {
   std::string text, why;
   REQUIRE_MESSAGE(read_file(path, &text, &why), why);
   return text;
-}
-
-// A non-zero exit and exactly one error line, the last thing on stderr, saying `part`.
-void check_one_error_line(const test::CliResult& r, const std::string& part) {
-  CHECK(r.exit_code != 0);
-  const auto lines = split(std::string(trim(r.err)), '\n');
-  const auto errors = std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("dicebench: error: ", 0) == 0; });
-  CHECK_MESSAGE(errors == 1, r.err);
-  CHECK_MESSAGE(lines.back().rfind("dicebench: error: ", 0) == 0, r.err);
-  CHECK_MESSAGE(lines.back().find(part) != std::string::npos, r.err);
 }
 
 // Candidates for the three level-1 test problems, each correct but slowed by a sleep so that

@@ -23,6 +23,8 @@ using namespace dicebench;
 using test::run_cli;
 namespace fs = std::filesystem;
 
+using test::check_one_error_line;
+
 namespace {
 
 const fs::path kFixture = fs::path(DICEBENCH_BUILD_DIR) / "tests" / "local-models";
@@ -42,16 +44,6 @@ using test::write;
 
 nlohmann::json run_config(const std::string& db, int run) {
   return nlohmann::json::parse(scalar(db, "select config from runs where id = " + std::to_string(run)));
-}
-
-// A non-zero exit and exactly one error line, the last thing on stderr, saying `part`.
-void check_one_error_line(const test::CliResult& r, const std::string& part) {
-  CHECK(r.exit_code != 0);
-  const auto lines = split(std::string(trim(r.err)), '\n');
-  const auto errors = std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("dicebench: error: ", 0) == 0; });
-  CHECK_MESSAGE(errors == 1, r.err);
-  CHECK_MESSAGE(lines.back().rfind("dicebench: error: ", 0) == 0, r.err);
-  CHECK_MESSAGE(lines.back().find(part) != std::string::npos, r.err);
 }
 
 std::vector<std::string> run_args(const std::string& model, const std::string& db, std::vector<std::string> extra) {

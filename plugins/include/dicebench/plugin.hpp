@@ -11,6 +11,7 @@
 #include <cstring>
 #include <exception>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,15 @@ namespace dicebench::sdk {
 
 constexpr dicebench_str str(std::string_view s) { return dicebench_str{s.data(), s.size()}; }
 inline std::string_view view(dicebench_str s) { return s.data ? std::string_view(s.data, s.size) : std::string_view(); }
+
+// What a plugin's entry returns, at the ABI version it is built against: its kind, own name,
+// version, build id (git sha, options), the names it provides and its api table.
+constexpr dicebench_plugin_descriptor descriptor(dicebench_kind kind, std::string_view name, std::string_view version,
+                                                 std::string_view build_id,
+                                                 std::span<const dicebench_provided_name> provides, const void* api) {
+  return {DICEBENCH_ABI_MAJOR, DICEBENCH_ABI_MINOR, sizeof(dicebench_plugin_descriptor), kind, str(name), str(version),
+          str(build_id), provides.data(), provides.size(), api};
+}
 
 inline void set_error(dicebench_error* error, std::string_view message) {
   if (!error) return;
