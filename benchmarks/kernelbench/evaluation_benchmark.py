@@ -121,12 +121,21 @@ def main() -> int:
     parser.add_argument("--json", default="")
     args = parser.parse_args()
     steps = set(args.steps.split(","))
+    if not steps <= {"dicebench", "stock", "repeat"}:
+        parser.error(f"--steps takes dicebench, stock and repeat, not {args.steps!r}")
     if args.skip_stock:
         steps.discard("stock")
 
     found = candidates(args.candidates)
     if not found:
         sys.exit(f"benchmark: no level_L_problem_P_sample_S_kernel.py files in {args.candidates}")
+    repeated_sources = {}
+    for repeat_problem in args.repeat_problem:
+        match = re.fullmatch(r"(\d+)/(\d+)", repeat_problem)
+        source = match and next((c for c in found if (c["level"], c["problem"]) == tuple(map(int, match.groups()))), None)
+        if not source:
+            parser.error(f"--repeat-problem {repeat_problem!r}: not L/ID of a candidate in {args.candidates}")
+        repeated_sources[repeat_problem] = source
     work = tempfile.mkdtemp(prefix="dicebench-bench-")
     report: dict = {"candidates": len(found), "settings": args.set}
 
@@ -161,8 +170,8 @@ def main() -> int:
 
     report["repeat"] = []
     for repeat_problem in args.repeat_problem if "repeat" in steps else []:
-        level, problem = map(int, repeat_problem.split("/"))
-        source = next(c for c in found if c["level"] == level and c["problem"] == problem)
+        source = repeated_sources[repeat_problem]
+        level, problem = source["level"], source["problem"]
         folder = os.path.join(work, f"repeat-{level}-{problem}")
         os.mkdir(folder)
         for sample in range(args.repeats):

@@ -126,7 +126,8 @@ at::Tensor Qwen3Model::add_rms_norm(at::Tensor& hidden, const at::Tensor& delta,
   return rms_norm(hidden, weight);
 }
 
-at::Tensor Qwen3Model::attention_inputs(const at::Tensor& qkv, const PassInputs& inputs, size_t layer) {
+at::Tensor Qwen3Model::attention_inputs(const at::Tensor& qkv, const PassInputs& inputs, size_t layer, const at::Tensor& cos,
+                                        const at::Tensor& sin) {
   const int64_t rows = inputs.tokens.size(0), count = inputs.tokens.size(1);
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, dim = config_.head_dim;
   auto& key_cache = key_cache_[layer];
@@ -144,10 +145,6 @@ at::Tensor Qwen3Model::attention_inputs(const at::Tensor& qkv, const PassInputs&
     return q;
   }
 #endif
-  // Rotary tables gathered for each row's positions: [rows, count, 1, dim].
-  const auto flat_positions = inputs.positions.reshape({-1});
-  const auto cos = rope_cos_.index_select(0, flat_positions).view({rows, count, 1, dim});
-  const auto sin = rope_sin_.index_select(0, flat_positions).view({rows, count, 1, dim});
   // Query and key heads together: per-head RMSNorm (q_norm and k_norm side by side in
   // qk_norm), then RoPE, [rows, count, heads + kv_heads, dim].
   auto qk = rms_norm(qkv.narrow(-1, 0, (heads + kv_heads) * dim).view({rows, count, heads + kv_heads, dim}),
@@ -184,12 +181,20 @@ at::Tensor Qwen3Model::pass(const PassInputs& inputs, int64_t logits_count) {
               "Qwen3Model::pass: the KV cache is too small (reserve_cache first)");
   const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
 
+  // ATen's path: the rotary tables gathered once for each row's positions, [rows, count, 1, dim]
+  // (the fused kernel reads the tables at the positions itself).
+  at::Tensor cos, sin;
+  if (!fused_) {
+    const auto flat_positions = inputs.positions.reshape({-1});
+    cos = rope_cos_.index_select(0, flat_positions).view({rows, count, 1, dim});
+    sin = rope_sin_.index_select(0, flat_positions).view({rows, count, 1, dim});
+  }
   // The residual stream; each norm also adds the sublayer's output to it first.
   auto hidden = weights_.embed_tokens.index_select(0, tokens.reshape({-1})).view({rows, count, config_.hidden_size});
   auto normed = add_rms_norm(hidden, {}, weights_.layers.front().input_norm);
   for (size_t layer = 0; layer < weights_.layers.size(); ++layer) {
     const auto& w = weights_.layers[layer];
-    const auto q = attention_inputs(at::linear(normed, w.qkv_proj), inputs, layer);
+    const auto q = attention_inputs(at::linear(normed, w.qkv_proj), inputs, layer, cos, sin);
     const bool last = layer + 1 == weights_.layers.size();
     if (last && logits_count == 0) break;  // the keys and values were all this pass was for
     const auto attended = at::scaled_dot_product_attention(

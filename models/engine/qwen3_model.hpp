@@ -73,8 +73,10 @@ class Qwen3Model {
   // hidden += delta (none: undefined), then RMSNorm(hidden) * weight.
   at::Tensor add_rms_norm(at::Tensor& hidden, const at::Tensor& delta, const at::Tensor& weight) const;
   // Normed, rotated queries [rows, kv_heads, group * count, dim] from the projection qkv; writes
-  // the layer's keys and values into the cache at the pass's columns.
-  at::Tensor attention_inputs(const at::Tensor& qkv, const PassInputs& inputs, size_t layer);
+  // the layer's keys and values into the cache at the pass's columns. cos and sin: the rotary
+  // rows of the pass's positions (ATen's path only).
+  at::Tensor attention_inputs(const at::Tensor& qkv, const PassInputs& inputs, size_t layer, const at::Tensor& cos,
+                              const at::Tensor& sin);
   at::Tensor swiglu(const at::Tensor& gate_up) const;
 
   ModelConfig config_;
