@@ -117,6 +117,9 @@ struct NewEvaluation {
   std::optional<std::string> compile_log;
   std::optional<double> device_busy_ms;       // summed device time of a timed call (median)
   std::optional<double> host_wall_ms;         // host wall time of a timed call until synchronized (median)
+  std::optional<double> call_host_ms;         // the host's own time in a timed call (median)
+  std::optional<double> launch_latency_ms;    // harness start marker -> the call's first device work (median)
+  std::optional<double> start_span_ms;        // harness start marker -> the call's last device work (median)
   std::optional<double> custom_kernel_share;  // of device time, in kernels compiled from the candidate
   std::vector<KernelRow> kernels;             // written with the evaluation; read by kernels()
 };

@@ -188,11 +188,22 @@ JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id
 LEFT JOIN evaluations AS e ON e.sample = s.id;
 )sql";
 
+// How a timed call divides (medians over the timed calls; harness/native/README.md): the host's own
+// time in the call, the latency from the harness's start marker to the call's first device work,
+// and the span from that marker to its last device work (what a timer started before the call
+// would measure). runtime_ms is the longer of the device span and call_host_ms.
+constexpr std::string_view kVersion5 = R"sql(
+ALTER TABLE evaluations ADD COLUMN call_host_ms REAL;
+ALTER TABLE evaluations ADD COLUMN launch_latency_ms REAL;
+ALTER TABLE evaluations ADD COLUMN start_span_ms REAL;
+)sql";
+
 constexpr MigrationStep kSteps[] = {
     {1, kVersion1},
     {2, kVersion2},
     {3, kVersion3},
     {4, kVersion4},
+    {5, kVersion5},
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion, "one migration step per schema version");
 

@@ -181,8 +181,9 @@ Result<void> Store::insert_evaluation(const NewEvaluation& e) {
       fmt::format("INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, runtime_mean_ms, "
                   "runtime_std_ms, runtime_min_ms, runtime_max_ms, runtime_p10_ms, runtime_p90_ms, baseline_ms, "
                   "baseline_mean_ms, speedup, speedup_mean, error_class, error_message, details, compile_path, compile_reason, "
-                  "compile_seconds, compile_log, device_busy_ms, host_wall_ms, custom_kernel_share, created) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {})",
+                  "compile_seconds, compile_log, device_busy_ms, host_wall_ms, custom_kernel_share, call_host_ms, "
+                  "launch_latency_ms, start_span_ms, created) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {})",
                   kNow),
       context);
   if (!stmt.ok()) return stmt.error();
@@ -190,7 +191,8 @@ Result<void> Store::insert_evaluation(const NewEvaluation& e) {
                  e.runtime_mean_ms, e.runtime_std_ms, e.runtime_min_ms, e.runtime_max_ms, e.runtime_p10_ms,
                  e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, e.speedup, e.speedup_mean, e.error_class,
                  e.error_message, e.details_json, e.compile_path, e.compile_reason, e.compile_seconds, e.compile_log,
-                 e.device_busy_ms, e.host_wall_ms, e.custom_kernel_share);
+                 e.device_busy_ms, e.host_wall_ms, e.custom_kernel_share, e.call_host_ms, e.launch_latency_ms,
+                 e.start_span_ms);
   const int rc = sqlite3_step(stmt->get());
   if (rc != SQLITE_DONE) {
     if (is_constraint(rc, SQLITE_CONSTRAINT_PRIMARYKEY) || is_constraint(rc, SQLITE_CONSTRAINT_UNIQUE)) {
@@ -321,7 +323,8 @@ Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
       "SELECT e.sample, e.status, e.compiled, e.correct, e.device, e.runtime_ms, e.runtime_mean_ms, e.runtime_std_ms, "
       "e.runtime_min_ms, e.runtime_max_ms, e.runtime_p10_ms, e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, "
       "e.speedup, e.speedup_mean, e.error_class, e.error_message, e.details, e.created, e.compile_path, "
-      "e.compile_reason, e.compile_seconds, e.compile_log, e.device_busy_ms, e.host_wall_ms, e.custom_kernel_share "
+      "e.compile_reason, e.compile_seconds, e.compile_log, e.device_busy_ms, e.host_wall_ms, e.custom_kernel_share, "
+      "e.call_host_ms, e.launch_latency_ms, e.start_span_ms "
       "FROM evaluations AS e JOIN samples AS s ON s.id = e.sample WHERE s.run = ? ORDER BY e.sample",
       context);
   if (!stmt.ok()) return stmt.error();
@@ -359,6 +362,9 @@ Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
     e.device_busy_ms = stmt->column_optional_double(24);
     e.host_wall_ms = stmt->column_optional_double(25);
     e.custom_kernel_share = stmt->column_optional_double(26);
+    e.call_host_ms = stmt->column_optional_double(27);
+    e.launch_latency_ms = stmt->column_optional_double(28);
+    e.start_span_ms = stmt->column_optional_double(29);
     rows.push_back(std::move(e));
   }
   return rows;

@@ -84,6 +84,7 @@ def evaluations(db: str) -> list[dict]:
     rows = connection.execute(
         "SELECT p.level, s.problem_id, s.sample_index, p.name, e.status, e.compile_path, e.compile_reason, "
         "e.compile_seconds, e.runtime_ms, e.baseline_ms, e.speedup, e.custom_kernel_share, e.device_busy_ms, "
+        "e.start_span_ms, e.launch_latency_ms, e.call_host_ms, "
         "json_extract(e.details, '$.seconds') AS seconds, json_extract(e.details, '$.runtime_trials') AS trials, "
         "json_extract(e.details, '$.baseline_trials') AS baseline_trials, json_extract(e.details, '$.phases') AS phases, "
         "e.error_message FROM evaluations e JOIN samples s ON s.id = e.sample "
@@ -181,12 +182,18 @@ def main() -> int:
         seconds = run_dicebench(args, folder, level, [problem], db, os.path.join(work, "fastpath-cache"))
         repeated = [r for r in evaluations(db) if r["runtime_ms"]]
         medians = [r["runtime_ms"] for r in repeated]
-        # The device-busy medians (union of the call's device intervals, no host time) say how much
-        # of the runtime spread is the device's and how much the host's dispatch.
-        busy = [r["device_busy_ms"] for r in repeated if r["device_busy_ms"]]
+        # Beside the runtime: the device-busy medians (union of the call's device intervals) and the
+        # spans from the harness's start marker (what a timer started before the call measures:
+        # the launch latency of the harness, CUPTI and Python included).
+        def column(key):
+            return [r[key] for r in repeated if r[key]]
+        busy, start_spans = column("device_busy_ms"), column("start_span_ms")
         report["repeat"].append({"problem": repeat_problem, "runs": len(medians), "medians_ms": medians,
                                  "spread": spread_of(medians), "device_busy_medians_ms": busy,
-                                 "device_busy_spread": spread_of(busy), "wall_seconds": seconds})
+                                 "device_busy_spread": spread_of(busy), "start_span_medians_ms": start_spans,
+                                 "start_span_spread": spread_of(start_spans),
+                                 "launch_latency_medians_ms": column("launch_latency_ms"),
+                                 "call_host_medians_ms": column("call_host_ms"), "wall_seconds": seconds})
 
     # table
     print()
@@ -233,7 +240,9 @@ def main() -> int:
             continue
         print(f"{r['runs']} evaluations of {r['problem']} (median {statistics.median(r['medians_ms']):.4f} ms): "
               f"medians spread {100 * r['spread']:.2f}% (target <= 1%)"
-              + (f"; device-busy medians spread {100 * r['device_busy_spread']:.2f}%" if r["device_busy_spread"] is not None else ""))
+              + (f"; device-busy medians spread {100 * r['device_busy_spread']:.2f}%" if r["device_busy_spread"] is not None else "")
+              + (f"; spans from the harness's start spread {100 * r['start_span_spread']:.2f}%"
+                 if r["start_span_spread"] is not None else ""))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(report, handle, indent=2)

@@ -63,9 +63,12 @@ Command add_eval_command(CLI::App& parent) {
             if (e->compile && e->compile->path != "none")
               fmt::print("compiled: {} path in {:.2f} s{}\n", e->compile->path, e->compile->seconds,
                          e->compile->reason.empty() ? "" : " (" + e->compile->reason + ")");
-            if (e->profile)
+            if (e->profile) {
               fmt::print("device: {:.4f} ms busy per call, {:.0f}% in the candidate's own kernels\n", e->profile->busy_ms,
                          100.0 * e->profile->candidate_share);
+              fmt::print("host: {:.4f} ms in the call; {:.4f} ms from the harness's start to the first device work\n",
+                         e->profile->call_host_ms, e->profile->launch_latency_ms);
+            }
             if (!e->error_message.empty()) fmt::print("{}: {}\n", e->error_class, e->error_message);
             fmt::print("evaluated in {:.1f} s on {}\n", e->seconds, settings->device);
             return 0;

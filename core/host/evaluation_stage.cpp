@@ -163,6 +163,9 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
   if (e.profile) {
     row.device_busy_ms = e.profile->busy_ms;
     row.host_wall_ms = e.profile->host_ms;
+    row.call_host_ms = e.profile->call_host_ms;
+    row.launch_latency_ms = e.profile->launch_latency_ms;
+    row.start_span_ms = e.profile->span_ms;
     row.custom_kernel_share = std::clamp(e.profile->candidate_share, 0.0, 1.0);
     for (const auto& k : e.profile->kernels)
       row.kernels.push_back({k.name, k.kind, k.from_candidate, k.launches_per_call, k.ms_per_call, k.grid, k.block});

@@ -27,7 +27,13 @@ nlohmann::json profile_json(const std::optional<DeviceProfile>& p) {
     kernels.push_back({{"name", k.name}, {"kind", k.kind}, {"from_candidate", k.from_candidate},
                        {"launches_per_call", k.launches_per_call}, {"ms_per_call", k.ms_per_call}, {"grid", k.grid},
                        {"block", k.block}});
-  return {{"busy_ms", p->busy_ms}, {"host_ms", p->host_ms}, {"candidate_share", p->candidate_share}, {"kernels", kernels}};
+  return {{"busy_ms", p->busy_ms},
+          {"host_ms", p->host_ms},
+          {"call_host_ms", p->call_host_ms},
+          {"launch_latency_ms", p->launch_latency_ms},
+          {"span_ms", p->span_ms},
+          {"candidate_share", p->candidate_share},
+          {"kernels", kernels}};
 }
 
 }  // namespace

@@ -277,6 +277,9 @@ DeviceProfile profile_from(const nlohmann::json& j) {
   DeviceProfile p;
   p.busy_ms = j.value("busy_ms", 0.0);
   p.host_ms = j.value("host_ms", 0.0);
+  p.call_host_ms = j.value("call_host_ms", 0.0);
+  p.launch_latency_ms = j.value("launch_latency_ms", 0.0);
+  p.span_ms = j.value("span_ms", 0.0);
   p.candidate_share = j.value("candidate_share", 0.0);
   for (const auto& k : j.value("kernels", nlohmann::json::array()))
     p.kernels.push_back({k.value("name", ""), k.value("kind", "kernel"), k.value("from_candidate", false),

@@ -66,9 +66,14 @@ struct CompileInfo {
   nlohmann::json records = nlohmann::json::array();
 };
 
-// What the timed calls ran on the device (CUDA only).
+// What the timed calls ran on the device (CUDA only); medians over the timed calls.
 struct DeviceProfile {
-  double busy_ms = 0, host_ms = 0, candidate_share = 0;
+  double busy_ms = 0;            // union of the call's device intervals
+  double host_ms = 0;            // host wall time from the harness's start to the device-wide synchronize
+  double call_host_ms = 0;       // the host's own time in the call (from entering it to its return)
+  double launch_latency_ms = 0;  // the harness's start marker on the device -> the call's first device work
+  double span_ms = 0;            // that marker -> the call's last device work (launch latency included)
+  double candidate_share = 0;
   std::vector<KernelTime> kernels;
 };
 

@@ -14,7 +14,7 @@
 
 namespace dicebench::harness {
 
-inline constexpr int kProtocolVersion = 2;
+inline constexpr int kProtocolVersion = 3;
 
 struct WorkerOptions {
   std::string executable;                      // dicebench-worker

@@ -42,13 +42,13 @@ std::uint64_t union_length_ns(std::span<const Interval> intervals) {
   return total;
 }
 
-CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, ActivityLog log,
-                         std::optional<std::uint32_t> marker_stream) {
+CallRecord assemble_call(const HostTimes& host, ActivityLog log, std::optional<std::uint32_t> marker_stream) {
   CallRecord call;
-  call.begin_ns = begin_ns;
-  call.host_end_ns = host_end_ns;
-  call.host_ns = duration_ns(begin_ns, host_end_ns);
-  call.span_origin_ns = begin_ns;
+  call.begin_ns = host.begin_ns;
+  call.host_end_ns = host.host_end_ns;
+  call.host_ns = duration_ns(host.begin_ns, host.host_end_ns);
+  if (host.ready_ns != 0 && host.call_end_ns != 0) call.call_host_ns = duration_ns(host.ready_ns, host.call_end_ns);
+  call.span_origin_ns = host.begin_ns;
   auto timed = [](const auto& record) {
     return record.start_ns != 0 && record.end_ns != 0 && record.end_ns >= record.start_ns;
   };
@@ -109,8 +109,11 @@ CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, Acti
                        })->end_ns;
     call.span_ns = call.last_end_ns - origin;
     call.busy_ns = union_length_ns(intervals);
+    call.launch_latency_ns = call.first_start_ns - origin;
+    call.runtime_ns = std::max(call.last_end_ns - call.first_start_ns, call.call_host_ns);
   } else {
     call.span_ns = call.host_ns;
+    call.runtime_ns = call.host_ns;
   }
   return call;
 }

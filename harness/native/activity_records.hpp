@@ -59,6 +59,14 @@ struct ActivityLog {
   std::vector<MemsetRecord> memsets;
 };
 
+// The host's timestamps of one timed call (cuptiGetTimestamp, ns).
+struct HostTimes {
+  std::uint64_t begin_ns = 0;     // begin() starts the call, before it issues the marker
+  std::uint64_t ready_ns = 0;     // begin() is done: the caller's call starts (0: not taken)
+  std::uint64_t call_end_ns = 0;  // end() is entered: the caller's call has returned (0: not taken)
+  std::uint64_t host_end_ns = 0;  // end()'s device-wide synchronize has returned
+};
+
 // One timed call, ready to report.
 struct CallRecord {
   std::uint64_t begin_ns = 0;     // cuptiGetTimestamp at begin()
@@ -77,6 +85,15 @@ struct CallRecord {
   std::uint64_t span_ns = 0;  // origin -> last device end; begin -> host end without device work
   std::uint64_t busy_ns = 0;  // length of the union of all device intervals (clipped at begin)
   std::uint64_t host_ns = 0;  // begin -> host end
+  // The host's own time in the call: ready -> call end (0 when either was not taken).
+  std::uint64_t call_host_ns = 0;
+  // Origin -> first device start: the harness's, CUPTI's and the caller's launch latency.
+  std::uint64_t launch_latency_ns = 0;
+  // The call's time: the longer of its device span (first device start -> last device end) and
+  // its host time, i.e. what the call costs each time in a steady stream of calls. Host work before
+  // the first launch counts through call_host_ns; the latency of the harness's own start does not.
+  // Without device work: host_ns (so records hidden from CUPTI can only make a call look slower).
+  std::uint64_t runtime_ns = 0;
   bool device_work = false;   // at least one timed device record fell in the call
   ActivityLog activity;       // the call's records, each list sorted by start time
   std::uint64_t incomplete = 0;  // records without timestamps (CUPTI could not time them)
@@ -92,7 +109,7 @@ std::uint64_t union_length_ns(std::span<const Interval> intervals);
 // span's origin and were not launched after the marker (counted as stale), clips the rest to start
 // no earlier than the origin, sorts each list by start time and fills in the figures. dropped is left for the caller.
 // marker_stream: the CUPTI stream ID of the recorder's marker memset, when it issued one.
-CallRecord assemble_call(std::uint64_t begin_ns, std::uint64_t host_end_ns, ActivityLog log,
+CallRecord assemble_call(const HostTimes& host, ActivityLog log,
                          std::optional<std::uint32_t> marker_stream = std::nullopt);
 
 // Kernels grouped by mangled name: launches, summed duration (not a union: concurrent launches of

@@ -242,6 +242,8 @@ Result<std::uint64_t> CuptiRecorder::begin(bool reassert) {
   begin_ns_ = start;
   in_call_ = true;
   interfered_ = false;
+  // Last: the caller's call starts now (its host time runs from here to end()'s entry).
+  if (cuptiGetTimestamp(&ready_ns_) != CUPTI_SUCCESS) ready_ns_ = 0;
   return start;
 }
 
@@ -273,6 +275,8 @@ void CuptiRecorder::close_call() {
 }
 
 Result<CallRecord> CuptiRecorder::end() {
+  std::uint64_t call_end = 0;  // first: the caller's call has just returned
+  if (cuptiGetTimestamp(&call_end) != CUPTI_SUCCESS) call_end = 0;
   std::lock_guard call_lock(call_mutex_);
   if (!in_call_) return make_error("end() without begin()");
   struct Closer {
@@ -308,7 +312,7 @@ Result<CallRecord> CuptiRecorder::end() {
     if (it == demangled_.end()) it = demangled_.emplace(kernel.mangled, demangle(kernel.mangled)).first;
     kernel.name = it->second;
   }
-  CallRecord call = assemble_call(begin_ns_, host_end, std::move(log),
+  CallRecord call = assemble_call({begin_ns_, ready_ns_, call_end, host_end}, std::move(log),
                                   marker_issued_ ? std::optional<std::uint32_t>(marker_stream_id_) : std::nullopt);
   // CUPTI counts the records lost to a declined buffer request; a declined request with no count
   // (should not happen) still marks the call as having lost records.

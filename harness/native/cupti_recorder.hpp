@@ -97,6 +97,7 @@ class CuptiRecorder {
   bool in_call_ = false;
   bool interfered_ = false;
   std::uint64_t begin_ns_ = 0;
+  std::uint64_t ready_ns_ = 0;  // begin() done: the caller's call starts
   std::unordered_map<std::string, std::string> demangled_;  // mangled -> demangled, cached
 };
 

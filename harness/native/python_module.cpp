@@ -76,6 +76,9 @@ py::dict call_dict(const CallRecord& call) {
   out["busy_ms"] = ns_to_ms(call.busy_ns);
   out["host_ms"] = ns_to_ms(call.host_ns);
   out["device_span_ms"] = ns_to_ms(call.device_work ? call.last_end_ns - call.first_start_ns : 0);
+  out["call_host_ms"] = ns_to_ms(call.call_host_ns);
+  out["launch_latency_ms"] = ns_to_ms(call.launch_latency_ns);
+  out["runtime_ms"] = ns_to_ms(call.runtime_ns);
   out["device_work"] = call.device_work;
   py::list kernels;
   for (const KernelRecord& kernel : call.activity.kernels) kernels.append(kernel_dict(kernel));

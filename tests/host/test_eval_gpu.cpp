@@ -33,6 +33,10 @@ TEST_CASE("a plain PyTorch candidate is correct on CUDA and timed") {
   REQUIRE(e["profile"].is_object());
   CHECK(e["profile"]["candidate_share"] == 0.0);
   CHECK(e["profile"]["busy_ms"].get<double>() > 0);
+  CHECK(e["profile"]["call_host_ms"].get<double>() > 0);
+  CHECK(e["profile"]["launch_latency_ms"].get<double>() > 0);
+  CHECK(e["profile"]["span_ms"].get<double>() > e["profile"]["launch_latency_ms"].get<double>());
+  CHECK(e["profile"]["span_ms"].get<double>() >= e["profile"]["busy_ms"].get<double>());
   CHECK(!e["profile"]["kernels"].empty());
 }
 

@@ -56,7 +56,7 @@ TEST_CASE("a call on two streams: span, busy and host time") {
   log.kernels = {kernel("k_side", 1200, 1500, 8), kernel("k_main", 1100, 1300, 7)};  // overlap on two streams
   log.memsets = {set(1400, 1450, 7)};                                                // nested in k_side
   log.memcpys = {copy(2000, 2100, 8)};                                               // disjoint, the last
-  const CallRecord call = assemble_call(1000, 5000, log);
+  const CallRecord call = assemble_call({.begin_ns = 1000, .host_end_ns = 5000}, log);
   CHECK(call.device_work);
   CHECK(call.first_start_ns == 1100);
   CHECK(call.last_end_ns == 2100);
@@ -76,7 +76,7 @@ TEST_CASE("a call on two streams: span, busy and host time") {
 }
 
 TEST_CASE("a call without device work spans its host time") {
-  const CallRecord call = assemble_call(1000, 1750, {});
+  const CallRecord call = assemble_call({.begin_ns = 1000, .host_end_ns = 1750}, {});
   CHECK_FALSE(call.device_work);
   CHECK(call.span_ns == 750);
   CHECK(call.host_ns == 750);
@@ -92,7 +92,7 @@ TEST_CASE("stale, straddling and incomplete records") {
                  kernel("during", 1500, 1600)};
   log.memcpys = {copy(900, 1200)};             // straddles begin: kept, counted from begin
   log.memsets = {set(1700, 1650)};             // end before start: incomplete
-  const CallRecord call = assemble_call(1000, 3000, log);
+  const CallRecord call = assemble_call({.begin_ns = 1000, .host_end_ns = 3000}, log);
   CHECK(call.stale == 1);
   CHECK(call.incomplete == 2);
   REQUIRE(call.activity.kernels.size() == 1);
@@ -109,7 +109,7 @@ TEST_CASE("device work ending after the host end still sets the span") {
   // A caller that forgot to synchronize: the device's end is what counts.
   ActivityLog log;
   log.kernels = {kernel("late", 1100, 9000)};
-  const CallRecord call = assemble_call(1000, 2000, log);
+  const CallRecord call = assemble_call({.begin_ns = 1000, .host_end_ns = 2000}, log);
   CHECK(call.span_ns == 8000);
   CHECK(call.host_ns == 1000);
   CHECK(call.busy_ns == 7900);
@@ -121,7 +121,7 @@ TEST_CASE("the marker memset gives the span its origin on the device's clock and
   ActivityLog log;
   log.memsets = {set(1250, 1252, 42), set(1500, 1510, 7)};
   log.kernels = {kernel("work", 1400, 1900, 7), kernel("earlier", 1100, 1200, 7)};
-  const CallRecord call = assemble_call(1000, 5000, log, 42u);
+  const CallRecord call = assemble_call({.begin_ns = 1000, .host_end_ns = 5000}, log, 42u);
   CHECK(call.marker);
   CHECK(call.span_origin_ns == 1250);
   CHECK(call.span_ns == 650);  // 1900 - 1250, not 1900 - 1000
@@ -130,7 +130,7 @@ TEST_CASE("the marker memset gives the span its origin on the device's clock and
   CHECK(call.stale == 1);  // "earlier" ended before the marker started
   CHECK(call.busy_ns == 500);
 
-  const CallRecord without = assemble_call(1000, 5000, log, 99u);  // no record on that stream
+  const CallRecord without = assemble_call({.begin_ns = 1000, .host_end_ns = 5000}, log, 99u);  // no record on that stream
   CHECK_FALSE(without.marker);
   CHECK(without.span_origin_ns == 1000);
   CHECK(without.span_ns == 900);
@@ -148,7 +148,7 @@ TEST_CASE("work launched after the marker is the call's even when it ran before 
   auto earlier = kernel("earlier", 1050, 1080);
   earlier.correlation = 9;
   log.kernels = {work, earlier};
-  const CallRecord call = assemble_call(1000, 5000, log, 42u);
+  const CallRecord call = assemble_call({.begin_ns = 1000, .host_end_ns = 5000}, log, 42u);
   CHECK(call.marker);
   CHECK(call.span_origin_ns == 1100);
   CHECK(call.span_ns == 800);  // 1900 - 1100
@@ -160,10 +160,49 @@ TEST_CASE("work launched after the marker is the call's even when it ran before 
 
   // Without correlation IDs (0: unknown) the copy cannot be told from earlier work: left out.
   log.memcpys[0].correlation = 0;
-  const CallRecord unknown = assemble_call(1000, 5000, log, 42u);
+  const CallRecord unknown = assemble_call({.begin_ns = 1000, .host_end_ns = 5000}, log, 42u);
   CHECK(unknown.span_origin_ns == 1500);
   CHECK(unknown.activity.memcpys.empty());
   CHECK(unknown.stale == 2);
+}
+
+TEST_CASE("the runtime is the longer of the device span and the host's own time in the call") {
+  // begin() at 1000 issues the marker (device start 1300) and hands over at 1400; the call returns
+  // at 1500 (end() entered) and the synchronize returns at 9000.
+  ActivityLog log;
+  log.memsets = {set(1300, 1302, 42, 10)};
+  auto first = kernel("first", 1600, 2000);
+  first.correlation = 11;
+  auto second = kernel("second", 2100, 3600);
+  second.correlation = 12;
+  log.kernels = {first, second};
+  const HostTimes host{.begin_ns = 1000, .ready_ns = 1400, .call_end_ns = 1500, .host_end_ns = 9000};
+
+  SUBCASE("device-bound: the device span, without the latency before the first launch") {
+    const CallRecord call = assemble_call(host, log, 42u);
+    CHECK(call.span_ns == 2300);           // 3600 - 1300: from the marker
+    CHECK(call.launch_latency_ns == 300);  // 1600 - 1300
+    CHECK(call.call_host_ns == 100);       // 1500 - 1400
+    CHECK(call.runtime_ns == 2000);        // 3600 - 1600
+  }
+  SUBCASE("host-bound: the host's time in the call, work before the first launch included") {
+    HostTimes slow = host;
+    slow.call_end_ns = 1400 + 5000;  // the call spent 5 us on the host (say, computing on the CPU)
+    const CallRecord call = assemble_call(slow, log, 42u);
+    CHECK(call.call_host_ns == 5000);
+    CHECK(call.runtime_ns == 5000);
+  }
+  SUBCASE("without the host's call timestamps the runtime is the device span") {
+    const CallRecord call = assemble_call({.begin_ns = 1000, .host_end_ns = 9000}, log, 42u);
+    CHECK(call.call_host_ns == 0);
+    CHECK(call.runtime_ns == 2000);
+  }
+  SUBCASE("without device work: the host time up to the synchronize, never less") {
+    const CallRecord call = assemble_call(host, {}, 42u);
+    CHECK_FALSE(call.device_work);
+    CHECK(call.launch_latency_ns == 0);
+    CHECK(call.runtime_ns == 8000);  // 9000 - 1000, not the 100 ns of the call itself
+  }
 }
 
 TEST_CASE("per-kernel breakdown") {

@@ -68,7 +68,8 @@ class RecorderTest(unittest.TestCase):
         self.assertTrue(recorder.in_call)
         result = recorder.end()
         self.assertEqual(result["begin_ns"], start)
-        for key in ("span_ms", "busy_ms", "host_ms", "kernels", "memcpy", "memset", "dropped"):
+        for key in ("runtime_ms", "span_ms", "busy_ms", "host_ms", "call_host_ms", "launch_latency_ms", "kernels",
+                    "memcpy", "memset", "dropped"):
             self.assertIn(key, result)
         self.assertFalse(result["device_work"])
         self.assertEqual(result["span_ms"], result["host_ms"])

@@ -96,10 +96,38 @@ class TorchRecorderTest(unittest.TestCase):
 
         for _ in range(3):
             call()
-        spans = sorted(timed(self.recorder, call)["span_ms"] for _ in range(21))
+        spans = sorted(timed(self.recorder, call)["runtime_ms"] for _ in range(21))
         median = spans[10]
-        print(f"\nmatmul 4096: median span {median:.4f} ms, min {spans[0]:.4f}, max {spans[-1]:.4f}")
+        print(f"\nmatmul 4096: median runtime {median:.4f} ms, min {spans[0]:.4f}, max {spans[-1]:.4f}")
         self.assertLess(spans[15] / spans[5], 1.10)
+
+    def test_a_device_bound_call_runs_from_its_first_device_work(self):
+        def call():
+            return self.a @ self.b
+
+        call()
+        result = timed(self.recorder, call)
+        self.assertGreater(result["launch_latency_ms"], 0)
+        self.assertGreater(result["device_span_ms"], result["call_host_ms"])
+        self.assertEqual(result["runtime_ms"], result["device_span_ms"])
+        # the span from the harness's marker is the launch latency plus the device span
+        self.assertAlmostEqual(result["span_ms"], result["launch_latency_ms"] + result["device_span_ms"], delta=1e-5)
+
+    def test_host_work_before_the_first_launch_counts(self):
+        import time
+
+        def call():
+            until = time.perf_counter() + 0.002  # 2 ms on the CPU first (a candidate computing there)
+            while time.perf_counter() < until:
+                pass
+            return self.b[:16] + 1  # then one tiny kernel
+
+        call()
+        result = timed(self.recorder, call)
+        self.assertTrue(result["device_work"])
+        self.assertLess(result["device_span_ms"], 1.0)
+        self.assertGreaterEqual(result["call_host_ms"], 2.0)
+        self.assertEqual(result["runtime_ms"], result["call_host_ms"])
 
     def test_end_synchronizes_even_if_the_caller_does_not(self):
         side = torch.cuda.Stream()
@@ -117,6 +145,7 @@ class TorchRecorderTest(unittest.TestCase):
         result = timed(self.recorder, lambda: sum(range(1000)))
         self.assertFalse(result["device_work"])
         self.assertEqual(result["span_ms"], result["host_ms"])
+        self.assertEqual(result["runtime_ms"], result["host_ms"])
         import time
         started = time.perf_counter()
         for _ in range(100):

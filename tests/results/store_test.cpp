@@ -139,6 +139,11 @@ TEST_CASE("samples and evaluations are stored and read back") {
   evaluation.baseline_ms = 0.5;
   evaluation.speedup = 2.0;
   evaluation.details_json = R"({"path":"nvrtc"})";
+  evaluation.device_busy_ms = 0.133;
+  evaluation.host_wall_ms = 0.7;
+  evaluation.call_host_ms = 0.05;
+  evaluation.launch_latency_ms = 0.06;
+  evaluation.start_span_ms = 0.19;
   require_ok(store.insert_evaluation(evaluation));
 
   auto again = store.insert_evaluation(evaluation);
@@ -176,6 +181,12 @@ TEST_CASE("samples and evaluations are stored and read back") {
   CHECK(evaluations[0].speedup == std::optional<double>(2.0));
   CHECK(evaluations[0].details_json == R"({"path":"nvrtc"})");
   CHECK_FALSE(evaluations[0].runtime_std_ms.has_value());
+  CHECK(evaluations[0].device_busy_ms == std::optional<double>(0.133));
+  CHECK(evaluations[0].host_wall_ms == std::optional<double>(0.7));
+  CHECK(evaluations[0].call_host_ms == std::optional<double>(0.05));
+  CHECK(evaluations[0].launch_latency_ms == std::optional<double>(0.06));
+  CHECK(evaluations[0].start_span_ms == std::optional<double>(0.19));
+  CHECK_FALSE(evaluations[1].call_host_ms.has_value());
   CHECK(evaluations[1].status == Verdict::compile_failed);
   CHECK_FALSE(evaluations[1].compiled);
   CHECK(evaluations[1].error_message == std::optional<std::string>("error: expected ';'"));

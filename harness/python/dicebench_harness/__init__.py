@@ -15,5 +15,3 @@ Modules, one concern each:
   errors     HostError and traceback tails
   client     a Python host for tests and tools: spawns `python -m dicebench_harness`
 """
-
-PROTOCOL_VERSION = 1

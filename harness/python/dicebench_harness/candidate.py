@@ -339,4 +339,5 @@ class CandidateRole:
             return statistics.median(c[key] for c in calls) if calls else 0.0
 
         return {"busy_ms": median("busy_ms"), "host_ms": median("host_ms"),
-                "candidate_share": summary["candidate_share"], "kernels": rows}
+                "call_host_ms": median("call_host_ms"), "launch_latency_ms": median("launch_latency_ms"),
+                "span_ms": median("span_ms"), "candidate_share": summary["candidate_share"], "kernels": rows}

@@ -21,7 +21,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct("<I")
 
@@ -271,7 +271,8 @@ COMPILE_SUMMARY = Spec("compile", None, {
 
 # What the timed calls ran on the device (candidate.timed's "profile"; CUDA only).
 PROFILE = Spec("profile", None, {
-    "busy_ms": NUMBER, "host_ms": NUMBER, "candidate_share": NUMBER,
+    "busy_ms": NUMBER, "host_ms": NUMBER, "call_host_ms": NUMBER, "launch_latency_ms": NUMBER,
+    "span_ms": NUMBER, "candidate_share": NUMBER,
     "kernels": _simple("list", lambda v: isinstance(v, list)),
 })
 
