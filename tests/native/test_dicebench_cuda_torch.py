@@ -103,11 +103,14 @@ class TorchRecorderTest(unittest.TestCase):
 
     def test_a_device_bound_call_runs_from_its_first_device_work(self):
         def call():
-            return self.a @ self.b
+            # tens of ms on the device: longer than the launch takes the host even on a GPU shared
+            # with other tests (a 4096 matmul's launch took 6.3 ms of host time under ctest -j4)
+            torch.cuda._sleep(100_000_000)
 
         call()
         result = timed(self.recorder, call)
         self.assertGreater(result["launch_latency_ms"], 0)
+        self.assertGreater(result["device_span_ms"], 10.0)
         self.assertGreater(result["device_span_ms"], result["call_host_ms"])
         self.assertEqual(result["runtime_ms"], result["device_span_ms"])
         # the span from the harness's marker is the launch latency plus the device span
