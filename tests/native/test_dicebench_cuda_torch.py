@@ -18,11 +18,12 @@ import dicebench_cuda  # noqa: E402  (after torch: the libcupti torch loaded is 
 
 
 def timed(recorder, fn):
+    """As the harness's CuptiTimer times: end() right after the call (it synchronizes itself; a
+    synchronize inside the call would count as the call's host time)."""
     torch.cuda.synchronize()
     start = recorder.begin()
     try:
         fn()
-        torch.cuda.synchronize()
     except BaseException:
         recorder.cancel()
         raise
@@ -115,6 +116,16 @@ class TorchRecorderTest(unittest.TestCase):
         self.assertEqual(result["runtime_ms"], result["device_span_ms"])
         # the span from the harness's marker is the launch latency plus the device span
         self.assertAlmostEqual(result["span_ms"], result["launch_latency_ms"] + result["device_span_ms"], delta=1e-5)
+
+    def test_a_call_that_synchronizes_is_timed_by_its_host_time(self):
+        def call():
+            torch.cuda._sleep(10_000_000)
+            torch.cuda.synchronize()  # the host waits for the device inside the call
+
+        call()
+        result = timed(self.recorder, call)
+        self.assertGreaterEqual(result["call_host_ms"], result["device_span_ms"])
+        self.assertEqual(result["runtime_ms"], result["call_host_ms"])
 
     def test_host_work_before_the_first_launch_counts(self):
         import time
