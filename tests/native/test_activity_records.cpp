@@ -25,6 +25,12 @@ KernelRecord kernel(std::string mangled, std::uint64_t start, std::uint64_t end,
   return k;
 }
 
+// A kernel launched by the API call with this CUPTI correlation ID.
+KernelRecord launched(std::uint32_t correlation, KernelRecord k) {
+  k.correlation = correlation;
+  return k;
+}
+
 MemcpyRecord copy(std::uint64_t start, std::uint64_t end, std::uint32_t stream = 7, std::uint32_t correlation = 0) {
   return {"HtoD", 4096, start, end, stream, 0, correlation};
 }
@@ -143,11 +149,7 @@ TEST_CASE("work launched after the marker is the call's even when it ran before 
   ActivityLog log;
   log.memsets = {set(1500, 1502, 42, 10)};
   log.memcpys = {copy(1100, 1300, 7, 12)};
-  auto work = kernel("work", 1600, 1900);
-  work.correlation = 11;
-  auto earlier = kernel("earlier", 1050, 1080);
-  earlier.correlation = 9;
-  log.kernels = {work, earlier};
+  log.kernels = {launched(11, kernel("work", 1600, 1900)), launched(9, kernel("earlier", 1050, 1080))};
   const CallRecord call = assemble_call({.begin_ns = 1000, .host_end_ns = 5000}, log, 42u);
   CHECK(call.marker);
   CHECK(call.span_origin_ns == 1100);
@@ -171,11 +173,7 @@ TEST_CASE("the runtime is the longer of the device span and the host's own time 
   // at 1500 (end() entered) and the synchronize returns at 9000.
   ActivityLog log;
   log.memsets = {set(1300, 1302, 42, 10)};
-  auto first = kernel("first", 1600, 2000);
-  first.correlation = 11;
-  auto second = kernel("second", 2100, 3600);
-  second.correlation = 12;
-  log.kernels = {first, second};
+  log.kernels = {launched(11, kernel("first", 1600, 2000)), launched(12, kernel("second", 2100, 3600))};
   const HostTimes host{.begin_ns = 1000, .ready_ns = 1400, .call_end_ns = 1500, .host_end_ns = 9000};
 
   SUBCASE("device-bound: the device span, without the latency before the first launch") {
