@@ -1,5 +1,5 @@
 # Install rules and the exported CMake package. Layout under the prefix:
-#   bin/dicebench, bin/dicebench-worker  the executables
+#   bin/dicebench, bin/dicebench-worker, bin/dicebench-sandbox  the executables
 #   share/dicebench/python/            the worker's Python harness
 #   lib/dicebench/python/              dicebench_cuda (CUPTI timing), where CUDA was found
 #   lib/dicebench/plugins/             plugins and their manifests (the host looks beside itself)
@@ -22,7 +22,7 @@ if(TARGET dicebench-model-local)  # built where torch has its C++ parts
   list(APPEND DICEBENCH_INSTALLED_PLUGINS dicebench-model-local)
 endif()
 
-install(TARGETS dicebench dicebench-worker RUNTIME DESTINATION ${DICEBENCH_INSTALL_BIN_DIR})
+install(TARGETS dicebench dicebench-worker dicebench-sandbox RUNTIME DESTINATION ${DICEBENCH_INSTALL_BIN_DIR})
 # The worker's Python: the harness package and, where CUDA was found, the dicebench_cuda module.
 install(DIRECTORY ${DICEBENCH_SOURCE_ROOT}/harness/python/dicebench_harness DESTINATION share/dicebench/python
         PATTERN __pycache__ EXCLUDE)

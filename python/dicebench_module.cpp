@@ -92,8 +92,11 @@ class EvaluatorPool {
     resolved->warm_spares = spares;
     auto slots = host::evaluation_slots(config, resolved->device);
     if (!slots) return slots.error();
+    auto sandbox = harness::sandbox_status(resolved->sandbox);  // refused here under require
+    if (!sandbox) return sandbox.error();
     auto pool = std::unique_ptr<EvaluatorPool>(new EvaluatorPool());
     pool->settings_ = *resolved;
+    pool->sandbox_json_ = sandbox->json();
     for (const auto& gpu : *slots) pool->slots_.push_back({gpu, nullptr, false});
     return pool;
   }
@@ -126,6 +129,7 @@ class EvaluatorPool {
   }
 
   const std::string& device() const { return settings_.device; }
+  const std::string& sandbox_json() const { return sandbox_json_; }
   size_t size() const { return slots_.size(); }
 
  private:
@@ -157,6 +161,7 @@ class EvaluatorPool {
   }
 
   harness::EvaluationSettings settings_;
+  std::string sandbox_json_;
   std::vector<Slot> slots_;
   bool closed_ = false;
   std::mutex mutex_;
@@ -222,5 +227,6 @@ PYBIND11_MODULE(_dicebench, m) {
           },
           "Waits for running calls and ends the workers.")
       .def_property_readonly("device", &EvaluatorPool::device)
+      .def_property_readonly("sandbox_json", &EvaluatorPool::sandbox_json)
       .def_property_readonly("size", &EvaluatorPool::size);
 }

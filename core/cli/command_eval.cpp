@@ -18,6 +18,7 @@ Command add_eval_command(CLI::App& parent) {
     int trials = 5;
     double timeout = 300, compile_timeout = 600;
     bool json = false, no_fastpath = false;
+    std::vector<std::string> sets;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = parent.add_subcommand("eval", "Evaluate one candidate program against one problem");
@@ -33,6 +34,7 @@ Command add_eval_command(CLI::App& parent) {
   app->add_option("--compile-timeout", o->compile_timeout, "Seconds the candidate's worker may take to start and compile")
       ->check(seconds)->capture_default_str();
   app->add_flag("--no-fastpath", o->no_fastpath, "Build load_inline calls with torch's own toolchain only");
+  app->add_option("--set", o->sets, "Any eval setting as KEY=VALUE, e.g. eval.sandbox=require");
   app->add_flag("--json", o->json, "Print the evaluation as JSON");
   return {app, [o]() {
             std::string problem, candidate, why;
@@ -45,13 +47,19 @@ Command add_eval_command(CLI::App& parent) {
             config.set("eval.timeout_s", fmt::format("{}", o->timeout));
             config.set("eval.compile_timeout_s", fmt::format("{}", o->compile_timeout));
             if (o->no_fastpath) config.set("eval.fastpath", "off");
+            for (const auto& assignment : o->sets)
+              if (auto assigned = config.assign(assignment); !assigned) return fail(assigned.error().message);
             auto settings = host::evaluation_settings(config);
             if (!settings) return fail(settings.error().message);
+            auto sandbox = harness::sandbox_status(settings->sandbox);
+            if (!sandbox) return fail(sandbox.error().message);
+            if (!o->json) fmt::print("sandbox: {}\n", sandbox->summary());
             harness::Evaluator evaluator(*settings);
             auto e = evaluator.evaluate(problem, "sha256:" + sha256_hex(problem), candidate);
             if (!e) return fail(e.error().message);
             if (o->json) {
-              const nlohmann::json out = harness::evaluation_json(*e, settings->device);
+              nlohmann::json out = harness::evaluation_json(*e, settings->device);
+              out["sandbox"] = nlohmann::json::parse(sandbox->json());
               fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
               return 0;
             }

@@ -62,11 +62,7 @@ Result<host::Config> resolve_config(const RunOptions& o) {
   if (!o.gpus.empty()) config.set("eval.gpus", o.gpus);
   if (!o.tolerance.empty()) config.set("eval.tolerance", o.tolerance);
   if (o.trials) config.set("eval.trials", std::to_string(*o.trials));
-  for (const auto& assignment : o.sets) {
-    const size_t eq = assignment.find('=');
-    if (eq == std::string::npos || eq == 0) return make_error(fmt::format("--set needs KEY=VALUE, not '{}'", assignment));
-    config.set(assignment.substr(0, eq), assignment.substr(eq + 1));
-  }
+  for (const auto& assignment : o.sets) DICEBENCH_TRY(config.assign(assignment));
   return config;
 }
 
@@ -120,6 +116,11 @@ int run(const RunOptions& o, CLI::App& app) {
     auto resolved_slots = host::evaluation_slots(p.config, settings->device);
     if (!resolved_slots) return fail(resolved_slots.error().message);
     slots = std::move(*resolved_slots);
+    // Which protections candidates get here, said before anything runs (and refused under require).
+    auto sandbox = harness::sandbox_status(settings->sandbox);
+    if (!sandbox) return fail(sandbox.error().message);
+    host::log_info("sandbox: {}", sandbox->summary());
+    p.sandbox_json = sandbox->json();
   }
 
   size_t total_samples = 0;

@@ -86,4 +86,11 @@ std::optional<std::string> Config::get(const std::string& key) const {
   return it->second;
 }
 
+Result<void> Config::assign(const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) return make_error("--set needs KEY=VALUE, not '" + assignment + "'");
+  set(assignment.substr(0, eq), assignment.substr(eq + 1));
+  return {};
+}
+
 }  // namespace dicebench::host

@@ -18,6 +18,8 @@ class Config {
   static Result<Config> from_toml_string(std::string_view text, const std::string& source_name);
 
   void set(const std::string& key, std::string value) { values_[key] = std::move(value); }
+  // --set's argument: "KEY=VALUE"; anything else is an error naming it.
+  Result<void> assign(const std::string& assignment);
   std::optional<std::string> get(const std::string& key) const;
   const std::map<std::string, std::string>& values() const { return values_; }
 

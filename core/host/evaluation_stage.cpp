@@ -6,6 +6,7 @@
 #include "core/host/progress.hpp"
 #include "core/host/repro.hpp"
 #include "core/base/text.hpp"
+#include "harness/sandbox/protections.hpp"
 #include "results/baseline_cache.hpp"
 
 #include <fmt/format.h>
@@ -67,6 +68,39 @@ results::Baseline baseline_of(const results::BaselineKey& key, const harness::Ti
   return b;
 }
 
+// eval.sandbox = best | require | off, eval.keep_jobs, and the sandbox's limits.
+Result<void> sandbox_settings(const Config& config, harness::EvaluationSettings& s) {
+  s.sandbox.mode = config.get("eval.sandbox").value_or("best");
+  if (std::find(sandbox::kModes.begin(), sandbox::kModes.end(), s.sandbox.mode) == sandbox::kModes.end())
+    return make_error(fmt::format("eval.sandbox must be best, require or off, not '{}'", s.sandbox.mode));
+  s.sandbox.executable = (std::filesystem::path(s.worker_executable).parent_path() / "dicebench-sandbox").string();
+  if (s.device == "cuda")
+    s.sandbox.share_pid_namespace = "on CUDA the job keeps the host's PID namespace: legacy CUDA IPC handles do not open across PID namespaces";
+  if (const char* env = std::getenv("DICEBENCH_SANDBOX")) s.sandbox.executable = env;
+  const std::string keep = config.get("eval.keep_jobs").value_or("false");
+  if (keep != "true" && keep != "false") return make_error(fmt::format("eval.keep_jobs must be true or false, not '{}'", keep));
+  s.keep_jobs = keep == "true";
+  const std::pair<const char*, uint64_t*> sizes[] = {{"eval.memory_max", &s.sandbox.memory_max_bytes},
+                                                     {"eval.file_size_max", &s.sandbox.file_size_max_bytes}};
+  s.sandbox.memory_max_bytes = harness::half_of_physical_memory();
+  for (const auto& [key, target] : sizes) {
+    const auto text = config.get(key);
+    if (!text) continue;
+    const auto bytes = harness::parse_size(*text);
+    if (!bytes || *bytes == 0)
+      return make_error(fmt::format("setting '{}' must be a size such as 16GiB or 512MiB{}, not '{}'", key,
+                                    std::string(key) == "eval.memory_max" ? " (or auto: half of this machine's memory)" : "", *text));
+    *target = *bytes;
+  }
+  auto pids = number_setting<uint64_t>(config, "eval.pids_max", s.sandbox.pids_max, 16);
+  if (!pids) return pids.error();
+  s.sandbox.pids_max = *pids;
+  auto files = number_setting<uint64_t>(config, "eval.open_files_max", s.sandbox.open_files_max, 64);
+  if (!files) return files.error();
+  s.sandbox.open_files_max = *files;
+  return {};
+}
+
 }  // namespace
 
 Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
@@ -103,6 +137,7 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.0);
   if (!budget) return budget.error();
   s.budget_seconds = *budget;
+  DICEBENCH_TRY(sandbox_settings(config, s));
   // Secret per process: never stored, so nothing a candidate can read reveals the input seeds.
   std::random_device random;
   s.secret = (static_cast<uint64_t>(random()) << 32) ^ random();

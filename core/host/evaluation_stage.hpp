@@ -19,7 +19,10 @@ namespace dicebench::host {
 // model_mode = train (KernelBench's) | eval, compile_timeout_s (worker start-up and the candidate's
 // compile), timeout_s (the candidate's init, trials and timing), timing_budget_s, fastpath = on|off
 // (NVRTC compiles of load_inline calls on CUDA), fastpath_cache (its cache folder), baseline =
-// eager|compile (the reference as is, or under torch.compile), cpu_workers, gpus.
+// eager|compile (the reference as is, or under torch.compile), cpu_workers, gpus; sandbox =
+// best|require|off (the candidate sandbox: what this machine allows, all of it, or none),
+// keep_jobs = true|false, memory_max (a size, or auto: half of the machine's memory), pids_max,
+// file_size_max, open_files_max (the sandbox's limits per candidate).
 Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
 
 // dicebench-worker: $DICEBENCH_WORKER, else beside this executable.

@@ -60,7 +60,8 @@ std::string ReproRecord::to_json() const {
                         {"host", host},                           {"gpu", optional_json(gpu)},
                         {"driver_version", optional_json(driver_version)},
                         {"cuda_version", optional_json(cuda_version)},
-                        {"torch_version", optional_json(torch_version)}}
+                        {"torch_version", optional_json(torch_version)},
+                        {"sandbox", sandbox_json ? nlohmann::json::parse(*sandbox_json) : nlohmann::json()}}
       .dump();
 }
 

@@ -1,5 +1,6 @@
 // The reproducibility record of a run: dicebench version and git sha, host, GPU and driver,
-// CUDA toolkit version, torch version (once the evaluation worker reports it).
+// CUDA toolkit version, torch version (once the evaluation worker reports it), and which
+// protections the candidate sandbox has on this machine.
 #pragma once
 
 #include <optional>
@@ -16,6 +17,7 @@ struct ReproRecord {
   std::optional<std::string> driver_version;
   std::optional<std::string> cuda_version;   // CUDA toolkit on this machine
   std::optional<std::string> torch_version;
+  std::optional<std::string> sandbox_json;   // the candidate sandbox's protections (harness::SandboxStatus::json)
   std::string to_json() const;
 };
 

@@ -18,7 +18,8 @@ Result<RunOutcome> execute_run(RunPlan& plan, results::Store& store, std::option
   if (resume_run) {
     outcome.run = *resume_run;
   } else {
-    const ReproRecord repro = collect_repro_record();
+    ReproRecord repro = collect_repro_record();
+    repro.sandbox_json = plan.sandbox_json;
     results::NewRun run;
     run.model = plan.model_spec;
     run.suite = plan.suite_name;

@@ -47,6 +47,7 @@ struct RunPlan {
   std::vector<GenerationRequest> requests;  // what remains to be generated
   std::string suite_settings_json;
   std::string model_settings_json;
+  std::optional<std::string> sandbox_json;  // for the reproducibility record, when the run evaluates
 
   // The resolved configuration as stored in runs.config (enough to resume the run).
   std::string config_json() const;

@@ -3,13 +3,17 @@
 
 #include "core/base/sha256.hpp"
 #include "core/base/text.hpp"
+#include "harness/client/compile_service.hpp"
+#include "harness/sandbox/protections.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 namespace dicebench::harness {
 namespace {
@@ -57,22 +61,39 @@ std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadli
   return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
 }
 
-// A job folder only this user can enter, removed when the evaluation ends.
+std::string work_root_of(const std::string& root) { return root.empty() ? fs::temp_directory_path().string() : root; }
+
+// A job folder only this user can enter, removed when the evaluation ends unless kept.
 struct JobFolder {
   fs::path path;
-  explicit JobFolder(const std::string& root) {
-    std::string pattern = (fs::path(root.empty() ? fs::temp_directory_path().string() : root) / "dicebench-job-XXXXXX").string();
+  bool keep = false;
+  JobFolder(const std::string& root, bool keep_it) : keep(keep_it) {
+    std::string pattern = (fs::path(work_root_of(root)) / "dicebench-job-XXXXXX").string();
     if (mkdtemp(pattern.data())) path = pattern;
   }
   ~JobFolder() {
     std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
+    if (!path.empty() && !keep) fs::remove_all(path, ec);
   }
 };
 
+// What the sandbox launcher said about how the job ended (a limit it killed the job for, processes
+// that outlived it), for a crash's message.
+std::string sandbox_notes(const fs::path& log) {
+  std::string text, why, notes;
+  if (!read_file(log.string(), &text, &why)) return "";
+  for (const auto& line : split(text, '\n')) {
+    if (line.rfind(sandbox::kLogPrefix, 0) != 0 || line.find("active: ") != std::string::npos) continue;
+    notes += "; " + line.substr(sandbox::kLogPrefix.size());
+  }
+  return notes;
+}
+
 }  // namespace
 
-// A candidate worker: spawned, sent its candidate.load at once, its reply awaited later.
+// A candidate worker: spawned, sent its candidate.load at once; a thread of its own receives the
+// load's reply, compiling what the candidate asks for on the way (compile_service.hpp), so that
+// prefetched candidates compile while the host is busy with another.
 struct Evaluator::Candidate {
   std::string source_hash;
   std::string job;
@@ -80,7 +101,15 @@ struct Evaluator::Candidate {
   std::unique_ptr<WorkerProcess> worker;
   std::string start_error;              // the worker could not be started
   std::optional<CallResult> loaded;     // candidate.load's outcome, once received
+  std::thread loader;                   // receives the load's reply into `loaded`
+  std::atomic<bool> load_done{false};
   std::chrono::steady_clock::time_point started;
+  ~Candidate() {
+    if (!loader.joinable()) return;
+    if (worker) worker->signal_kill();  // ends the loader's wait at once
+    loader.join();
+  }
+  fs::path log() const { return folder && !folder->path.empty() ? folder->path / "candidate.log" : fs::path(); }
 };
 
 // Adds the wall time since the last lap to a phase.
@@ -108,6 +137,8 @@ struct Evaluator::Job {
 
 Evaluator::Evaluator(EvaluationSettings settings) : settings_(std::move(settings)) {
   if (settings_.fastpath_cache.empty()) settings_.fastpath_cache = default_fastpath_cache();
+  std::error_code ec;
+  fs::create_directories(settings_.fastpath_cache, ec);  // candidates see it read-only: it must exist first
 }
 
 Evaluator::~Evaluator() {
@@ -116,8 +147,12 @@ Evaluator::~Evaluator() {
 
 Result<void> Evaluator::spawn_reference() {
   if (reference_ && reference_->alive()) return {};
+  if (settings_.sandbox.mode != "off") {
+    auto status = sandbox_status(settings_.sandbox);  // under require, a missing protection stops here
+    if (!status) return status.error();
+  }
   if (log_dir_.empty()) {
-    JobFolder folder(settings_.work_root);
+    JobFolder folder(settings_.work_root, false);
     if (folder.path.empty()) return make_error("cannot create a folder for worker logs");
     log_dir_ = folder.path.string() + "-logs";
     std::error_code ec;
@@ -170,14 +205,22 @@ Result<Timing> Evaluator::baseline(const std::string& job, const std::string& pr
 std::unique_ptr<Evaluator::Candidate> Evaluator::spawn_candidate() {
   auto c = std::make_unique<Candidate>();
   c->job = fmt::format("job-{}", ++next_job_);
-  c->folder = std::make_unique<JobFolder>(settings_.work_root);
+  c->folder = std::make_unique<JobFolder>(settings_.work_root, settings_.keep_jobs);
   if (c->folder->path.empty()) {
-    c->start_error = "cannot create a job folder under " + settings_.work_root;
+    c->start_error = "cannot create a job folder under " + work_root_of(settings_.work_root);
     return c;
   }
-  WorkerOptions options{settings_.worker_executable, "candidate", settings_.device,
-                        (c->folder->path / "candidate.log").string(), settings_.visible_devices};
+  const std::string job_dir = c->folder->path.string();
+  WorkerOptions options{settings_.worker_executable, "candidate", settings_.device, job_dir + "/candidate.log",
+                        settings_.visible_devices};
   options.start_timeout = settings_.compile_timeout;
+  // Every cache a candidate's tools write lives in its own job folder: torch's extension builds
+  // (so two candidates' "fused_ops" never meet), Triton's, the CUDA driver's JIT cache.
+  options.environment = {{"TORCH_EXTENSIONS_DIR", job_dir + "/torch_extensions"}, {"TRITON_CACHE_DIR", job_dir + "/triton"},
+                         {"CUDA_CACHE_PATH", job_dir + "/nv_compute_cache"}, {"XDG_CACHE_HOME", job_dir + "/cache"}};
+  // The sandbox hides the other jobs' folders (and the reference's logs) beside this one.
+  if (settings_.sandbox.mode != "off")
+    options.launcher = sandbox_command(settings_.sandbox, job_dir, {work_root_of(settings_.work_root)});
   auto worker = WorkerProcess::spawn(options);
   if (!worker) c->start_error = worker.error().message;
   else c->worker = std::move(*worker);
@@ -196,20 +239,34 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candi
   if (!c->worker) return c;
   nlohmann::json load = {{"type", "candidate.load"}, {"job", c->job}, {"candidate_source", candidate_source},
                          {"device", settings_.device}, {"work_dir", c->folder->path.string()}};
-  if (settings_.device == "cuda" && settings_.fastpath) load["fastpath"] = {{"cache_dir", settings_.fastpath_cache}};
+  // The candidate compiles nothing itself: its load_inline calls come back as compile requests.
+  if (settings_.device == "cuda" && settings_.fastpath)
+    load["fastpath"] = {{"cache_dir", settings_.fastpath_cache}, {"service", true}};
   if (!c->worker->send(load)) {
     CallResult failed;
     failed.failure = CallFailure::crashed;
     failed.message = "the candidate worker ended before it read its request";
     c->loaded = std::move(failed);
+    c->load_done = true;
+    return c;
   }
+  Candidate* candidate = c.get();
+  const auto deadline = c->started + settings_.compile_timeout;
+  const std::string cache = settings_.fastpath_cache;
+  candidate->loader = std::thread([candidate, deadline, cache] {
+    candidate->loaded = candidate->worker->receive(std::max(remaining(deadline), std::chrono::milliseconds(1)),
+                                                   [&cache](const nlohmann::json& message) {
+                                                     return nlohmann::json{{"type", "compile.result"},
+                                                                           {"job", message.value("job", "")},
+                                                                           {"outcome", compile_for_candidate(message.value("request", nlohmann::json()), cache)}};
+                                                   });
+    candidate->load_done = true;
+  });
   return c;
 }
 
 void Evaluator::await_load(Candidate& c) {
-  if (c.loaded || !c.worker) return;
-  const auto left = remaining(c.started + settings_.compile_timeout);
-  c.loaded = c.worker->receive(std::max(left, std::chrono::milliseconds(1)));
+  if (c.loader.joinable()) c.loader.join();
 }
 
 void Evaluator::top_up_spares() {
@@ -226,13 +283,8 @@ Evaluator::LoadState Evaluator::load_state(const std::string& candidate_source) 
   const auto found = std::find_if(ahead_.begin(), ahead_.end(), [&](const auto& c) { return c->source_hash == hash; });
   if (found == ahead_.end()) return LoadState::queued;
   Candidate& c = **found;
-  if (c.loaded || !c.worker || remaining(c.started + settings_.compile_timeout).count() <= 0) return LoadState::ready;
-  // The worker's first message is its hello (small, written at once); the next is the load's reply.
-  if (c.worker->hello().is_null()) {
-    if (!c.worker->output_pending()) return LoadState::loading;
-    (void)c.worker->await_hello();  // a failure shows again, as a verdict, when the load is awaited
-  }
-  return c.worker->output_pending() ? LoadState::ready : LoadState::loading;
+  if (c.load_done || !c.worker || remaining(c.started + settings_.compile_timeout).count() <= 0) return LoadState::ready;
+  return LoadState::loading;
 }
 
 void Evaluator::launch_ahead() {
@@ -245,11 +297,12 @@ void Evaluator::launch_ahead() {
 namespace {
 
 // A failed candidate call as its verdict: timeout, crashed, or the reply's own error class.
-void charge_failure(Evaluation& e, const CallResult& result, const std::string& stage, const std::string& note) {
+void charge_failure(Evaluation& e, const CallResult& result, const std::string& stage, const std::string& note,
+                    const fs::path& log = {}) {
   if (result.failure != CallFailure::none) {
     e.status = result.failure == CallFailure::timeout ? "timeout" : "crashed";
     e.error_class = e.status;
-    e.error_message = fmt::format("{} during {}{}", result.message, stage, note);
+    e.error_message = fmt::format("{} during {}{}{}", result.message, stage, note, log.empty() ? "" : sandbox_notes(log));
     return;
   }
   const nlohmann::json& reply = *result.reply;
@@ -310,7 +363,7 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
        {"outputs_path", (job.candidate->folder->path / fmt::format("outputs-{}.pt", trial)).string()}},
       left);
   if (failed(outputs)) {
-    charge_failure(e, outputs, fmt::format("trial {}", trial), job.note);
+    charge_failure(e, outputs, fmt::format("trial {}", trial), job.note, job.candidate->log());
     e.failed_trial = trial;
     return false;
   }
@@ -345,12 +398,12 @@ Result<void> Evaluator::run_candidate(Job& job) {
   launch_ahead();  // once this candidate has compiled, so it never waits on the ones behind it
   top_up_spares();
   if (!c.loaded->reply || c.loaded->failure != CallFailure::none) {
-    charge_failure(e, *c.loaded, "start-up and compile", "");
+    charge_failure(e, *c.loaded, "start-up and compile", "", c.log());
     return {};
   }
   if (c.loaded->reply->contains("compile")) e.compile = compile_info_from(c.loaded->reply->at("compile"));
   if (failed(*c.loaded)) {
-    charge_failure(e, *c.loaded, "load", "");
+    charge_failure(e, *c.loaded, "load", "", c.log());
     e.compiled = e.status != "compile_failed";
     return {};
   }
@@ -362,7 +415,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
                              remaining(job.deadline));
   clock.lap("init");
   if (failed(init)) {
-    charge_failure(e, init, "init", "");
+    charge_failure(e, init, "init", "", c.log());
     return {};
   }
   for (int t = 0; t < settings_.trials; ++t) {
@@ -386,7 +439,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
                                {"target_rel_ci", settings_.target_rel_ci}},
                               std::max(remaining(job.deadline), std::chrono::milliseconds(1)));
   if (failed(timed)) {
-    charge_failure(e, timed, "timing", "");
+    charge_failure(e, timed, "timing", "", c.log());
     return {};
   }
   const Timing runtime = timing_from(timed.reply->at("timing"));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "core/base/result.hpp"
+#include "harness/client/sandbox_launch.hpp"
 #include "harness/client/worker_process.hpp"
 
 #include <cstdint>
@@ -44,6 +45,8 @@ struct EvaluationSettings {
   int prefetch = 4;                            // candidate workers started ahead of the current one
   int warm_spares = 0;                         // candidate workers kept started for the next calls
   std::string fastpath_cache;                  // compile cache folder (default: $XDG_CACHE_HOME/dicebench/fastpath)
+  SandboxSettings sandbox;                     // around every candidate worker (sandbox_launch.hpp)
+  bool keep_jobs = false;                      // keep job folders (logs, inputs) after each evaluation
 };
 
 struct Timing {

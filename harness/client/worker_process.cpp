@@ -48,11 +48,17 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const WorkerOptions&
   bp::environment env = boost::this_process::environment();
   if (options.visible_devices) env["CUDA_VISIBLE_DEVICES"] = *options.visible_devices;
   env["PYTHONUNBUFFERED"] = "1";
+  for (const auto& [name, value] : options.environment) env[name] = value;
+  std::vector<std::string> command = options.launcher;
+  for (const std::string& arg : {options.executable, std::string("--role"), options.role, std::string("--device"),
+                                 options.device, std::string("--log"), options.log_path})
+    command.push_back(arg);
+  const std::string program = command.front();
+  command.erase(command.begin());
   std::error_code ec;
-  state->child = bp::child(options.executable, "--role", options.role, "--device", options.device, "--log",
-                           options.log_path, bp::std_in < state->to_worker, bp::std_out > state->from_worker,
+  state->child = bp::child(program, bp::args(command), bp::std_in < state->to_worker, bp::std_out > state->from_worker,
                            bp::std_err > options.log_path, state->group, env, ec);
-  if (ec) return make_error(fmt::format("cannot start {}: {}", options.executable, ec.message()));
+  if (ec) return make_error(fmt::format("cannot start {}: {}", program, ec.message()));
   // Boost.Process closed the parent's copies of the child's ends; forget their numbers so the
   // pipes' destructors do not close them a second time.
   state->to_worker.assign_source(-1);
@@ -110,6 +116,10 @@ void WorkerProcess::kill() {
   alive_ = false;
 }
 
+void WorkerProcess::signal_kill() const {
+  if (state_ && state_->group.valid()) ::kill(-state_->group.native_handle(), SIGKILL);
+}
+
 CallResult WorkerProcess::fail(CallFailure failure, std::string message) {
   kill();
   CallResult result;
@@ -132,13 +142,7 @@ bool WorkerProcess::send(const nlohmann::json& request) {
   return true;
 }
 
-bool WorkerProcess::output_pending() const {
-  if (!alive_) return true;
-  pollfd output{state_->from_worker.native_source(), POLLIN, 0};
-  return ::poll(&output, 1, 0) > 0;
-}
-
-CallResult WorkerProcess::receive(std::chrono::milliseconds timeout) {
+CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const WorkerRequestHandler& handler) {
   if (!alive_) return fail(CallFailure::crashed, "the worker " + exit_description());
   if (auto hello = await_hello(); !hello) return fail(CallFailure::crashed, hello.error().message);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -167,6 +171,11 @@ CallResult WorkerProcess::receive(std::chrono::milliseconds timeout) {
     const std::string type = message.value("type", "");
     if (type.size() > 9 && type.ends_with(".progress")) {
       last_stage = message.value("stage", "");
+      continue;
+    }
+    if (type == "candidate.compile") {
+      if (!handler) return fail(CallFailure::protocol, "the worker asked for a compile outside candidate.load");
+      if (!send(handler(message))) return fail(CallFailure::crashed, "the worker " + exit_description());
       continue;
     }
     CallResult result;

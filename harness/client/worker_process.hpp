@@ -1,6 +1,7 @@
 // One dicebench-worker process seen from the host: started fresh with Boost.Process in its own
-// process group (pinned to a GPU with CUDA_VISIBLE_DEVICES), spoken to through framed JSON on
-// its stdin/stdout (PROTOCOL.md), and killed as a group when a call runs past its time limit.
+// process group (pinned to a GPU with CUDA_VISIBLE_DEVICES), possibly through a launcher (the
+// candidate sandbox, dicebench-sandbox), spoken to through framed JSON on its stdin/stdout
+// (PROTOCOL.md), and killed as a group when a call runs past its time limit.
 #pragma once
 
 #include "core/base/result.hpp"
@@ -8,9 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dicebench::harness {
 
@@ -22,10 +26,16 @@ struct WorkerOptions {
   std::string device = "cpu";                  // "cpu" or "cuda"
   std::string log_path = "/dev/null";          // where the worker's (and candidate's) output goes
   std::optional<std::string> visible_devices;  // CUDA_VISIBLE_DEVICES for the worker
+  std::vector<std::string> launcher{};         // runs "launcher... worker args" (dicebench-sandbox ... --)
+  std::vector<std::pair<std::string, std::string>> environment{};  // set for the worker
   std::chrono::milliseconds start_timeout{std::chrono::minutes(3)};
 };
 
 enum class CallFailure { none, timeout, crashed, protocol };
+
+// Answers a request the worker makes of the host while it works on one of the host's (a
+// candidate.compile during candidate.load): the reply frame to send back.
+using WorkerRequestHandler = std::function<nlohmann::json(const nlohmann::json& message)>;
 
 struct CallResult {
   std::optional<nlohmann::json> reply;
@@ -52,14 +62,16 @@ class WorkerProcess {
   CallResult call(const nlohmann::json& request, std::chrono::milliseconds timeout);
   // call() in two halves, so that a worker can work on a request while the host does other things.
   bool send(const nlohmann::json& request);
-  CallResult receive(std::chrono::milliseconds timeout);
+  // Worker requests on the way (PROTOCOL.md: candidate.compile) go to `handler`; without one they
+  // are a protocol failure.
+  CallResult receive(std::chrono::milliseconds timeout, const WorkerRequestHandler& handler = {});
   const nlohmann::json& hello() const { return hello_; }
-  // Whether the worker has written something not read yet, or closed its output: a receive()
-  // now would not wait for the worker to get there. Never blocks.
-  bool output_pending() const;
   bool alive() const { return alive_; }
   // Kills the worker's process group and reaps the worker.
   void kill();
+  // Sends SIGKILL to the worker's process group and nothing else: safe from another thread while
+  // one is in receive(), which then sees the worker end.
+  void signal_kill() const;
 
  private:
   struct State;

@@ -15,6 +15,7 @@ import json
 import os
 import pathlib
 import threading
+import warnings
 from typing import Any
 
 from . import _dicebench
@@ -111,7 +112,10 @@ class Evaluator:
     timing_budget: seconds of timing per call site. workers: evaluators on the CPU (default 2);
     on CUDA there is one per GPU of `gpus` ("all" or a list such as "0,1"). spares: candidate
     workers each evaluator keeps started (torch imported) for the next calls. cache_size: results
-    kept in memory (0: none). Use as a context manager, or call close()."""
+    kept in memory (0: none). sandbox: "best" (every protection this machine allows around each
+    candidate: namespaces, a read-only filesystem, limits; what is missing is warned about once),
+    "require" (dicebench.Error unless all are available) or "off"; the `sandbox` property says
+    which are active. Use as a context manager, or call close()."""
 
     def __init__(
         self,
@@ -129,6 +133,7 @@ class Evaluator:
         gpus: str = "all",
         spares: int = 1,
         cache_size: int = 4096,
+        sandbox: str = "best",
     ):
         settings = {
             "eval.trials": str(trials),
@@ -141,10 +146,18 @@ class Evaluator:
             "eval.timing_budget_s": str(timing_budget),
             "eval.cpu_workers": str(workers),
             "eval.gpus": gpus,
+            "eval.sandbox": sandbox,
         }
         if device is not None:
             settings["eval.device"] = device
         self._pool = _dicebench.EvaluatorPool(settings, _worker_executable(), spares)
+        self._sandbox = json.loads(self._pool.sandbox_json)
+        missing = sorted(name for name, state in self._sandbox.get("protections", {}).items() if not state["active"])
+        if self._sandbox.get("mode") == "off":
+            warnings.warn("dicebench.Evaluator: the candidate sandbox is off (sandbox='off')", stacklevel=2)
+        elif missing:
+            warnings.warn(f"dicebench.Evaluator: this machine does not allow these sandbox protections: "
+                          f"{', '.join(missing)}", stacklevel=2)
         self._cache: collections.OrderedDict[str, Evaluation] = collections.OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -153,6 +166,11 @@ class Evaluator:
     def device(self) -> str:
         """"cpu" or "cuda"."""
         return self._pool.device
+
+    @property
+    def sandbox(self) -> dict:
+        """The candidate sandbox: {"mode": ..., "protections": {name: {"active": bool, "detail": str}}}."""
+        return self._sandbox
 
     @property
     def size(self) -> int:

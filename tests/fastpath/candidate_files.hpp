@@ -118,18 +118,6 @@ inline dicebench::fastpath::CompileRequest request_for(const TestCandidate& c, c
   return r;
 }
 
-inline dicebench::fastpath::Toolchain default_toolchain(const std::string& cache_dir) {
-  dicebench::fastpath::Toolchain t;
-  t.device.device_shim_dir = DICEBENCH_FASTPATH_DEVICE_SHIM_DIR;
-  t.device.cuda_include_dir = DICEBENCH_FASTPATH_CUDA_INCLUDE_DIR;
-  t.glue.shim_dir = DICEBENCH_FASTPATH_SHIM_DIR;
-  t.glue.cuda_include_dir = DICEBENCH_FASTPATH_CUDA_INCLUDE_DIR;
-  t.glue.cuda_library_dir = DICEBENCH_FASTPATH_CUDA_LIBRARY_DIR;
-  t.glue.pch_root = cache_dir + "/pch";
-  t.cache_dir = cache_dir;
-  return t;
-}
-
 // A fresh folder under the system's temporary folder, removed at the end of the scope.
 class TempFolder {
  public:

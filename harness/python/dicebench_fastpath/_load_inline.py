@@ -32,7 +32,8 @@ class FastPathUnavailable(Exception):
 
 class _State:
     def __init__(self, arch: str, cache_dir: str, log: Callable[[str], None], compile_only: bool,
-                 toolchain: Optional[dict], original: Callable[..., Any]):
+                 toolchain: Optional[dict], original: Callable[..., Any],
+                 compiler: Optional[Callable[[dict], dict]] = None):
         self.arch = arch
         self.cache_dir = os.path.abspath(cache_dir)
         self.log = log
@@ -42,6 +43,7 @@ class _State:
         self.signature = inspect.signature(original)
         self.native: Any = None
         self.native_error: Optional[str] = None
+        self.compiler = compiler  # compiles elsewhere (the host's trusted step); None: in this process
 
 
 def normalize_arch(arch: Any) -> str:
@@ -76,7 +78,8 @@ def _import_native() -> Any:
 
 
 def install(arch: str, cache_dir: str, log: Optional[Callable[[str], None]] = None, *,
-            compile_only: bool = False, toolchain: Optional[dict] = None) -> None:
+            compile_only: bool = False, toolchain: Optional[dict] = None,
+            compiler: Optional[Callable[[dict], dict]] = None) -> None:
     """Replaces torch.utils.cpp_extension.load_inline with the fast path in this process.
 
     arch: the GPU's architecture ("sm_90"; "90", "9.0" and (9, 0) are accepted).
@@ -86,16 +89,22 @@ def install(arch: str, cache_dir: str, log: Optional[Callable[[str], None]] = No
         returned module's functions raise RuntimeError when called.
     toolchain: overrides of the module's built-in folders (shim_dir, device_shim_dir,
         cuda_include_dir, cuda_library_dir, cxx, timeout_seconds).
+    compiler: where set, compiles each request instead of this process (called with the request
+        dict, returns the outcome dict dicebench_fastpath_native.compile returns); a sandboxed
+        candidate sends its requests to the host this way and only reads the cache, which then
+        need not be writable (and is not created) here.
     Calling install() again changes the settings; the original load_inline stays the one restored
     by uninstall().
     """
     global _state
     import torch.utils.cpp_extension as cpp_extension
 
-    os.makedirs(cache_dir, exist_ok=True)
+    if compiler is None:
+        os.makedirs(cache_dir, exist_ok=True)
     with _lock:
         original = _state.original if _state is not None else cpp_extension.load_inline
-        _state = _State(normalize_arch(arch), cache_dir, log or (lambda line: None), compile_only, toolchain, original)
+        _state = _State(normalize_arch(arch), cache_dir, log or (lambda line: None), compile_only, toolchain, original,
+                        compiler)
         try:
             _state.native = _import_native()
         except Exception as error:  # noqa: BLE001 - the fast path is optional; record why it is off
@@ -272,7 +281,8 @@ def _load_inline(args: tuple, kwargs: dict) -> Any:
             raise FastPathUnavailable(f"arguments do not fit load_inline: {error}") from None
         bound.apply_defaults()
         request = _request(state, dict(bound.arguments))
-        outcome = state.native.compile(request, _toolchain(state))
+        outcome = (state.compiler(request) if state.compiler is not None
+                   else state.native.compile(request, _toolchain(state)))
         if not outcome["ok"]:
             raise FastPathUnavailable(outcome["reason"])
         module = (_compiled_only(request["name"], request["functions"]) if state.compile_only

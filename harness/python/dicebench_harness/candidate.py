@@ -36,7 +36,7 @@ import traceback
 from typing import Any
 
 from . import compare as compare_mod
-from . import loading, numerics, seeding, timing, transfer
+from . import loading, numerics, protocol, seeding, timing, transfer
 from .devices import check_device
 from .errors import HostError, exception_line, traceback_tail
 from .tensors import synchronize
@@ -128,8 +128,9 @@ class _CompileRecorder:
 class CandidateRole:
     """The candidate worker's handlers; serves one job."""
 
-    def __init__(self, device: Any):
+    def __init__(self, device: Any, channel: tuple[int, int] | None = None):
         self.device = device
+        self.channel = channel  # (fd_in, fd_out) to the host, for compile requests
         self.job: str | None = None
         self.stage = "new"  # new -> loaded -> ready; "failed" after any failed request
         self.model_class: Any = None
@@ -194,10 +195,27 @@ class CandidateRole:
             import dicebench_fastpath
 
             arch = options.get("arch") or dicebench_fastpath.detect_arch()
-            dicebench_fastpath.install(arch, cache_dir, lambda line: print(line, flush=True))
+            compiler = self._compile_on_host if options.get("service") else None
+            if compiler is not None and self.channel is None:
+                raise HostError("fastpath service needs the worker's channel")
+            dicebench_fastpath.install(arch, cache_dir, lambda line: print(line, flush=True), compiler=compiler)
         except Exception as error:  # noqa: BLE001 - without the fast path, torch's toolchain
             return f"fast path unavailable: {exception_line(error)}"
         return ""
+
+    def _compile_on_host(self, request: dict) -> dict:
+        """One load_inline call compiled by the host's trusted compile step (candidate.compile ->
+        compile.result); this process only reads the cache entry it is told of."""
+        fd_in, fd_out = self.channel
+        protocol.write_frame(fd_out, protocol.validate_reply(
+            {"type": "candidate.compile", "job": self.job or "", "request": request}))
+        message = protocol.read_frame(fd_in)
+        if message is None:
+            raise HostError("the host closed the channel during a compile request")
+        answer = protocol.validate_request(message)
+        if answer["type"] != "compile.result":
+            raise HostError(f"expected compile.result, got {answer['type']!r}")
+        return answer["outcome"]
 
     def _compile_summary(self, calls: list[dict], fastpath_off: str) -> dict:
         records = []

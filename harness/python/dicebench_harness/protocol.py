@@ -244,7 +244,8 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
         "device": NONEMPTY_STR,
         "work_dir": NONEMPTY_STR,  # the job folder: the candidate's source file goes there
     }, {
-        # {"cache_dir": ..., "arch": "sm_90"}: compile load_inline calls on the NVRTC fast path.
+        # {"cache_dir": ..., "arch": "sm_90", "service": true}: compile load_inline calls on the
+        # NVRTC fast path; with service, by asking the host (candidate.compile), never in-process.
         "fastpath": (OPT_OBJECT, None),
     }),
     Spec("candidate.init", "candidate", {
@@ -261,6 +262,9 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
     Spec("candidate.time", "candidate", {"job": NONEMPTY_STR, "inputs": TRANSFER,
                                          **TIMING_PARAMS_REQUIRED}, dict(TIMING_PARAMS_OPTIONAL)),
     Spec("shutdown", None, {}, {"job": (STR, "")}),
+    # The host's answer to a candidate.compile (read by the candidate inside candidate.load, not by
+    # the request loop): the outcome of compiling that load_inline call in the trusted compile step.
+    Spec("compile.result", "candidate", {"job": STR, "outcome": OBJECT}),
 ]}
 
 # How a candidate's load_inline calls were compiled (candidate.loaded's "compile").
@@ -297,6 +301,9 @@ REPLIES: dict[str, Spec] = {s.type: s for s in [
     Spec("reference.timed", None, {"job": STR, "timing": OBJECT},
          nested={"timing": TIMING_RESULT}),
     Spec("reference.released", None, {"job": STR}),
+    # Sent by a candidate during candidate.load, for each load_inline call the fast path takes:
+    # the host compiles it (the only writer of the compile cache) and answers with compile.result.
+    Spec("candidate.compile", None, {"job": STR, "request": OBJECT}),
     Spec("candidate.loaded", None, {
         "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES),
         "compile": OBJECT,

@@ -126,7 +126,7 @@ def serve(role: str, device: str, fd_in: int, fd_out: int) -> int:
         else:
             from .candidate import CandidateRole
 
-            handlers = CandidateRole(device).handlers()
+            handlers = CandidateRole(device, channel=(fd_in, fd_out)).handlers()
         try:
             protocol.write_frame(fd_out, _hello(role, device, device_name))
         except OSError:

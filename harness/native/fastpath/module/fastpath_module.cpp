@@ -27,16 +27,14 @@ T get(const py::dict& d, const char* key, T fallback) {
 }
 
 Toolchain toolchain_from(const py::dict& d) {
-  Toolchain t;
-  t.device.device_shim_dir = get<std::string>(d, "device_shim_dir", DICEBENCH_FASTPATH_DEVICE_SHIM_DIR);
-  t.device.cuda_include_dir = get<std::string>(d, "cuda_include_dir", DICEBENCH_FASTPATH_CUDA_INCLUDE_DIR);
-  t.glue.cxx = get<std::string>(d, "cxx", "g++");
-  t.glue.shim_dir = get<std::string>(d, "shim_dir", DICEBENCH_FASTPATH_SHIM_DIR);
+  Toolchain t = default_toolchain(d["cache_dir"].cast<std::string>());
+  t.device.device_shim_dir = get<std::string>(d, "device_shim_dir", t.device.device_shim_dir);
+  t.device.cuda_include_dir = get<std::string>(d, "cuda_include_dir", t.device.cuda_include_dir);
+  t.glue.cxx = get<std::string>(d, "cxx", t.glue.cxx);
+  t.glue.shim_dir = get<std::string>(d, "shim_dir", t.glue.shim_dir);
   t.glue.cuda_include_dir = t.device.cuda_include_dir;
-  t.glue.cuda_library_dir = get<std::string>(d, "cuda_library_dir", DICEBENCH_FASTPATH_CUDA_LIBRARY_DIR);
-  t.glue.timeout_seconds = get<double>(d, "timeout_seconds", 120.0);
-  t.cache_dir = d["cache_dir"].cast<std::string>();
-  t.glue.pch_root = t.cache_dir + "/pch";
+  t.glue.cuda_library_dir = get<std::string>(d, "cuda_library_dir", t.glue.cuda_library_dir);
+  t.glue.timeout_seconds = get<double>(d, "timeout_seconds", t.glue.timeout_seconds);
   return t;
 }
 

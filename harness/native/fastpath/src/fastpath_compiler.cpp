@@ -25,7 +25,17 @@ namespace dicebench::fastpath {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kManifestVersion = "dbfp-manifest 1";
+constexpr const char* kManifestVersion = "dbfp-manifest 2";
+// The files of an entry whose SHA-256 the manifest records and a read checks.
+constexpr const char* kEntryFiles[] = {"glue.so", "kernels.cubin"};
+
+std::string file_digest(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return sha256_hex(bytes.str());
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -94,8 +104,11 @@ std::string unescape_line(const std::string& text) {
   return out;
 }
 
-std::string manifest_text(const CompileOutcome& o) {
+// The manifest of an entry being published from `dir`: the outcome and each file's digest.
+std::string manifest_text(const CompileOutcome& o, const std::string& dir) {
   std::string m = std::string(kManifestVersion) + "\n";
+  for (const char* file : kEntryFiles)
+    if (fs::exists(dir + "/" + file)) m += std::string("file\t") + file + "\t" + file_digest(dir + "/" + file) + "\n";
   m += std::string("status\t") + (o.ok ? "ok" : "fallback") + "\n";
   m += "reason\t" + escape_line(o.reason) + "\n";
   for (const auto& [expr, lowered] : o.kernels) m += "kernel\t" + escape_line(expr) + "\t" + escape_line(lowered) + "\n";
@@ -222,6 +235,7 @@ std::string cache_key(const CompileRequest& r, const std::string& fingerprint) {
   Sha256 h;
   hash_field(h, "dbfp-request 1");
   hash_field(h, fingerprint);
+  hash_field(h, kManifestVersion);
   hash_list(h, r.cpp_sources);
   hash_list(h, r.cuda_sources);
   hash_list(h, r.functions);
@@ -232,6 +246,20 @@ std::string cache_key(const CompileRequest& r, const std::string& fingerprint) {
   return h.hex();
 }
 
+Toolchain default_toolchain(const std::string& cache_dir) {
+  Toolchain t;
+  t.device.device_shim_dir = DICEBENCH_FASTPATH_DEVICE_SHIM_DIR;
+  t.device.cuda_include_dir = DICEBENCH_FASTPATH_CUDA_INCLUDE_DIR;
+  t.glue.cxx = "g++";
+  t.glue.shim_dir = DICEBENCH_FASTPATH_SHIM_DIR;
+  t.glue.cuda_include_dir = t.device.cuda_include_dir;
+  t.glue.cuda_library_dir = DICEBENCH_FASTPATH_CUDA_LIBRARY_DIR;
+  t.glue.timeout_seconds = 120.0;
+  t.cache_dir = cache_dir;
+  t.glue.pch_root = cache_dir + "/pch";
+  return t;
+}
+
 Result<CompileOutcome> read_cache_entry(const std::string& entry_dir) {
   std::ifstream in(entry_dir + "/manifest.txt");
   if (!in) return make_error("no manifest in " + entry_dir);
@@ -240,6 +268,7 @@ Result<CompileOutcome> read_cache_entry(const std::string& entry_dir) {
   CompileOutcome o;
   o.entry_dir = entry_dir;
   o.key = fs::path(entry_dir).filename().string();
+  std::map<std::string, std::string> digests;
   while (std::getline(in, line)) {
     std::vector<std::string> fields;
     std::size_t start = 0;
@@ -250,13 +279,21 @@ Result<CompileOutcome> read_cache_entry(const std::string& entry_dir) {
     else if (fields[0] == "reason" && fields.size() > 1) o.reason = unescape_line(fields[1]);
     else if (fields[0] == "kernel" && fields.size() > 2) o.kernels.emplace_back(unescape_line(fields[1]), unescape_line(fields[2]));
     else if (fields[0] == "function" && fields.size() > 1) o.functions.push_back(unescape_line(fields[1]));
+    else if (fields[0] == "file" && fields.size() > 2) digests[fields[1]] = fields[2];
     else if (fields[0] == "timings" && fields.size() > 4) {
       o.split_seconds = std::stod(fields[1]);
       o.nvrtc_seconds = std::stod(fields[2]);
       o.gxx_seconds = std::stod(fields[3]);
     }
   }
-  if (o.ok && !fs::exists(entry_dir + "/glue.so")) return make_error("cache entry without its glue: " + entry_dir);
+  if (o.ok && !digests.count("glue.so")) return make_error("cache entry without its glue: " + entry_dir);
+  // Every file is what the compile step wrote: an entry changed since is never loaded.
+  for (const char* file : kEntryFiles) {
+    const bool present = fs::exists(entry_dir + "/" + file);
+    const auto recorded = digests.find(file);
+    if (present != (recorded != digests.end()) || (present && file_digest(entry_dir + "/" + file) != recorded->second))
+      return make_error(std::string("cache entry changed after it was written (") + file + "): " + entry_dir);
+  }
   return o;
 }
 
@@ -289,6 +326,12 @@ CompileOutcome compile_with_fast_path(const CompileRequest& request, const Toolc
   std::string lock_path = toolchain.cache_dir + "/locks/" + key + ".lock";
   const ExclusiveFileLock lock(lock_path);
   if (auto hit = read_cache_entry(entry_dir)) return finish(hit.value(), true);
+  // An entry that does not check out is moved aside and built again.
+  if (fs::exists(entry_dir, ec)) {
+    const std::string aside = toolchain.cache_dir + "/tmp/rejected-" + key.substr(0, 16) + "-" + random_suffix();
+    fs::rename(entry_dir, aside, ec);
+    fs::remove_all(aside, ec);
+  }
 
   std::string work_dir = toolchain.cache_dir + "/tmp/" + key.substr(0, 16) + "-" + random_suffix();
   fs::create_directories(work_dir, ec);
@@ -308,7 +351,7 @@ CompileOutcome compile_with_fast_path(const CompileRequest& request, const Toolc
     fs::remove(work_dir + "/glue.so", ec);
     fs::remove(work_dir + "/kernels.cubin", ec);
   }
-  write_file(work_dir + "/manifest.txt", manifest_text(outcome));
+  write_file(work_dir + "/manifest.txt", manifest_text(outcome, work_dir));
   fs::rename(work_dir, entry_dir, ec);
   if (ec) {
     fs::remove_all(work_dir, ec);

@@ -50,6 +50,9 @@ struct CompileOutcome {
   double gxx_seconds = 0;
 };
 
+// The toolchain this build found (the shim folders, the CUDA toolkit, g++), caching in cache_dir.
+Toolchain default_toolchain(const std::string& cache_dir);
+
 // The part of the cache key that names the toolchain: NVRTC and g++ versions, the shim headers'
 // content, the ABI version and the CUDA include folder.
 std::string toolchain_fingerprint(const Toolchain& toolchain);

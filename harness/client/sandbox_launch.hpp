@@ -1,0 +1,50 @@
+// The candidate sandbox seen from the host: the settings (eval.sandbox and the limits), the
+// dicebench-sandbox command line that wraps a candidate worker, and the probe that says once per
+// process which protections this machine allows (harness/sandbox/protections.hpp names them).
+#pragma once
+
+#include "core/base/result.hpp"
+#include "harness/sandbox/sandbox_report.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dicebench::harness {
+
+struct SandboxSettings {
+  std::string mode = "best";  // best | require | off (protections.hpp: kModes)
+  std::string executable;     // dicebench-sandbox
+  uint64_t memory_max_bytes = 0;
+  uint64_t pids_max = 1024;
+  uint64_t file_size_max_bytes = 16ull << 30;
+  uint64_t open_files_max = 4096;
+  // Why candidates keep the host's PID namespace ("" : they get their own). CUDA evaluation sets
+  // it: the legacy CUDA IPC handles that carry inputs and outputs do not open across PID namespaces.
+  std::string share_pid_namespace;
+};
+
+// What this machine allows, probed by running dicebench-sandbox --probe with these settings.
+struct SandboxStatus {
+  std::string mode;
+  sandbox::Report report;  // empty when mode is off
+  std::string summary() const;  // "off", or "active: ...; missing: ..."
+  std::string json() const;     // {"mode": ..., "protections": {...}}
+  bool complete() const { return report.missing().empty(); }
+};
+
+// The probe's result, memoized per settings for the life of the process. An error when the
+// launcher cannot run, or when mode is require and a protection is missing (one line naming them).
+Result<SandboxStatus> sandbox_status(const SandboxSettings& settings);
+
+// dicebench-sandbox's arguments for one job, up to and including "--".
+std::vector<std::string> sandbox_command(const SandboxSettings& settings, const std::string& job_dir,
+                                         const std::vector<std::string>& hidden);
+
+// A size with an optional unit (B, KiB, MiB, GiB, TiB; K, M, G, T alike), or "auto" (half of this
+// machine's memory, for the memory limit). nullopt when the text is not one.
+std::optional<uint64_t> parse_size(const std::string& text);
+uint64_t half_of_physical_memory();
+
+}  // namespace dicebench::harness
