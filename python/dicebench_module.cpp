@@ -89,6 +89,7 @@ class EvaluatorPool {
     auto resolved = host::evaluation_settings(config);
     if (!resolved) return resolved.error();
     resolved->worker_executable = worker;
+    resolved->sandbox.executable = host::sandbox_executable(worker);
     resolved->warm_spares = spares;
     auto slots = host::evaluation_slots(config, resolved->device);
     if (!slots) return slots.error();
@@ -116,7 +117,9 @@ class EvaluatorPool {
     }
     auto e = slot->evaluator->evaluate(problem, "sha256:" + sha256_hex(problem), candidate);
     if (!e) return e.error();
-    return dump(harness::evaluation_json(*e, settings_.device));
+    nlohmann::json out = harness::evaluation_json(*e, settings_.device);
+    out["sandbox"] = nlohmann::json::parse(sandbox_json_);  // as `dicebench eval --json` has it
+    return dump(out);
   }
 
   // Waits for running calls, then ends every worker; later calls fail.

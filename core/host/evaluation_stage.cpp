@@ -75,7 +75,7 @@ Result<void> sandbox_settings(const Config& config, harness::EvaluationSettings&
     return make_error(fmt::format("eval.sandbox must be best, require or off, not '{}'", s.sandbox.mode));
   s.sandbox.executable = (std::filesystem::path(s.worker_executable).parent_path() / "dicebench-sandbox").string();
   if (s.device == "cuda")
-    s.sandbox.share_pid_namespace = "on CUDA the job keeps the host's PID namespace: legacy CUDA IPC handles do not open across PID namespaces";
+    s.sandbox.share_dev_shm = "on CUDA: torch's CUDA IPC keeps its reference counters there";
   if (const char* env = std::getenv("DICEBENCH_SANDBOX")) s.sandbox.executable = env;
   const std::string keep = config.get("eval.keep_jobs").value_or("false");
   if (keep != "true" && keep != "false") return make_error(fmt::format("eval.keep_jobs must be true or false, not '{}'", keep));
@@ -142,6 +142,11 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   std::random_device random;
   s.secret = (static_cast<uint64_t>(random()) << 32) ^ random();
   return s;
+}
+
+std::string sandbox_executable(const std::string& worker) {
+  if (const char* env = std::getenv("DICEBENCH_SANDBOX")) return env;
+  return (std::filesystem::path(worker).parent_path() / "dicebench-sandbox").string();
 }
 
 std::string worker_executable() {

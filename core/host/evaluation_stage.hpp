@@ -27,6 +27,8 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
 
 // dicebench-worker: $DICEBENCH_WORKER, else beside this executable.
 std::string worker_executable();
+// dicebench-sandbox: $DICEBENCH_SANDBOX, else beside the worker.
+std::string sandbox_executable(const std::string& worker);
 
 struct ProblemSource {
   std::string source;

@@ -139,6 +139,7 @@ Evaluator::Evaluator(EvaluationSettings settings) : settings_(std::move(settings
   if (settings_.fastpath_cache.empty()) settings_.fastpath_cache = default_fastpath_cache();
   std::error_code ec;
   fs::create_directories(settings_.fastpath_cache, ec);  // candidates see it read-only: it must exist first
+  settings_.sandbox.read_only.push_back(fs::weakly_canonical(settings_.fastpath_cache, ec).string());
 }
 
 Evaluator::~Evaluator() {

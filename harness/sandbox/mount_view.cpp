@@ -92,7 +92,7 @@ bool make_mount_point(const std::string& target, bool directory) {
 
 // A tmpfs /dev with the allowed nodes bound from the host's /dev (opened as `host_dev`), the
 // usual links and a private /dev/shm; read-only once set up.
-std::string set_up_dev(int host_dev, uint64_t tmpfs_bytes) {
+std::string set_up_dev(int host_dev, uint64_t tmpfs_bytes, bool share_shm) {
   if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=1m,mode=0755") != 0) return failure("tmpfs on /dev");
   std::vector<std::string> nodes(std::begin(kDeviceNodes), std::end(kDeviceNodes));
   if (DIR* dir = fdopendir(dup(host_dev))) {
@@ -118,9 +118,14 @@ std::string set_up_dev(int host_dev, uint64_t tmpfs_bytes) {
   for (const auto& [to, link] : links)
     if (symlink(to, link) != 0) return failure(std::string("link ") + link);
   if (mkdir("/dev/shm", 01777) != 0) return failure("create /dev/shm");
+  if (share_shm) {
+    // torch's CUDA IPC keeps each export's reference counter in a shared-memory file that the
+    // other side opens by name, so both must see one /dev/shm.
+    if (auto why = bind(host + "shm", "/dev/shm", false); !why.empty()) return why;
+  }
   if (mount(nullptr, "/dev", nullptr, MS_REMOUNT | MS_NOSUID | MS_NOEXEC | MS_RDONLY, "size=1m,mode=0755") != 0)
     return failure("remount /dev read-only");
-  return private_tmpfs("/dev/shm", tmpfs_bytes, "1777");
+  return share_shm ? "" : private_tmpfs("/dev/shm", tmpfs_bytes, "1777");
 }
 
 }  // namespace
@@ -130,6 +135,12 @@ std::string set_up_mount_view(const MountViewOptions& options) {
   // Opened before anything is mounted over them.
   const int job = open(options.job_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (job < 0) return failure("open the job folder " + options.job_dir);
+  std::vector<int> read_only;
+  for (const auto& path : options.read_only) {
+    const int fd = open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return failure("open " + path);
+    read_only.push_back(fd);
+  }
   const int host_dev = open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (host_dev < 0) return failure("open /dev");
 
@@ -146,7 +157,7 @@ std::string set_up_mount_view(const MountViewOptions& options) {
   // A sysfs of the job's own network namespace (the host's lists the host's interfaces).
   if (options.new_sysfs && mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, nullptr) != 0)
     return failure("mount /sys");
-  if (auto why = set_up_dev(host_dev, options.tmpfs_bytes); !why.empty()) return why;
+  if (auto why = set_up_dev(host_dev, options.tmpfs_bytes, options.share_dev_shm); !why.empty()) return why;
   close(host_dev);
   for (const char* path : {"/tmp", "/var/tmp", "/run"})
     if (auto why = private_tmpfs(path, options.tmpfs_bytes, "1777"); !why.empty()) return why;
@@ -160,6 +171,11 @@ std::string set_up_mount_view(const MountViewOptions& options) {
   if (!fs::is_directory(options.job_dir, ec)) return "no mount point for the job folder " + options.job_dir;
   if (auto why = bind("/proc/self/fd/" + std::to_string(job), options.job_dir, false); !why.empty()) return why;
   close(job);
+  for (size_t i = 0; i < read_only.size(); ++i) {
+    fs::create_directories(options.read_only[i], ec);
+    if (auto why = bind("/proc/self/fd/" + std::to_string(read_only[i]), options.read_only[i], true); !why.empty()) return why;
+    close(read_only[i]);
+  }
   for (const auto& path : options.hidden) {
     if (!fs::is_directory(path, ec)) continue;
     if (mount(nullptr, path.c_str(), nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_RDONLY, "size=1m,mode=0755") != 0 &&

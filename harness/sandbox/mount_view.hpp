@@ -16,8 +16,10 @@ namespace dicebench::sandbox {
 struct MountViewOptions {
   std::string job_dir;                 // read-write, at its own path
   std::vector<std::string> hidden;     // replaced by empty read-only tmpfs (other jobs' folders)
-  bool new_proc = false;               // mount a /proc of the current PID namespace
+  std::vector<std::string> read_only;  // bound read-only at their own paths last (the compile cache)
+  bool new_proc = false;               // mount a fresh /proc (of the current PID namespace)
   bool new_sysfs = false;              // mount a read-only /sys of the current network namespace
+  bool share_dev_shm = false;          // the host's /dev/shm instead of a private tmpfs
   uint64_t tmpfs_bytes = 1ull << 30;   // size of each private tmpfs
 };
 

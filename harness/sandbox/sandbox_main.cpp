@@ -2,7 +2,8 @@
 //
 //   dicebench-sandbox [--mode best|require] --job-dir DIR [--hide DIR]... [--memory-max BYTES]
 //                     [--pids-max N] [--file-size-max BYTES] [--open-files-max N]
-//                     [--keep-env NAME]... [--share-pid-namespace WHY] (--probe | -- PROGRAM ARG...)
+//                     [--keep-env NAME]... [--read-only DIR]... [--share-dev-shm WHY]
+//                     (--probe | -- PROGRAM ARG...)
 //
 // Three processes: this one, the supervisor, stays in the host's namespaces and cgroup; it
 // clones the namespace's init into new PID, network, mount, IPC and UTS namespaces (and a user
@@ -59,7 +60,8 @@ struct Options {
   std::string job_dir;
   std::vector<std::string> hidden;
   std::vector<std::string> keep_env;
-  std::string share_pid_namespace;  // why the job stays in the host's PID namespace ("" : it does not)
+  std::vector<std::string> read_only;  // visible read-only even where a private tmpfs covers them
+  std::string share_dev_shm;           // why the job shares the host's /dev/shm ("": a private one)
   sb::Limits limits;
   std::vector<char*> program;
 };
@@ -74,7 +76,7 @@ void log_line(const std::string& text) {
   std::fprintf(stderr,
                "usage: dicebench-sandbox [--mode best|require] --job-dir DIR [--hide DIR]... [--memory-max BYTES]\n"
                "         [--pids-max N] [--file-size-max BYTES] [--open-files-max N] [--keep-env NAME]...\n"
-               "         [--share-pid-namespace WHY]\n"
+               "         [--read-only DIR]... [--share-dev-shm WHY]\n"
                "         (--probe | -- PROGRAM ARG...)\n");
   std::exit(sb::kLauncherFailed);
 }
@@ -108,7 +110,8 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--job-dir") o.job_dir = value;
     else if (arg == "--hide") o.hidden.emplace_back(value);
     else if (arg == "--keep-env") o.keep_env.emplace_back(value);
-    else if (arg == "--share-pid-namespace") o.share_pid_namespace = value;
+    else if (arg == "--read-only") o.read_only.emplace_back(value);
+    else if (arg == "--share-dev-shm") o.share_dev_shm = value;
     else if (arg == "--memory-max") o.limits.memory_bytes = number(value, "--memory-max");
     else if (arg == "--pids-max") o.limits.pids = number(value, "--pids-max");
     else if (arg == "--file-size-max") o.limits.file_size_bytes = number(value, "--file-size-max");
@@ -175,9 +178,10 @@ struct Pipes {
 [[noreturn]] void run_worker(const Options& o, const Pipes& p, bool new_user) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   const std::string rlimits = sb::apply_rlimits(o.limits, new_user || getuid() != 0);
-  report(p.report[1], o.require, "file_limits", rlimits,
-         "RLIMIT_FSIZE " + std::to_string(o.limits.file_size_bytes >> 20) + " MiB, RLIMIT_NOFILE " +
-             std::to_string(o.limits.open_files) + ", no core files");
+  std::string file_limits = "no core files";
+  if (o.limits.file_size_bytes) file_limits += ", RLIMIT_FSIZE " + std::to_string(o.limits.file_size_bytes >> 20) + " MiB";
+  if (o.limits.open_files) file_limits += ", RLIMIT_NOFILE " + std::to_string(o.limits.open_files);
+  report(p.report[1], o.require, "file_limits", rlimits, file_limits);
   const std::vector<std::string> env = job_environment(o);
   std::vector<char*> envp;
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
@@ -207,14 +211,20 @@ struct Pipes {
   close(p.go[0]);
   const bool new_pid = flags & CLONE_NEWPID;
   if (flags & CLONE_NEWNS) {
-    sb::MountViewOptions view{job_dir, o.hidden, new_pid, static_cast<bool>(flags & CLONE_NEWNET)};
+    // A fresh /proc even without a PID namespace of our own: CUDA fails to start (error 304) on
+    // the host's /proc made read-only. In a user namespace the kernel allows it only with our own
+    // PID namespace; without one the host's stays, read-only.
+    const bool proc = new_pid || !(flags & CLONE_NEWUSER);
+    sb::MountViewOptions view{job_dir, o.hidden, o.read_only, proc, static_cast<bool>(flags & CLONE_NEWNET), !o.share_dev_shm.empty()};
     if (o.limits.memory_bytes) view.tmpfs_bytes = std::max<uint64_t>(o.limits.memory_bytes / 4, 64ull << 20);
     report(p.report[1], o.require, "mount_namespace", sb::set_up_mount_view(view),
-           "read-only filesystem; private job folder, /tmp, /var/tmp, /dev/shm, /run; minimal /dev");
+           o.share_dev_shm.empty() ? "read-only filesystem; private job folder, /tmp, /var/tmp, /dev/shm, /run; minimal /dev"
+                                   : "read-only filesystem; private job folder, /tmp, /var/tmp, /run; minimal /dev; /dev/shm "
+                                     "shared with the host (" + o.share_dev_shm + ")");
   }
   if (flags & CLONE_NEWNET) report(p.report[1], o.require, "network_namespace", loopback_up(), "loopback only");
   if (flags & CLONE_NEWIPC) report(p.report[1], o.require, "ipc_namespace", "", "own System V IPC and message queues");
-  if (flags & CLONE_NEWUTS) sethostname("dicebench-job", 13);
+  if (flags & CLONE_NEWUTS) (void)!sethostname("dicebench-job", 13);
   if (new_pid) report(p.report[1], o.require, "pid_namespace", "", "the job's init is pid 1");
   const pid_t worker = fork();
   if (worker < 0) _exit(sb::kLauncherFailed);
@@ -342,8 +352,7 @@ int main(int argc, char** argv) {
 
   const bool root = geteuid() == 0;
   const int always = root ? 0 : CLONE_NEWUSER;
-  const int wanted = (o.share_pid_namespace.empty() ? CLONE_NEWPID : 0) | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
-  if (!o.share_pid_namespace.empty()) report.set("pid_namespace", false, o.share_pid_namespace);
+  const int wanted = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS;
   int flags = wanted | always;
 
   Pipes p{};
@@ -373,7 +382,7 @@ int main(int argc, char** argv) {
     report.set("process_limit", false, "cannot join the job's cgroup: " + cgroup_failed);
   }
   const bool limits_missing = (o.limits.memory_bytes == 0 || o.limits.pids == 0 || !cgroup_failed.empty());
-  if (o.require && (flags != (wanted | always) || limits_missing || !o.share_pid_namespace.empty())) {
+  if (o.require && (flags != (wanted | always) || limits_missing)) {
     kill(init, SIGKILL);
     waitpid(init, nullptr, 0);
     log_line("a required protection is unavailable: " + report.summary());

@@ -71,7 +71,7 @@ py::dict compile(const py::dict& request_dict, const py::dict& toolchain_dict) {
   return out;
 }
 
-py::dict default_toolchain() {
+py::dict default_toolchain_dict() {
   py::dict d;
   d["device_shim_dir"] = DICEBENCH_FASTPATH_DEVICE_SHIM_DIR;
   d["shim_dir"] = DICEBENCH_FASTPATH_SHIM_DIR;
@@ -88,7 +88,7 @@ PYBIND11_MODULE(dicebench_fastpath_native, m) {
   m.doc() = "dicebench's fast compile path for load_inline (NVRTC + shim glue)";
   m.def("compile", &dicebench::fastpath::compile, py::arg("request"), py::arg("toolchain"),
         "Compiles a load_inline request on the fast path (cached); returns the outcome as a dict.");
-  m.def("default_toolchain", &dicebench::fastpath::default_toolchain,
+  m.def("default_toolchain", &dicebench::fastpath::default_toolchain_dict,
         "The shim folders and CUDA toolkit folders this module was built with.");
   m.def("nvrtc_version", &dicebench::fastpath::nvrtc_version);
   dicebench::fastpath::add_torch_bridge(m);
