@@ -23,6 +23,9 @@ if(TARGET dicebench-model-local)  # built where torch has its C++ parts
 endif()
 
 install(TARGETS dicebench dicebench-worker dicebench-sandbox RUNTIME DESTINATION ${DICEBENCH_INSTALL_BIN_DIR})
+if(TARGET dicebench-compile)
+  install(TARGETS dicebench-compile RUNTIME DESTINATION ${DICEBENCH_INSTALL_BIN_DIR})
+endif()
 # The worker's Python: the harness package and, where CUDA was found, the dicebench_cuda module.
 install(DIRECTORY ${DICEBENCH_SOURCE_ROOT}/harness/python/dicebench_harness DESTINATION share/dicebench/python
         PATTERN __pycache__ EXCLUDE)

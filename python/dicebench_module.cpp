@@ -89,7 +89,8 @@ class EvaluatorPool {
     auto resolved = host::evaluation_settings(config);
     if (!resolved) return resolved.error();
     resolved->worker_executable = worker;
-    resolved->sandbox.executable = host::sandbox_executable(worker);
+    resolved->sandbox.executable = host::beside_worker(worker, "dicebench-sandbox", "DICEBENCH_SANDBOX");
+    resolved->compile_executable = host::beside_worker(worker, "dicebench-compile", "DICEBENCH_COMPILE");
     resolved->warm_spares = spares;
     auto slots = host::evaluation_slots(config, resolved->device);
     if (!slots) return slots.error();

@@ -144,9 +144,9 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   return s;
 }
 
-std::string sandbox_executable(const std::string& worker) {
-  if (const char* env = std::getenv("DICEBENCH_SANDBOX")) return env;
-  return (std::filesystem::path(worker).parent_path() / "dicebench-sandbox").string();
+std::string beside_worker(const std::string& worker, const char* name, const char* variable) {
+  if (const char* env = std::getenv(variable)) return env;
+  return (std::filesystem::path(worker).parent_path() / name).string();
 }
 
 std::string worker_executable() {

@@ -27,8 +27,9 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
 
 // dicebench-worker: $DICEBENCH_WORKER, else beside this executable.
 std::string worker_executable();
-// dicebench-sandbox: $DICEBENCH_SANDBOX, else beside the worker.
-std::string sandbox_executable(const std::string& worker);
+// A helper executable of the worker's (dicebench-sandbox, dicebench-compile): $variable, else
+// `name` beside the worker.
+std::string beside_worker(const std::string& worker, const char* name, const char* variable);
 
 struct ProblemSource {
   std::string source;

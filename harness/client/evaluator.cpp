@@ -6,7 +6,9 @@
 #include "harness/client/compile_service.hpp"
 #include "harness/sandbox/protections.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,10 +47,23 @@ Timing timing_from(const nlohmann::json& j) {
   return t;
 }
 
+// The last `bytes` of a file the candidate could have replaced: never through a link, and only
+// from a regular file (a FIFO or a device would block the host or never end).
 std::string tail_of_file(const fs::path& path, size_t bytes) {
-  std::string text, why;
-  if (!read_file(path.string(), &text, &why)) return "";
-  return text.size() > bytes ? "..." + text.substr(text.size() - bytes) : text;
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat info {};
+  std::string text;
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    const off_t size = info.st_size;
+    const off_t start = size > static_cast<off_t>(bytes) ? size - static_cast<off_t>(bytes) : 0;
+    text.resize(static_cast<size_t>(size - start));
+    const ssize_t got = pread(fd, text.data(), text.size(), start);
+    text.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    if (start > 0) text = "..." + text;
+  }
+  close(fd);
+  return text;
 }
 
 std::string default_fastpath_cache() {
@@ -80,9 +95,8 @@ struct JobFolder {
 // What the sandbox launcher said about how the job ended (a limit it killed the job for, processes
 // that outlived it), for a crash's message.
 std::string sandbox_notes(const fs::path& log) {
-  std::string text, why, notes;
-  if (!read_file(log.string(), &text, &why)) return "";
-  for (const auto& line : split(text, '\n')) {
+  std::string notes;
+  for (const auto& line : split(tail_of_file(log, 16384), '\n')) {
     if (line.rfind(sandbox::kLogPrefix, 0) != 0 || line.find("active: ") != std::string::npos) continue;
     notes += "; " + line.substr(sandbox::kLogPrefix.size());
   }
@@ -253,14 +267,13 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candi
   }
   Candidate* candidate = c.get();
   const auto deadline = c->started + settings_.compile_timeout;
-  const std::string cache = settings_.fastpath_cache;
-  candidate->loader = std::thread([candidate, deadline, cache] {
-    candidate->loaded = candidate->worker->receive(std::max(remaining(deadline), std::chrono::milliseconds(1)),
-                                                   [&cache](const nlohmann::json& message) {
-                                                     return nlohmann::json{{"type", "compile.result"},
-                                                                           {"job", message.value("job", "")},
-                                                                           {"outcome", compile_for_candidate(message.value("request", nlohmann::json()), cache)}};
-                                                   });
+  const CompileService service{settings_.compile_executable, settings_.fastpath_cache, settings_.sandbox};
+  candidate->loader = std::thread([candidate, deadline, service] {
+    const auto compile = [&](const nlohmann::json& message) {
+      return nlohmann::json{{"type", "compile.result"}, {"job", message.value("job", "")},
+                            {"outcome", compile_for_candidate(message.value("request", nlohmann::json()), service, deadline)}};
+    };
+    candidate->loaded = candidate->worker->receive(std::max(remaining(deadline), std::chrono::milliseconds(1)), compile);
     candidate->load_done = true;
   });
   return c;

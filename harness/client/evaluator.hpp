@@ -46,6 +46,7 @@ struct EvaluationSettings {
   int warm_spares = 0;                         // candidate workers kept started for the next calls
   std::string fastpath_cache;                  // compile cache folder (default: $XDG_CACHE_HOME/dicebench/fastpath)
   SandboxSettings sandbox;                     // around every candidate worker (sandbox_launch.hpp)
+  std::string compile_executable;              // dicebench-compile, the fast path's trusted compile step
   bool keep_jobs = false;                      // keep job folders (logs, inputs) after each evaluation
 };
 

@@ -204,7 +204,7 @@ class ReferenceRole:
             raise HostError(f"trial {trial} is not the current trial ({state.trial})")
         reply = {"type": "reference.compared", "job": request["job"], "trial": trial}
         try:
-            candidate = transfer.import_tree(request["outputs"], state.device, clone=False)
+            candidate = transfer.import_tree(request["outputs"], state.device, clone=False, folder=state.work_dir)
         except transfer.TransferError as error:
             reply.update(verdict="output_mismatch", max_abs_diff=None, mean_abs_diff=None,
                          message=f"the candidate's outputs could not be received: {error}")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import math
+import os
 from typing import Any
 
 from .errors import HostError
@@ -53,10 +54,36 @@ def export_tree(value: Any, device: Any, path: str) -> tuple[dict, Any]:
     return {"transport": "cuda_ipc", "tree": tree}, keep
 
 
-def import_tree(descriptor: Any, device: Any, *, clone: bool) -> Any:
+MAX_FILE_BYTES = 64 << 30
+
+
+def _open_plain_file(path: str, folder: str | None) -> Any:
+    """The file at `path` opened for reading, refusing what an untrusted writer could plant there:
+    a path that leads outside `folder` (when given), a symbolic link, anything but a regular file (a FIFO or
+    a device would block or never end), a file over MAX_FILE_BYTES."""
+    import stat
+
+    if folder is not None:
+        real_folder = os.path.realpath(folder)
+        if os.path.commonpath([os.path.realpath(path), real_folder]) != real_folder:
+            raise TransferError(f"the file {path!r} is not in the job folder")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        raise TransferError(f"cannot open {path!r}: {error.strerror}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+        os.close(fd)
+        raise TransferError(f"{path!r} is not a regular file of at most {MAX_FILE_BYTES >> 30} GiB")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def import_tree(descriptor: Any, device: Any, *, clone: bool, folder: str | None = None) -> Any:
     """The value a descriptor describes, on `device`. clone=True copies tensors into this process's
     own memory (the sender may then free or change its copy); clone=False gives views of the
-    sender's memory, valid until the sender frees it. Raises TransferError."""
+    sender's memory, valid until the sender frees it. A file transfer is read only from a regular
+    file inside `folder` (the job folder, when the sender is untrusted). Raises TransferError."""
     import torch
 
     if not isinstance(descriptor, dict):
@@ -66,12 +93,13 @@ def import_tree(descriptor: Any, device: Any, *, clone: bool) -> Any:
         path = descriptor.get("path")
         if not isinstance(path, str) or not path:
             raise TransferError("file transfer without a path")
-        try:
-            return torch.load(path, map_location=device, weights_only=True)
-        except Exception as error:  # noqa: BLE001 - the file may come from untrusted code
-            first_line = (str(error).strip().splitlines() or [""])[0][:300]
-            raise TransferError("not plain tensors (torch.load with weights_only=True refused "
-                                f"the file): {type(error).__name__}: {first_line}") from None
+        with _open_plain_file(path, folder) as file:
+            try:
+                return torch.load(file, map_location=device, weights_only=True)
+            except Exception as error:  # noqa: BLE001 - the file may come from untrusted code
+                first_line = (str(error).strip().splitlines() or [""])[0][:300]
+                raise TransferError("not plain tensors (torch.load with weights_only=True refused "
+                                    f"the file): {type(error).__name__}: {first_line}") from None
     if transport == "cuda_ipc":
         if torch.device(device).type != "cuda":
             raise TransferError("a CUDA IPC transfer to a CPU worker")
