@@ -21,9 +21,9 @@ nlohmann::json compile_for_candidate(const nlohmann::json& request, const Compil
   const auto& declined = declined_compile;
   std::vector<std::string> command;
   if (service.sandbox.mode != "off") {
-    // Its job folder is the cache: the one place it may write. Nothing of the candidates' CUDA view.
+    // Its job folder is the cache: the one place it may write (bound after the read-only folders,
+    // the cache among them, so it stays writable). Nothing of the candidates' CUDA view.
     SandboxSettings sandbox = service.sandbox;
-    sandbox.read_only.clear();
     sandbox.share_dev_shm.clear();
     command = sandbox_command(sandbox, service.cache_dir, {});
   }

@@ -154,6 +154,10 @@ Evaluator::Evaluator(EvaluationSettings settings) : settings_(std::move(settings
   std::error_code ec;
   fs::create_directories(settings_.fastpath_cache, ec);  // candidates see it read-only: it must exist first
   settings_.sandbox.read_only.push_back(fs::weakly_canonical(settings_.fastpath_cache, ec).string());
+  // The worker's own files stay visible where the sandbox's private /tmp would hide them (a
+  // checkout under /tmp); so do dicebench-compile's, which live beside it.
+  if (settings_.sandbox.mode != "off")
+    for (const auto& path : worker_runtime_paths(settings_.worker_executable)) settings_.sandbox.read_only.push_back(path);
 }
 
 Evaluator::~Evaluator() {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <filesystem>
 #include <map>
 #include <mutex>
 
@@ -88,6 +89,25 @@ Result<SandboxStatus> sandbox_status(const SandboxSettings& s) {
     return status;
   };
   return known.emplace(key, probe()).first->second;
+}
+
+std::vector<std::string> worker_runtime_paths(const std::string& worker) {
+  static std::mutex lock;
+  static std::map<std::string, std::vector<std::string>> known;
+  const std::lock_guard guard(lock);
+  if (auto it = known.find(worker); it != known.end()) return it->second;
+  std::vector<std::string> paths;
+  bp::ipstream out;
+  std::error_code ec;
+  bp::child child(worker, "--runtime-paths", bp::std_out > out, bp::std_err > bp::null, bp::std_in < bp::null, ec);
+  if (!ec) {
+    for (std::string line; std::getline(out, line);) {
+      const auto path = std::filesystem::weakly_canonical(line, ec);
+      if (!ec && path.is_absolute() && std::filesystem::is_directory(path, ec) && path != "/") paths.push_back(path.string());
+    }
+    child.wait(ec);
+  }
+  return known.emplace(worker, std::move(paths)).first->second;
 }
 
 std::optional<uint64_t> parse_size(const std::string& text) {

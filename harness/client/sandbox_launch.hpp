@@ -40,6 +40,10 @@ struct SandboxStatus {
 // launcher cannot run, or when mode is require and a protection is missing (one line naming them).
 Result<SandboxStatus> sandbox_status(const SandboxSettings& settings);
 
+// The folders a worker reads (its tree, its Python's prefixes and sys.path), asked of the worker
+// once per executable: the sandbox keeps them visible where its private /tmp would cover them.
+std::vector<std::string> worker_runtime_paths(const std::string& worker);
+
 // dicebench-sandbox's arguments for one job, up to and including "--".
 std::vector<std::string> sandbox_command(const SandboxSettings& settings, const std::string& job_dir,
                                          const std::vector<std::string>& hidden);

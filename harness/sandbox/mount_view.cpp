@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -135,11 +136,22 @@ std::string set_up_mount_view(const MountViewOptions& options) {
   // Opened before anything is mounted over them.
   const int job = open(options.job_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (job < 0) return failure("open the job folder " + options.job_dir);
-  std::vector<int> read_only;
+  // Folders to keep visible that a private or hidden tmpfs below would cover (the worker's own
+  // files where the project lies under /tmp, the compile cache), parents first; others are
+  // visible already. A path that is no folder (a zip on sys.path) or is gone is passed over.
+  std::vector<std::string> kept;
   for (const auto& path : options.read_only) {
+    bool covered = false;
+    for (const std::string& root : {std::string("/tmp"), std::string("/var/tmp"), std::string("/run")})
+      covered |= path.rfind(root + "/", 0) == 0;
+    for (const auto& root : options.hidden) covered |= path == root || path.rfind(root + "/", 0) == 0;
+    if (covered) kept.push_back(path);
+  }
+  std::sort(kept.begin(), kept.end(), [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+  std::vector<std::pair<std::string, int>> read_only;
+  for (const auto& path : kept) {
     const int fd = open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return failure("open " + path);
-    read_only.push_back(fd);
+    if (fd >= 0) read_only.emplace_back(path, fd);
   }
   const int host_dev = open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (host_dev < 0) return failure("open /dev");
@@ -165,17 +177,18 @@ std::string set_up_mount_view(const MountViewOptions& options) {
   for (const auto& path : options.hidden)
     if (auto why = private_tmpfs(path, 1 << 20, "0755"); !why.empty()) return why;
 
-  // The job folder at its own path, read-write, whatever was mounted over its parents.
   std::error_code ec;
+  for (const auto& [path, fd] : read_only) {
+    fs::create_directories(path, ec);  // inside a fresh tmpfs, or inside a parent bound just before
+    if (auto why = bind("/proc/self/fd/" + std::to_string(fd), path, true); !why.empty()) return why;
+    close(fd);
+  }
+  // The job folder at its own path, read-write, whatever was mounted over its parents (last, so
+  // that a read-only folder around it does not cover it).
   fs::create_directories(options.job_dir, ec);  // inside a fresh tmpfs; exists already elsewhere
   if (!fs::is_directory(options.job_dir, ec)) return "no mount point for the job folder " + options.job_dir;
   if (auto why = bind("/proc/self/fd/" + std::to_string(job), options.job_dir, false); !why.empty()) return why;
   close(job);
-  for (size_t i = 0; i < read_only.size(); ++i) {
-    fs::create_directories(options.read_only[i], ec);
-    if (auto why = bind("/proc/self/fd/" + std::to_string(read_only[i]), options.read_only[i], true); !why.empty()) return why;
-    close(read_only[i]);
-  }
   for (const auto& path : options.hidden) {
     if (!fs::is_directory(path, ec)) continue;
     if (mount(nullptr, path.c_str(), nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_RDONLY, "size=1m,mode=0755") != 0 &&

@@ -16,7 +16,7 @@ namespace dicebench::sandbox {
 struct MountViewOptions {
   std::string job_dir;                 // read-write, at its own path
   std::vector<std::string> hidden;     // replaced by empty read-only tmpfs (other jobs' folders)
-  std::vector<std::string> read_only;  // bound read-only at their own paths last (the compile cache)
+  std::vector<std::string> read_only;  // kept visible, read-only, where a private or hidden tmpfs covers them
   bool new_proc = false;               // mount a fresh /proc (of the current PID namespace)
   bool new_sysfs = false;              // mount a read-only /sys of the current network namespace
   bool share_dev_shm = false;          // the host's /dev/shm instead of a private tmpfs

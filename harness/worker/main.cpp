@@ -39,13 +39,14 @@ bool parse(int argc, char** argv, Arguments& out) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "--role" && has_value) out.role = argv[++i];
+    if (arg == "--runtime-paths") out.role = "runtime-paths";
+    else if (arg == "--role" && has_value) out.role = argv[++i];
     else if (arg == "--device" && has_value) out.device = argv[++i];
     else if (arg == "--log" && has_value) out.log = argv[++i];
     else if (arg == "--harness-path" && has_value) out.harness_path = argv[++i];
     else return false;
   }
-  return out.role == "reference" || out.role == "candidate";
+  return out.role == "reference" || out.role == "candidate" || out.role == "runtime-paths";
 }
 
 // Moves the channel off fds 0/1 (close-on-exec, so compilers the candidate starts never inherit
@@ -68,14 +69,17 @@ bool take_over_channel(const std::string& log, int& channel_in, int& channel_out
 int main(int argc, char** argv) {
   Arguments args;
   if (!parse(argc, argv, args)) {
-    std::fprintf(stderr, "usage: dicebench-worker --role reference|candidate [--device cpu|cuda] [--log FILE] [--harness-path DIR]\n");
+    std::fprintf(stderr, "usage: dicebench-worker --role reference|candidate [--device cpu|cuda] [--log FILE] [--harness-path DIR]\n"
+                         "       dicebench-worker --runtime-paths   (the folders it reads, one a line, for the sandbox)\n");
     return 2;
   }
+  const bool runtime_paths = args.role == "runtime-paths";
   int channel_in = -1, channel_out = -1;
-  if (!take_over_channel(args.log, channel_in, channel_out)) {
-    std::fprintf(stderr, "dicebench-worker: cannot set up the channel and log %s: %s\n", args.log.c_str(), std::strerror(errno));
-    return 2;
-  }
+  if (!runtime_paths)
+    if (!take_over_channel(args.log, channel_in, channel_out)) {
+      std::fprintf(stderr, "dicebench-worker: cannot set up the channel and log %s: %s\n", args.log.c_str(), std::strerror(errno));
+      return 2;
+    }
   try {
     // The interpreter the build found (a virtual environment's python finds its site-packages).
     PyConfig config;
@@ -89,6 +93,18 @@ int main(int argc, char** argv) {
 #if DICEBENCH_HAVE_CUDA_MODULE
     sys_path.attr("insert")(1, beside_executable("../lib/dicebench/python", DICEBENCH_NATIVE_PYTHON_DIR));  // dicebench_cuda
 #endif
+    if (runtime_paths) {
+      // This executable's tree, the interpreter's prefixes, every folder on sys.path, the sources.
+      std::error_code ec;
+      std::printf("%s\n", std::filesystem::read_symlink("/proc/self/exe", ec).parent_path().parent_path().c_str());
+      const auto sys = py::module_::import("sys");
+      for (const char* prefix : {"prefix", "base_prefix", "exec_prefix", "base_exec_prefix"})
+        std::printf("%s\n", sys.attr(prefix).cast<std::string>().c_str());
+      for (const auto& entry : sys_path) std::printf("%s\n", entry.cast<std::string>().c_str());
+      // The source tree the harness's Python comes from (the fast path's shim headers live there).
+      std::printf("%s\n", std::filesystem::path(args.harness_path).parent_path().parent_path().c_str());
+      return 0;
+    }
     const auto worker = py::module_::import("dicebench_harness.worker");
     const int code = worker.attr("serve")(args.role, args.device, channel_in, channel_out).cast<int>();
     std::fflush(nullptr);
