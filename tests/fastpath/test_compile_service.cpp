@@ -21,7 +21,10 @@ harness::CompileService service_for(const std::string& cache) {
   s.cache_dir = cache;
   s.sandbox.executable = std::string(DICEBENCH_BUILD_DIR) + "/bin/dicebench-sandbox";
   s.sandbox.memory_max_bytes = 4ull << 30;
-  s.sandbox.read_only = {cache};  // as the candidates see it; the compile step must still write
+  // As the Evaluator sets it: the cache (which the compile step must still write) and the build's
+  // own folders, which a checkout under /tmp would otherwise lose to the private /tmp.
+  s.sandbox.read_only = harness::worker_runtime_paths(std::string(DICEBENCH_BUILD_DIR) + "/bin/dicebench-worker");
+  s.sandbox.read_only.push_back(cache);
   return s;
 }
 
