@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "results/flags.hpp"
 #include "results/verdict.hpp"
 
 namespace dicebench::results {
@@ -52,6 +53,9 @@ struct ProblemRow {
   std::string path;
   std::string content_hash;
   std::string prompt_hash;
+  // The problem's degenerate traits as a JSON array of trait names (results/flags.hpp); absent
+  // until the evaluation stage has checked the problem. add_problems ignores it (set_problem_traits).
+  std::optional<std::string> traits_json;
 };
 
 struct NewSample {
@@ -85,6 +89,12 @@ struct KernelRow {
   double launches_per_call = 0;
   double ms_per_call = 0;
   std::string grid, block;       // "x,y,z"; empty for memcpy/memset
+};
+
+// A flag that qualifies a verdict, with what it saw ("0.012 ms, floor 0.050 ms").
+struct FlagRow {
+  EvaluationFlag flag = EvaluationFlag::borderline;
+  std::string detail;
 };
 
 // One evaluation of a sample. Times are milliseconds; runtime_ms and baseline_ms are medians;
@@ -121,6 +131,11 @@ struct NewEvaluation {
   std::optional<double> launch_latency_ms;    // harness start marker -> the call's first device work (median)
   std::optional<double> start_span_ms;        // harness start marker -> the call's last device work (median)
   std::optional<double> custom_kernel_share;  // of device time, in kernels compiled from the candidate
+  // The worst compared element over every compared call, |c - r| / (atol + rtol * |r|): at most 1
+  // for a correct sample; absent when nothing was compared element by element.
+  std::optional<double> margin;
+  std::optional<double> memory_floor_ms;      // inputs read + outputs written at the device's bandwidth
+  std::vector<FlagRow> flags;                 // written with the evaluation, read back by evaluations()
   std::vector<KernelRow> kernels;             // written with the evaluation; read by kernels()
 };
 

@@ -198,12 +198,78 @@ ALTER TABLE evaluations ADD COLUMN launch_latency_ms REAL;
 ALTER TABLE evaluations ADD COLUMN start_span_ms REAL;
 )sql";
 
+// Issue 13's verdict qualifiers. margin: the worst comparison's |c - r| / (atol + rtol * |r|) over
+// every compared call (correctness trials and the checked timed calls); memory_floor_ms: the time to
+// read the inputs and write the outputs at the GPU's measured bandwidth. evaluation_flags: flags that
+// qualify a verdict (results/flags.hpp). problems.traits: the problem's degenerate traits as a JSON
+// array (NULL until checked), from the problem_traits cache, which is keyed by problem content hash,
+// device and tolerance mode. device_bandwidth: the measured memory bandwidth per device.
+constexpr std::string_view kVersion6 = R"sql(
+ALTER TABLE evaluations ADD COLUMN margin REAL CHECK (margin IS NULL OR margin >= 0);
+ALTER TABLE evaluations ADD COLUMN memory_floor_ms REAL CHECK (memory_floor_ms IS NULL OR memory_floor_ms >= 0);
+ALTER TABLE problems ADD COLUMN traits TEXT CHECK (traits IS NULL OR json_valid(traits));
+
+CREATE TABLE evaluation_flags (
+  sample INTEGER NOT NULL REFERENCES evaluations(sample) ON DELETE CASCADE,
+  flag TEXT NOT NULL,
+  detail TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (sample, flag)
+) STRICT;
+
+CREATE TABLE problem_traits (
+  problem_hash TEXT NOT NULL,
+  device_name TEXT NOT NULL,
+  tolerance TEXT NOT NULL,
+  traits TEXT NOT NULL CHECK (json_valid(traits)),
+  details TEXT NOT NULL CHECK (json_valid(details)),
+  created TEXT NOT NULL,
+  PRIMARY KEY (problem_hash, device_name, tolerance)
+) STRICT;
+
+CREATE TABLE device_bandwidth (
+  device_name TEXT NOT NULL,
+  method TEXT NOT NULL,
+  bytes_per_second REAL NOT NULL CHECK (bytes_per_second > 0),
+  created TEXT NOT NULL,
+  PRIMARY KEY (device_name, method)
+) STRICT;
+
+DROP VIEW sample_results;
+CREATE VIEW sample_results AS
+SELECT
+  s.run AS run,
+  s.problem_id AS problem_id,
+  p.level AS level,
+  p.name AS problem,
+  s.sample_index AS sample_index,
+  s.id AS sample,
+  CASE
+    WHEN e.sample IS NOT NULL THEN e.status
+    WHEN s.candidate IS NULL THEN 'extraction_failed'
+    ELSE NULL
+  END AS verdict,
+  CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.compiled END AS compiled,
+  CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.correct END AS correct,
+  e.runtime_ms AS runtime_ms,
+  e.baseline_ms AS baseline_ms,
+  e.speedup AS speedup,
+  e.compile_path AS compile_path,
+  e.custom_kernel_share AS custom_kernel_share,
+  e.margin AS margin,
+  (SELECT json_group_array(f.flag) FROM evaluation_flags AS f WHERE f.sample = s.id) AS flags,
+  p.traits AS problem_traits
+FROM samples AS s
+JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id
+LEFT JOIN evaluations AS e ON e.sample = s.id;
+)sql";
+
 constexpr MigrationStep kSteps[] = {
     {1, kVersion1},
     {2, kVersion2},
     {3, kVersion3},
     {4, kVersion4},
     {5, kVersion5},
+    {6, kVersion6},
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion, "one migration step per schema version");
 

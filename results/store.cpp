@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace dicebench::results {
 namespace {
 
@@ -44,6 +46,7 @@ ProblemRow read_problem(const Statement& stmt) {
   row.path = stmt.column_text(3);
   row.content_hash = stmt.column_text(4);
   row.prompt_hash = stmt.column_text(5);
+  row.traits_json = stmt.column_optional_text(6);
   return row;
 }
 
@@ -182,8 +185,8 @@ Result<void> Store::insert_evaluation(const NewEvaluation& e) {
                   "runtime_std_ms, runtime_min_ms, runtime_max_ms, runtime_p10_ms, runtime_p90_ms, baseline_ms, "
                   "baseline_mean_ms, speedup, speedup_mean, error_class, error_message, details, compile_path, compile_reason, "
                   "compile_seconds, compile_log, device_busy_ms, host_wall_ms, custom_kernel_share, call_host_ms, "
-                  "launch_latency_ms, start_span_ms, created) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {})",
+                  "launch_latency_ms, start_span_ms, margin, memory_floor_ms, created) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {})",
                   kNow),
       context);
   if (!stmt.ok()) return stmt.error();
@@ -192,7 +195,7 @@ Result<void> Store::insert_evaluation(const NewEvaluation& e) {
                  e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, e.speedup, e.speedup_mean, e.error_class,
                  e.error_message, e.details_json, e.compile_path, e.compile_reason, e.compile_seconds, e.compile_log,
                  e.device_busy_ms, e.host_wall_ms, e.custom_kernel_share, e.call_host_ms, e.launch_latency_ms,
-                 e.start_span_ms);
+                 e.start_span_ms, e.margin, e.memory_floor_ms);
   const int rc = sqlite3_step(stmt->get());
   if (rc != SQLITE_DONE) {
     if (is_constraint(rc, SQLITE_CONSTRAINT_PRIMARYKEY) || is_constraint(rc, SQLITE_CONSTRAINT_UNIQUE)) {
@@ -216,6 +219,27 @@ Result<void> Store::insert_evaluation(const NewEvaluation& e) {
       DICEBENCH_TRY(kernel->run(context));
     }
   }
+  if (!e.flags.empty()) {
+    auto flag = db_.prepare("INSERT OR REPLACE INTO evaluation_flags (sample, flag, detail) VALUES (?, ?, ?)", context);
+    if (!flag.ok()) return flag.error();
+    for (const FlagRow& f : e.flags) {
+      flag->reset();
+      flag->bind_all(e.sample, flag_name(f.flag), f.detail);
+      DICEBENCH_TRY(flag->run(context));
+    }
+  }
+  return transaction->commit();
+}
+
+Result<void> Store::set_problem_traits(std::int64_t run, std::int64_t problem_id, const std::string& traits_json) {
+  const std::string context = fmt::format("cannot store the traits of problem {} in run {}", problem_id, run);
+  auto transaction = Transaction::begin(db_, context);
+  if (!transaction.ok()) return transaction.error();
+  auto stmt = db_.prepare("UPDATE problems SET traits = ? WHERE run = ? AND problem_id = ?", context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind_all(traits_json, run, problem_id);
+  DICEBENCH_TRY(stmt->run(context));
+  if (sqlite3_changes(db_.get()) == 0) return make_error(fmt::format("{}: {}: no such problem", path(), context));
   return transaction->commit();
 }
 
@@ -266,7 +290,7 @@ Result<std::vector<ProblemRow>> Store::problems(std::int64_t run) {
   constexpr std::string_view context = "cannot read problems";
   DICEBENCH_TRY(require_run(run));
   auto stmt = db_.prepare(
-      "SELECT problem_id, level, name, path, content_hash, prompt_hash FROM problems WHERE run = ? "
+      "SELECT problem_id, level, name, path, content_hash, prompt_hash, traits FROM problems WHERE run = ? "
       "ORDER BY problem_id",
       context);
   if (!stmt.ok()) return stmt.error();
@@ -324,7 +348,7 @@ Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
       "e.runtime_min_ms, e.runtime_max_ms, e.runtime_p10_ms, e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, "
       "e.speedup, e.speedup_mean, e.error_class, e.error_message, e.details, e.created, e.compile_path, "
       "e.compile_reason, e.compile_seconds, e.compile_log, e.device_busy_ms, e.host_wall_ms, e.custom_kernel_share, "
-      "e.call_host_ms, e.launch_latency_ms, e.start_span_ms "
+      "e.call_host_ms, e.launch_latency_ms, e.start_span_ms, e.margin, e.memory_floor_ms "
       "FROM evaluations AS e JOIN samples AS s ON s.id = e.sample WHERE s.run = ? ORDER BY e.sample",
       context);
   if (!stmt.ok()) return stmt.error();
@@ -365,8 +389,32 @@ Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
     e.call_host_ms = stmt->column_optional_double(27);
     e.launch_latency_ms = stmt->column_optional_double(28);
     e.start_span_ms = stmt->column_optional_double(29);
+    e.margin = stmt->column_optional_double(30);
+    e.memory_floor_ms = stmt->column_optional_double(31);
     rows.push_back(std::move(e));
   }
+  // Their flags, in the vocabulary's order; a name this build does not know is an error, not dropped.
+  auto flags = db_.prepare(
+      "SELECT f.sample, f.flag, f.detail FROM evaluation_flags AS f JOIN samples AS s ON s.id = f.sample "
+      "WHERE s.run = ? ORDER BY f.sample",
+      context);
+  if (!flags.ok()) return flags.error();
+  flags->bind(1, run);
+  auto at = rows.begin();
+  for (;;) {
+    auto row = flags->step(context);
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    const std::int64_t sample = flags->column_int64(0);
+    while (at != rows.end() && at->sample < sample) ++at;
+    if (at == rows.end() || at->sample != sample) continue;
+    const std::string name = flags->column_text(1);
+    const auto flag = parse_flag(name);
+    if (!flag) return make_error(fmt::format("{}: sample {} has an unknown flag '{}'", path(), sample, name));
+    at->flags.push_back({*flag, flags->column_text(2)});
+  }
+  for (auto& e : rows)
+    std::sort(e.flags.begin(), e.flags.end(), [](const FlagRow& a, const FlagRow& b) { return a.flag < b.flag; });
   return rows;
 }
 

@@ -47,8 +47,10 @@ class Store {
   Result<void> add_problems(std::int64_t run, const std::vector<ProblemRow>& problems);
   // Stores one generated sample; extraction is 'ok' iff a candidate is present. Returns its id.
   Result<std::int64_t> insert_sample(const NewSample& sample);
-  // Stores the evaluation of one sample (at most one per sample).
+  // Stores the evaluation of one sample (at most one per sample), with its flags and kernels.
   Result<void> insert_evaluation(const NewEvaluation& evaluation);
+  // Records a problem's degenerate traits (a JSON array of trait names) in a run.
+  Result<void> set_problem_traits(std::int64_t run, std::int64_t problem_id, const std::string& traits_json);
   // Sets the run's status; any status but 'running' also stamps the finish time.
   Result<void> finish_run(std::int64_t run, RunStatus status);
 

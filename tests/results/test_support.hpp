@@ -87,7 +87,7 @@ inline NewRun sample_run() {
 
 inline ProblemRow problem(std::int64_t id, int level, const std::string& name) {
   return ProblemRow{id, level, name, "level" + std::to_string(level) + "/" + std::to_string(id) + "_" + name + ".py",
-                    "content-" + std::to_string(id), "prompt-" + std::to_string(id)};
+                    "content-" + std::to_string(id), "prompt-" + std::to_string(id), std::nullopt};
 }
 
 inline NewSample new_sample(std::int64_t run, std::int64_t problem_id, int index, bool with_candidate = true) {
