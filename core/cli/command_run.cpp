@@ -174,6 +174,12 @@ int run(const RunOptions& o, CLI::App& app) {
     where += fmt::format(" ({} workers)", slots.size());
   }
   fmt::print("  evaluated {} on {}: {}\n", evaluated->timing, where, verdicts.empty() ? "nothing to do" : verdicts);
+  // What qualifies those verdicts; a fast-path disagreement is a defect of the fast path.
+  std::string flags;
+  for (const auto& [flag, count] : evaluated->flags) flags += fmt::format("{}{} {}", flags.empty() ? "" : ", ", flag, count);
+  if (!flags.empty()) fmt::print("  flagged: {}\n", flags);
+  if (evaluated->degenerate_problems)
+    fmt::print("  degenerate problems (their answer can pass without being computed): {}\n", evaluated->degenerate_problems);
   if (final_status != results::RunStatus::finished) return stop_line(final_status, "");
   fmt::print("  database: {}\n  next: dicebench report {} --db {}\n", db, outcome->run, db);
   return 0;

@@ -7,7 +7,9 @@
 #include "core/host/repro.hpp"
 #include "core/base/text.hpp"
 #include "harness/sandbox/protections.hpp"
+#include "results/bandwidth_cache.hpp"
 #include "results/baseline_cache.hpp"
+#include "results/trait_cache.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -41,13 +43,16 @@ results::Verdict verdict_of(const std::string& status) {
   return results::parse_verdict(status).value_or(results::Verdict::runtime_error);
 }
 
+std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
 // Baselines are shared by runs on the same GPU, torch and timing method (the reference worker says
 // which device, torch and timer it has).
 Result<results::BaselineKey> baseline_key(harness::Evaluator& evaluator, const std::string& problem_hash) {
   auto info = evaluator.reference_info();
   if (!info) return info.error();
   return results::BaselineKey{problem_hash, info->value("device_name", "unknown"), info->value("torch", "unknown"),
-                              evaluator.settings().baseline_method + "/" + info->value("timer", "unknown")};
+                              evaluator.settings().baseline_method + "/" + info->value("timer", "unknown") + "/" +
+                                  harness::kTimingInputs};
 }
 
 harness::Timing timing_of(const results::Baseline& b) {
@@ -137,6 +142,16 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.0);
   if (!budget) return budget.error();
   s.budget_seconds = *budget;
+  auto bound = number_setting<double>(config, "eval.speedup_bound", 10.0, 1.0);
+  if (!bound) return bound.error();
+  s.speedup_bound = *bound;
+  auto gbps = number_setting<double>(config, "eval.bandwidth_gbps", 0.0, 0.0);
+  if (!gbps) return gbps.error();
+  s.bandwidth = *gbps * 1e9;
+  const std::string confirm = config.get("eval.confirm_fastpath").value_or("on");
+  if (confirm != "on" && confirm != "off")
+    return make_error(fmt::format("eval.confirm_fastpath must be on or off, not '{}'", confirm));
+  s.confirm_fastpath_failures = confirm == "on";
   DICEBENCH_TRY(sandbox_settings(config, s));
   // Secret per process: never stored, so nothing a candidate can read reveals the input seeds.
   std::random_device random;
@@ -156,8 +171,13 @@ std::string worker_executable() {
   return (self.parent_path() / "dicebench-worker").string();
 }
 
-results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation& e, const std::string& device) {
+Result<results::NewEvaluation> evaluation_row(int64_t sample, const harness::Evaluation& e, const std::string& device) {
   results::NewEvaluation row;
+  for (const auto& [name, detail] : e.flags) {
+    const auto flag = results::parse_flag(name);
+    if (!flag) return make_error(fmt::format("the evaluator set a flag this build does not know: '{}'", name));
+    row.flags.push_back({*flag, detail});
+  }
   row.sample = sample;
   row.status = verdict_of(e.status);
   row.compiled = e.compiled;
@@ -178,12 +198,19 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
   }
   row.speedup = e.speedup;
   row.speedup_mean = e.speedup_mean;
+  row.margin = e.margin;
+  row.memory_floor_ms = e.memory_floor_ms;
   if (!e.error_class.empty()) row.error_class = e.error_class;
   if (!e.error_message.empty()) row.error_message = e.error_message.substr(0, 8000);
   nlohmann::json details = {{"seconds", e.seconds}, {"phases", e.phases}};
   if (e.max_abs_diff) details["max_abs_diff"] = *e.max_abs_diff;
   if (e.mean_abs_diff) details["mean_abs_diff"] = *e.mean_abs_diff;
   if (e.failed_trial) details["failed_trial"] = *e.failed_trial;
+  if (e.failed_call) details["failed_call"] = *e.failed_call;
+  if (!e.failed_stage.empty()) details["failed_stage"] = e.failed_stage;
+  if (e.timed_calls) details["timed_calls"] = {{"calls", e.timed_calls}, {"checked", e.checked_calls}};
+  if (e.input_bytes || e.output_bytes) details["io_bytes"] = {{"inputs", e.input_bytes}, {"outputs", e.output_bytes}};
+  if (e.fastpath_outcome) details["fastpath_outcome"] = *e.fastpath_outcome;
   if (e.runtime) details["runtime_trials"] = e.runtime->trials;
   if (e.baseline) {
     details["baseline_trials"] = e.baseline->trials;
@@ -210,7 +237,7 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
     for (const auto& k : e.profile->kernels)
       row.kernels.push_back({k.name, k.kind, k.from_candidate, k.launches_per_call, k.ms_per_call, k.grid, k.block});
   }
-  row.details_json = details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  row.details_json = dump(details);
   return row;
 }
 
@@ -267,7 +294,8 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
   std::atomic<bool> stop{false};
   std::mutex lock;
   std::optional<Error> first_error;
-  std::set<std::string> looked_up;  // problem hashes already looked up in the baseline cache, per device
+  std::set<std::string> looked_up;  // problem hashes already looked up in the caches, per device
+  std::set<int64_t> traits_noted;   // problems whose traits this run has recorded
   auto fail = [&](Error error) {
     std::lock_guard guard(lock);
     if (!first_error) first_error = std::move(error);
@@ -328,12 +356,23 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
         const ProblemSource& problem = problems.at(sample->problem_id);
         auto key = baseline_key(evaluator, problem.content_hash);
         if (!key) return fail(key.error());
+        const results::TraitKey trait_key{problem.content_hash, key->device_name, settings.tolerance};
         {
           std::lock_guard guard(lock);
           if (looked_up.insert(problem.content_hash + "@" + slot.value_or("cpu")).second) {
             auto cached = results::find_baseline(store, *key);
             if (!cached) return fail(cached.error());
             if (*cached) evaluator.set_baseline(problem.content_hash, timing_of(**cached));
+            auto traits = results::find_traits(store, trait_key);
+            if (!traits) return fail(traits.error());
+            if (*traits)
+              evaluator.set_traits(problem.content_hash, {nlohmann::json::parse((*traits)->traits_json),
+                                                          nlohmann::json::parse((*traits)->details_json)});
+          }
+          if (looked_up.insert("bandwidth@" + slot.value_or("cpu")).second && settings.bandwidth <= 0) {
+            auto bandwidth = results::find_bandwidth(store, key->device_name);
+            if (!bandwidth) return fail(bandwidth.error());
+            if (*bandwidth) evaluator.set_bandwidth({(*bandwidth)->bytes_per_second, (*bandwidth)->method});
           }
         }
         auto evaluation = evaluator.evaluate(problem.source, problem.content_hash, *sample->candidate);
@@ -343,11 +382,24 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
         std::lock_guard guard(lock);
         if (evaluation->baseline_measured && evaluation->baseline)
           if (auto put = results::put_baseline(store, baseline_of(*key, *evaluation->baseline)); !put) return fail(put.error());
-        row = evaluation_row(sample->id, *evaluation, settings.device);
+        if (const auto& t = evaluation->traits_measured)
+          if (auto put = results::put_traits(store, {trait_key, dump(t->traits), dump(t->details), ""}); !put)
+            return fail(put.error());
+        if (const auto& b = evaluation->bandwidth_measured)
+          if (auto put = results::put_bandwidth(store, {key->device_name, b->method, b->bytes_per_second, ""}); !put)
+            return fail(put.error());
+        if (const auto traits = evaluator.traits(problem.content_hash); traits && traits_noted.insert(sample->problem_id).second) {
+          if (auto set = store.set_problem_traits(run, sample->problem_id, dump(traits->traits)); !set) return fail(set.error());
+          if (!traits->traits.empty()) ++summary.degenerate_problems;
+        }
+        auto made = evaluation_row(sample->id, *evaluation, settings.device);
+        if (!made) return fail(made.error());
+        row = std::move(*made);
       }
       std::lock_guard guard(lock);
       if (auto inserted = store.insert_evaluation(row); !inserted) return fail(inserted.error());
       ++summary.verdicts[std::string(results::verdict_name(row.status))];
+      for (const auto& flag : row.flags) ++summary.flags[std::string(results::flag_name(flag.flag))];
       ++summary.evaluated;
       progress.advance();
     }

@@ -22,7 +22,10 @@ namespace dicebench::host {
 // eager|compile (the reference as is, or under torch.compile), cpu_workers, gpus; sandbox =
 // best|require|off (the candidate sandbox: what this machine allows, all of it, or none),
 // keep_jobs = true|false, memory_max (a size, or auto: half of the machine's memory), pids_max,
-// file_size_max, open_files_max (the sandbox's limits per candidate).
+// file_size_max, open_files_max (the sandbox's limits per candidate); speedup_bound (flag
+// excessive_speedup above it, default 10), bandwidth_gbps (the memory floor's bandwidth; default:
+// measured on the GPU, none on the CPU), confirm_fastpath = on|off (re-judge fast-path failures with
+// torch's toolchain).
 Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
 
 // dicebench-worker: $DICEBENCH_WORKER, else beside this executable.
@@ -39,12 +42,14 @@ struct ProblemSource {
 struct EvaluationSummary {
   size_t evaluated = 0;
   std::map<std::string, size_t> verdicts;
+  std::map<std::string, size_t> flags;  // evaluations by flag (results/flags.hpp)
+  size_t degenerate_problems = 0;       // problems with a degenerate trait
   std::string timing;
   bool interrupted = false;
 };
 
-// The results row for one sample's evaluation.
-results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation& evaluation, const std::string& device);
+// The results row for one sample's evaluation; an error for a flag outside results/flags.hpp.
+Result<results::NewEvaluation> evaluation_row(int64_t sample, const harness::Evaluation& evaluation, const std::string& device);
 
 // Where evaluations run: for cuda one slot per GPU in eval.gpus ("all", the default, or a list
 // such as "0,2" of visible GPUs), each pinned with CUDA_VISIBLE_DEVICES; for cpu eval.cpu_workers

@@ -36,6 +36,13 @@ nlohmann::json profile_json(const std::optional<DeviceProfile>& p) {
           {"kernels", kernels}};
 }
 
+// {"name": "detail", ...} in the order they were set.
+nlohmann::json flags_json(const std::vector<std::pair<std::string, std::string>>& flags) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, detail] : flags) out[name] = detail;
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json evaluation_json(const Evaluation& e, const std::string& device) {
@@ -50,6 +57,14 @@ nlohmann::json evaluation_json(const Evaluation& e, const std::string& device) {
           {"max_abs_diff", optional_json(e.max_abs_diff)},
           {"mean_abs_diff", optional_json(e.mean_abs_diff)},
           {"failed_trial", optional_json(e.failed_trial)},
+          {"failed_call", optional_json(e.failed_call)},
+          {"failed_stage", e.failed_stage},
+          {"margin", optional_json(e.margin)},
+          {"flags", flags_json(e.flags)},
+          {"memory_floor_ms", optional_json(e.memory_floor_ms)},
+          {"io_bytes", {{"inputs", e.input_bytes}, {"outputs", e.output_bytes}}},
+          {"timed_calls", {{"calls", e.timed_calls}, {"checked", e.checked_calls}}},
+          {"fastpath_outcome", e.fastpath_outcome ? *e.fastpath_outcome : nlohmann::json(nullptr)},
           {"error_class", e.error_class},
           {"error_message", e.error_message},
           {"seconds", e.seconds},

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 namespace dicebench::harness {
@@ -33,6 +34,22 @@ std::optional<double> number(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
   return it != j.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
 }
+
+// Seed indexes of the secret draws besides the correctness trials (mix() keys them apart).
+constexpr uint64_t kInitSeedIndex = 1'000'003;
+constexpr uint64_t kTimedCallSeeds = 2'000'000;   // + call: the inputs of timed call `call`
+constexpr uint64_t kCheckDraws = 3'000'000;       // + call: whether timed call `call` is checked
+constexpr uint64_t kTraitSeeds = 4'000'000;       // + draw: the inputs the traits are judged on
+constexpr uint64_t kBaselineSeed = 5'000'000;     // the reference's timing loop
+constexpr int kTraitDraws = 3;
+// Timed calls checked against the reference: kMinChecks secret ones among the calls every timing
+// loop makes, each later one with probability 1/kCheckOneIn, and at least a tenth of all, made up
+// by checked calls after the loop where needed (a loop cut short by its budget).
+constexpr uint64_t kCheckOneIn = 10;
+constexpr int kMinChecks = 3;
+
+// The part of a compare reply an evaluation keeps: its margin (null when infinite).
+std::optional<double> margin_of(const nlohmann::json& compared) { return number(compared, "margin"); }
 
 Timing timing_from(const nlohmann::json& j) {
   Timing t;
@@ -92,6 +109,15 @@ struct JobFolder {
   }
 };
 
+// Environment both kinds of worker get. On the CPU, OpenMP threads sleep as soon as their work is
+// done: by default they spin for milliseconds afterwards, and the reference's spinning (it makes
+// every timed call's inputs) took the cores from the candidate's timed calls (a 0.4 ms call timed
+// at 22 ms on 2 cores). A value the user set is kept.
+std::vector<std::pair<std::string, std::string>> worker_environment(const std::string& device) {
+  if (device != "cpu" || std::getenv("OMP_WAIT_POLICY")) return {};
+  return {{"OMP_WAIT_POLICY", "PASSIVE"}};
+}
+
 // What the sandbox launcher said about how the job ended (a limit it killed the job for, processes
 // that outlived it), for a crash's message.
 std::string sandbox_notes(const fs::path& log) {
@@ -146,7 +172,10 @@ struct Evaluator::Job {
   std::chrono::steady_clock::time_point deadline;  // of the candidate's run (init, trials, timing)
   std::string note;                                // appended to a failing verdict's message
   double max_abs = 0, mean_abs_sum = 0;
-  int compared = 0;
+  int compared_count = 0;
+  std::optional<double> margin;                    // the worst margin of the passed comparisons
+  std::optional<int> aliased_trial;                // a trial whose outputs shared storage with its inputs
+  void note_compared(const nlohmann::json& compared);  // a passed comparison's figures
 };
 
 Evaluator::Evaluator(EvaluationSettings settings) : settings_(std::move(settings)) {
@@ -179,6 +208,7 @@ Result<void> Evaluator::spawn_reference() {
   }
   WorkerOptions options{settings_.worker_executable, "reference", settings_.device, log_dir_ + "/reference.log",
                         settings_.visible_devices};
+  options.environment = worker_environment(settings_.device);
   auto spawned = WorkerProcess::spawn(options);
   if (!spawned) return spawned.error();
   reference_ = std::move(*spawned);
@@ -210,6 +240,7 @@ Result<Timing> Evaluator::baseline(const std::string& job, const std::string& pr
   auto ref = reference();
   if (!ref) return ref.error();
   const nlohmann::json request = {{"type", "reference.time"}, {"job", job},
+                                  {"seed", mix(settings_.secret, problem_hash, kBaselineSeed)},
                                   {"warmup", settings_.warmup}, {"min_trials", settings_.min_trials},
                                   {"max_trials", settings_.max_trials}, {"budget_s", settings_.budget_seconds},
                                   {"target_rel_ci", settings_.target_rel_ci}, {"method", settings_.baseline_method}};
@@ -235,8 +266,10 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::spawn_candidate() {
   options.start_timeout = settings_.compile_timeout;
   // Every cache a candidate's tools write lives in its own job folder: torch's extension builds
   // (so two candidates' "fused_ops" never meet), Triton's, the CUDA driver's JIT cache.
-  options.environment = {{"TORCH_EXTENSIONS_DIR", job_dir + "/torch_extensions"}, {"TRITON_CACHE_DIR", job_dir + "/triton"},
-                         {"CUDA_CACHE_PATH", job_dir + "/nv_compute_cache"}, {"XDG_CACHE_HOME", job_dir + "/cache"}};
+  options.environment = worker_environment(settings_.device);
+  options.environment.insert(options.environment.end(),
+                             {{"TORCH_EXTENSIONS_DIR", job_dir + "/torch_extensions"}, {"TRITON_CACHE_DIR", job_dir + "/triton"},
+                              {"CUDA_CACHE_PATH", job_dir + "/nv_compute_cache"}, {"XDG_CACHE_HOME", job_dir + "/cache"}});
   // The sandbox hides the other jobs' folders (and the reference's logs) beside this one.
   if (settings_.sandbox.mode != "off")
     options.launcher = sandbox_command(settings_.sandbox, job_dir, {work_root_of(settings_.work_root)});
@@ -246,7 +279,7 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::spawn_candidate() {
   return c;
 }
 
-std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candidate_source) {
+std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candidate_source, bool fastpath) {
   std::unique_ptr<Candidate> c;
   while (!spares_.empty() && !c) {
     if (spares_.front()->worker && spares_.front()->worker->alive()) c = std::move(spares_.front());
@@ -259,7 +292,7 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candi
   nlohmann::json load = {{"type", "candidate.load"}, {"job", c->job}, {"candidate_source", candidate_source},
                          {"device", settings_.device}, {"work_dir", c->folder->path.string()}};
   // The candidate compiles nothing itself: its load_inline calls come back as compile requests.
-  if (settings_.device == "cuda" && settings_.fastpath)
+  if (settings_.device == "cuda" && fastpath)
     load["fastpath"] = {{"cache_dir", settings_.fastpath_cache}, {"service", true}};
   if (!c->worker->send(load)) {
     CallResult failed;
@@ -273,7 +306,8 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candi
   const auto deadline = c->started + settings_.compile_timeout;
   const CompileService service{settings_.compile_executable, settings_.fastpath_cache, settings_.sandbox};
   candidate->loader = std::thread([candidate, deadline, service] {
-    const auto compile = [&](const nlohmann::json& message) {
+    const auto compile = [&](const nlohmann::json& message) -> std::optional<nlohmann::json> {
+      if (message.value("type", "") != "candidate.compile") return std::nullopt;
       return nlohmann::json{{"type", "compile.result"}, {"job", message.value("job", "")},
                             {"outcome", compile_for_candidate(message.value("request", nlohmann::json()), service, deadline)}};
     };
@@ -307,7 +341,7 @@ Evaluator::LoadState Evaluator::load_state(const std::string& candidate_source) 
 
 void Evaluator::launch_ahead() {
   while (static_cast<int>(ahead_.size()) < settings_.prefetch && !queued_.empty()) {
-    ahead_.push_back(launch(queued_.front()));
+    ahead_.push_back(launch(queued_.front(), settings_.fastpath));
     queued_.pop_front();
   }
 }
@@ -370,6 +404,8 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
   if (inputs.failure != CallFailure::none) return make_error("the reference worker failed: " + inputs.message);
   if (!inputs.reply->value("ok", false))
     return make_error(fmt::format("the reference program failed on trial {}: {}", trial, inputs.reply->value("message", "")));
+  e.input_bytes = std::max(e.input_bytes, inputs.reply->value("input_bytes", int64_t{0}));
+  e.output_bytes = std::max(e.output_bytes, inputs.reply->value("output_bytes", int64_t{0}));
   const auto left = remaining(job.deadline);
   if (left.count() <= 0) {
     e.status = e.error_class = "timeout";
@@ -385,6 +421,7 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
     e.failed_trial = trial;
     return false;
   }
+  if (outputs.reply->value("aliases_input", false)) job.aliased_trial = trial;
   auto compared = job.reference->call(
       {{"type", "reference.compare"}, {"job", job.id}, {"trial", trial}, {"outputs", outputs.reply->at("outputs")}},
       settings_.reference_timeout);
@@ -397,11 +434,128 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
     e.error_message = c.value("message", "") + job.note;
     e.max_abs_diff = number(c, "max_abs_diff");
     e.mean_abs_diff = number(c, "mean_abs_diff");
+    e.margin = margin_of(c);
     return false;
   }
-  job.max_abs = std::max(job.max_abs, number(c, "max_abs_diff").value_or(0.0));
-  job.mean_abs_sum += number(c, "mean_abs_diff").value_or(0.0);
-  ++job.compared;
+  job.note_compared(c);
+  return true;
+}
+
+void Evaluator::Job::note_compared(const nlohmann::json& compared) {
+  max_abs = std::max(max_abs, number(compared, "max_abs_diff").value_or(0.0));
+  mean_abs_sum += number(compared, "mean_abs_diff").value_or(0.0);
+  const auto m = margin_of(compared);
+  margin = m && margin ? std::max(*m, *margin) : m ? m : margin;
+  ++compared_count;
+}
+
+// Timing on fresh inputs (PROTOCOL.md): the reference makes every call's inputs from a secret seed
+// and hands them over one call at a time; after each call the candidate hands its outputs back, and
+// a secret subset of the calls is compared with the reference's outputs for the same inputs, so an
+// answer cached on an input's pointer, identity or contents fails. true with *runtime set when the
+// candidate passed; false once a verdict is decided; errors are the harness's.
+Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
+  Evaluation& e = job.evaluation;
+  Candidate& c = *job.candidate;
+  const int first_trial = settings_.trials + 1;  // timed call k is trial first_trial + k (trials + 0: after timing)
+  // Which calls are checked is secret: kMinChecks of the calls every loop makes (its warm-up and
+  // min_trials), and each later call with probability 1/kCheckOneIn.
+  const int sure_calls = settings_.warmup + settings_.min_trials;
+  std::set<int> sure_checks;
+  for (uint64_t draw = 0; static_cast<int>(sure_checks.size()) < std::min(kMinChecks, sure_calls); ++draw)
+    sure_checks.insert(static_cast<int>(mix(settings_.secret, job.problem_hash, kCheckDraws + 1'000'000 + draw) %
+                                        static_cast<uint64_t>(sure_calls)));
+  const auto checked_draw = [&](int call) {
+    if (call < sure_calls) return sure_checks.count(call) > 0;
+    return mix(settings_.secret, job.problem_hash, kCheckDraws + static_cast<uint64_t>(call)) % kCheckOneIn == 0;
+  };
+  std::set<int> checked;  // calls whose outputs the reference keeps and compares
+  std::string harness_error;
+  bool decided = false;   // a checked call failed: the verdict is set
+  // Asks the reference for call `call`'s inputs (keeping its outputs when checked): the
+  // descriptor, or null after a failure (harness_error is then set).
+  const auto inputs_for = [&](int call, bool check) -> nlohmann::json {
+    if (check) checked.insert(call);
+    auto made = job.reference->call({{"type", "reference.trial"}, {"job", job.id}, {"trial", first_trial + call},
+                                     {"seed", mix(settings_.secret, job.problem_hash, kTimedCallSeeds + static_cast<uint64_t>(call))},
+                                     {"outputs", check}},
+                                    settings_.reference_timeout);
+    if (made.failure != CallFailure::none) {
+      harness_error = "the reference worker failed: " + made.message;
+      return nullptr;
+    }
+    if (!made.reply->value("ok", false)) {
+      harness_error = fmt::format("the reference program failed on timed call {}: {}", call, made.reply->value("message", ""));
+      return nullptr;
+    }
+    e.output_bytes = std::max(e.output_bytes, made.reply->value("output_bytes", int64_t{0}));
+    return made.reply->at("inputs");
+  };
+  const auto stop = [&] { return nlohmann::json{{"type", "timing.stop"}, {"job", job.id}}; };
+  int expected = 0;
+  const auto on_call_done = [&](const nlohmann::json& message) -> std::optional<nlohmann::json> {
+    if (message.value("type", "") != "candidate.call_done") return std::nullopt;
+    const int call = message.value("call", -1);
+    if (call != expected || !message.contains("outputs")) return std::nullopt;
+    ++expected;
+    e.timed_calls = expected;
+    if (checked.count(call)) {
+      auto compared = job.reference->call({{"type", "reference.compare"}, {"job", job.id}, {"trial", first_trial + call},
+                                           {"outputs", message.at("outputs")}},
+                                          settings_.reference_timeout);
+      if (compared.failure != CallFailure::none) {
+        harness_error = "the reference worker failed while comparing: " + compared.message;
+        return stop();
+      }
+      ++e.checked_calls;
+      const nlohmann::json& r = *compared.reply;
+      const std::string verdict = r.value("verdict", "output_mismatch");
+      if (verdict != "correct") {
+        e.status = e.error_class = verdict;
+        e.failed_call = call;
+        e.error_message = fmt::format("timed call {}: {}", call, r.value("message", ""));
+        e.max_abs_diff = number(r, "max_abs_diff");
+        e.mean_abs_diff = number(r, "mean_abs_diff");
+        e.margin = margin_of(r);
+        decided = true;
+        return stop();
+      }
+      job.note_compared(r);
+    }
+    const bool more = message.value("more", false);
+    const int needed = std::max(kMinChecks, (expected + 9) / 10);
+    if (!more && static_cast<int>(checked.size()) >= needed) return stop();
+    // The loop goes on (a secret draw decides the check), or one more checked call makes up the count.
+    auto inputs = inputs_for(expected, more ? checked_draw(expected) : true);
+    if (inputs.is_null()) return stop();
+    return nlohmann::json{{"type", "timing.next"}, {"job", job.id}, {"call", expected}, {"inputs", std::move(inputs)}};
+  };
+  auto first = inputs_for(0, checked_draw(0));
+  if (first.is_null()) return make_error(harness_error);
+  nlohmann::json request = {{"type", "candidate.time"}, {"job", job.id}, {"inputs", std::move(first)},
+                            {"outputs_path", (c.folder->path / "outputs-timed.pt").string()},
+                            {"warmup", settings_.warmup}, {"min_trials", settings_.min_trials},
+                            {"max_trials", settings_.max_trials}, {"budget_s", settings_.budget_seconds},
+                            {"target_rel_ci", settings_.target_rel_ci}};
+  CallResult timed;
+  if (!c.worker->send(request)) {
+    timed.failure = CallFailure::crashed;
+    timed.message = "the candidate worker ended before it read its request";
+  } else {
+    timed = c.worker->receive(std::max(remaining(job.deadline), std::chrono::milliseconds(1)), on_call_done,
+                              /*handler_time_counts=*/false);
+  }
+  if (!harness_error.empty()) return make_error(harness_error);
+  if (decided) return false;
+  if (failed(timed)) {
+    charge_failure(e, timed, fmt::format("timing (call {})", e.timed_calls), "", c.log());
+    return false;
+  }
+  if (timed.reply->value("stopped", false) || !timed.reply->contains("timing") || !timed.reply->at("timing").is_object())
+    return make_error("the candidate ended timing without a result the host asked for");
+  *runtime = timing_from(timed.reply->at("timing"));
+  if (timed.reply->contains("profile") && timed.reply->at("profile").is_object())
+    e.profile = profile_from(timed.reply->at("profile"));
   return true;
 }
 
@@ -415,6 +569,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
   clock.lap("compile_wait");
   launch_ahead();  // once this candidate has compiled, so it never waits on the ones behind it
   top_up_spares();
+  e.failed_stage = "load";
   if (!c.loaded->reply || c.loaded->failure != CallFailure::none) {
     charge_failure(e, *c.loaded, "start-up and compile", "", c.log());
     return {};
@@ -422,11 +577,11 @@ Result<void> Evaluator::run_candidate(Job& job) {
   if (c.loaded->reply->contains("compile")) e.compile = compile_info_from(c.loaded->reply->at("compile"));
   if (failed(*c.loaded)) {
     charge_failure(e, *c.loaded, "load", "", c.log());
-    e.compiled = e.status != "compile_failed";
-    return {};
+    return {};  // not compiled, as KernelBench counts it: the candidate's module did not load
   }
   e.compiled = true;
 
+  e.failed_stage = "init";
   job.deadline = std::chrono::steady_clock::now() + settings_.candidate_timeout;
   auto init = c.worker->call({{"type", "candidate.init"}, {"job", job.id}, {"init_seed", job.init_seed},
                               {"init_inputs", job.init_inputs}, {"model_mode", settings_.model_mode}},
@@ -436,6 +591,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
     charge_failure(e, init, "init", "", c.log());
     return {};
   }
+  e.failed_stage = "trials";
   for (int t = 0; t < settings_.trials; ++t) {
     auto ok = check_trial(job, t, mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(t)));
     if (!ok) return ok.error();
@@ -443,43 +599,113 @@ Result<void> Evaluator::run_candidate(Job& job) {
   }
   clock.lap("trials");
 
-  // Timing, on inputs of their own.
-  const int timing_trial = settings_.trials;
-  auto inputs = job.reference->call({{"type", "reference.trial"}, {"job", job.id}, {"trial", timing_trial},
-                                     {"seed", mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(timing_trial))}},
-                                    settings_.reference_timeout);
-  if (inputs.failure != CallFailure::none) return make_error("the reference worker failed: " + inputs.message);
-  if (!inputs.reply->value("ok", false))
-    return make_error("the reference program failed on the timing inputs: " + inputs.reply->value("message", ""));
-  auto timed = c.worker->call({{"type", "candidate.time"}, {"job", job.id}, {"inputs", inputs.reply->at("inputs")},
-                               {"warmup", settings_.warmup}, {"min_trials", settings_.min_trials},
-                               {"max_trials", settings_.max_trials}, {"budget_s", settings_.budget_seconds},
-                               {"target_rel_ci", settings_.target_rel_ci}},
-                              std::max(remaining(job.deadline), std::chrono::milliseconds(1)));
-  if (failed(timed)) {
-    charge_failure(e, timed, "timing", "", c.log());
-    return {};
-  }
-  const Timing runtime = timing_from(timed.reply->at("timing"));
-  if (timed.reply->contains("profile") && timed.reply->at("profile").is_object())
-    e.profile = profile_from(timed.reply->at("profile"));
-
+  e.failed_stage = "timing";
+  Timing runtime;
+  auto timed = time_candidate(job, &runtime);
+  if (!timed) return timed.error();
+  if (!*timed) return {};
   clock.lap("timing");
+
   // A candidate that behaves differently once timing has started is caught here.
+  e.failed_stage = "after_timing";
   job.note = " (in a call made after timing started)";
-  const int after_trial = settings_.trials + 1;
+  const int after_trial = settings_.trials;
   auto ok = check_trial(job, after_trial, mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(after_trial)));
   if (!ok) return ok.error();
   if (!*ok) return {};
   clock.lap("after_timing");
 
+  e.failed_stage.clear();
   e.status = "correct";
   e.correct = true;
   e.max_abs_diff = job.max_abs;
-  e.mean_abs_diff = job.compared ? job.mean_abs_sum / job.compared : 0.0;
+  e.mean_abs_diff = job.compared_count ? job.mean_abs_sum / job.compared_count : 0.0;
+  e.margin = job.margin;
   e.runtime = runtime;
   return {};
 }
+
+std::optional<ProblemTraits> Evaluator::traits(const std::string& problem_hash) const {
+  const auto it = traits_.find(problem_hash);
+  return it == traits_.end() ? std::nullopt : std::optional<ProblemTraits>(it->second);
+}
+
+// The problem's degenerate traits, judged once per problem from the reference alone.
+Result<void> Evaluator::judge_traits(Job& job) {
+  if (traits_.count(job.problem_hash)) return {};
+  nlohmann::json seeds = nlohmann::json::array();
+  for (int draw = 0; draw < kTraitDraws; ++draw)
+    seeds.push_back(mix(settings_.secret, job.problem_hash, kTraitSeeds + static_cast<uint64_t>(draw)));
+  auto judged = job.reference->call({{"type", "reference.traits"}, {"job", job.id}, {"seeds", seeds}},
+                                    settings_.reference_timeout);
+  if (judged.failure != CallFailure::none) return make_error("the reference worker failed: " + judged.message);
+  if (!judged.reply->value("ok", false))
+    return make_error("the reference program failed while its traits were judged: " + judged.reply->value("message", ""));
+  ProblemTraits traits{judged.reply->value("traits", nlohmann::json::array()),
+                       judged.reply->value("details", nlohmann::json::object())};
+  traits_[job.problem_hash] = traits;
+  job.evaluation.traits_measured = std::move(traits);
+  return {};
+}
+
+// The device's memory bandwidth, measured once by the reference worker on CUDA (or set).
+Result<void> Evaluator::measure_bandwidth(Job& job) {
+  if (bandwidth_) return {};
+  if (settings_.bandwidth > 0) {
+    bandwidth_ = Bandwidth{settings_.bandwidth, "setting"};
+    return {};
+  }
+  if (settings_.device != "cuda") return {};
+  auto measured = job.reference->call({{"type", "reference.bandwidth"}, {"job", job.id}}, settings_.reference_timeout);
+  if (measured.failure != CallFailure::none) return make_error("the reference worker failed: " + measured.message);
+  bandwidth_ = Bandwidth{measured.reply->value("bytes_per_second", 0.0), measured.reply->value("method", "")};
+  if (bandwidth_->bytes_per_second <= 0) return make_error("the reference worker measured no memory bandwidth");
+  job.evaluation.bandwidth_measured = bandwidth_;
+  return {};
+}
+
+// run_candidate, then what qualifies a verdict: the baseline and speedup of a correct candidate,
+// and the flags (results/flags.hpp).
+Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
+  auto ran = run_candidate(job);
+  candidate.worker->kill();  // one candidate per process, always
+  if (!ran) return ran.error();
+  Evaluation& e = job.evaluation;
+  if (job.aliased_trial)
+    e.flags.emplace_back(kFlagAliasesInput, fmt::format("an output shares storage with an input (trial {})", *job.aliased_trial));
+  if (e.margin && (e.correct || e.status == "output_mismatch") && *e.margin >= 0.5 && *e.margin <= 2.0)
+    e.flags.emplace_back(kFlagBorderline, fmt::format("margin {:.3g}", *e.margin));
+  if (!e.correct) return {};
+  PhaseClock clock{&e.phases};
+  auto base = baseline(job.id, job.problem_hash, &e.baseline_measured);
+  clock.lap("baseline");
+  if (!base) return base.error();
+  e.baseline = *base;
+  if (e.runtime->median_ms > 0) e.speedup = base->median_ms / e.runtime->median_ms;
+  if (e.runtime->mean_ms > 0) e.speedup_mean = base->mean_ms / e.runtime->mean_ms;
+  if (e.speedup && *e.speedup > settings_.speedup_bound)
+    e.flags.emplace_back(kFlagExcessiveSpeedup, fmt::format("{:.2f}x, above {:g}x", *e.speedup, settings_.speedup_bound));
+  if (bandwidth_) {
+    e.memory_floor_ms = static_cast<double>(e.input_bytes + e.output_bytes) / bandwidth_->bytes_per_second * 1e3;
+    if (e.runtime->median_ms < *e.memory_floor_ms)
+      e.flags.emplace_back(kFlagBelowMemoryFloor,
+                           fmt::format("{:.4g} ms for {} bytes in and {} out; {:.4g} ms at {:.0f} GB/s", e.runtime->median_ms,
+                                       e.input_bytes, e.output_bytes, *e.memory_floor_ms, bandwidth_->bytes_per_second / 1e9));
+  }
+  return {};
+}
+
+namespace {
+
+// Verdicts of a candidate built on the fast path that torch's toolchain re-judges: failures where
+// the fast path's own glue (argument conversion, the ATen shim) could be the cause.
+bool fastpath_could_cause(const Evaluation& e) {
+  if (!e.compile || (e.compile->path != "nvrtc" && e.compile->path != "mixed")) return false;
+  return e.status == "crashed" || e.status == "runtime_error" || e.status == "shape_mismatch" ||
+         e.status == "dtype_mismatch";
+}
+
+}  // namespace
 
 Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const std::string& problem_hash,
                                        const std::string& candidate_source) {
@@ -497,7 +723,7 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
   } else if (const auto queued = std::find(queued_.begin(), queued_.end(), candidate_source); queued != queued_.end()) {
     queued_.erase(queued);
   }
-  if (!candidate) candidate = launch(candidate_source);
+  if (!candidate) candidate = launch(candidate_source, settings_.fastpath);
   if (!candidate->start_error.empty()) return make_error(candidate->start_error);
   auto ref = reference();
   if (!ref) return ref.error();
@@ -507,7 +733,7 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
   job.problem_hash = problem_hash;
   job.candidate = candidate.get();
   job.reference = *ref;
-  job.init_seed = mix(settings_.secret, problem_hash, 1'000'003);
+  job.init_seed = mix(settings_.secret, problem_hash, kInitSeedIndex);
   const nlohmann::json prepare = {{"type", "reference.prepare"}, {"job", job.id}, {"problem_source", problem_source},
                                   {"problem_name", problem_hash}, {"device", settings_.device}, {"init_seed", job.init_seed},
                                   {"work_dir", candidate->folder->path.string()}, {"tolerance", settings_.tolerance},
@@ -526,21 +752,39 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
       if (worker->alive()) (void)worker->call({{"type", "reference.release"}, {"job", job}}, std::chrono::seconds(60));
     }
   } release{*ref, job.id};
+  DICEBENCH_TRY(judge_traits(job));
+  DICEBENCH_TRY(measure_bandwidth(job));
+  clock.lap("problem_checks");
 
-  auto ran = run_candidate(job);
-  candidate->worker->kill();  // one candidate per process, always
-  if (!ran) return ran.error();
-  Evaluation& e = job.evaluation;
-  if (e.correct) {
-    clock.last = std::chrono::steady_clock::now();
-    auto base = baseline(job.id, problem_hash, &e.baseline_measured);
-    clock.lap("baseline");
-    if (!base) return base.error();
-    e.baseline = *base;
-    if (e.runtime->median_ms > 0) e.speedup = base->median_ms / e.runtime->median_ms;
-    if (e.runtime->mean_ms > 0) e.speedup_mean = base->mean_ms / e.runtime->mean_ms;
-  }
+  DICEBENCH_TRY(judge(job, *candidate));
+  Evaluation e = std::move(job.evaluation);
   e.log_tail = tail_of_file(candidate->folder->path / "candidate.log", 2000);
+
+  // The compile path never decides a verdict: a failure the fast path's glue could have caused is
+  // judged again with torch's toolchain, whose verdict is kept; a disagreement is flagged.
+  if (settings_.confirm_fastpath_failures && fastpath_could_cause(e)) {
+    std::unique_ptr<Candidate> again = launch(candidate_source, /*fastpath=*/false);
+    if (!again->start_error.empty()) return make_error(again->start_error);
+    Job retry;
+    retry.id = job.id;  // the reference job prepared above
+    retry.problem_hash = problem_hash;
+    retry.candidate = again.get();
+    retry.reference = *ref;
+    retry.init_seed = job.init_seed;
+    retry.init_inputs = job.init_inputs;
+    DICEBENCH_TRY(judge(retry, *again));
+    Evaluation toolchain = std::move(retry.evaluation);
+    toolchain.fastpath_outcome = nlohmann::json{{"verdict", e.status}, {"error_message", e.error_message.substr(0, 2000)},
+                                                {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}};
+    if (toolchain.status != e.status)
+      toolchain.flags.emplace_back(kFlagFastpathDisagreement,
+                                   fmt::format("fast path: {}; torch's toolchain: {}", e.status, toolchain.status));
+    for (const auto& [phase, seconds] : e.phases) toolchain.phases["fastpath_" + phase] = seconds;
+    toolchain.traits_measured = std::move(e.traits_measured);
+    toolchain.bandwidth_measured = std::move(e.bandwidth_measured);
+    toolchain.log_tail = tail_of_file(again->folder->path / "candidate.log", 2000);
+    e = std::move(toolchain);
+  }
   e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return e;
 }

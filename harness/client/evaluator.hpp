@@ -48,7 +48,26 @@ struct EvaluationSettings {
   SandboxSettings sandbox;                     // around every candidate worker (sandbox_launch.hpp)
   std::string compile_executable;              // dicebench-compile, the fast path's trusted compile step
   bool keep_jobs = false;                      // keep job folders (logs, inputs) after each evaluation
+  double speedup_bound = 10.0;                 // a larger speedup is flagged excessive_speedup (informative)
+  // Bytes per second for the memory floor; 0: measured on the GPU by the reference worker (and none
+  // on the CPU, where no floor applies unless this is set).
+  double bandwidth = 0;
+  // Re-judge a failing candidate built on the NVRTC fast path with torch's toolchain (verdicts
+  // crashed, runtime_error, shape_mismatch, dtype_mismatch) before its verdict is kept.
+  bool confirm_fastpath_failures = true;
 };
+
+// The evaluation flags the evaluator sets (spelled as results/flags.hpp spells them; a test checks).
+inline constexpr const char* kFlagAliasesInput = "output_aliases_input";
+inline constexpr const char* kFlagBelowMemoryFloor = "below_memory_floor";
+inline constexpr const char* kFlagExcessiveSpeedup = "excessive_speedup";
+inline constexpr const char* kFlagBorderline = "borderline";
+inline constexpr const char* kFlagFastpathDisagreement = "fastpath_disagreement";
+inline constexpr const char* kEvaluatorFlags[] = {kFlagAliasesInput, kFlagBelowMemoryFloor, kFlagExcessiveSpeedup,
+                                                  kFlagBorderline, kFlagFastpathDisagreement};
+// How timed calls get their inputs; part of the baseline cache's key (a baseline timed another way
+// is not reused).
+inline constexpr const char* kTimingInputs = "fresh_inputs";
 
 struct Timing {
   double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
@@ -81,6 +100,18 @@ struct DeviceProfile {
   std::vector<KernelTime> kernels;
 };
 
+// A problem's degenerate traits, judged from its reference alone (reference.traits).
+struct ProblemTraits {
+  nlohmann::json traits = nlohmann::json::array();  // trait names (results/flags.hpp)
+  nlohmann::json details = nlohmann::json::object();  // what was measured
+};
+
+// The device's memory bandwidth for the memory floor.
+struct Bandwidth {
+  double bytes_per_second = 0;
+  std::string method;  // "cuda_copy_1024MiB_best_of_10", or "setting" for eval.bandwidth
+};
+
 struct Evaluation {
   std::string status;  // a verdict: compile_failed, runtime_error, timeout, crashed, shape_mismatch, ...
   bool compiled = false;
@@ -90,7 +121,21 @@ struct Evaluation {
   std::optional<double> speedup, speedup_mean;
   std::optional<double> max_abs_diff, mean_abs_diff;
   std::optional<int> failed_trial;
+  std::optional<int> failed_call;   // the timed call whose checked outputs were wrong
+  std::string failed_stage;         // load, init, trials, timing, after_timing ("" when correct)
   std::string error_class, error_message;
+  // The worst compared element, |c - r| / (atol + rtol * |r|), over every comparison of a correct
+  // candidate, or of the failing comparison; absent when not finite or nothing was compared.
+  std::optional<double> margin;
+  int64_t input_bytes = 0, output_bytes = 0;  // one call's inputs and outputs
+  std::optional<double> memory_floor_ms;       // their transfer time at the device's bandwidth
+  std::vector<std::pair<std::string, std::string>> flags;  // (kEvaluatorFlags name, detail)
+  int timed_calls = 0, checked_calls = 0;      // calls in candidate.time, and how many were compared
+  std::optional<ProblemTraits> traits_measured;  // judged in this call (not known before)
+  std::optional<Bandwidth> bandwidth_measured;   // measured in this call (not known before)
+  // When torch's toolchain re-judged a candidate the fast path failed: what the fast path said
+  // ({"verdict", "error_message"}); the fields above are the toolchain's.
+  std::optional<nlohmann::json> fastpath_outcome;
   bool baseline_measured = false;  // timed in this call (not from the cache)
   std::optional<CompileInfo> compile;  // once the candidate's load finished
   std::optional<DeviceProfile> profile;
@@ -126,6 +171,11 @@ class Evaluator {
   Result<nlohmann::json> reference_info();
   // A baseline known from earlier runs (the results database's cache), used instead of timing.
   void set_baseline(const std::string& problem_hash, const Timing& timing) { baselines_[problem_hash] = timing; }
+  // Traits and a bandwidth known from earlier runs (the database's caches), used instead of judging.
+  void set_traits(const std::string& problem_hash, ProblemTraits traits) { traits_[problem_hash] = std::move(traits); }
+  void set_bandwidth(Bandwidth bandwidth) { bandwidth_ = std::move(bandwidth); }
+  // What is known of a problem's traits (empty until judged or set).
+  std::optional<ProblemTraits> traits(const std::string& problem_hash) const;
 
  private:
   struct Candidate;  // a candidate worker with its job folder and load request (evaluator.cpp)
@@ -133,15 +183,21 @@ class Evaluator {
   Result<void> spawn_reference();       // unless it runs already
   Result<WorkerProcess*> reference();   // started, its hello received
   Result<Timing> baseline(const std::string& job, const std::string& problem_hash, bool* measured);
-  std::unique_ptr<Candidate> launch(const std::string& candidate_source);
+  std::unique_ptr<Candidate> launch(const std::string& candidate_source, bool fastpath);
   std::unique_ptr<Candidate> spawn_candidate();  // a started worker with its job folder, no load sent
   void await_load(Candidate& candidate);
   Result<bool> check_trial(Job& job, int trial, uint64_t seed);
   Result<void> run_candidate(Job& job);
+  Result<bool> time_candidate(Job& job, Timing* runtime);
+  Result<void> judge(Job& job, Candidate& candidate);  // run_candidate, then the flags
+  Result<void> judge_traits(Job& job);
+  Result<void> measure_bandwidth(Job& job);
 
   EvaluationSettings settings_;
   std::unique_ptr<WorkerProcess> reference_;
   std::map<std::string, Timing> baselines_;  // by problem hash
+  std::map<std::string, ProblemTraits> traits_;  // by problem hash
+  std::optional<Bandwidth> bandwidth_;
   void launch_ahead();
   std::deque<std::unique_ptr<Candidate>> ahead_;  // launched for candidates queued by prefetch()
   std::deque<std::string> queued_;                // queued, not launched yet

@@ -1,6 +1,8 @@
 // One dicebench-worker process seen from the host (Boost.Process, own process group).
 #include "harness/client/worker_process.hpp"
 
+#include <algorithm>
+
 #include "harness/client/frame_io.hpp"
 
 #include <boost/process.hpp>
@@ -142,10 +144,11 @@ bool WorkerProcess::send(const nlohmann::json& request) {
   return true;
 }
 
-CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const WorkerRequestHandler& handler) {
+CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const WorkerRequestHandler& handler,
+                                  bool handler_time_counts) {
   if (!alive_) return fail(CallFailure::crashed, "the worker " + exit_description());
   if (auto hello = await_hello(); !hello) return fail(CallFailure::crashed, hello.error().message);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last_stage;
   while (true) {
     std::string payload;
@@ -173,9 +176,12 @@ CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const Worke
       last_stage = message.value("stage", "");
       continue;
     }
-    if (type == "candidate.compile") {
-      if (!handler) return fail(CallFailure::protocol, "the worker asked for a compile outside candidate.load");
-      if (!send(handler(message))) return fail(CallFailure::crashed, "the worker " + exit_description());
+    if (std::find(std::begin(kWorkerRequests), std::end(kWorkerRequests), type) != std::end(kWorkerRequests)) {
+      const auto asked = std::chrono::steady_clock::now();
+      auto answer = handler ? handler(message) : std::nullopt;
+      if (!answer) return fail(CallFailure::protocol, fmt::format("the worker sent {} where it has no place", type));
+      if (!send(*answer)) return fail(CallFailure::crashed, "the worker " + exit_description());
+      if (!handler_time_counts) deadline += std::chrono::steady_clock::now() - asked;
       continue;
     }
     CallResult result;

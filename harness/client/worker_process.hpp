@@ -18,7 +18,7 @@
 
 namespace dicebench::harness {
 
-inline constexpr int kProtocolVersion = 3;
+inline constexpr int kProtocolVersion = 4;
 
 struct WorkerOptions {
   std::string executable;                      // dicebench-worker
@@ -33,9 +33,13 @@ struct WorkerOptions {
 
 enum class CallFailure { none, timeout, crashed, protocol };
 
-// Answers a request the worker makes of the host while it works on one of the host's (a
-// candidate.compile during candidate.load): the reply frame to send back.
-using WorkerRequestHandler = std::function<nlohmann::json(const nlohmann::json& message)>;
+// Requests a worker makes of the host while it works on one of the host's (PROTOCOL.md): a
+// candidate.compile during candidate.load, a candidate.call_done during candidate.time.
+inline constexpr const char* kWorkerRequests[] = {"candidate.compile", "candidate.call_done"};
+
+// Answers such a request: the frame to send back, or nothing when the request has no place in the
+// call being received (a protocol failure).
+using WorkerRequestHandler = std::function<std::optional<nlohmann::json>(const nlohmann::json& message)>;
 
 struct CallResult {
   std::optional<nlohmann::json> reply;
@@ -62,9 +66,11 @@ class WorkerProcess {
   CallResult call(const nlohmann::json& request, std::chrono::milliseconds timeout);
   // call() in two halves, so that a worker can work on a request while the host does other things.
   bool send(const nlohmann::json& request);
-  // Worker requests on the way (PROTOCOL.md: candidate.compile) go to `handler`; without one they
-  // are a protocol failure.
-  CallResult receive(std::chrono::milliseconds timeout, const WorkerRequestHandler& handler = {});
+  // Worker requests on the way (kWorkerRequests) go to `handler`; without one, or when it answers
+  // nothing, they are a protocol failure. The time the handler takes counts against `timeout`
+  // unless `handler_time_counts` is false (the host's own work is then not the worker's).
+  CallResult receive(std::chrono::milliseconds timeout, const WorkerRequestHandler& handler = {},
+                     bool handler_time_counts = true);
   const nlohmann::json& hello() const { return hello_; }
   bool alive() const { return alive_; }
   // Kills the worker's process group and reaps the worker.

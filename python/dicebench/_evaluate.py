@@ -45,8 +45,11 @@ class Evaluation:
     dtype_mismatch, output_mismatch, correct. runtime and baseline are set when correct; speedup
     is the baseline's median over the candidate's. failed_trial is the first correctness trial
     that failed. compile_path says how load_inline calls were built (nvrtc, fallback, mixed,
-    none). details holds everything else (compile log and records, device profile, phases).
-    cached is True when the result came from the Evaluator's memory instead of the workers."""
+    none). margin is the worst compared element's |c - r| / (atol + rtol * |r|) (at most 1 when
+    correct). flags qualify the verdict ({name: detail}; output_aliases_input, below_memory_floor,
+    excessive_speedup, borderline, fastpath_disagreement). details holds everything else (compile
+    log and records, device profile, phases, timed calls and how many were checked). cached is True
+    when the result came from the Evaluator's memory instead of the workers."""
 
     verdict: str
     correct: bool
@@ -63,6 +66,8 @@ class Evaluation:
     error_message: str
     seconds: float
     cached: bool = False
+    margin: float | None = None
+    flags: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
     details: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -84,6 +89,8 @@ class Evaluation:
             error_class=data.get("error_class", ""),
             error_message=data.get("error_message", ""),
             seconds=data.get("seconds", 0.0),
+            margin=data.get("margin"),
+            flags=dict(data.get("flags") or {}),
             details=data,
         )
 

@@ -10,14 +10,22 @@ hands it trial by trial, and times it. A candidate worker serves one job, in thi
   device); seed_everything(init_seed); ModelNew(*init_inputs).to(device), then .eval() or .train()
   as model_mode says (the mode the reference was built in).
 - candidate.forward (any number): the trial's inputs received into this process's own memory
-  (transfer.py), forward under the harness numerics and no_grad, device synchronised, outputs
-  checked to be tensors / numbers / (nested) tuples or lists of those, cloned and exported back.
-  The previous trial's exported outputs are released first.
-- candidate.time: forward timed (timing.py) on the inputs sent, numerics re-applied before each
-  call; on CUDA the reply carries the device profile of the timed calls: median busy and host
-  time, per-kernel breakdown and the share of kernel time in kernels compiled from the candidate.
-  The host follows it with one more candidate.forward on fresh inputs, so a candidate that behaves
-  differently once timing has started is caught.
+  (transfer.py), forward under the harness numerics, device synchronised, outputs checked to be
+  plain (check_plain_outputs: exactly torch.Tensor, dense, on this worker's device, or Python
+  numbers, in (nested) tuples or lists; a tensor subclass, whose work may be deferred until its
+  values are read, is a runtime_error naming its type), cloned and exported back; the reply says
+  whether an output shares storage with an input. The previous trial's exported outputs are
+  released first.
+- candidate.time: forward timed (timing.py) on fresh inputs for every call: the first call's come
+  with the request, and after each call (outside the timed region) its outputs are checked to be
+  plain and handed to the host with candidate.call_done; the host answers with the next call's
+  inputs (timing.next) or ends timing (timing.stop). The host compares a secret subset of the calls'
+  outputs with the reference's, so a cache keyed on an input's pointer, identity or contents cannot
+  pass timing. After the loop the host may ask for more checked calls (timing.next again). On CUDA
+  the reply carries the device profile of the timed calls: median busy and host time, per-kernel
+  breakdown and the share of kernel time in kernels compiled from the candidate. The host follows
+  it with one more candidate.forward on fresh inputs, so a candidate that behaves differently once
+  timing has started is caught.
 
 After a failed request the worker refuses the rest of the job. Every exception from candidate code,
 SystemExit and KeyboardInterrupt included, ends as a runtime_error (or compile_failed) reply with
@@ -33,9 +41,8 @@ import statistics
 import subprocess
 import time
 import traceback
-from typing import Any
+from typing import Any, Callable
 
-from . import compare as compare_mod
 from . import loading, numerics, protocol, seeding, timing, transfer
 from .devices import check_device
 from .errors import HostError, exception_line, traceback_tail
@@ -74,16 +81,99 @@ def kernel_base_name(name: str) -> str:
     return head.rsplit("::", 1)[-1]
 
 
-def _plain_outputs(outputs: Any) -> Any:
-    """Detached clones of the output tensors as plain torch.Tensor (for export)."""
+def check_plain_outputs(outputs: Any, device: Any, path: str = "output") -> None:
+    """Raises TypeError unless outputs are plain: exactly torch.Tensor (no subclass: its work may
+    be deferred until someone reads it), dense, on `device`'s type; or Python numbers; inside
+    tuples and lists, nested to any depth."""
     import torch
 
     if isinstance(outputs, torch.Tensor):
-        tensor = outputs.detach().clone()
-        return tensor if type(tensor) is torch.Tensor else tensor.as_subclass(torch.Tensor)
+        kind = type(outputs)
+        if kind is not torch.Tensor:
+            raise TypeError(f"ModelNew.forward returned a {kind.__module__}.{kind.__qualname__} at {path} "
+                            "(a subclass of torch.Tensor); outputs must be plain torch.Tensor objects "
+                            "computed by the end of the call")
+        if outputs.layout != torch.strided:
+            raise TypeError(f"ModelNew.forward returned a {outputs.layout} tensor at {path}; outputs must be "
+                            "dense (strided) tensors")
+        if outputs.device.type != torch.device(device).type:
+            raise TypeError(f"ModelNew.forward returned a tensor on {outputs.device} at {path}; the inputs "
+                            f"were on {torch.device(device).type}")
+        return
+    if isinstance(outputs, (bool, int, float, complex)):
+        return
     if isinstance(outputs, (tuple, list)):
-        return type(outputs)(_plain_outputs(o) for o in outputs)
-    return outputs
+        for index, item in enumerate(outputs):
+            check_plain_outputs(item, device, f"{path}[{index}]")
+        return
+    raise TypeError(f"ModelNew.forward returned a {type(outputs).__module__}.{type(outputs).__qualname__} at "
+                    f"{path}; it must return a tensor, a number, or a tuple or list of them")
+
+
+def _storage_spans(value: Any, spans: list) -> list:
+    """(start, end) byte addresses of the storages behind a tree's tensors."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        storage = value.untyped_storage()
+        start = storage.data_ptr()
+        if storage.nbytes():
+            spans.append((start, start + storage.nbytes()))
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _storage_spans(item, spans)
+    return spans
+
+
+def aliases_input(outputs: Any, inputs: Any) -> bool:
+    """Whether an output tensor shares storage with an input tensor."""
+    inside = _storage_spans(inputs, [])
+    return any(start < in_end and in_start < end
+               for start, end in _storage_spans(outputs, []) for in_start, in_end in inside)
+
+
+class _TimingStopped(Exception):
+    """The host ended timing before the loop did (a checked call failed)."""
+
+
+class _TimingLink:
+    """The candidate's side of a timing loop on fresh inputs: takes each call's inputs from the
+    host, hands each call's outputs back, and follows the host's answer (timing.next, timing.stop)."""
+
+    def __init__(self, role: "CandidateRole", request: dict):
+        self.role = role
+        self.job = request["job"]
+        self.outputs_path = request["outputs_path"]
+        self.pending: Any = request["inputs"]  # the descriptor of the next call's inputs
+        self.call = 0
+        self.inputs: Any = None
+        self.outputs: Any = None
+
+    def load_inputs(self) -> None:
+        """The pending inputs as new tensors in this process's memory (outside the timed region)."""
+        if self.pending is None:
+            raise HostError("the host sent no inputs for the next call")
+        self.inputs, self.outputs = None, None  # the previous call's memory goes back first
+        self.inputs = self.role._receive(self.pending)
+        self.pending = None
+        numerics.apply_numerics()
+
+    def finish_call(self, more: bool) -> None:
+        """After a call: check its outputs, hand them over, and take the host's answer. A stop while
+        the loop wants more raises _TimingStopped."""
+        synchronize(self.role.device)
+        check_plain_outputs(self.outputs, self.role.device)
+        descriptor, keep = transfer.export_tree(self.outputs, self.role.device, self.outputs_path)
+        answer = self.role._ask_host({"type": "candidate.call_done", "job": self.job, "call": self.call,
+                                      "outputs": descriptor, "more": more}, ("timing.next", "timing.stop"))
+        del keep  # the host has answered: it is done with this call's outputs
+        self.call += 1
+        if answer["type"] == "timing.next":
+            if answer["call"] != self.call:
+                raise HostError(f"the host sent inputs for call {answer['call']}, expected {self.call}")
+            self.pending = answer["inputs"]
+        elif more:
+            raise _TimingStopped()
 
 
 class _Failure(Exception):
@@ -128,9 +218,13 @@ class _CompileRecorder:
 class CandidateRole:
     """The candidate worker's handlers; serves one job."""
 
-    def __init__(self, device: Any, channel: tuple[int, int] | None = None):
+    def __init__(self, device: Any, channel: tuple[int, int] | None = None,
+                 host: Callable[[dict], dict] | None = None):
         self.device = device
-        self.channel = channel  # (fd_in, fd_out) to the host, for compile requests
+        self.channel = channel  # (fd_in, fd_out) to the host, for requests made inside a request
+        # Answers a worker request (candidate.compile, candidate.call_done) with the host's message;
+        # over the channel unless given (in-process tests play the host).
+        self.host = host
         self.job: str | None = None
         self.stage = "new"  # new -> loaded -> ready; "failed" after any failed request
         self.model_class: Any = None
@@ -196,7 +290,7 @@ class CandidateRole:
 
             arch = options.get("arch") or dicebench_fastpath.detect_arch()
             compiler = self._compile_on_host if options.get("service") else None
-            if compiler is not None and self.channel is None:
+            if compiler is not None and self.channel is None and self.host is None:
                 raise HostError("fastpath service needs the worker's channel")
             dicebench_fastpath.install(arch, cache_dir, lambda line: print(line, flush=True), compiler=compiler)
         except Exception as error:  # noqa: BLE001 - without the fast path, torch's toolchain
@@ -206,16 +300,28 @@ class CandidateRole:
     def _compile_on_host(self, request: dict) -> dict:
         """One load_inline call compiled by the host's trusted compile step (candidate.compile ->
         compile.result); this process only reads the cache entry it is told of."""
-        fd_in, fd_out = self.channel
-        protocol.write_frame(fd_out, protocol.validate_reply(
-            {"type": "candidate.compile", "job": self.job or "", "request": request}))
-        message = protocol.read_frame(fd_in)
-        if message is None:
-            raise HostError("the host closed the channel during a compile request")
-        answer = protocol.validate_request(message)
-        if answer["type"] != "compile.result":
-            raise HostError(f"expected compile.result, got {answer['type']!r}")
+        answer = self._ask_host({"type": "candidate.compile", "job": self.job or "", "request": request},
+                                ("compile.result",))
         return answer["outcome"]
+
+    def _ask_host(self, message: dict, answers: tuple) -> dict:
+        """Sends a worker request to the host in the middle of a request of its own and returns the
+        host's answer, which must be one of the `answers` types."""
+        message = protocol.validate_reply(message)
+        if self.host is not None:
+            received = self.host(message)
+        else:
+            if self.channel is None:
+                raise HostError(f"{message['type']} needs the worker's channel to the host")
+            fd_in, fd_out = self.channel
+            protocol.write_frame(fd_out, message)
+            received = protocol.read_frame(fd_in)
+        if received is None:
+            raise HostError(f"the host closed the channel during {message['type']}")
+        answer = protocol.validate_request(received)
+        if answer["type"] not in answers:
+            raise HostError(f"expected {' or '.join(answers)}, got {answer['type']!r}")
+        return answer
 
     def _compile_summary(self, calls: list[dict], fastpath_off: str) -> dict:
         records = []
@@ -284,24 +390,25 @@ class CandidateRole:
         return list(inputs)
 
     def forward(self, request: dict) -> dict:
+        from .tensors import clone_tree
+
         self._expect(request, "ready")
         self.exported = None  # the host is done with the previous trial's outputs
         inputs = self._receive(request["inputs"])
-        failure, descriptor = None, None
+        failure, descriptor, aliased = None, None, False
         try:
             with numerics.harness_call():
                 outputs = self.model(*inputs)
             synchronize(self.device)
-            problem = compare_mod.find_unsupported(outputs)
-            if problem:
-                raise TypeError("ModelNew.forward must return a tensor, a number, or a tuple or list "
-                                f"of them: {problem}")
-            plain = _plain_outputs(outputs)
+            check_plain_outputs(outputs, self.device)
+            aliased = aliases_input(outputs, inputs)
+            plain = clone_tree(outputs)
             synchronize(self.device)
             descriptor, self.exported = transfer.export_tree(plain, self.device, request["outputs_path"])
         except BaseException as error:  # noqa: BLE001
             failure = _Failure(error)
-        return self._reply("candidate.outputs", request, failure, trial=request["trial"], outputs=descriptor)
+        return self._reply("candidate.outputs", request, failure, trial=request["trial"], outputs=descriptor,
+                           aliases_input=aliased)
 
     # ---------------------------------------------------------------------------------------
     def time(self, request: dict) -> dict:
@@ -309,26 +416,37 @@ class CandidateRole:
 
         self._expect(request, "ready")
         self.exported = None
-        inputs = self._receive(request["inputs"])
+        link = _TimingLink(self, request)
         model = self.model
         timer = timing.timer_for_device(self.device)
 
-        def call() -> None:  # numerics are re-applied by before_each, outside the timed region
+        def call() -> None:  # inputs and numerics come from before_each, outside the timed region
             with torch.no_grad():
-                model(*inputs)
+                link.outputs = model(*link.inputs)
 
-        failure, summary, profile = None, None, None
+        failure, summary, profile, stopped = None, None, None, False
         try:
             summary = timing.time_adaptive(
                 call, warmup=request["warmup"], min_trials=request["min_trials"],
                 max_trials=request["max_trials"], budget_s=float(request["budget_s"]),
                 target_rel_ci=float(request["target_rel_ci"]), timer=timer,
-                before_each=numerics.apply_numerics)
+                before_each=link.load_inputs, after_each=link.finish_call)
             if isinstance(timer, timing.CuptiTimer):
                 profile = self._profile(timer, summary["trials"])
+            while link.pending is not None:  # checked calls the host asks for after the loop
+                link.load_inputs()
+                call()
+                link.finish_call(False)
+        except _TimingStopped:
+            summary, profile, stopped = None, None, True
+        except HostError:
+            raise
         except BaseException as error:  # noqa: BLE001
             failure = _Failure(error)
-        return self._reply("candidate.timed", request, failure, timing=summary, profile=profile)
+        finally:
+            link.inputs, link.outputs = None, None
+        return self._reply("candidate.timed", request, failure, timing=summary, profile=profile,
+                           calls=link.call, stopped=stopped)
 
     def _profile(self, timer: "timing.CuptiTimer", trials: int) -> dict:
         import dicebench_cuda

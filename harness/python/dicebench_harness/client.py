@@ -2,7 +2,8 @@
 
 WorkerProcess starts `python -m dicebench_harness --role ROLE --device DEVICE --log LOG` with
 pipes, reads and checks the hello, and offers request() (write one frame, read one reply, check
-the reply against protocol.REPLIES) and close() (shutdown, then wait).
+the reply against protocol.REPLIES; worker requests on the way, such as candidate.call_done, are
+answered by a callable given) and close() (shutdown, then wait).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from . import protocol
 
@@ -47,14 +48,21 @@ class WorkerProcess:
     def read(self) -> dict | None:
         return protocol.read_frame(self.process.stdout.fileno())
 
-    def request(self, message: dict) -> dict:
-        """Send a request and return its reply; progress messages on the way go to self.progress."""
+    def request(self, message: dict, answer: Callable[[dict], dict] | None = None) -> dict:
+        """Send a request and return its reply; progress messages on the way go to self.progress,
+        and the worker's own requests (candidate.compile, candidate.call_done) to `answer`, whose
+        result is sent back."""
         self.send(message)
         while True:
             reply = self.read()
             if reply is None:
                 raise WorkerError(f"worker closed the channel (exit code {self.process.wait()})")
             reply = protocol.validate_reply(reply)
+            if reply["type"] in ("candidate.compile", "candidate.call_done"):
+                if answer is None:
+                    raise WorkerError(f"the worker sent {reply['type']} and nothing answers it")
+                self.send(answer(reply))
+                continue
             if not reply["type"].endswith(".progress"):
                 return reply
             self.progress.append(reply)

@@ -1,7 +1,7 @@
 """Comparing a candidate's outputs with the reference's: structure, shape, dtype, values.
 
 compare(reference, candidate, tolerance_mode) returns
-    {"verdict", "max_abs_diff", "mean_abs_diff", "message"}
+    {"verdict", "max_abs_diff", "mean_abs_diff", "margin", "message"}
 with verdict one of "correct", "shape_mismatch", "dtype_mismatch", "output_mismatch".
 
 Rules:
@@ -19,6 +19,9 @@ Rules:
 - Integer and bool values must be equal.
 - max_abs_diff / mean_abs_diff: over every element where both sides are finite, across all
   outputs; None when shapes or dtypes differ (nothing was compared).
+- margin: the worst element's |c - r| / (atol + rtol * |r|) across all outputs, so a comparison
+  passes when margin <= 1 (a NaN or Inf out of place, or an unequal integer, makes it infinite,
+  reported as None); 0 for equal integers; None when shapes or dtypes differ.
 - The message names the output (output, output[1], output[0][2]) and the first failing element.
 
 Large outputs are compared in chunks so the float64 copies stay bounded.
@@ -137,6 +140,7 @@ class _Stats:
         self.max = 0.0
         self.sum = 0.0
         self.count = 0
+        self.margin = 0.0
 
 
 def _compare_values(path: str, ref, cand, mode: str, stats: _Stats) -> str | None:
@@ -172,6 +176,10 @@ def _compare_values(path: str, ref, cand, mode: str, stats: _Stats) -> str | Non
                                                                          device=r.device))
             allowed = tolerance + tolerance * r.abs()
             failing = bad_nonfinite | (both_finite & (diff > allowed))
+            if bool(bad_nonfinite.any().item()):
+                stats.margin = math.inf
+            elif diff.numel():
+                stats.margin = max(stats.margin, float((diff / allowed).max().item()))
         if diff.numel():
             finite_count = int(both_finite.sum().item())
             if finite_count:
@@ -179,6 +187,8 @@ def _compare_values(path: str, ref, cand, mode: str, stats: _Stats) -> str | Non
                 stats.sum += float(diff.sum().item())
                 stats.count += finite_count
         chunk_failures = int(failing.sum().item())
+        if exact and chunk_failures:
+            stats.margin = math.inf
         if chunk_failures and first is None:
             position = int(torch.nonzero(failing)[0, 0].item())
             rv = r_raw[position].item()
@@ -236,13 +246,19 @@ def compare(reference: Any, candidate: Any, tolerance_mode: str = "kernelbench")
                 first_failure = failure
     mean = stats.sum / stats.count if stats.count else 0.0
     if first_failure:
-        return _result("output_mismatch", stats.max, mean, first_failure)
-    return _result("correct", stats.max, mean, "")
+        return _result("output_mismatch", stats.max, mean, first_failure, stats.margin)
+    return _result("correct", stats.max, mean, "", stats.margin)
 
 
-def _result(verdict: str, max_abs: float | None, mean_abs: float | None, message: str) -> dict:
+def _result(verdict: str, max_abs: float | None, mean_abs: float | None, message: str,
+            margin: float | None = None) -> dict:
     def clean(x):
         return x if x is None or math.isfinite(x) else None
 
     return {"verdict": verdict, "max_abs_diff": clean(max_abs), "mean_abs_diff": clean(mean_abs),
-            "message": message}
+            "margin": clean(margin), "message": message}
+
+
+def passes(reference: Any, candidate: Any, tolerance_mode: str) -> bool:
+    """Whether `candidate` would be judged correct against `reference` (same rules as compare)."""
+    return compare(reference, candidate, tolerance_mode)["verdict"] == "correct"

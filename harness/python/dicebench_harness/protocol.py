@@ -21,7 +21,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct("<I")
 
@@ -32,6 +32,9 @@ TOLERANCE_MODES = ("kernelbench", "compat")
 # statistics) and Dropout. Reference and candidate must be sent the same mode.
 MODEL_MODES = ("eval", "train")
 VERDICTS = ("correct", "shape_mismatch", "dtype_mismatch", "output_mismatch")
+# A problem's degenerate traits (reference.traits_judged), judged from its reference alone; the one
+# definition is results/flags.hpp (kAllProblemTraits), which a test checks this list against.
+PROBLEM_TRAITS = ("constant_output", "zeros_pass", "output_equals_input", "near_constant_output")
 CANDIDATE_ERROR_CLASSES = ("", "compile_failed", "runtime_error")
 # Seeds are non-negative 63-bit integers (they fit int64 on the host and torch.manual_seed).
 MAX_SEED = 2**63 - 1
@@ -226,16 +229,25 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
         "model_mode": (one_of(*MODEL_MODES), "eval"),
     }),
     # Makes trial `trial`'s inputs from `seed`, runs the reference on its own copy and keeps the
-    # outputs (dropping the previous trial's), and exports the inputs.
-    Spec("reference.trial", "reference", {"job": NONEMPTY_STR, "trial": int_range(0), "seed": SEED}),
+    # outputs unless `outputs` is false (dropping the previous trial's), and exports the inputs.
+    Spec("reference.trial", "reference", {"job": NONEMPTY_STR, "trial": int_range(0), "seed": SEED},
+         {"outputs": (BOOL, True)}),
     Spec("reference.compare", "reference", {
         "job": NONEMPTY_STR,
         "trial": int_range(0),
         "outputs": TRANSFER,
     }),
-    # Times the reference on copies of the current trial's inputs: eager, or torch.compile'd.
-    Spec("reference.time", "reference", {"job": NONEMPTY_STR, **TIMING_PARAMS_REQUIRED},
+    # Times the reference, eager or torch.compile'd, on fresh inputs before every call (from seeds
+    # derived from `seed`), as the candidate is timed.
+    Spec("reference.time", "reference", {"job": NONEMPTY_STR, "seed": SEED, **TIMING_PARAMS_REQUIRED},
          {**TIMING_PARAMS_OPTIONAL, "method": (one_of("eager", "compile"), "eager")}),
+    # Judges the problem's degenerate traits from the reference alone, on inputs drawn from `seeds`.
+    Spec("reference.traits", "reference", {"job": NONEMPTY_STR,
+                                           "seeds": _simple("list of 2 to 16 seeds", lambda v: isinstance(v, list)
+                                                            and 2 <= len(v) <= 16
+                                                            and all(SEED.check(x) is None for x in v))}),
+    # Measures the device's memory bandwidth (a device-to-device copy, best of several).
+    Spec("reference.bandwidth", "reference", {"job": STR}),
     Spec("reference.release", "reference", {"job": NONEMPTY_STR}),
     # A candidate worker serves one job: load, then init, then forward and time in any order.
     Spec("candidate.load", "candidate", {
@@ -259,12 +271,20 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
         "inputs": TRANSFER,
         "outputs_path": NONEMPTY_STR,  # where a file transfer writes the outputs
     }),
-    Spec("candidate.time", "candidate", {"job": NONEMPTY_STR, "inputs": TRANSFER,
+    # Times forward on fresh inputs for every call: `inputs` are the first call's; after each call the
+    # worker sends candidate.call_done and the host answers timing.next (the next call's inputs) or
+    # timing.stop. `outputs_path` is where a file transfer writes each call's outputs.
+    Spec("candidate.time", "candidate", {"job": NONEMPTY_STR, "inputs": TRANSFER, "outputs_path": NONEMPTY_STR,
                                          **TIMING_PARAMS_REQUIRED}, dict(TIMING_PARAMS_OPTIONAL)),
     Spec("shutdown", None, {}, {"job": (STR, "")}),
     # The host's answer to a candidate.compile (read by the candidate inside candidate.load, not by
     # the request loop): the outcome of compiling that load_inline call in the trusted compile step.
     Spec("compile.result", "candidate", {"job": STR, "outcome": OBJECT}),
+    # The host's answers to a candidate.call_done (read inside candidate.time): the inputs of call
+    # `call` (a timed or warm-up call while the loop goes on, else one more untimed checked call),
+    # or the end of timing.
+    Spec("timing.next", "candidate", {"job": STR, "call": int_range(0), "inputs": TRANSFER}),
+    Spec("timing.stop", "candidate", {"job": STR}),
 ]}
 
 # How a candidate's load_inline calls were compiled (candidate.loaded's "compile").
@@ -290,16 +310,29 @@ REPLIES: dict[str, Spec] = {s.type: s for s in [
         "job": STR, **FAILURE_FIELDS, "error_class": one_of("", "reference_failed"),
         "init_inputs": STR,
     }),
+    # input_bytes / output_bytes: the tensors' sizes (output_bytes 0 when no outputs were computed).
     Spec("reference.trial_ready", None, {
         "job": STR, "trial": int_range(0), **FAILURE_FIELDS,
         "error_class": one_of("", "reference_failed"), "inputs": OPT_TRANSFER,
+        "input_bytes": int_range(0), "output_bytes": int_range(0),
     }),
+    # margin: the worst element's |c - r| / (atol + rtol * |r|) (null when not finite or nothing
+    # was compared element by element).
     Spec("reference.compared", None, {
         "job": STR, "trial": int_range(0), "verdict": one_of(*VERDICTS),
-        "max_abs_diff": OPT_NUMBER, "mean_abs_diff": OPT_NUMBER, "message": STR,
+        "max_abs_diff": OPT_NUMBER, "mean_abs_diff": OPT_NUMBER, "margin": OPT_NUMBER, "message": STR,
     }),
     Spec("reference.timed", None, {"job": STR, "timing": OBJECT},
          nested={"timing": TIMING_RESULT}),
+    Spec("reference.traits_judged", None, {
+        "job": STR, **FAILURE_FIELDS,
+        "traits": _simple("list of trait names", lambda v: isinstance(v, list)
+                          and all(x in PROBLEM_TRAITS for x in v)),
+        "details": OBJECT,
+    }),
+    Spec("reference.bandwidth_measured", None, {
+        "job": STR, "bytes_per_second": NUMBER, "method": STR,
+    }),
     Spec("reference.released", None, {"job": STR}),
     # Sent by a candidate during candidate.load, for each load_inline call the fast path takes:
     # the host compiles it (the only writer of the compile cache) and answers with compile.result.
@@ -311,13 +344,21 @@ REPLIES: dict[str, Spec] = {s.type: s for s in [
     Spec("candidate.ready", None, {
         "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES),
     }),
+    # aliases_input: an output shares storage with one of the inputs it was given.
     Spec("candidate.outputs", None, {
         "job": STR, "trial": int_range(0), **FAILURE_FIELDS,
         "error_class": one_of(*CANDIDATE_ERROR_CLASSES), "outputs": OPT_TRANSFER,
+        "aliases_input": BOOL,
     }),
+    # Sent by a candidate during candidate.time after every call (warm-up, timed or extra): that
+    # call's outputs, and whether its timing loop wants another call (more).
+    Spec("candidate.call_done", None, {
+        "job": STR, "call": int_range(0), "outputs": TRANSFER, "more": BOOL,
+    }),
+    # stopped: the host ended timing early (a checked call failed); timing is then null.
     Spec("candidate.timed", None, {
         "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES),
-        "timing": OPT_OBJECT, "profile": OPT_OBJECT,
+        "timing": OPT_OBJECT, "profile": OPT_OBJECT, "calls": int_range(0), "stopped": BOOL,
     }, nested={"timing": TIMING_RESULT, "profile": PROFILE}),
 ]}
 

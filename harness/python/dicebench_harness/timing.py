@@ -208,9 +208,13 @@ def summarize(samples_ms: list[float]) -> dict:
 def time_adaptive(fn: Callable[[], Any], *, warmup: int, min_trials: int, max_trials: int,
                   budget_s: float, target_rel_ci: float = 0.01, timer: Timer = cpu_timer,
                   clock: Callable[[], float] = time.perf_counter,
-                  before_each: Callable[[], None] | None = None) -> dict:
-    """Time fn as the module docstring describes; before_each (if given) runs before every call,
-    warm-up included, outside the timed region (the harness re-applies its numeric settings)."""
+                  before_each: Callable[[], None] | None = None,
+                  after_each: Callable[[bool], None] | None = None) -> dict:
+    """Time fn as the module docstring describes. before_each (if given) runs before every call,
+    warm-up included, outside the timed region (the harness hands over fresh inputs and re-applies
+    its numeric settings); after_each(more) runs after every call, outside it, told whether another
+    call follows (the harness hands the call's outputs over for checking). Both count against the
+    budget, as the calls' own time does."""
     if min_trials < 1 or max_trials < min_trials or warmup < 0 or budget_s <= 0:
         raise ValueError("need warmup >= 0, 1 <= min_trials <= max_trials, budget_s > 0")
     if hasattr(timer, "reset"):
@@ -228,11 +232,13 @@ def time_adaptive(fn: Callable[[], Any], *, warmup: int, min_trials: int, max_tr
             before_each()
         timer(fn)
         warmups_done += 1
+        if after_each:
+            after_each(True)  # at least one timed trial follows
 
     samples: list[float] = []
     sorted_samples: list[float] = []
-    stop_reason = "max_trials"
-    while True:
+    stop_reason = None
+    while stop_reason is None:
         if before_each:
             before_each()
         duration = float(timer(fn))
@@ -241,15 +247,14 @@ def time_adaptive(fn: Callable[[], Any], *, warmup: int, min_trials: int, max_tr
         n = len(samples)
         if n >= max_trials:
             stop_reason = "max_trials"
-            break
-        if spent():
+        elif spent():
             stop_reason = "budget"
-            break
-        if n >= min_trials:
+        elif n >= min_trials:
             ci = median_ci_rel(sorted_samples)
             if ci is not None and ci <= target_rel_ci:
                 stop_reason = "converged"
-                break
+        if after_each:
+            after_each(stop_reason is None)
     summary = summarize(samples)
     summary["warmup"] = warmups_done
     summary["stop_reason"] = stop_reason

@@ -146,6 +146,107 @@ FLIPS_NUMERICS = candidate(
     "return out")
 
 
+# Caches its answer keyed on the input's pointer, shape, strides and a sample of its contents, and
+# counts its hits: on fresh inputs for every call the cache never hits, so it computes honestly.
+CONTENT_KEYED_CACHE = candidate(
+    "key = (x.data_ptr(), tuple(x.shape), x.stride(), float(x.reshape(-1)[0]), float(x.reshape(-1)[-1]))\n"
+    "cache = self.__dict__.setdefault('answers', {})\n"
+    "self.hits = getattr(self, 'hits', 0) + (key in cache)\n"
+    "if key not in cache:\n"
+    "    cache[key] = (torch.relu(self.lin(x)) * self.scale)\n"
+    "print('cache hits', self.hits, flush=True)\n"
+    "return cache[key]")
+# Caches its answer on "the same input object again" (holding the object): never hits on new objects.
+OBJECT_KEYED_CACHE = candidate(
+    "if getattr(self, 'last_input', None) is x:\n"
+    "    self.hits = getattr(self, 'hits', 0) + 1\n"
+    "    return self.last_answer\n"
+    "self.last_input, self.last_answer = x, (torch.relu(self.lin(x)) * self.scale)\n"
+    "return self.last_answer")
+# Answers from a cache keyed on the input's pointer and shape alone, once it has seen a few calls
+# (so the correctness trials pass): stale answers, caught when a checked timed call compares.
+POINTER_KEYED_CACHE = candidate(
+    "self.calls = getattr(self, 'calls', 0) + 1\n"
+    "cache = self.__dict__.setdefault('answers', {})\n"
+    "key = tuple(x.shape)\n"
+    "if self.calls > 4 and key in cache:\n"
+    "    return cache[key]\n"
+    "cache[key] = (torch.relu(self.lin(x)) * self.scale)\n"
+    "return cache[key]")
+# Returns a torch.Tensor subclass (whose work could be deferred until its values are read).
+TENSOR_SUBCLASS = candidate(
+    "return (torch.relu(self.lin(x)) * self.scale).as_subclass(DeferredResult)",
+    prelude="""
+        import torch
+
+        class DeferredResult(torch.Tensor):
+            pass
+    """)
+
+# ReLU of inputs drawn from torch.rand: its output equals its input.
+RELU_OF_RAND_PROBLEM = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+
+    def get_inputs():
+        return [torch.rand(8, 32)]
+
+
+    def get_init_inputs():
+        return []
+''')
+RETURNS_INPUT = textwrap.dedent('''
+    import torch.nn as nn
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            return x
+''')
+# Outputs that do not depend on the inputs: zeros.
+ZERO_PROBLEM = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.clamp(x, min=2.0, max=1.0) * 0
+
+
+    def get_inputs():
+        return [torch.randn(8, 32)]
+
+
+    def get_init_inputs():
+        return []
+''')
+# A softmax of uniform inputs over so many elements that every output is below the float32 tolerance.
+TINY_SOFTMAX_PROBLEM = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.softmax(x, dim=1)
+
+
+    def get_inputs():
+        return [torch.rand(2, 65536)]
+
+
+    def get_init_inputs():
+        return []
+''')
+
+
 def pickle_payload_candidate(marker_path: str) -> str:
     """A candidate that replaces torch.save so its outputs file holds a pickle payload which, if
     ever unpickled without weights_only, would create marker_path."""

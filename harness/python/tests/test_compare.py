@@ -17,7 +17,7 @@ class CompareTest(unittest.TestCase):
     def test_identical_is_correct(self):
         result = compare(self.r, self.r.clone(), "kernelbench")
         self.assertEqual(result, {"verdict": "correct", "max_abs_diff": 0.0,
-                                  "mean_abs_diff": 0.0, "message": ""})
+                                  "mean_abs_diff": 0.0, "margin": 0.0, "message": ""})
 
     def test_fp32_tolerance_kernelbench(self):
         inside = self.r + 0.9e-4
@@ -162,11 +162,29 @@ class CompareTest(unittest.TestCase):
         sparse = self.r.to_sparse()
         self.assertEqual(compare(self.r, sparse, "kernelbench")["verdict"], "output_mismatch")
 
+    def test_margin_is_the_worst_element_against_its_allowance(self):
+        ones = torch.ones(10, dtype=torch.float64)
+        near = ones.clone()
+        near[3] += 1e-4  # |c - r| = 1e-4 against atol + rtol * |r| = 2e-4
+        self.assertAlmostEqual(compare(ones, near, "kernelbench")["margin"], 0.5, places=6)
+        far = ones.clone()
+        far[7] += 3e-4
+        result = compare(ones, far, "kernelbench")
+        self.assertEqual(result["verdict"], "output_mismatch")
+        self.assertAlmostEqual(result["margin"], 1.5, places=6)
+        nan = ones.clone()
+        nan[0] = float("nan")
+        self.assertIsNone(compare(ones, nan, "kernelbench")["margin"])
+        self.assertIsNone(compare(ones, ones[:5], "kernelbench")["margin"])
+        integers = torch.arange(5)
+        self.assertEqual(compare(integers, integers.clone(), "kernelbench")["margin"], 0.0)
+        self.assertIsNone(compare(integers, integers + 1, "kernelbench")["margin"])
+
     def test_empty_tensors(self):
         e = torch.empty(0, 3)
         self.assertEqual(compare(e, e.clone(), "kernelbench"),
                          {"verdict": "correct", "max_abs_diff": 0.0, "mean_abs_diff": 0.0,
-                          "message": ""})
+                          "margin": 0.0, "message": ""})
 
     def test_chunked_comparison_finds_the_same_first_failure(self):
         r = torch.zeros(10, 10)

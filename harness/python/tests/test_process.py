@@ -73,9 +73,22 @@ class WorkerProcessTest(unittest.TestCase):
                 if replies[-1]["ok"]:
                     replies.append(self.compare(trial, replies[-1]["outputs"]))
             if timing and replies[-1].get("ok", True):
-                ready = self.reference.request({"type": "reference.trial", "job": "p1", "trial": 3, "seed": 404})
-                replies.append(candidate.request({"type": "candidate.time", "job": job,
-                                                  "inputs": ready["inputs"], **timing}))
+                # Fresh inputs for every timed call; this test checks every call's outputs.
+                ready = self.reference.request({"type": "reference.trial", "job": "p1", "trial": 10, "seed": 404})
+
+                def answer(done):
+                    compared = self.compare(10 + done["call"], done["outputs"])
+                    self.assertEqual(compared["verdict"], "correct", compared)
+                    if not done["more"]:
+                        return {"type": "timing.stop", "job": job}
+                    following = done["call"] + 1
+                    made = self.reference.request({"type": "reference.trial", "job": "p1",
+                                                   "trial": 10 + following, "seed": 404 + following})
+                    return {"type": "timing.next", "job": job, "call": following, "inputs": made["inputs"]}
+
+                replies.append(candidate.request({"type": "candidate.time", "job": job, "inputs": ready["inputs"],
+                                                  "outputs_path": os.path.join(work, "outputs-timed.pt"),
+                                                  **timing}, answer))
                 replies.append(self.forward(candidate, job, work, 4, 505))
                 replies.append(self.compare(4, replies[-1]["outputs"]))
             self.assertEqual(candidate.close(), 0)
@@ -105,7 +118,7 @@ class WorkerProcessTest(unittest.TestCase):
         self.assertGreaterEqual(replies[8]["timing"]["trials"], 3)
         self.assertIsNone(replies[8]["profile"], "no device profile on the CPU")
 
-        timed = self.reference.request({"type": "reference.time", "job": "p1", **TIMING})
+        timed = self.reference.request({"type": "reference.time", "job": "p1", "seed": 9, **TIMING})
         self.assertEqual(timed["type"], "reference.timed")
         self.assertIn(timed["timing"]["stop_reason"], ("converged", "max_trials", "budget"))
 

@@ -172,7 +172,7 @@ class ValidatorTest(unittest.TestCase):
         self.assertIsNone(protocol.request_role("shutdown"))
 
     def test_timing_parameters(self):
-        base = {"type": "reference.time", "job": "j", "warmup": 1, "min_trials": 5,
+        base = {"type": "reference.time", "job": "j", "seed": 3, "warmup": 1, "min_trials": 5,
                 "max_trials": 10, "budget_s": 2}
         self.assertEqual(protocol.validate_request(base)["target_rel_ci"], 0.01)
         with self.assertRaisesRegex(ValidationError, "max_trials is less than min_trials"):
@@ -184,8 +184,8 @@ class ValidatorTest(unittest.TestCase):
 
     def test_candidate_time_and_transfers(self):
         inputs = {"transport": "file", "path": "/w/inputs-0.pt"}
-        timed = {"type": "candidate.time", "job": "j", "inputs": inputs, "warmup": 0,
-                 "min_trials": 1, "max_trials": 3, "budget_s": 0.5}
+        timed = {"type": "candidate.time", "job": "j", "inputs": inputs, "outputs_path": "/w/o.pt",
+                 "warmup": 0, "min_trials": 1, "max_trials": 3, "budget_s": 0.5}
         self.assertEqual(protocol.validate_request(timed)["target_rel_ci"], 0.01)
         with self.assertRaisesRegex(ValidationError, "missing field 'budget_s'"):
             protocol.validate_request({k: v for k, v in timed.items() if k != "budget_s"})
@@ -216,11 +216,28 @@ class ValidatorTest(unittest.TestCase):
     def test_replies(self):
         protocol.validate_reply({"type": "reference.compared", "job": "j", "trial": 0,
                                  "verdict": "correct", "max_abs_diff": 0.0, "mean_abs_diff": None,
-                                 "message": ""})
+                                 "margin": 0.5, "message": ""})
         with self.assertRaisesRegex(ValidationError, "verdict"):
             protocol.validate_reply({"type": "reference.compared", "job": "j", "trial": 0,
                                      "verdict": "almost", "max_abs_diff": 0.0,
-                                     "mean_abs_diff": 0.0, "message": ""})
+                                     "mean_abs_diff": 0.0, "margin": None, "message": ""})
+        with self.assertRaisesRegex(ValidationError, "traits"):
+            protocol.validate_reply({"type": "reference.traits_judged", "job": "j", "ok": True,
+                                     "message": "", "traceback_tail": "", "details": {},
+                                     "traits": ["constant_output", "made_up"]})
+        done = {"type": "candidate.call_done", "job": "j", "call": 3, "more": True,
+                "outputs": {"transport": "file", "path": "/w/o.pt"}}
+        protocol.validate_reply(done)
+        with self.assertRaisesRegex(ValidationError, "outputs"):
+            protocol.validate_reply({**done, "outputs": None})
+
+    def test_timing_answers(self):
+        inputs = {"transport": "file", "path": "/w/inputs-9.pt"}
+        self.assertEqual(protocol.validate_request({"type": "timing.next", "job": "j", "call": 1,
+                                                    "inputs": inputs})["call"], 1)
+        protocol.validate_request({"type": "timing.stop", "job": "j"})
+        with self.assertRaisesRegex(ValidationError, "call"):
+            protocol.validate_request({"type": "timing.next", "job": "j", "call": -1, "inputs": inputs})
         with self.assertRaisesRegex(ValidationError, "unknown reply type"):
             protocol.validate_reply({"type": "candidate.forward"})
 

@@ -36,6 +36,15 @@ class Outcome:
         self.compares = []
         self.timing = None
         self.after_timing = None  # the compare reply of the trial after timing
+        self.timed_calls = 0      # calls the candidate made in candidate.time
+        self.timed_compares = []  # the compare reply of every timed call
+        self.timed_inputs = []    # each timed call's inputs as the reference made them
+        self.aliased = []         # per correctness trial: an output shared storage with an input
+
+
+def inputs_of(reference, job):
+    """The reference's current trial inputs (clones), as the candidate received them."""
+    return [x.clone() for x in reference.jobs[job].inputs]
 
 
 class RoleTestBase(unittest.TestCase):
@@ -71,8 +80,9 @@ class RoleTestBase(unittest.TestCase):
         checked = protocol.validate_request(request)
         return protocol.validate_reply(role.handlers()[checked["type"]](checked))
 
-    def trial_inputs(self, trial, seed):
-        ready = self.call_reference({"type": "reference.trial", "job": "job", "trial": trial, "seed": seed})
+    def trial_inputs(self, trial, seed, outputs=True):
+        ready = self.call_reference({"type": "reference.trial", "job": "job", "trial": trial, "seed": seed,
+                                     "outputs": outputs})
         self.assertTrue(ready["ok"], ready)
         return ready["inputs"]
 
@@ -86,12 +96,12 @@ class RoleTestBase(unittest.TestCase):
         return self.call_reference({"type": "reference.compare", "job": "job", "trial": trial,
                                     "outputs": outputs})
 
-    def run_candidate(self, source, *, timing=None) -> Outcome:
+    def run_candidate(self, source, *, timing=None, role=None) -> Outcome:
         type(self).counter += 1
         job = f"c{self.counter}"
         work = os.path.join(self.dir, f"candidate-{self.counter}")
         os.mkdir(work)
-        role, outcome = CandidateRole("cpu"), Outcome()
+        role, outcome = role or CandidateRole("cpu"), Outcome()
 
         def failed(stage, reply):
             if reply["ok"]:
@@ -112,16 +122,39 @@ class RoleTestBase(unittest.TestCase):
             out = self.forward(role, job, work, trial, seed)
             if failed("run", out):
                 return outcome
+            outcome.aliased.append(out["aliases_input"])
             reply = self.compare(trial, out["outputs"])
             outcome.compares.append(reply)
             outcome.verdicts.append(reply["verdict"])
         if timing is None:
             return outcome
-        inputs = self.trial_inputs(len(self.seeds), 1234)
-        timed = self.call_candidate(role, {"type": "candidate.time", "job": job, "inputs": inputs, **timing})
+        # Timing on fresh inputs: this test plays the host, checking every call's outputs.
+        first = 100
+        inputs = self.trial_inputs(first, 1000, outputs=True)
+
+        def host(message):
+            self.assertEqual(message["type"], "candidate.call_done")
+            call = message["call"]
+            outcome.timed_inputs.append(inputs_of(self.reference, "job"))
+            compared = self.compare(first + call, message["outputs"])
+            outcome.timed_compares.append(compared)
+            if compared["verdict"] != "correct":
+                return {"type": "timing.stop", "job": job}
+            if not message["more"]:
+                return {"type": "timing.stop", "job": job}
+            descriptor = self.trial_inputs(first + call + 1, 1001 + call, outputs=True)
+            return {"type": "timing.next", "job": job, "call": call + 1, "inputs": descriptor}
+
+        role.host = host
+        timed = self.call_candidate(role, {"type": "candidate.time", "job": job, "inputs": inputs,
+                                           "outputs_path": os.path.join(work, "outputs-timed.pt"), **timing})
         if failed("timing", timed):
             return outcome
         outcome.timing = timed["timing"]
+        outcome.timed_calls = timed["calls"]
+        if timed["stopped"]:
+            outcome.stage = "timing"
+            return outcome
         trial = len(self.seeds) + 1
         out = self.forward(role, job, work, trial, 4321)
         if failed("after_timing", out):
@@ -163,7 +196,7 @@ class ReferenceTest(RoleTestBase):
 
     def test_reference_time(self):
         self.trial_inputs(0, 11)
-        reply = self.call_reference({"type": "reference.time", "job": "job", **TIMING})
+        reply = self.call_reference({"type": "reference.time", "job": "job", "seed": 5, **TIMING})
         self.assertEqual(reply["type"], "reference.timed")
         self.assertGreaterEqual(reply["timing"]["trials"], 3)
         self.assertLessEqual(reply["timing"]["trials"], 8)
@@ -180,7 +213,8 @@ class ReferenceTest(RoleTestBase):
 
         self.trial_inputs(0, 11)
         with mock.patch.object(torch, "compile", compile_eagerly):
-            reply = self.call_reference({"type": "reference.time", "job": "job", **TIMING, "method": "compile"})
+            reply = self.call_reference({"type": "reference.time", "job": "job", "seed": 5, **TIMING,
+                                         "method": "compile"})
         self.assertEqual(compiled, [self.reference.jobs["job"].model])
         self.assertGreater(reply["timing"]["median_ms"], 0)
 
@@ -377,8 +411,8 @@ class CandidateVerdictTest(RoleTestBase):
         self.assertIn("init fails", outcome.failure["message"])
 
     def test_outputs_that_are_not_tensors(self):
-        for source, expected in ((programs.NOT_A_TENSOR, "output is a builtins.dict"),
-                                 (programs.RETURNS_STRING, "output is a builtins.str")):
+        for source, expected in ((programs.NOT_A_TENSOR, "builtins.dict at output"),
+                                 (programs.RETURNS_STRING, "builtins.str at output")):
             with self.subTest(expected):
                 outcome = self.run_candidate(source)
                 self.assertEqual((outcome.stage, outcome.failure["error_class"]), ("run", "runtime_error"))
@@ -394,7 +428,48 @@ class CandidateVerdictTest(RoleTestBase):
     def test_behaviour_change_after_timing_starts_is_caught(self):
         outcome = self.run_candidate(programs.CHANGES_WHEN_TIMED, timing=TIMING)
         self.assertEqual(outcome.verdicts, ["correct"] * 3)
-        self.assertEqual(outcome.after_timing["verdict"], "output_mismatch")
+        self.assertEqual(outcome.stage, "timing")
+        self.assertEqual(outcome.timed_compares[-1]["verdict"], "output_mismatch")
+
+    def test_every_timed_call_gets_new_inputs_with_new_contents(self):
+        outcome = self.run_candidate(programs.CORRECT, timing=TIMING)
+        self.assertIsNone(outcome.failure)
+        calls = outcome.timed_calls
+        self.assertEqual(len(outcome.timed_compares), calls)
+        self.assertGreaterEqual(calls, TIMING["warmup"] + TIMING["min_trials"])
+        self.assertEqual({c["verdict"] for c in outcome.timed_compares}, {"correct"})
+        inputs = [x[0] for x in outcome.timed_inputs]
+        for i in range(len(inputs)):
+            for j in range(i + 1, len(inputs)):
+                self.assertFalse(torch.equal(inputs[i], inputs[j]), (i, j))
+
+    def test_caches_keyed_on_contents_or_the_input_object_never_hit(self):
+        for source in (programs.CONTENT_KEYED_CACHE, programs.OBJECT_KEYED_CACHE):
+            with self.subTest(source=source[:40]):
+                role = CandidateRole("cpu")
+                outcome = self.run_candidate(source, timing=TIMING, role=role)
+                self.assertIsNone(outcome.failure)
+                self.assertEqual({c["verdict"] for c in outcome.timed_compares}, {"correct"})
+                self.assertEqual(getattr(role.model, "hits", 0), 0)
+
+    def test_a_stale_answer_during_timing_is_caught(self):
+        outcome = self.run_candidate(programs.POINTER_KEYED_CACHE, timing=TIMING)
+        self.assertEqual(outcome.verdicts, ["correct"] * 3)
+        self.assertEqual(outcome.stage, "timing")
+        self.assertEqual(outcome.timed_compares[-1]["verdict"], "output_mismatch")
+
+    def test_a_tensor_subclass_is_refused_by_name(self):
+        outcome = self.run_candidate(programs.TENSOR_SUBCLASS)
+        self.assertEqual((outcome.stage, outcome.failure["error_class"]), ("run", "runtime_error"))
+        self.assertIn("DeferredResult", outcome.failure["message"])
+        self.assertIn("subclass of torch.Tensor", outcome.failure["message"])
+
+    def test_margins_are_reported(self):
+        outcome = self.run_candidate(programs.CORRECT)
+        self.assertTrue(all(c["margin"] is not None and c["margin"] <= 1.0 for c in outcome.compares))
+        off = self.run_candidate(programs.OFF_BY_5E3)
+        self.assertEqual(off.verdicts[0], "output_mismatch")
+        self.assertGreater(off.compares[0]["margin"], 1.0)
 
     def test_numeric_flips_are_undone_before_each_call(self):
         outcome = self.run_candidate(programs.FLIPS_NUMERICS, timing=TIMING)
@@ -477,3 +552,73 @@ class TupleProblemTest(RoleTestBase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AliasingTest(RoleTestBase):
+    problem = programs.RELU_OF_RAND_PROBLEM
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="dicebench-roles-")
+        cls.private = os.path.join(cls.dir, "private")
+        os.mkdir(cls.private)
+        cls.reference = ReferenceRole("cpu", cls.private)
+        cls.prepared = cls.call_reference({
+            "type": "reference.prepare", "job": "job", "problem_source": cls.problem,
+            "problem_name": "relu_of_rand", "device": "cpu", "init_seed": 42, "work_dir": cls.dir})
+        assert cls.prepared["ok"], cls.prepared
+        cls.counter = 0
+
+    def test_returning_the_input_is_correct_and_said(self):
+        outcome = self.run_candidate(programs.RETURNS_INPUT)
+        self.assertEqual(outcome.verdicts, ["correct"] * 3)
+        self.assertEqual(outcome.aliased, [True] * 3)
+
+    def test_a_computed_output_does_not_alias(self):
+        outcome = self.run_candidate("import torch\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n"
+                                     "    def forward(self, x):\n        return torch.relu(x)\n")
+        self.assertEqual(outcome.aliased, [False] * 3)
+
+
+class TraitsTest(unittest.TestCase):
+    """reference.traits on problems written to have (or lack) each trait."""
+
+    def judge(self, problem, tolerance="kernelbench"):
+        work = tempfile.mkdtemp(prefix="dicebench-traits-")
+        self.addCleanup(shutil.rmtree, work, ignore_errors=True)
+        os.mkdir(os.path.join(work, "private"))
+        reference = ReferenceRole("cpu", os.path.join(work, "private"))
+        handlers = reference.handlers()
+        prepared = handlers["reference.prepare"](protocol.validate_request({
+            "type": "reference.prepare", "job": "t", "problem_source": problem, "device": "cpu",
+            "init_seed": 3, "work_dir": work, "tolerance": tolerance}))
+        self.assertTrue(prepared["ok"], prepared)
+        reply = protocol.validate_reply(handlers["reference.traits"](protocol.validate_request(
+            {"type": "reference.traits", "job": "t", "seeds": [1, 2, 3]})))
+        self.assertTrue(reply["ok"], reply)
+        return reply
+
+    def test_each_problem_gets_its_traits(self):
+        cases = {
+            "linear_relu": (programs.PROBLEM, []),
+            "zero": (programs.ZERO_PROBLEM, ["constant_output", "zeros_pass", "near_constant_output"]),
+            "relu_of_rand": (programs.RELU_OF_RAND_PROBLEM, ["output_equals_input"]),
+            "tiny_softmax": (programs.TINY_SOFTMAX_PROBLEM, ["zeros_pass", "near_constant_output"]),
+        }
+        for name, (problem, traits) in cases.items():
+            with self.subTest(name):
+                reply = self.judge(problem)
+                self.assertEqual(reply["traits"], traits)
+                self.assertEqual(reply["details"]["draws"], 3)
+
+    def test_the_tolerance_decides_what_passes(self):
+        # A softmax over 256 elements: its values (2e-3 to 7e-3) fail 1e-4 but pass 1e-2 as zeros.
+        problem = programs.TINY_SOFTMAX_PROBLEM.replace("65536", "256")
+        self.assertNotIn("zeros_pass", self.judge(problem)["traits"])
+        self.assertIn("zeros_pass", self.judge(problem, tolerance="compat")["traits"])
+
+    def test_bandwidth_is_measured(self):
+        reference = ReferenceRole("cpu", tempfile.mkdtemp(prefix="dicebench-bw-"))
+        reply = protocol.validate_reply(reference.handlers()["reference.bandwidth"]({"job": ""}))
+        self.assertGreater(reply["bytes_per_second"], 1e8)
+        self.assertTrue(reply["method"].startswith("cpu_copy_"))
