@@ -142,7 +142,7 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.0);
   if (!budget) return budget.error();
   s.budget_seconds = *budget;
-  auto bound = number_setting<double>(config, "eval.speedup_bound", 10.0, 1.0);
+  auto bound = number_setting<double>(config, "eval.speedup_bound", 10.0, 0.0);
   if (!bound) return bound.error();
   s.speedup_bound = *bound;
   auto gbps = number_setting<double>(config, "eval.bandwidth_gbps", 0.0, 0.0);
@@ -171,13 +171,9 @@ std::string worker_executable() {
   return (self.parent_path() / "dicebench-worker").string();
 }
 
-Result<results::NewEvaluation> evaluation_row(int64_t sample, const harness::Evaluation& e, const std::string& device) {
+results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation& e, const std::string& device) {
   results::NewEvaluation row;
-  for (const auto& [name, detail] : e.flags) {
-    const auto flag = results::parse_flag(name);
-    if (!flag) return make_error(fmt::format("the evaluator set a flag this build does not know: '{}'", name));
-    row.flags.push_back({*flag, detail});
-  }
+  for (const auto& [flag, detail] : e.flags) row.flags.push_back({flag, detail});
   row.sample = sample;
   row.status = verdict_of(e.status);
   row.compiled = e.compiled;
@@ -392,9 +388,7 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
           if (auto set = store.set_problem_traits(run, sample->problem_id, dump(traits->traits)); !set) return fail(set.error());
           if (!traits->traits.empty()) ++summary.degenerate_problems;
         }
-        auto made = evaluation_row(sample->id, *evaluation, settings.device);
-        if (!made) return fail(made.error());
-        row = std::move(*made);
+        row = evaluation_row(sample->id, *evaluation, settings.device);
       }
       std::lock_guard guard(lock);
       if (auto inserted = store.insert_evaluation(row); !inserted) return fail(inserted.error());

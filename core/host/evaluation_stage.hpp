@@ -48,8 +48,8 @@ struct EvaluationSummary {
   bool interrupted = false;
 };
 
-// The results row for one sample's evaluation; an error for a flag outside results/flags.hpp.
-Result<results::NewEvaluation> evaluation_row(int64_t sample, const harness::Evaluation& evaluation, const std::string& device);
+// The results row for one sample's evaluation.
+results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation& evaluation, const std::string& device);
 
 // Where evaluations run: for cuda one slot per GPU in eval.gpus ("all", the default, or a list
 // such as "0,2" of visible GPUs), each pinned with CUDA_VISIBLE_DEVICES; for cpu eval.cpu_workers

@@ -37,9 +37,9 @@ nlohmann::json profile_json(const std::optional<DeviceProfile>& p) {
 }
 
 // {"name": "detail", ...} in the order they were set.
-nlohmann::json flags_json(const std::vector<std::pair<std::string, std::string>>& flags) {
+nlohmann::json flags_json(const std::vector<std::pair<results::EvaluationFlag, std::string>>& flags) {
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& [name, detail] : flags) out[name] = detail;
+  for (const auto& [flag, detail] : flags) out[std::string(results::flag_name(flag))] = detail;
   return out;
 }
 
@@ -65,6 +65,8 @@ nlohmann::json evaluation_json(const Evaluation& e, const std::string& device) {
           {"io_bytes", {{"inputs", e.input_bytes}, {"outputs", e.output_bytes}}},
           {"timed_calls", {{"calls", e.timed_calls}, {"checked", e.checked_calls}}},
           {"fastpath_outcome", e.fastpath_outcome ? *e.fastpath_outcome : nlohmann::json(nullptr)},
+          {"problem_traits", e.problem_traits ? e.problem_traits->traits : nlohmann::json(nullptr)},
+          {"log_tail", e.log_tail},
           {"error_class", e.error_class},
           {"error_message", e.error_message},
           {"seconds", e.seconds},

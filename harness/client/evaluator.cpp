@@ -672,9 +672,9 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
   if (!ran) return ran.error();
   Evaluation& e = job.evaluation;
   if (job.aliased_trial)
-    e.flags.emplace_back(kFlagAliasesInput, fmt::format("an output shares storage with an input (trial {})", *job.aliased_trial));
-  if (e.margin && (e.correct || e.status == "output_mismatch") && *e.margin >= 0.5 && *e.margin <= 2.0)
-    e.flags.emplace_back(kFlagBorderline, fmt::format("margin {:.3g}", *e.margin));
+    e.flags.emplace_back(results::EvaluationFlag::output_aliases_input, fmt::format("an output shares storage with an input (trial {})", *job.aliased_trial));
+  if (e.margin && (e.correct || e.status == "output_mismatch") && results::is_borderline_margin(*e.margin))
+    e.flags.emplace_back(results::EvaluationFlag::borderline, fmt::format("margin {:.3g}", *e.margin));
   if (!e.correct) return {};
   PhaseClock clock{&e.phases};
   auto base = baseline(job.id, job.problem_hash, &e.baseline_measured);
@@ -684,11 +684,11 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
   if (e.runtime->median_ms > 0) e.speedup = base->median_ms / e.runtime->median_ms;
   if (e.runtime->mean_ms > 0) e.speedup_mean = base->mean_ms / e.runtime->mean_ms;
   if (e.speedup && *e.speedup > settings_.speedup_bound)
-    e.flags.emplace_back(kFlagExcessiveSpeedup, fmt::format("{:.2f}x, above {:g}x", *e.speedup, settings_.speedup_bound));
+    e.flags.emplace_back(results::EvaluationFlag::excessive_speedup, fmt::format("{:.2f}x, above {:g}x", *e.speedup, settings_.speedup_bound));
   if (bandwidth_) {
     e.memory_floor_ms = static_cast<double>(e.input_bytes + e.output_bytes) / bandwidth_->bytes_per_second * 1e3;
     if (e.runtime->median_ms < *e.memory_floor_ms)
-      e.flags.emplace_back(kFlagBelowMemoryFloor,
+      e.flags.emplace_back(results::EvaluationFlag::below_memory_floor,
                            fmt::format("{:.4g} ms for {} bytes in and {} out; {:.4g} ms at {:.0f} GB/s", e.runtime->median_ms,
                                        e.input_bytes, e.output_bytes, *e.memory_floor_ms, bandwidth_->bytes_per_second / 1e9));
   }
@@ -724,19 +724,48 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
     queued_.erase(queued);
   }
   if (!candidate) candidate = launch(candidate_source, settings_.fastpath);
-  if (!candidate->start_error.empty()) return make_error(candidate->start_error);
+  auto evaluated = evaluate_with(problem_source, problem_hash, *candidate);
+  if (!evaluated) return evaluated.error();
+  Evaluation e = std::move(*evaluated);
+
+  // The compile path never decides a verdict: a failure the fast path's glue could have caused is
+  // judged again with torch's toolchain, whose verdict is kept; a disagreement is flagged.
+  if (settings_.confirm_fastpath_failures && fastpath_could_cause(e)) {
+    std::unique_ptr<Candidate> again = launch(candidate_source, /*fastpath=*/false);
+    auto rejudged = evaluate_with(problem_source, problem_hash, *again);
+    if (!rejudged) return rejudged.error();
+    Evaluation toolchain = std::move(*rejudged);
+    toolchain.fastpath_outcome = nlohmann::json{{"verdict", e.status}, {"error_message", e.error_message.substr(0, 2000)},
+                                                {"compile_path", e.compile ? e.compile->path : "none"}};
+    if (toolchain.status != e.status)
+      toolchain.flags.emplace_back(results::EvaluationFlag::fastpath_disagreement,
+                                   fmt::format("fast path: {}; torch's toolchain: {}", e.status, toolchain.status));
+    for (const auto& [phase, seconds] : e.phases) toolchain.phases["fastpath_" + phase] = seconds;
+    if (!toolchain.traits_measured) toolchain.traits_measured = std::move(e.traits_measured);
+    if (!toolchain.bandwidth_measured) toolchain.bandwidth_measured = std::move(e.bandwidth_measured);
+    e = std::move(toolchain);
+  }
+  e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return e;
+}
+
+// One candidate worker's whole evaluation: the reference prepared for its job folder, the problem's
+// checks (traits, bandwidth) where not known yet, the candidate judged, the reference released.
+Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, const std::string& problem_hash,
+                                            Candidate& candidate) {
+  if (!candidate.start_error.empty()) return make_error(candidate.start_error);
   auto ref = reference();
   if (!ref) return ref.error();
 
   Job job;
-  job.id = candidate->job;
+  job.id = candidate.job;
   job.problem_hash = problem_hash;
-  job.candidate = candidate.get();
+  job.candidate = &candidate;
   job.reference = *ref;
   job.init_seed = mix(settings_.secret, problem_hash, kInitSeedIndex);
   const nlohmann::json prepare = {{"type", "reference.prepare"}, {"job", job.id}, {"problem_source", problem_source},
                                   {"problem_name", problem_hash}, {"device", settings_.device}, {"init_seed", job.init_seed},
-                                  {"work_dir", candidate->folder->path.string()}, {"tolerance", settings_.tolerance},
+                                  {"work_dir", candidate.folder->path.string()}, {"tolerance", settings_.tolerance},
                                   {"model_mode", settings_.model_mode}};
   PhaseClock clock{&job.evaluation.phases};
   auto prepared = (*ref)->call(prepare, settings_.reference_timeout);
@@ -755,38 +784,10 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
   DICEBENCH_TRY(judge_traits(job));
   DICEBENCH_TRY(measure_bandwidth(job));
   clock.lap("problem_checks");
-
-  DICEBENCH_TRY(judge(job, *candidate));
-  Evaluation e = std::move(job.evaluation);
-  e.log_tail = tail_of_file(candidate->folder->path / "candidate.log", 2000);
-
-  // The compile path never decides a verdict: a failure the fast path's glue could have caused is
-  // judged again with torch's toolchain, whose verdict is kept; a disagreement is flagged.
-  if (settings_.confirm_fastpath_failures && fastpath_could_cause(e)) {
-    std::unique_ptr<Candidate> again = launch(candidate_source, /*fastpath=*/false);
-    if (!again->start_error.empty()) return make_error(again->start_error);
-    Job retry;
-    retry.id = job.id;  // the reference job prepared above
-    retry.problem_hash = problem_hash;
-    retry.candidate = again.get();
-    retry.reference = *ref;
-    retry.init_seed = job.init_seed;
-    retry.init_inputs = job.init_inputs;
-    DICEBENCH_TRY(judge(retry, *again));
-    Evaluation toolchain = std::move(retry.evaluation);
-    toolchain.fastpath_outcome = nlohmann::json{{"verdict", e.status}, {"error_message", e.error_message.substr(0, 2000)},
-                                                {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}};
-    if (toolchain.status != e.status)
-      toolchain.flags.emplace_back(kFlagFastpathDisagreement,
-                                   fmt::format("fast path: {}; torch's toolchain: {}", e.status, toolchain.status));
-    for (const auto& [phase, seconds] : e.phases) toolchain.phases["fastpath_" + phase] = seconds;
-    toolchain.traits_measured = std::move(e.traits_measured);
-    toolchain.bandwidth_measured = std::move(e.bandwidth_measured);
-    toolchain.log_tail = tail_of_file(again->folder->path / "candidate.log", 2000);
-    e = std::move(toolchain);
-  }
-  e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return e;
+  DICEBENCH_TRY(judge(job, candidate));
+  job.evaluation.problem_traits = traits(problem_hash);
+  job.evaluation.log_tail = tail_of_file(candidate.folder->path / "candidate.log", 2000);
+  return std::move(job.evaluation);
 }
 
 }  // namespace dicebench::harness

@@ -13,6 +13,7 @@
 #include "core/base/result.hpp"
 #include "harness/client/sandbox_launch.hpp"
 #include "harness/client/worker_process.hpp"
+#include "results/flags.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -57,14 +58,6 @@ struct EvaluationSettings {
   bool confirm_fastpath_failures = true;
 };
 
-// The evaluation flags the evaluator sets (spelled as results/flags.hpp spells them; a test checks).
-inline constexpr const char* kFlagAliasesInput = "output_aliases_input";
-inline constexpr const char* kFlagBelowMemoryFloor = "below_memory_floor";
-inline constexpr const char* kFlagExcessiveSpeedup = "excessive_speedup";
-inline constexpr const char* kFlagBorderline = "borderline";
-inline constexpr const char* kFlagFastpathDisagreement = "fastpath_disagreement";
-inline constexpr const char* kEvaluatorFlags[] = {kFlagAliasesInput, kFlagBelowMemoryFloor, kFlagExcessiveSpeedup,
-                                                  kFlagBorderline, kFlagFastpathDisagreement};
 // How timed calls get their inputs; part of the baseline cache's key (a baseline timed another way
 // is not reused).
 inline constexpr const char* kTimingInputs = "fresh_inputs";
@@ -129,8 +122,9 @@ struct Evaluation {
   std::optional<double> margin;
   int64_t input_bytes = 0, output_bytes = 0;  // one call's inputs and outputs
   std::optional<double> memory_floor_ms;       // their transfer time at the device's bandwidth
-  std::vector<std::pair<std::string, std::string>> flags;  // (kEvaluatorFlags name, detail)
+  std::vector<std::pair<results::EvaluationFlag, std::string>> flags;  // with what they saw
   int timed_calls = 0, checked_calls = 0;      // calls in candidate.time, and how many were compared
+  std::optional<ProblemTraits> problem_traits;   // the problem's traits, as known to the evaluator
   std::optional<ProblemTraits> traits_measured;  // judged in this call (not known before)
   std::optional<Bandwidth> bandwidth_measured;   // measured in this call (not known before)
   // When torch's toolchain re-judged a candidate the fast path failed: what the fast path said
@@ -188,6 +182,7 @@ class Evaluator {
   void await_load(Candidate& candidate);
   Result<bool> check_trial(Job& job, int trial, uint64_t seed);
   Result<void> run_candidate(Job& job);
+  Result<Evaluation> evaluate_with(const std::string& problem_source, const std::string& problem_hash, Candidate& candidate);
   Result<bool> time_candidate(Job& job, Timing* runtime);
   Result<void> judge(Job& job, Candidate& candidate);  // run_candidate, then the flags
   Result<void> judge_traits(Job& job);

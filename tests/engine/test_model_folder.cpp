@@ -83,7 +83,7 @@ TEST_CASE("config.json errors name the file and the field") {
   CHECK(contains(missing.error().message, "/nonexistent-dicebench-model/config.json"));
 }
 
-TEST_CASE("generation_config.json: eos ids as a number or a list; absent is empty") {
+TEST_CASE("generation_config.json: eos ids as a number or a list, absent is empty") {
   const auto folder = write_model_folder("generation", tiny_config(), {});
   auto none = load_generation_config(folder);
   REQUIRE(none.ok());

@@ -7,6 +7,7 @@
 #include "results/query.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -24,8 +25,9 @@ const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernel
 // Marks the worker processes this test's commands start (see worker_processes()).
 const std::string kTag = "DICEBENCH_TEST_TAG=" + std::to_string(getpid());
 
-nlohmann::json evaluate(const std::string& candidate, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + candidate,
+nlohmann::json evaluate(const std::string& candidate, std::vector<std::string> extra = {},
+                        const std::string& problem = "problem_linear_relu.py") {
+  std::vector<std::string> args = {"eval", "--problem", kEval + problem, "--candidate", kEval + candidate,
                                    "--json", "--device", "cpu"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_cli(args, {kTag});
@@ -101,9 +103,71 @@ TEST_CASE("mutating inputs cannot change the verdict and cached or lazy outputs 
   const auto cached = evaluate("cached_output.py");
   CHECK(cached["verdict"] == "output_mismatch");
   CHECK(cached["failed_trial"] == 1);
+  // Wrong from its ninth call on: caught by a checked timed call, or by the call after timing.
   const auto lazy = evaluate("lazy_after_timing.py");
   CHECK(lazy["verdict"] == "output_mismatch");
-  CHECK(lazy["error_message"].get<std::string>().find("after timing started") != std::string::npos);
+  const std::string message = lazy["error_message"];
+  CHECK((message.find("timed call") != std::string::npos || message.find("after timing started") != std::string::npos));
+}
+
+TEST_CASE("timed calls get fresh inputs: answers cached on an input never pass timing") {
+  // Keyed on the pointer plus a sample of the contents, or on the input object: it never hits, so
+  // it computes honestly every call and is correct.
+  const auto honest = evaluate("content_keyed_cache.py");
+  CHECK(honest["verdict"] == "correct");
+  const std::string log = honest["log_tail"];
+  CHECK(log.find("cache hits: 0") != std::string::npos);
+  CHECK(log.find("cache hits: 1") == std::string::npos);
+  CHECK(honest["timed_calls"]["calls"].get<int>() >= 13);  // 3 warm-up calls and at least 10 timed
+  CHECK(honest["timed_calls"]["checked"].get<int>() >= 3);
+  CHECK(honest["timed_calls"]["checked"].get<int>() * 10 >= honest["timed_calls"]["calls"].get<int>());
+  // Stale answers from a cache that hits once the correctness trials are over: a checked timed call.
+  const auto stale = evaluate("shape_keyed_cache.py");
+  CHECK(stale["verdict"] == "output_mismatch");
+  CHECK(stale["failed_stage"] == "timing");
+  REQUIRE(stale["failed_call"].is_number());
+  CHECK(stale["error_message"].get<std::string>().rfind(fmt::format("timed call {}:", stale["failed_call"].get<int>()), 0) == 0);
+}
+
+TEST_CASE("outputs must be plain tensors: a subclass is a runtime error naming its type") {
+  const auto lazy = evaluate("tensor_subclass.py");
+  CHECK(lazy["verdict"] == "runtime_error");
+  CHECK(lazy["failed_stage"] == "trials");
+  CHECK(lazy["error_message"].get<std::string>().find("DeferredResult") != std::string::npos);
+}
+
+TEST_CASE("returning the input is flagged, and a problem whose output is its input has that trait") {
+  const auto same = evaluate("returns_input.py", {}, "problem_relu_of_rand.py");
+  CHECK(same["verdict"] == "correct");
+  CHECK(same["flags"].contains("output_aliases_input"));
+  CHECK(same["problem_traits"] == nlohmann::json::array({"output_equals_input"}));
+  const auto honest = evaluate("correct.py");
+  CHECK(honest["flags"].empty());
+  CHECK(honest["problem_traits"] == nlohmann::json::array());
+  CHECK(honest["margin"].get<double>() <= 1.0);
+}
+
+TEST_CASE("a memory floor and a speedup bound flag a correct candidate, and bad values are one error line") {
+  // 1 kB/s: no call moves its inputs and outputs that fast.
+  const auto flagged = evaluate("correct.py", {"--set", "eval.bandwidth_gbps=0.000001", "--set", "eval.speedup_bound=0.000001"});
+  CHECK(flagged["verdict"] == "correct");
+  CHECK(flagged["flags"].contains("below_memory_floor"));
+  CHECK(flagged["flags"].contains("excessive_speedup"));
+  CHECK(flagged["memory_floor_ms"].get<double>() > flagged["runtime"]["median_ms"].get<double>());
+  CHECK(flagged["io_bytes"]["inputs"] == 16 * 32 * 4);
+  CHECK(flagged["io_bytes"]["outputs"] == 16 * 32 * 4);
+  for (const std::string bad : {"eval.speedup_bound=fast", "eval.bandwidth_gbps=-3", "eval.confirm_fastpath=maybe"}) {
+    const auto r = run_cli({"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + "correct.py",
+                            "--device", "cpu", "--set", bad});
+    test::check_one_error_line(r, bad.substr(0, bad.find('=')));
+  }
+}
+
+TEST_CASE("a candidate without ModelNew did not load: not compiled, as KernelBench counts it") {
+  const auto missing = evaluate("no_modelnew.py");
+  CHECK(missing["verdict"] == "runtime_error");
+  CHECK(missing["compiled"] == false);
+  CHECK(missing["failed_stage"] == "load");
 }
 
 TEST_CASE("a candidate that is slow to load holds up none of the candidates behind it") {
@@ -161,7 +225,20 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
   REQUIRE(cached.ok());
   CHECK(std::get<std::int64_t>(cached->rows[0][0]) == 1);
   CHECK(std::get<std::string>(cached->rows[0][1]) == "cpu");
-  CHECK(std::get<std::string>(cached->rows[0][2]) == "eager/cpu_perf_counter");
+  CHECK(std::get<std::string>(cached->rows[0][2]) == "eager/cpu_perf_counter/fresh_inputs");
+  // So are the problems' traits (judged once per problem, device and tolerance), and each problem of
+  // the run records its own: none of these three is degenerate.
+  auto traits = results::run_query(db, "select count(*), min(traits), min(tolerance) from problem_traits");
+  REQUIRE(traits.ok());
+  CHECK(std::get<std::int64_t>(traits->rows[0][0]) == 2);  // problems 1 and 2; 10 has no candidate
+  CHECK(std::get<std::string>(traits->rows[0][1]) == "[]");
+  CHECK(std::get<std::string>(traits->rows[0][2]) == "kernelbench");
+  auto recorded = results::run_query(db, "select problem_id, traits from problems where run = 1 order by problem_id");
+  REQUIRE(recorded.ok());
+  REQUIRE(recorded->rows.size() == 3);
+  CHECK(std::get<std::string>(recorded->rows[0][1]) == "[]");
+  CHECK(std::get<std::string>(recorded->rows[1][1]) == "[]");
+  CHECK(std::holds_alternative<std::monostate>(recorded->rows[2][1]));  // not checked: nothing to evaluate
   const auto again = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
                               "--kernelbench-root", kKernelBench, "--problems", "1", "--device", "cpu", "--db", db});
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);

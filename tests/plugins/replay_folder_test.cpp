@@ -56,7 +56,7 @@ TEST_CASE("replay file names: both layouts parse, everything else is rejected") 
   CHECK(dicebench::replay::describe({2, 7, 1}) == "level 2 problem 7 sample 1");
 }
 
-TEST_CASE("replay folder: kernel files and completion files are indexed; other entries ignored") {
+TEST_CASE("replay folder: kernel files and completion files are indexed, other entries ignored") {
   TempFolder folder;
   folder.write("level_1_problem_1_sample_0_kernel.py", "class ModelNew: pass\n");
   folder.write("level_1_problem_1_sample_1_kernel.py", "class ModelNew: pass  # 1\n");

@@ -21,7 +21,7 @@ Comparison compare(Store& store, std::int64_t a, std::int64_t b) {
 
 }  // namespace
 
-TEST_CASE("a candidate that lost six correct problems is beyond noise; flips name them") {
+TEST_CASE("a candidate that lost six correct problems is beyond noise, flips name them") {
   TempDir dir;
   Store store = open_store(dir.file("r.db"));
   // A: 12 problems all correct at 1.5x. B: problems 1-6 wrong, 7-12 correct at 1.5x except

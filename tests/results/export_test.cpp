@@ -109,7 +109,7 @@ TEST_CASE("JSONL has one record per sample and CSV the same columns") {
   CHECK(rows[4].rfind("1,3,1,P3,0,,1,0,0,,", 0) == 0);
 }
 
-TEST_CASE("a run summary reads back to the same report; newer or foreign files are refused") {
+TEST_CASE("a run summary reads back to the same report, newer or foreign files are refused") {
   TempDir dir;
   Store store = open_store(dir.file("r.db"));
   const RunResults results = require_ok(load_run_results(store, small_run(store)));

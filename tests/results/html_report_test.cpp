@@ -10,7 +10,7 @@
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
-TEST_CASE("plot scales map linearly or by log10 and clamp; log ticks step 1-2-5") {
+TEST_CASE("plot scales map linearly or by log10 and clamp, log ticks step 1-2-5") {
   const Scale linear{0, 4, false};
   CHECK(linear.unit(1) == 0.25);
   CHECK(linear.unit(-3) == 0.0);
