@@ -13,8 +13,9 @@ namespace {
 
 const std::string kEval = std::string(DICEBENCH_TEST_DATA_DIR) + "/eval/";
 
-nlohmann::json evaluate_on_cuda(const std::string& candidate, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + candidate,
+nlohmann::json evaluate_on_cuda(const std::string& candidate, std::vector<std::string> extra = {},
+                                const std::string& problem = "problem_linear_relu.py") {
+  std::vector<std::string> args = {"eval", "--problem", kEval + problem, "--candidate", kEval + candidate,
                                    "--json", "--device", "cuda"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_cli(args);
@@ -75,4 +76,31 @@ TEST_CASE("wrong answers are caught on CUDA as on the CPU") {
   CHECK(evaluate_on_cuda("off_by_1e3.py")["verdict"] == "output_mismatch");
   CHECK(evaluate_on_cuda("wrong_shape.py")["verdict"] == "shape_mismatch");
   CHECK(evaluate_on_cuda("mutates_inputs.py")["verdict"] == "correct");
+}
+
+TEST_CASE("on CUDA, timed calls get fresh inputs through IPC, and answers cached on an input never pass") {
+  const auto honest = evaluate_on_cuda("content_keyed_cache.py");
+  CHECK_MESSAGE(honest["verdict"] == "correct", honest.dump());
+  CHECK(honest["log_tail"].get<std::string>().find("cache hits: 1") == std::string::npos);
+  CHECK(honest["timed_calls"]["checked"].get<int>() >= 3);
+  const auto stale = evaluate_on_cuda("shape_keyed_cache.py");
+  CHECK_MESSAGE(stale["verdict"] == "output_mismatch", stale.dump());
+  CHECK(stale["failed_stage"] == "timing");
+  const auto lazy = evaluate_on_cuda("tensor_subclass.py");
+  CHECK(lazy["verdict"] == "runtime_error");
+  CHECK(lazy["error_message"].get<std::string>().find("DeferredResult") != std::string::npos);
+}
+
+TEST_CASE("on CUDA, a call that does no work is below the memory floor the GPU's bandwidth sets") {
+  const auto honest = evaluate_on_cuda("correct.py");
+  CHECK(honest["verdict"] == "correct");
+  CHECK(honest["memory_floor_ms"].get<double>() > 0);
+  CHECK_FALSE(honest["flags"].contains("below_memory_floor"));
+  // Returning its 64 MiB input: correct (ReLU of torch.rand), but it moved no byte.
+  const auto idle = evaluate_on_cuda("returns_input.py", {}, "problem_relu_of_rand_large.py");
+  CHECK_MESSAGE(idle["verdict"] == "correct", idle.dump());
+  CHECK(idle["flags"].contains("output_aliases_input"));
+  CHECK_MESSAGE(idle["flags"].contains("below_memory_floor"), idle.dump());
+  CHECK(idle["problem_traits"] == nlohmann::json::array({"output_equals_input"}));
+  CHECK(idle["runtime"]["median_ms"].get<double>() < idle["memory_floor_ms"].get<double>());
 }
