@@ -51,10 +51,10 @@ std::optional<ProblemTrait> parse_trait(std::string_view name) {
 
 std::string_view trait_description(ProblemTrait trait) {
   switch (trait) {
-    case ProblemTrait::constant_output: return "the output does not depend on the inputs";
+    case ProblemTrait::constant_output: return "one draw's output passes for every other input";
     case ProblemTrait::zeros_pass: return "an all-zero output passes the tolerance";
     case ProblemTrait::output_equals_input: return "returning an input passes the tolerance";
-    case ProblemTrait::near_constant_output: return "a constant output (its mean) passes the tolerance";
+    case ProblemTrait::near_constant_output: return "every element equal to the output's mean passes the tolerance";
   }
   return "";
 }

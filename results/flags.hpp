@@ -24,10 +24,10 @@ inline constexpr std::array<EvaluationFlag, 5> kAllEvaluationFlags = {
 };
 
 enum class ProblemTrait {
-  constant_output,       // the reference's output is the same for every input drawn
+  constant_output,       // one draw's output passes for every other draw: independent of the inputs
   zeros_pass,            // an all-zero output passes the tolerance (max |ref| within atol)
   output_equals_input,   // returning one of the inputs passes the tolerance
-  near_constant_output,  // a constant fill (the output's mean) passes the tolerance
+  near_constant_output,  // (more than one element) a fill with the output's own mean passes: variance near zero
 };
 
 inline constexpr std::array<ProblemTrait, 4> kAllProblemTraits = {

@@ -67,6 +67,12 @@ TEST_CASE("a cached answer and a change once timing starts are caught on CUDA") 
   CHECK(evaluate_on_cuda("lazy_after_timing.py")["verdict"] == "output_mismatch");
 }
 
+TEST_CASE("outputs on another device than the inputs are a runtime error") {
+  const auto moved = evaluate_on_cuda("cpu_output.py");
+  CHECK(moved["verdict"] == "runtime_error");
+  CHECK(moved["error_message"].get<std::string>().find("tensor on cpu") != std::string::npos);
+}
+
 TEST_CASE("a crash on CUDA is charged to its candidate and the next one starts clean") {
   CHECK(evaluate_on_cuda("aborts.py")["verdict"] == "crashed");
   CHECK(evaluate_on_cuda("correct.py")["verdict"] == "correct");
@@ -96,7 +102,7 @@ TEST_CASE("on CUDA, a call that does no work is below the memory floor the GPU's
   CHECK(honest["verdict"] == "correct");
   CHECK(honest["memory_floor_ms"].get<double>() > 0);
   CHECK_FALSE(honest["flags"].contains("below_memory_floor"));
-  // Returning its 64 MiB input: correct (ReLU of torch.rand), but it moved no byte.
+  // Returning its 2 GiB input: correct (ReLU of torch.rand), but it moved no byte.
   const auto idle = evaluate_on_cuda("returns_input.py", {}, "problem_relu_of_rand_large.py");
   CHECK_MESSAGE(idle["verdict"] == "correct", idle.dump());
   CHECK(idle["flags"].contains("output_aliases_input"));

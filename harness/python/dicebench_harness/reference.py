@@ -25,10 +25,12 @@ Handlers (requests and replies are defined in protocol.py):
   in torch.compile (default inductor settings; compiled by a first call, which the budget does not
   count).
 - reference.traits: judges the problem's degenerate traits (protocol.PROBLEM_TRAITS) from the
-  reference alone, on inputs drawn from each of the request's seeds: constant_output (the outputs
-  are equal for every draw), zeros_pass (all-zero outputs would be judged correct), near_constant_output
-  (a constant fill with the output's mean would be), output_equals_input (returning one of the
-  inputs would be). A trait holds when it holds for every output in every draw.
+  reference alone, on inputs drawn from each of the request's seeds: constant_output (the first
+  draw's outputs would be judged correct on every other draw: an answer computed once passes for any
+  input), zeros_pass (all-zero outputs would be judged correct), near_constant_output (an output of
+  more than one element filled with its own mean would be: its variance is near zero),
+  output_equals_input (returning one of the inputs would be). A trait holds when it holds for every
+  output in every draw.
 - reference.bandwidth: the device's memory bandwidth from a device-to-device copy (best of
   several), bytes read plus bytes written per second.
 - reference.release: drops the job's state (zeroing the outputs; emptying the CUDA cache).
@@ -388,8 +390,9 @@ def judge_traits(state: ReferenceJob, make_inputs: Callable[[int], list], seeds:
             details = [{"dtype": str(o.dtype).removeprefix("torch."), "shape": list(o.shape), "max_abs": 0.0,
                         "std": 0.0} for o in outputs]
         elif len(outputs) != len(first_outputs) or not all(
-                o.shape == f.shape and o.dtype == f.dtype and torch.equal(o, f) for o, f in zip(outputs, first_outputs)):
-            holds["constant_output"] = False
+                o.shape == f.shape and o.dtype == f.dtype and passes(o, f, tolerance)
+                for o, f in zip(outputs, first_outputs)):
+            holds["constant_output"] = False  # the first draw's answer fails on this one
         input_leaves = _leaves(inputs)
         for position, output in enumerate(outputs):
             if position < len(details) and output.numel():
@@ -399,7 +402,7 @@ def judge_traits(state: ReferenceJob, make_inputs: Callable[[int], list], seeds:
                     details[position]["std"] = max(details[position]["std"],
                                                    float(output.to(torch.float64).std().item()))
             holds["zeros_pass"] = holds["zeros_pass"] and passes(output, torch.zeros_like(output), tolerance)
-            holds["near_constant_output"] = holds["near_constant_output"] and passes(
+            holds["near_constant_output"] = holds["near_constant_output"] and output.numel() > 1 and passes(
                 output, _constant_like(output), tolerance)
             holds["output_equals_input"] = holds["output_equals_input"] and any(
                 x.shape == output.shape and x.dtype == output.dtype and passes(output, x, tolerance)

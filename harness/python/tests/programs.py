@@ -247,6 +247,27 @@ TINY_SOFTMAX_PROBLEM = textwrap.dedent('''
 ''')
 
 
+def mean_problem(elements: int) -> str:
+    """A problem whose output is the mean of `elements` uniform draws plus 10 (a 0-d tensor)."""
+    return textwrap.dedent(f'''
+        import torch
+        import torch.nn as nn
+
+
+        class Model(nn.Module):
+            def forward(self, x):
+                return (x + 10.0).mean()
+
+
+        def get_inputs():
+            return [torch.rand({elements})]
+
+
+        def get_init_inputs():
+            return []
+    ''')
+
+
 def pickle_payload_candidate(marker_path: str) -> str:
     """A candidate that replaces torch.save so its outputs file holds a pickle payload which, if
     ever unpickled without weights_only, would create marker_path."""

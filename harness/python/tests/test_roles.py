@@ -603,7 +603,11 @@ class TraitsTest(unittest.TestCase):
             "linear_relu": (programs.PROBLEM, []),
             "zero": (programs.ZERO_PROBLEM, ["constant_output", "zeros_pass", "near_constant_output"]),
             "relu_of_rand": (programs.RELU_OF_RAND_PROBLEM, ["output_equals_input"]),
-            "tiny_softmax": (programs.TINY_SOFTMAX_PROBLEM, ["zeros_pass", "near_constant_output"]),
+            "tiny_softmax": (programs.TINY_SOFTMAX_PROBLEM, ["constant_output", "zeros_pass", "near_constant_output"]),
+            # A scalar is never "near constant" (its own mean is itself); a small mean varies with
+            # its inputs, a mean over millions of draws hardly does: one draw's answer passes for all.
+            "small_mean": (programs.mean_problem(256), []),
+            "large_mean": (programs.mean_problem(4 << 20), ["constant_output"]),
         }
         for name, (problem, traits) in cases.items():
             with self.subTest(name):

@@ -1,5 +1,5 @@
-# dicebench test problem: ReLU of 64 MiB of torch.rand inputs (its output equals its input), large
-# enough that moving it takes a GPU tens of microseconds: a call that does no work is below that.
+# dicebench test problem: ReLU of 2 GiB of torch.rand inputs (its output equals its input), large
+# enough that moving it takes a GPU about a millisecond, far longer than a call that does no work.
 import torch
 import torch.nn as nn
 
@@ -10,7 +10,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.rand(4096, 4096)]
+    return [torch.rand(8192, 65536)]
 
 
 def get_init_inputs():
