@@ -251,8 +251,19 @@ class Call:
     tolerance: float = 0.0  # for results of a kernel compared with torch's own operator
 
     def describe(self, arguments: tuple) -> str:
-        shown = ", ".join(f"Tensor{tuple(a.shape)}" if isinstance(a, torch.Tensor) else repr(a) for a in arguments)
-        return f"{self.function}({shown})"
+        return f"{self.function}({', '.join(shown(a) for a in arguments)})"
+
+
+def shown(value: Any) -> str:
+    """An argument for messages: tensors by shape, long strings shortened."""
+    if isinstance(value, torch.Tensor):
+        return f"tensor{tuple(value.shape)}" if value.dim() else f"tensor({value.item()})"
+    if isinstance(value, (list, tuple)):
+        items = ", ".join(shown(v) for v in value)
+        return f"[{items}]" if isinstance(value, list) else f"({items}{',' if len(value) == 1 else ''})"
+    if isinstance(value, str) and len(value) > 24:
+        return repr(value[:16] + f"...({len(value)} characters)")
+    return repr(value)
 
 
 def float32(value: float) -> float:
