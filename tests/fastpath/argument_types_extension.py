@@ -4,7 +4,8 @@ calls the argument tests make of it, and what each call returns, computed with t
 Parameter types: at::Tensor, optional Tensor (given and None), at::IntArrayRef (from a list and
 from a tuple), std::vector<int64_t>, int64_t, int, double, float, bool, at::ScalarType,
 std::vector<at::Tensor>, optional int64_t and int (given and None), std::string (short and long,
-several in one call), and host functions that compute an output shape from such arguments and
+several in one call), std::vector<int|double|float>, short, unsigned, uint64_t, optional double
+and bool, c10::Scalar (which torch's caster refuses), and host functions that compute an output shape from such arguments and
 allocate it with torch::empty / torch::zeros (the pooling and ConvTranspose3d candidates whose
 IntArrayRef arguments once reached their code as freed memory).
 
@@ -107,6 +108,28 @@ torch::Tensor string_bytes(std::string a, const std::string& b, std::string c) {
     append_bytes(out, c);
     return int_tensor(out, torch::kCPU);
 }
+
+static torch::Tensor double_tensor(const std::vector<double>& values) {
+    auto out = torch::empty({static_cast<int64_t>(values.size())}, torch::dtype(torch::kFloat64));
+    double* data = out.data_ptr<double>();
+    for (size_t i = 0; i < values.size(); ++i) data[i] = values[i];
+    return out;
+}
+
+// The other number types a bound function may take.
+std::tuple<torch::Tensor, torch::Tensor, int64_t, int64_t, int64_t, int64_t, double, int64_t>
+other_numbers(std::vector<int> ints, std::vector<double> doubles, const std::vector<float>& floats, short s,
+              unsigned u, uint64_t big, std::optional<double> maybe_double, std::optional<bool> maybe_flag) {
+    std::vector<double> reals(doubles.begin(), doubles.end());
+    reals.insert(reals.end(), floats.begin(), floats.end());
+    return {int_tensor(std::vector<int64_t>(ints.begin(), ints.end()), torch::kCPU), double_tensor(reals), s, u,
+            static_cast<int64_t>(big % 1000003), static_cast<int64_t>(big >> 32), maybe_double.value_or(-0.5),
+            maybe_flag.has_value() ? (*maybe_flag ? 1 : 0) : -1};
+}
+
+// torch's pybind11 caster for c10::Scalar does not load ("pybind11 loading for c10::Scalar NYI"):
+// every call raises, from torch's build and so from the fast path.
+torch::Tensor scalar_fill(c10::Scalar value) { return torch::full({1}, value); }
 
 // Every converted type in one call, lists and strings interleaved.
 std::tuple<torch::Tensor, torch::Tensor> every_type(torch::Tensor x, c10::optional<torch::Tensor> y,
@@ -235,7 +258,8 @@ torch::Tensor conv_transpose3d_cuda(torch::Tensor x, torch::Tensor weight, c10::
 
 CPP_FUNCTIONS = ["int_array_ref_values", "int_vector_values", "pooled_zeros", "conv_transpose3d_outputs",
                  "add_optional_bias", "scale_shift", "floating_values", "integer_values", "bool_values", "cast_to",
-                 "stack_tensors", "optional_ints", "string_bytes", "every_type"]
+                 "stack_tensors", "optional_ints", "string_bytes", "other_numbers", "scalar_fill",
+                 "every_type"]
 CUDA_FUNCTIONS = ["max_pool2d_cuda", "conv_transpose3d_cuda"]
 
 
@@ -304,6 +328,12 @@ def every_type(x, y, first, second, short_text, third, long_text, addends, i, j,
     return h, int_tensor(ints, str(x.device))
 
 
+def other_numbers(ints, doubles, floats, s, u, big, maybe_double, maybe_flag):
+    reals = [float(d) for d in doubles] + [float32(f) for f in floats]
+    return (int_tensor(list(ints)), torch.tensor(reals, dtype=torch.float64), s, u, big % 1000003, big >> 32,
+            -0.5 if maybe_double is None else float(maybe_double), -1 if maybe_flag is None else int(maybe_flag))
+
+
 LONG_TEXT = "a string well past the small-string buffer of std::string, " * 3
 
 
@@ -362,6 +392,19 @@ def cpu_calls() -> list:
     for a, b, c in (("", "ab", LONG_TEXT), (LONG_TEXT, "x" * 15, "y" * 16), ("héllo", LONG_TEXT * 2, "z")):
         calls.append(Call("string_bytes", lambda device, x=a, y=b, z=c: (x, y, z),
                           lambda x, y, z: int_tensor(string_codes(x, y, z))))
+    for numbers in (([1, -2, 2 ** 31 - 1], (0.1, 2.5), [0.1, 1e-3], -32768, 2 ** 32 - 1, 2 ** 64 - 1, None, True),
+                    ((), [], (), 7, 0, 2 ** 63, 1.25, None),
+                    ([5], [1], [2], 1, 1, 1, 3, False)):
+        calls.append(Call("other_numbers", lambda device, n=numbers: n, other_numbers))
+    for refused in (([2 ** 31], [], [], 0, 0, 0, None, None),  # past int's range
+                    ([], [], [], 2 ** 15, 0, 0, None, None),  # past short's
+                    ([], [], [], 0, -1, 0, None, None),  # negative for unsigned
+                    ([], [], [], 0, 0, -1, None, None),
+                    ([], ["x"], [], 0, 0, 0, None, None),
+                    ([], [], [], 0, 0, 0, "1", None)):
+        calls.append(Call("other_numbers", lambda device, n=refused: n, raises=TypeError))
+    for value in (3, 2.5, True):
+        calls.append(Call("scalar_fill", lambda device, v=value: (v,), raises=RuntimeError))
     for with_y, dtype in ((True, torch.float32), (False, torch.float64)):
         calls.append(Call("every_type", lambda device, w=with_y, t=dtype: (
             randn(2, 3, device=device, seed=20), randn(2, 3, device=device, seed=21) if w else None,
