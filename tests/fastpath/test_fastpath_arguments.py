@@ -26,6 +26,7 @@ class ArgumentConversionTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.cache = tempfile.mkdtemp(prefix="dbfp-arguments-")
+        cls.addClassCleanup(shutil.rmtree, cls.cache, ignore_errors=True)  # also when this setup fails
         lines: list[str] = []
 
         original = cpp_extension.load_inline
@@ -42,10 +43,6 @@ class ArgumentConversionTest(unittest.TestCase):
         finally:
             dicebench_fastpath.uninstall()
             cpp_extension.load_inline = original
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        shutil.rmtree(cls.cache, ignore_errors=True)
 
     def test_the_extension_is_built_on_the_fast_path(self) -> None:
         self.assertEqual([r["path"] for r in self.records], ["nvrtc"])

@@ -44,7 +44,8 @@ class ArgumentsMatchTorchsBuildOnTheGpu(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.work = tempfile.mkdtemp(prefix="dbfp-arguments-gpu-")
-        cls.saved_tf32 = torch.backends.cudnn.allow_tf32
+        cls.addClassCleanup(shutil.rmtree, cls.work, ignore_errors=True)  # also when this setup fails
+        cls.addClassCleanup(setattr, torch.backends.cudnn, "allow_tf32", torch.backends.cudnn.allow_tf32)
         torch.backends.cudnn.allow_tf32 = False  # the references' convolutions in float32
         cpp_source = CPP_SOURCE + CUDA_DECLARATIONS
         functions = CPP_FUNCTIONS + CUDA_FUNCTIONS
@@ -75,11 +76,6 @@ class ArgumentsMatchTorchsBuildOnTheGpu(unittest.TestCase):
             cpp_extension.load_inline = original
         print(f"\nargument_types: torch's build {torch_seconds:.2f} s, fast path {fast_seconds:.2f} s "
               "(precompiled preludes included)", file=sys.stderr)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        torch.backends.cudnn.allow_tf32 = cls.saved_tf32
-        shutil.rmtree(cls.work, ignore_errors=True)
 
     def test_the_fast_build_takes_the_nvrtc_path(self) -> None:
         self.assertEqual([r["path"] for r in self.records], ["nvrtc"])
