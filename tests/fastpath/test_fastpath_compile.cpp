@@ -100,10 +100,13 @@ TEST_CASE("g++ compiles every candidate's host glue against the shim") {
   Toolchain toolchain = default_toolchain(tmp.path());
   std::string key = toolchain_fingerprint(toolchain).substr(0, 24);
   auto pch_started = std::chrono::steady_clock::now();
-  std::string pch_dir = ensure_precompiled_preludes(toolchain.glue, key);
+  GlueInput without_flags;  // g++'s default level, as most candidates' glue compiles
+  without_flags.has_cuda = true;
+  PreludeFolders default_preludes = ensure_precompiled_preludes(toolchain.glue, key, without_flags);
   double pch_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pch_started).count();
-  CHECK_FALSE(pch_dir.empty());
-  std::printf("\n%s; precompiled preludes built once in %.2f s\n%-22s %8s %8s %8s %8s  %s\n",
+  CHECK_FALSE(default_preludes.cpp.empty());
+  CHECK(default_preludes.cuda == default_preludes.cpp);
+  std::printf("\n%s; precompiled preludes (-O0) built once in %.2f s\n%-22s %8s %8s %8s %8s  %s\n",
               compiler_version("g++").c_str(), pch_seconds, "candidate", "cpp s", "cuda s", "link s", "wall s", "pch");
   for (const auto& c : load_candidates()) {
     if (c.reason_hint == "template") continue;
@@ -125,7 +128,8 @@ TEST_CASE("g++ compiles every candidate's host glue against the shim") {
     std::string work = tmp.path() + "/" + c.name;
     fs::create_directories(work);
     bool deterministic = false;
-    auto build = build_glue(input, toolchain.glue, pch_dir, work, work + "/glue.so", &deterministic);
+    PreludeFolders preludes = ensure_precompiled_preludes(toolchain.glue, key, input);
+    auto build = build_glue(input, toolchain.glue, preludes, work, work + "/glue.so", &deterministic);
     if (!c.expect_fast_path) {
       REQUIRE_FALSE(build.ok());
       CHECK(deterministic);

@@ -28,6 +28,37 @@ TEST_CASE("the flags KernelBench candidates pass map onto NVRTC and g++") {
   CHECK(has(f->nvrtc_options, "-DBLOCK=128"));
   CHECK(has(f->cuda_host_flags, "-DBLOCK=128"));
   CHECK(has(f->link_flags, "-lcublas"));
+  CHECK(host_optimization(f->cpp_host_flags) == "-O3");
+  CHECK(host_optimization(f->cuda_host_flags) == "-O3");
+}
+
+TEST_CASE("the glue compiles at the optimization level torch's build compiles the same source at") {
+  auto cuda_level = [](std::vector<std::string> cuda_cflags) {
+    auto f = map_compile_flags({}, cuda_cflags, {}, "sm_90");
+    REQUIRE(f.ok());
+    return host_optimization(f->cuda_host_flags);
+  };
+  // g++ and nvcc's host compiler without -O: -O0.
+  auto none = map_compile_flags({}, {}, {}, "sm_90");
+  REQUIRE(none.ok());
+  CHECK(host_optimization(none->cpp_host_flags) == "-O0");
+  CHECK(host_optimization(none->cuda_host_flags) == "-O0");
+  // extra_cflags reach only the cpp_sources unit, extra_cuda_cflags only the cuda_sources one.
+  auto cpp_only = map_compile_flags({"-O2", "-Os"}, {}, {}, "sm_90");
+  REQUIRE(cpp_only.ok());
+  CHECK(host_optimization(cpp_only->cpp_host_flags) == "-Os");
+  CHECK(host_optimization(cpp_only->cuda_host_flags) == "-O0");
+  CHECK(cuda_level({"-O2"}) == "-O2");
+  CHECK(cuda_level({"-O0"}) == "-O0");
+  // nvcc passes its own -O<n> after -Xcompiler's, and none for -O0.
+  CHECK(cuda_level({"-O3", "-Xcompiler", "-O1"}) == "-O3");
+  CHECK(cuda_level({"-Xcompiler", "-O1", "-O3"}) == "-O3");
+  CHECK(cuda_level({"-Xcompiler", "-O2", "-O0"}) == "-O2");
+  CHECK(cuda_level({"-Xcompiler=-Ofast"}) == "-Ofast");
+  // What the compilers would refuse is a reason to fall back (torch's build gives the verdict).
+  CHECK_FALSE(map_compile_flags({"-Oz3"}, {}, {}, "sm_90").ok());
+  CHECK_FALSE(map_compile_flags({}, {"-O"}, {}, "sm_90").ok());
+  CHECK_FALSE(map_compile_flags({}, {"-Ofast"}, {}, "sm_90").ok());
 }
 
 TEST_CASE("architecture flags: the GPU's own are fine, another is a reason to fall back") {
@@ -60,6 +91,7 @@ TEST_CASE("host flags: -std, -fopenmp and -Xcompiler") {
   CHECK(has(f->cpp_host_flags, "-fopenmp"));
   CHECK(has(f->cuda_host_flags, "-fopenmp"));
   CHECK(has(f->link_flags, "-fopenmp"));
+  CHECK(host_optimization(f->cuda_host_flags) == "-O2");
 }
 
 TEST_CASE("flag list entries split on spaces and keep quoted words") {

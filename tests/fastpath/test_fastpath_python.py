@@ -276,6 +276,25 @@ class HostGlueWithoutKernelsTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "expected scalar type Float but found Double"):
             add(torch.ones(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64))
 
+    def test_host_code_compiles_at_the_level_torchs_build_would(self) -> None:
+        # g++ for cpp_sources, nvcc's host compiler for cuda_sources: -O0 unless the candidate's
+        # extra_cflags / extra_cuda_cflags (-O<n>, -Xcompiler -O<n>) say otherwise.
+        probe = "\n#ifdef __OPTIMIZE__\n  return true;\n#else\n  return false;\n#endif\n}\n"
+        cuda = "__global__ void probe_kernel() {}\nbool cuda_optimized() {" + probe
+        cpp = "bool cuda_optimized();\nbool cpp_optimized() {" + probe
+        for cflags, cuda_cflags, expected in (([], [], (False, False)),
+                                              (["-O3"], [], (True, False)),
+                                              ([], ["-O2"], (False, True)),
+                                              (["-O0"], ["-Xcompiler", "-O1"], (False, True)),
+                                              (["-O2"], ["-O3", "-O0"], (True, False))):
+            outcome = self.native.compile({"name": "probe", "cpp_sources": [cpp], "cuda_sources": [cuda],
+                                           "functions": ["cpp_optimized", "cuda_optimized"], "arch": "sm_90",
+                                           "extra_cflags": cflags, "extra_cuda_cflags": cuda_cflags}, self.toolchain)
+            self.assertTrue(outcome["ok"], outcome["reason"])
+            functions = self.native.load(outcome["entry_dir"], outcome["kernels"], load_kernels=False)
+            self.assertEqual((functions["cpp_optimized"](), functions["cuda_optimized"]()), expected,
+                             (cflags, cuda_cflags))
+
     def test_results_and_in_place_arguments(self) -> None:
         functions = self.functions("inplace_void.py")
         x = torch.ones(4)

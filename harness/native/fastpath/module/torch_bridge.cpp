@@ -17,12 +17,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -341,14 +344,17 @@ const dbfp_api g_api = {
 
 // ------------------------------------------------------------------------- Python arguments
 
-// Storage for converted arguments while a bound function runs.
+// Storage for converted arguments while a bound function runs. The glue reads lists and strings
+// through the pointers in `values`, so what they point into never moves: a std::deque keeps its
+// elements in place as more are appended (a std::vector would move them when it grows, and a
+// short string's characters, stored inside the std::string, with them).
 struct Arguments {
   std::vector<dbfp_value> values;
-  std::vector<at::Tensor> tensors;
-  std::vector<std::vector<dbfp_tensor>> tensor_lists;
-  std::vector<std::vector<int64_t>> int_lists;
-  std::vector<std::vector<double>> double_lists;
-  std::vector<std::string> strings;
+  std::deque<at::Tensor> tensors;
+  std::deque<std::vector<dbfp_tensor>> tensor_lists;
+  std::deque<std::vector<int64_t>> int_lists;
+  std::deque<std::vector<double>> double_lists;
+  std::deque<std::string> strings;
 };
 
 [[noreturn]] void argument_error(const std::string& function, std::size_t index, const char* expected, py::handle obj) {
@@ -356,11 +362,35 @@ struct Arguments {
                        " must be " + expected + ", not " + std::string(py::str(py::type::of(obj).attr("__name__"))));
 }
 
+// Types whose values point into storage they do not own. torch's casters for at::IntArrayRef and
+// at::SymIntArrayRef copy the Python list or tuple into a std::vector inside the caster and
+// return an ArrayRef to it; pybind11's casters for std::string_view and const char* likewise.
 template <class T>
-T load_as(py::handle obj, const std::string& function, std::size_t index, const char* expected) {
+struct is_view : std::false_type {};
+template <class T>
+struct is_view<c10::ArrayRef<T>> : std::true_type {};
+template <class T>
+struct is_view<c10::OptionalArrayRef<T>> : std::true_type {};
+template <class C, class Traits>
+struct is_view<std::basic_string_view<C, Traits>> : std::true_type {};
+template <class T>
+struct is_view<T*> : std::true_type {};
+
+// Converts `obj` as a stock module converts an argument for a parameter of type T: with the caster
+// pybind11 uses for T (torch's own for torch's types), in convert mode. The result is an Owned
+// value, made while the caster is alive: a view type T must name an owning Owned (its elements
+// are copied), since the view dies with the caster that holds its data.
+template <class T, class Owned = T>
+Owned load_as(py::handle obj, const std::string& function, std::size_t index, const char* expected) {
+  static_assert(!is_view<Owned>::value, "a view would outlive the caster that holds its data: name an owning type");
   py::detail::make_caster<T> caster;
   if (!caster.load(obj, true)) argument_error(function, index, expected, obj);
-  return py::detail::cast_op<T>(std::move(caster));
+  if constexpr (std::is_same_v<T, Owned>) {
+    return py::detail::cast_op<T>(std::move(caster));
+  } else {
+    const T view = py::detail::cast_op<T>(caster);
+    return Owned(view.begin(), view.end());
+  }
 }
 
 dbfp_value tensor_value(Arguments& a, at::Tensor t) {
@@ -450,7 +480,7 @@ dbfp_value convert_argument(Arguments& a, py::handle obj, int32_t type, const st
       return int_list_value(a, std::vector<int64_t>(list.begin(), list.end()));
     }
     case DBFP_T_INT_ARRAY_REF:
-      return int_list_value(a, load_as<at::IntArrayRef>(obj, fn, i, "List[int]").vec());
+      return int_list_value(a, load_as<at::IntArrayRef, std::vector<int64_t>>(obj, fn, i, "List[int]"));
     case DBFP_T_DOUBLE_LIST:
       return double_list_value(a, load_as<std::vector<double>>(obj, fn, i, "List[float]"));
     case DBFP_T_FLOAT_LIST: {
@@ -617,11 +647,6 @@ py::object call_bound(const std::shared_ptr<LoadedGlue>& glue, const dbfp_functi
                          " positional arguments but " + std::to_string(py::len(args)) + " were given");
   Arguments a;
   a.values.reserve(static_cast<std::size_t>(info->num_args));
-  a.tensors.reserve(16);
-  a.int_lists.reserve(static_cast<std::size_t>(info->num_args));
-  a.double_lists.reserve(static_cast<std::size_t>(info->num_args));
-  a.tensor_lists.reserve(static_cast<std::size_t>(info->num_args));
-  a.strings.reserve(static_cast<std::size_t>(info->num_args));
   for (std::size_t i = 0; i < static_cast<std::size_t>(info->num_args); ++i)
     a.values.push_back(convert_argument(a, args[i], info->arg_types[i], name, i));
   dbfp_value result{};

@@ -31,10 +31,18 @@ bool known_std(std::string_view value) {
   return value == "c++11" || value == "c++14" || value == "c++17" || value == "c++20" || value == "c++03";
 }
 
+// A -O flag g++ takes: -O, -O<n>, -Os, -Oz, -Og, -Ofast.
+bool gxx_optimization(std::string_view f) {
+  std::string_view level = f.substr(2);
+  return level.empty() || digits_of(level) == level || level == "s" || level == "z" || level == "g" ||
+         level == "fast";
+}
+
 struct Mapper {
   std::string gpu_arch;  // "sm_90"
   CompileFlags flags;
   std::string error;
+  std::string nvcc_host_level;  // the last nvcc -O<n>: "3"
 
   bool fail(const std::string& what) {
     if (error.empty()) error = what;
@@ -88,7 +96,12 @@ struct Mapper {
       if (f == "-DNDEBUG") into.push_back(f);
       return true;
     }
-    if (starts_with(f, "-O")) return true;  // optimization levels do not change what the glue computes
+    if (starts_with(f, "-O")) {
+      // g++ compiles the glue at the level torch's build would (see host_optimization).
+      if (!gxx_optimization(f)) return fail("unsupported host compiler flag '" + f + "'");
+      into.push_back(f);
+      return true;
+    }
     if (starts_with(f, "-Wno-") || starts_with(f, "-W")) return true;
     if (starts_with(f, "-std=")) {
       std::string value = f.substr(5);
@@ -127,7 +140,14 @@ struct Mapper {
       };
       std::string value;
       if (f.empty()) continue;
-      if (starts_with(f, "-O") || f == "-g" || f == "--resource-usage" || f == "-res-usage" ||
+      if (starts_with(f, "-O")) {
+        // nvcc's -O<n> is the host compiler's level (device code has -Xptxas -O); -O0 passes none.
+        if (f.size() < 3 || digits_of(f.substr(2)) != f.substr(2))
+          return fail("unsupported nvcc flag '" + f + "'");
+        nvcc_host_level = f.substr(2);
+        continue;
+      }
+      if (f == "-g" || f == "--resource-usage" || f == "-res-usage" ||
           f == "--expt-relaxed-constexpr" || f == "-expt-relaxed-constexpr" ||
           f == "-Wno-deprecated-gpu-targets" || f == "-Wno-deprecated-declarations" || f == "--keep" ||
           f == "-keep" || f == "-v" || f == "--verbose" || f == "-DNDEBUG" || f == "--forward-unknown-to-host-compiler" ||
@@ -256,6 +276,9 @@ struct Mapper {
       if (f == "-rdc=false" || f == "--relocatable-device-code=false") continue;
       return fail("unsupported nvcc flag '" + f + "'");
     }
+    // nvcc puts its host -O after the -Xcompiler flags, so it wins over theirs.
+    if (nvcc_host_level.find_first_not_of('0') != std::string::npos)
+      flags.cuda_host_flags.push_back("-O" + nvcc_host_level);
     return true;
   }
 
@@ -330,6 +353,13 @@ Result<CompileFlags> map_compile_flags(const std::vector<std::string>& extra_cfl
   if (!m.cuda_flags(split_flag_words(extra_cuda_cflags))) return make_error(m.error);
   if (!m.ld_flags(split_flag_words(extra_ldflags))) return make_error(m.error);
   return std::move(m.flags);
+}
+
+std::string host_optimization(const std::vector<std::string>& host_flags) {
+  std::string level = "-O0";
+  for (const std::string& f : host_flags)
+    if (starts_with(f, "-O")) level = f;
+  return level;
 }
 
 }  // namespace dicebench::fastpath

@@ -21,6 +21,14 @@ struct CompileFlags {
   std::vector<std::string> link_flags;      // -l<lib>, -fopenmp
 };
 
+// The optimization flag g++ compiles a glue translation unit with: the last -O of its host flags,
+// or -O0 where there is none. The glue is compiled at the level torch's build compiles the same
+// source (g++ with extra_cflags for cpp_sources, nvcc's host compiler with nvcc's -O<n> and
+// -Xcompiler flags for cuda_sources; both -O0 by default): candidates' host code with undefined
+// behaviour (an IntArrayRef left pointing at a dead braced list) runs as meant at -O0 and gives
+// garbage optimized, and a verdict must not depend on the path.
+std::string host_optimization(const std::vector<std::string>& host_flags);
+
 // Splits flag list entries on whitespace (load_inline joins them with spaces on a shell line).
 std::vector<std::string> split_flag_words(const std::vector<std::string>& entries);
 

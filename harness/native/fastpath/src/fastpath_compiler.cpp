@@ -176,10 +176,10 @@ CompileOutcome compile_into(const CompileRequest& request, const Toolchain& tool
       return compile_device_part(split.device_source, split.name_expressions, flags.value(), toolchain.device);
     });
   }
-  std::string pch_dir = ensure_precompiled_preludes(toolchain.glue, pch_toolchain_key);
+  PreludeFolders preludes = ensure_precompiled_preludes(toolchain.glue, pch_toolchain_key, glue);
   bool glue_deterministic = false;
   auto gxx_started = std::chrono::steady_clock::now();
-  auto glue_build = build_glue(glue, toolchain.glue, pch_dir, work_dir, work_dir + "/glue.so", &glue_deterministic);
+  auto glue_build = build_glue(glue, toolchain.glue, preludes, work_dir, work_dir + "/glue.so", &glue_deterministic);
   out.gxx_seconds = seconds_since(gxx_started);
   if (has_cuda) {
     auto binary = device.get();

@@ -30,8 +30,9 @@ std::string c_string(const std::string& text) {
   return out + "\"";
 }
 
+// No -O: the optimization level is the candidate's (host_optimization), as in torch's build.
 std::vector<std::string> base_flags(const GlueToolchain& t, const std::string& std_version) {
-  return {t.cxx, "-std=" + std_version, "-O1", "-fPIC", "-fvisibility=hidden", "-w"};
+  return {t.cxx, "-std=" + std_version, "-fPIC", "-fvisibility=hidden", "-w"};
 }
 
 std::vector<std::string> include_flags(const GlueToolchain& t, const std::string& pch_dir) {
@@ -99,15 +100,22 @@ std::string compiler_version(const std::string& cxx) {
   return first;
 }
 
-std::string ensure_precompiled_preludes(const GlueToolchain& toolchain, const std::string& toolchain_key) {
+namespace {
+
+// The two preludes precompiled with one optimization flag, in their own folder: g++ uses a
+// precompiled header only where the macros -O defines (__OPTIMIZE__, __NO_INLINE__,
+// __OPTIMIZE_SIZE__) are those of the unit that includes it.
+std::string preludes_for(const GlueToolchain& toolchain, const std::string& toolchain_key,
+                         const std::string& optimization) {
   if (toolchain.pch_root.empty()) return "";
   std::error_code ec;
   fs::create_directories(toolchain.pch_root, ec);
-  std::string final_dir = toolchain.pch_root + "/" + toolchain_key;
+  const std::string folder = toolchain_key + optimization;
+  std::string final_dir = toolchain.pch_root + "/" + folder;
   std::string done = final_dir + "/dbfp/prelude_cuda.h.gch";
   if (fs::exists(done, ec)) return final_dir;
   // One builder at a time; the others wait and then find it built.
-  std::string lock_path = toolchain.pch_root + "/" + toolchain_key + ".lock";
+  std::string lock_path = toolchain.pch_root + "/" + folder + ".lock";
   const ExclusiveFileLock lock(lock_path);
   if (fs::exists(done, ec)) return final_dir;
   std::string tmp = toolchain.pch_root + "/tmp-" + random_suffix();
@@ -118,6 +126,7 @@ std::string ensure_precompiled_preludes(const GlueToolchain& toolchain, const st
   bool ok = true;
   for (const char* which : {"cpp", "cuda"}) {
     std::vector<std::string> argv = base_flags(toolchain, "c++17");
+    argv.push_back(optimization);
     for (auto& f : include_flags(toolchain, "")) argv.push_back(f);
     argv.insert(argv.end(), {"-x", "c++-header", toolchain.shim_dir + "/dbfp/prelude_" + which + ".h", "-o",
                              tmp + "/dbfp/prelude_" + which + ".h.gch"});
@@ -131,7 +140,18 @@ std::string ensure_precompiled_preludes(const GlueToolchain& toolchain, const st
   return fs::exists(done) ? final_dir : "";
 }
 
-Result<GlueBuild> build_glue(const GlueInput& input, const GlueToolchain& toolchain, const std::string& pch_dir,
+}  // namespace
+
+PreludeFolders ensure_precompiled_preludes(const GlueToolchain& toolchain, const std::string& toolchain_key,
+                                           const GlueInput& input) {
+  PreludeFolders folders;
+  folders.cpp = preludes_for(toolchain, toolchain_key, host_optimization(input.flags.cpp_host_flags));
+  if (input.has_cuda)
+    folders.cuda = preludes_for(toolchain, toolchain_key, host_optimization(input.flags.cuda_host_flags));
+  return folders;
+}
+
+Result<GlueBuild> build_glue(const GlueInput& input, const GlueToolchain& toolchain, const PreludeFolders& preludes,
                              const std::string& work_dir, const std::string& output_so, bool* deterministic) {
   *deterministic = false;
   auto started = std::chrono::steady_clock::now();
@@ -141,10 +161,10 @@ Result<GlueBuild> build_glue(const GlueInput& input, const GlueToolchain& toolch
   if (!write_file(cpp_path, glue_cpp_unit(input))) return make_error("cannot write " + cpp_path);
   if (input.has_cuda && !write_file(cuda_path, glue_cuda_unit(input))) return make_error("cannot write " + cuda_path);
 
-  auto compile_argv = [&](const std::string& std_version, bool pch, const std::vector<std::string>& extra,
-                          const std::string& source, const std::string& object) {
+  auto compile_argv = [&](const std::string& std_version, const std::string& pch_dir,
+                          const std::vector<std::string>& extra, const std::string& source, const std::string& object) {
     std::vector<std::string> argv = base_flags(toolchain, std_version);
-    for (auto& f : include_flags(toolchain, pch ? pch_dir : "")) argv.push_back(f);
+    for (auto& f : include_flags(toolchain, pch_dir)) argv.push_back(f);
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.insert(argv.end(), {"-c", source, "-o", object});
     return argv;
@@ -152,16 +172,14 @@ Result<GlueBuild> build_glue(const GlueInput& input, const GlueToolchain& toolch
   // The precompiled preludes are offered to every compile: g++ checks that the flags and the
   // macros defined on the command line agree with those they were built with, and reads the
   // headers themselves when they do not (another -std, or a -D that the prelude tests).
-  bool cpp_pch = !pch_dir.empty();
-  bool cuda_pch = !pch_dir.empty();
-  build.used_pch = cpp_pch || cuda_pch;
-  auto cpp_child = ChildProcess::start(compile_argv(input.flags.cpp_std, cpp_pch, input.flags.cpp_host_flags, cpp_path,
-                                                    work_dir + "/main.o"));
+  build.used_pch = !preludes.cpp.empty() || !preludes.cuda.empty();
+  auto cpp_child = ChildProcess::start(compile_argv(input.flags.cpp_std, preludes.cpp, input.flags.cpp_host_flags,
+                                                    cpp_path, work_dir + "/main.o"));
   if (!cpp_child) return cpp_child.error();
   std::optional<ChildProcess> cuda_child;
   if (input.has_cuda) {
-    auto started_cuda = ChildProcess::start(compile_argv(input.flags.cuda_std, cuda_pch, input.flags.cuda_host_flags,
-                                                         cuda_path, work_dir + "/cuda.o"));
+    auto started_cuda = ChildProcess::start(compile_argv(input.flags.cuda_std, preludes.cuda,
+                                                         input.flags.cuda_host_flags, cuda_path, work_dir + "/cuda.o"));
     if (!started_cuda) return started_cuda.error();
     cuda_child.emplace(std::move(started_cuda.value()));
   }

@@ -46,14 +46,23 @@ std::string glue_cuda_unit(const GlueInput& input);
 // g++'s identity ("g++ (Debian 12.2.0-14) 12.2.0"), for cache keys.
 std::string compiler_version(const std::string& cxx);
 
-// The precompiled preludes for this toolchain, built once under toolchain.pch_root (concurrent
-// callers are safe: built aside, then renamed into place). Returns the folder to put first on the
-// include path, or "" when they cannot be built (the glue then compiles without them).
-std::string ensure_precompiled_preludes(const GlueToolchain& toolchain, const std::string& toolchain_key);
+// Where each translation unit's precompiled prelude is: the folder to put first on its include
+// path, or "" for none.
+struct PreludeFolders {
+  std::string cpp;
+  std::string cuda;
+};
+
+// The precompiled preludes for this toolchain and the optimization level of each of `input`'s
+// units (host_optimization), each level built once under toolchain.pch_root (concurrent callers
+// are safe: built aside, then renamed into place). "" where they cannot be built (the glue then
+// compiles without them).
+PreludeFolders ensure_precompiled_preludes(const GlueToolchain& toolchain, const std::string& toolchain_key,
+                                           const GlueInput& input);
 
 // Compiles and links into `output_so`, with intermediate files in `work_dir`. When the error is a
 // compiler diagnostic, `*deterministic` is set (the same input would fail again).
-Result<GlueBuild> build_glue(const GlueInput& input, const GlueToolchain& toolchain, const std::string& pch_dir,
+Result<GlueBuild> build_glue(const GlueInput& input, const GlueToolchain& toolchain, const PreludeFolders& preludes,
                              const std::string& work_dir, const std::string& output_so, bool* deterministic);
 
 }  // namespace dicebench::fastpath
