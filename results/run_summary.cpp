@@ -73,7 +73,7 @@ std::string verdict_text(const SampleResult& s) {
   return text;
 }
 
-// "borderline (margin 0.93 of 1); below_memory_floor (0.012 ms, floor 0.050 ms)"
+// "borderline (margin 0.93); below_memory_floor (0.012 ms, floor 0.050 ms)"
 std::string flags_text(const SampleResult& s) {
   std::string joined;
   for (const SampleFlag& flag : s.flags) {
@@ -121,7 +121,7 @@ Result<std::string> format_run_summary(Store& store, std::int64_t run_id) {
       ++problem.verdicts[s.verdict];
     }
   }
-  const std::vector<ProblemRow>* problems = &results->problems;
+  const std::vector<ProblemRow>& problems = results->problems;
   const std::size_t total_samples = results->samples.size();
 
   const RunRow& r = results->run;
@@ -136,12 +136,12 @@ Result<std::string> format_run_summary(Store& store, std::int64_t run_id) {
   out += fmt::format("  seed       {}\n", r.seed);
   out += "config:\n";
   out += pretty_config(r.config_json);
-  out += fmt::format("problems: {}, samples: {}\n", problems->size(), total_samples);
+  out += fmt::format("problems: {}, samples: {}\n", problems.size(), total_samples);
 
   TextTable table;
   table.header = {"id", "level", "name", "samples", "verdicts", "traits"};
   table.right_aligned = {true, true, false, true, false, false};
-  for (const ProblemRow& problem : *problems) {
+  for (const ProblemRow& problem : problems) {
     const auto it = counts.find(problem.problem_id);
     const ProblemCounts none;
     const ProblemCounts& c = it != counts.end() ? it->second : none;
