@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 
 namespace dicebench::results {
 namespace {
@@ -27,7 +28,7 @@ void add_sample(ProblemTotals& totals, const SampleResult& s) {
   totals.decided += 1;
   if (!s.correct || !s.speedup) return;
   for (std::size_t i = 0; i < kThresholds; ++i)
-    if (*s.speedup > kFastPThresholds[i]) totals.fast[i] += 1;
+    if (counts_as_fast(s, kFastPThresholds[i])) totals.fast[i] += 1;
   if (*s.speedup > 0 && std::isfinite(*s.speedup)) {
     totals.log_sum += std::log(*s.speedup);
     totals.log_count += 1;
@@ -181,7 +182,17 @@ LevelComparison compare_level(std::optional<int> level, const RunResults& a, con
   return out;
 }
 
-std::vector<Flip> find_flips(const RunResults& a, const RunResults& b) {
+// Beyond both timing spreads and by more than min_change of A's median.
+std::optional<FlipKind> timing_flip(const SampleResult& a, const SampleResult& b, double min_change) {
+  const auto spread_a = spread(a), spread_b = spread(b);
+  if (!spread_a || !spread_b || !a.runtime_ms || !b.runtime_ms || *a.runtime_ms <= 0) return std::nullopt;
+  if (std::abs(*b.runtime_ms - *a.runtime_ms) / *a.runtime_ms <= min_change) return std::nullopt;
+  if (spread_b->low > spread_a->high) return FlipKind::became_slower;
+  if (spread_b->high < spread_a->low) return FlipKind::became_faster;
+  return std::nullopt;
+}
+
+std::vector<Flip> find_flips(const RunResults& a, const RunResults& b, const CompareOptions& options) {
   std::vector<Flip> flips;
   const auto samples_b = decided_samples(b, std::nullopt);
   for (const auto& [key, sa] : decided_samples(a, std::nullopt)) {
@@ -191,15 +202,13 @@ std::vector<Flip> find_flips(const RunResults& a, const RunResults& b) {
     std::optional<FlipKind> kind;
     if (sa->correct && !sb->correct) kind = FlipKind::became_incorrect;
     if (!sa->correct && sb->correct) kind = FlipKind::became_correct;
-    if (sa->correct && sb->correct) {
-      const auto spread_a = spread(*sa), spread_b = spread(*sb);
-      if (spread_a && spread_b && spread_b->low > spread_a->high) kind = FlipKind::became_slower;
-      if (spread_a && spread_b && spread_b->high < spread_a->low) kind = FlipKind::became_faster;
-    }
+    if (sa->correct && sb->correct) kind = timing_flip(*sa, *sb, options.min_change);
     if (!kind) continue;
     const ProblemRow* problem = find_problem(a, key.first);
+    const bool correctness = *kind == FlipKind::became_incorrect || *kind == FlipKind::became_correct;
     flips.push_back({*kind, key.first, sa->level, problem ? problem->name : std::string(), key.second, sa->verdict,
-                     sb->verdict, sa->runtime_ms, sb->runtime_ms});
+                     sb->verdict, sa->runtime_ms, sb->runtime_ms, sa->margin, sb->margin,
+                     correctness && (sa->has_flag(EvaluationFlag::borderline) || sb->has_flag(EvaluationFlag::borderline))});
   }
   return flips;
 }
@@ -207,6 +216,19 @@ std::vector<Flip> find_flips(const RunResults& a, const RunResults& b) {
 }  // namespace
 
 std::string fast_p_metric(double p) { return fmt::format("fast_{}", p); }
+
+Result<double> parse_min_change(const std::string& text) {
+  const std::string why = fmt::format("--min-change must be a fraction of the runtime in [0, 1), such as 0.05; not '{}'", text);
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return make_error(why);
+  }
+  if (used != text.size() || !std::isfinite(value) || value < 0 || value >= 1) return make_error(why);
+  return value;
+}
 
 std::string_view flip_kind_name(FlipKind kind) {
   switch (kind) {
@@ -239,7 +261,7 @@ Result<Comparison> compare_runs(const RunResults& a, const RunResults& b, const 
   for (const LevelReport& l : rb.levels) levels.insert(*l.level);
   for (int level : levels) out.levels.push_back(compare_level(level, a, b, ra, rb, options));
   out.total = compare_level(std::nullopt, a, b, ra, rb, options);
-  out.flips = find_flips(a, b);
+  out.flips = find_flips(a, b, options);
   return out;
 }
 

@@ -7,6 +7,12 @@
 // test on those pairs; fast_p and the geometric-mean speedup with a percentile bootstrap over
 // the problems both runs cover (each resample draws problems with replacement and recomputes
 // the metric's delta on the same problems in both runs).
+//
+// Flips: a paired sample that became incorrect or correct, or (correct in both) slower or faster:
+// its timing spreads (p10..p90) do not overlap and its median changed by more than
+// CompareOptions::min_change of A's. A correctness flip of a sample flagged borderline on either
+// side (its margin within [0.5, 2]: new inputs may flip it back) is marked borderline: noise,
+// unless the gate's rules say otherwise.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +30,13 @@ namespace dicebench::results {
 struct CompareOptions {
   double alpha = 0.05;  // McNemar: beyond noise when p < alpha
   BootstrapOptions bootstrap;  // its confidence is 1 - alpha by default
+  // Slower or faster only when the median runtime changed by more than this fraction of A's
+  // median (and beyond both timing spreads). In [0, 1).
+  double min_change = 0.05;
 };
+
+// Checks a --min-change value: a finite fraction in [0, 1). Errors say what is wrong with `text`.
+Result<double> parse_min_change(const std::string& text);
 
 enum class NoiseTest { none, mcnemar, bootstrap };
 
@@ -57,6 +69,9 @@ struct Flip {
   int sample_index = 0;
   std::string verdict_a, verdict_b;
   std::optional<double> runtime_a_ms, runtime_b_ms;  // medians
+  std::optional<double> margin_a, margin_b;
+  // A correctness flip of a sample flagged borderline in A or B: likely noise of the input draw.
+  bool borderline = false;
 };
 
 struct Comparison {
@@ -64,7 +79,7 @@ struct Comparison {
   CompareOptions options;
   std::vector<LevelComparison> levels;  // by level
   LevelComparison total;
-  std::vector<Flip> flips;  // by problem id, sample index
+  std::vector<Flip> flips;  // by problem id, sample index; borderline ones included (Flip::borderline)
 };
 
 // Error when the runs are of different suites.

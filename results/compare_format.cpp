@@ -43,6 +43,19 @@ nlohmann::json run_json(const RunRow& run) {
   return {{"id", run.id}, {"model", run.model}, {"suite", run.suite}, {"created", run.created}, {"git_sha", run.git_sha}};
 }
 
+std::string margin_text(std::optional<double> margin) { return margin ? fmt::format("{:.3g}", *margin) : std::string(kNoData); }
+
+std::string flip_line(const Flip& f) {
+  std::string out = fmt::format("  problem {} {} (level {}) sample {}: {}", f.problem_id, f.problem, f.level, f.sample_index,
+                                flip_kind_name(f.kind));
+  if (f.kind == FlipKind::became_slower || f.kind == FlipKind::became_faster) {
+    return out + fmt::format(" ({:.4g} ms -> {:.4g} ms)\n", f.runtime_a_ms.value_or(0), f.runtime_b_ms.value_or(0));
+  }
+  out += fmt::format(" ({} -> {})", f.verdict_a, f.verdict_b);
+  if (f.borderline) out += fmt::format(", margin {} -> {}", margin_text(f.margin_a), margin_text(f.margin_b));
+  return out + "\n";
+}
+
 nlohmann::json level_json(const LevelComparison& level) {
   nlohmann::json metrics = nlohmann::json::array();
   for (const MetricComparison& m : level.metrics) {
@@ -103,15 +116,15 @@ std::string format_comparison(const Comparison& c) {
   };
   for (const LevelComparison& level : c.levels) add_level(level);
   if (c.levels.size() != 1) add_level(c.total);
-  out += fmt::format("\nflipped ({}):\n", c.flips.size());
-  for (const Flip& f : c.flips) {
-    out += fmt::format("  problem {} {} (level {}) sample {}: {}", f.problem_id, f.problem, f.level, f.sample_index,
-                       flip_kind_name(f.kind));
-    if (f.kind == FlipKind::became_slower || f.kind == FlipKind::became_faster) {
-      out += fmt::format(" ({:.4g} ms -> {:.4g} ms)\n", f.runtime_a_ms.value_or(0), f.runtime_b_ms.value_or(0));
-    } else {
-      out += fmt::format(" ({} -> {})\n", f.verdict_a, f.verdict_b);
-    }
+  std::vector<const Flip*> flips, borderline;
+  for (const Flip& f : c.flips) (f.borderline ? borderline : flips).push_back(&f);
+  out += fmt::format("\nflipped ({}; slower or faster: beyond both p10-p90 spreads and by more than {:g}% of A's median):\n",
+                     flips.size(), c.options.min_change * 100);
+  for (const Flip* f : flips) out += flip_line(*f);
+  if (!borderline.empty()) {
+    out += fmt::format("borderline flips ({}; margin within [{:g}, {:g}] in A or B, so new inputs may flip them back: noise):\n",
+                       borderline.size(), kBorderlineLow, kBorderlineHigh);
+    for (const Flip* f : borderline) out += flip_line(*f);
   }
   return out;
 }
@@ -129,11 +142,15 @@ nlohmann::json comparison_json(const Comparison& c) {
                      {"verdict_a", f.verdict_a},
                      {"verdict_b", f.verdict_b},
                      {"runtime_a_ms", optional_number(f.runtime_a_ms)},
-                     {"runtime_b_ms", optional_number(f.runtime_b_ms)}});
+                     {"runtime_b_ms", optional_number(f.runtime_b_ms)},
+                     {"margin_a", optional_number(f.margin_a)},
+                     {"margin_b", optional_number(f.margin_b)},
+                     {"borderline", f.borderline}});
   }
   return {{"a", run_json(c.a)},
           {"b", run_json(c.b)},
           {"alpha", c.options.alpha},
+          {"min_change", c.options.min_change},
           {"bootstrap",
            {{"resamples", c.options.bootstrap.resamples},
             {"confidence", c.options.bootstrap.confidence},

@@ -1,5 +1,5 @@
 // Presenting a comparison of two runs: terminal tables (one per level and the total) with the
-// flipped problems, and JSON.
+// flipped problems (borderline flips listed apart, as noise), and JSON.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -11,7 +11,8 @@ namespace dicebench::results {
 
 std::string format_comparison(const Comparison& comparison);
 
-// {"a": run, "b": run, "alpha", "bootstrap": {...}, "levels": [...], "total": {...}, "flips": [...]};
+// {"a": run, "b": run, "alpha", "min_change", "bootstrap": {...}, "levels": [...], "total": {...},
+// "flips": [{"kind", "problem_id", ..., "margin_a", "margin_b", "borderline"}]};
 // each level {"level", "paired_samples", "paired_problems", "metrics": [{"metric", "a", "b",
 // "delta", "test", "p_value", "gained", "lost", "interval", "beyond_noise"}]}.
 nlohmann::json comparison_json(const Comparison& comparison);

@@ -18,19 +18,34 @@ nlohmann::ordered_json kernelbench_metadata(const RunResults& run, const SampleR
   nlohmann::ordered_json metadata;
   metadata["hardware"] = run.run.gpu.value_or(s.device.value_or("cpu"));
   metadata["device"] = s.device.value_or("");
-  // KernelBench's own keys for what went wrong, by the kind of failure.
-  if (s.error_message) {
+  // KernelBench's own keys for what went wrong, by the kind of failure: anything while loading is
+  // a compilation error, a failure of a loaded candidate a runtime error, a wrong output a
+  // correctness issue.
+  if (!s.correct && s.verdict != verdict_name(Verdict::extraction_failed)) {
     const auto verdict = parse_verdict(s.verdict);
-    const char* key = verdict == Verdict::compile_failed                           ? "compilation_error"
+    const char* key = !kernelbench_compiled(s)                                      ? "compilation_error"
                       : verdict == Verdict::runtime_error || verdict == Verdict::crashed ||
                                 verdict == Verdict::timeout                         ? "runtime_error"
                                                                                     : "correctness_issue";
-    metadata[key] = *s.error_message;
+    metadata[key] = s.error_message.value_or(s.verdict);
   }
+  if (s.has_flag(EvaluationFlag::excessive_speedup)) metadata["excessive_speedup"] = true;  // KernelBench's key
   metadata["dicebench_verdict"] = s.verdict;
   if (s.speedup) metadata["dicebench_speedup"] = *s.speedup;
+  if (s.failed_stage) metadata["dicebench_failed_stage"] = *s.failed_stage;
+  if (s.margin) metadata["dicebench_margin"] = *s.margin;
+  if (!s.flags.empty()) {
+    nlohmann::ordered_json flags = nlohmann::ordered_json::object();
+    for (const SampleFlag& flag : s.flags) flags[flag.name] = flag.detail;
+    metadata["dicebench_flags"] = std::move(flags);
+  }
+  if (s.problem_traits) metadata["dicebench_problem_traits"] = *s.problem_traits;
   return metadata;
 }
+
+// Words of the evaluator's older load failures (before failed_stage was recorded) that name a
+// candidate without a usable ModelNew (harness loading.find_model_class).
+constexpr std::string_view kModelNewMissing[] = {"defines no class ModelNew", "ModelNew in the candidate is"};
 
 Cell csv_cell(const nlohmann::ordered_json& value) {
   if (value.is_null()) return std::monostate{};
@@ -42,6 +57,18 @@ Cell csv_cell(const nlohmann::ordered_json& value) {
 }
 
 }  // namespace
+
+bool failed_while_loading(const SampleResult& s) {
+  if (s.pending || s.correct) return false;
+  if (!s.compiled) return true;
+  if (s.failed_stage) return *s.failed_stage == "load";
+  const std::string message = s.error_message.value_or("");
+  for (std::string_view words : kModelNewMissing)
+    if (message.find(words) != std::string::npos) return true;
+  return false;
+}
+
+bool kernelbench_compiled(const SampleResult& s) { return s.compiled && !failed_while_loading(s); }
 
 Result<std::string> export_kernelbench(const RunResults& run) {
   std::set<int> levels;
@@ -56,7 +83,7 @@ Result<std::string> export_kernelbench(const RunResults& run) {
     if (s.pending) continue;
     nlohmann::ordered_json entry;
     entry["sample_id"] = s.sample_index;
-    entry["compiled"] = s.compiled;
+    entry["compiled"] = kernelbench_compiled(s);
     entry["correctness"] = s.correct;
     entry["metadata"] = kernelbench_metadata(run, s);
     const std::optional<double> mean = s.runtime_mean_ms ? s.runtime_mean_ms : s.runtime_ms;

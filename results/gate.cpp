@@ -115,6 +115,10 @@ GateResult check_gate(const Comparison& c, const GateRules& rules) {
       ++allowed;
       continue;
     }
+    if (flip.borderline && !rules.fail_on_borderline_flip) {
+      result.borderline_noise.push_back(flip);
+      continue;
+    }
     result.new_incorrect.push_back(flip);
   }
   if (!rules.fail_on_new_incorrect) {
@@ -135,6 +139,14 @@ GateResult check_gate(const Comparison& c, const GateRules& rules) {
     flips.message.pop_back();
   }
   if (allowed > 0) flips.message += fmt::format("{}{} allowed became incorrect", flips.message.empty() ? "" : "; ", allowed);
+  if (!result.borderline_noise.empty()) {
+    flips.message += fmt::format("{}{} borderline became incorrect, counted as noise:", flips.message.empty() ? "" : "; ",
+                                 result.borderline_noise.size());
+    for (const Flip& flip : result.borderline_noise) {
+      flips.message += fmt::format(" problem {} {} sample {};", flip.problem_id, flip.problem, flip.sample_index);
+    }
+    flips.message.pop_back();
+  }
   result.outcomes.push_back(std::move(flips));
 
   for (const RuleOutcome& outcome : result.outcomes) result.passed = result.passed && outcome.status != RuleStatus::failed;

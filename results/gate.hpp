@@ -1,5 +1,6 @@
 // Checking gate rules against a comparison of a baseline (A) and a candidate (B) run: one
-// outcome per rule, plus the flip rule (no correct problem becomes incorrect unless allowed).
+// outcome per rule, plus the flip rule (no correct problem becomes incorrect unless allowed; a
+// borderline one is noise unless the rules' [flips] borderline = "fail").
 #pragma once
 
 #include <optional>
@@ -28,7 +29,8 @@ struct GateResult {
   bool passed = true;
   RunRow baseline, candidate;
   std::vector<RuleOutcome> outcomes;
-  std::vector<Flip> new_incorrect;  // correct in the baseline, incorrect in the candidate, not allowed
+  std::vector<Flip> new_incorrect;     // correct in the baseline, incorrect in the candidate, not allowed
+  std::vector<Flip> borderline_noise;  // became incorrect, but borderline: counted as noise
 };
 
 // A rule is skipped when its suite is not the runs' suite, its level is in neither run, or the

@@ -81,11 +81,23 @@ nlohmann::json gate_json(const GateResult& result) {
                          {"verdict_baseline", f.verdict_a},
                          {"verdict_candidate", f.verdict_b}});
   }
+  nlohmann::json noise = nlohmann::json::array();
+  for (const Flip& f : result.borderline_noise) {
+    noise.push_back({{"problem_id", f.problem_id},
+                     {"problem", f.problem},
+                     {"level", f.level},
+                     {"sample_index", f.sample_index},
+                     {"verdict_baseline", f.verdict_a},
+                     {"verdict_candidate", f.verdict_b},
+                     {"margin_baseline", optional_number(f.margin_a)},
+                     {"margin_candidate", optional_number(f.margin_b)}});
+  }
   return {{"passed", result.passed},
           {"baseline", run_json(result.baseline)},
           {"candidate", run_json(result.candidate)},
           {"rules", std::move(rules)},
-          {"new_incorrect", std::move(incorrect)}};
+          {"new_incorrect", std::move(incorrect)},
+          {"borderline_noise", std::move(noise)}};
 }
 
 std::string gate_junit(const GateResult& result) {

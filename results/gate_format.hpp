@@ -12,7 +12,8 @@ namespace dicebench::results {
 std::string format_gate(const GateResult& result);
 
 // {"passed", "baseline": run, "candidate": run, "rules": [{"name", "metric", "bound", "baseline",
-//  "candidate", "delta", "status", "message", "origin"}], "new_incorrect": [...]}
+//  "candidate", "delta", "status", "message", "origin"}], "new_incorrect": [...],
+//  "borderline_noise": [...] (borderline samples that became incorrect, counted as noise)}
 nlohmann::json gate_json(const GateResult& result);
 
 // <testsuites><testsuite name="dicebench gate" tests failures skipped><testcase ...> with a

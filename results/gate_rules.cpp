@@ -97,13 +97,20 @@ Result<GateRule> parse_rule(const toml::table& table, const std::string& source)
 }
 
 Result<void> parse_flips(const toml::table& table, const std::string& source, GateRules& rules) {
-  DICEBENCH_TRY(only_keys(table, {"correct_to_incorrect", "allowed"}, source, "[flips]"));
+  DICEBENCH_TRY(only_keys(table, {"correct_to_incorrect", "allowed", "borderline"}, source, "[flips]"));
   if (const toml::node* mode = table.get("correct_to_incorrect")) {
     const auto text = mode->value<std::string>();
     if (!text || (*text != "fail" && *text != "allow")) {
       return make_error(fmt::format("{}: 'correct_to_incorrect' must be \"fail\" or \"allow\"", location(source, mode->source())));
     }
     rules.fail_on_new_incorrect = *text == "fail";
+  }
+  if (const toml::node* borderline = table.get("borderline")) {
+    const auto text = borderline->value<std::string>();
+    if (!text || (*text != "noise" && *text != "fail")) {
+      return make_error(fmt::format("{}: 'borderline' must be \"noise\" or \"fail\"", location(source, borderline->source())));
+    }
+    rules.fail_on_borderline_flip = *text == "fail";
   }
   if (const toml::node* allowed = table.get("allowed")) {
     const toml::array* list = allowed->as_array();

@@ -13,6 +13,7 @@
 //   [flips]
 //   correct_to_incorrect = "fail"  # or "allow"
 //   allowed = [12, 40]             # problem ids that may become incorrect
+//   borderline = "noise"           # or "fail": a borderline sample that became incorrect fails too
 #pragma once
 
 #include <cstdint>
@@ -40,10 +41,12 @@ struct GateRules {
   std::vector<GateRule> rules;
   bool fail_on_new_incorrect = true;
   std::set<std::int64_t> allowed_incorrect;
+  // A sample flagged borderline (in either run) that became incorrect: noise by default.
+  bool fail_on_borderline_flip = false;
 };
 
 // correct_rate and fast_1 may not drop beyond noise (all levels together); no correct problem
-// may become incorrect.
+// may become incorrect, except a borderline one (noise).
 GateRules default_gate_rules();
 
 // Errors name the place: "FILE:LINE:COL: ...", for TOML syntax, unknown keys, unknown metrics,

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 #include "results/report.hpp"
 #include "results/svg_plot.hpp"
@@ -27,6 +28,10 @@ pre { background: #f7f7f7; padding: 8px; max-width: 900px; max-height: 480px; ov
 svg.plot { display: block; margin: 8px 0; } svg text { font-size: 11px; fill: #333; } svg text.label { font-size: 12px; }
 svg .axis { stroke: #444; } svg .grid { stroke: #e4e4e4; } svg .reference { stroke: #888; stroke-dasharray: 4 3; }
 .run0 { color: #1f77b4; } .run1 { color: #d62728; }
+.flag, .trait { display: inline-block; margin: 1px 2px; padding: 0 5px; border-radius: 3px; font-size: 12px; background: #eee; }
+.flag-borderline { background: #fff3cd; color: #7a4d00; font-weight: bold; }
+.flag-below_memory_floor, .flag-output_aliases_input { background: #fde2e1; color: #b42318; }
+.trait { background: #e8e0f7; color: #4b2a8a; }
 )";
 
 // Click a header to sort its table's rows by that column (numbers as numbers).
@@ -56,6 +61,16 @@ std::string percent(std::optional<double> rate) { return rate ? fmt::format("{:.
 
 std::string run_label(const RunResults& run, std::size_t index) {
   return fmt::format("{} run {}: {}", index == 0 ? "A" : "B", run.run.id, run.run.model);
+}
+
+// The problems whose traits say they can be passed without computing the answer.
+std::set<std::int64_t> degenerate_problem_ids(const RunResults& run) {
+  std::set<std::int64_t> out;
+  for (const ProblemRow& problem : run.problems) {
+    auto traits = parse_problem_traits(problem.traits_json, "");
+    if (traits.ok() && is_degenerate(*traits)) out.insert(problem.problem_id);
+  }
+  return out;
 }
 
 std::string figure_cell(std::size_t run, const LevelReport& level, const std::string& metric, std::optional<double> value,
@@ -111,6 +126,78 @@ std::string summary_table(const std::vector<HtmlRun>& runs, const std::vector<Ru
   return out + "</tbody></table>\n";
 }
 
+std::string headline_cell(std::size_t run, const char* set, const char* metric, std::optional<double> value,
+                          const std::string& text) {
+  return fmt::format(R"(<td class="num" data-run="{}" data-set="{}" data-metric="{}" data-value="{}">{}</td>)", run, set,
+                     metric, value ? exact(*value) : "null", html_escape(text));
+}
+
+// "2 of 5 problems degenerate (zeros_pass 2); traits not checked for 1"
+std::string degenerate_text(const LevelReport& total) {
+  if (total.problems > 0 && total.unchecked_problems == total.problems) return "traits not checked";
+  std::string text = fmt::format("{} of {} problems degenerate", total.degenerate_problems, total.problems);
+  std::string traits;
+  for (const auto& [name, count] : total.traits) traits += fmt::format("{}{} {}", traits.empty() ? "" : ", ", name, count);
+  if (!traits.empty()) text += " (" + traits + ")";
+  if (total.unchecked_problems > 0) text += fmt::format("; traits not checked for {}", total.unchecked_problems);
+  return text;
+}
+
+// Correct %, fast_1 and geomean over all problems and over the non-degenerate ones, per run.
+std::string degenerate_table(const std::vector<HtmlRun>& runs, const std::vector<RunReport>& reports) {
+  std::string out = "<ul>";
+  for (std::size_t r = 0; r < reports.size(); ++r) {
+    out += fmt::format(R"(<li class="run{}">{}: {}</li>)", r, html_escape(run_label(runs[r].results, r)),
+                       html_escape(degenerate_text(reports[r].total)));
+  }
+  out += "</ul>\n";
+  out += R"(<table id="degenerate"><thead><tr><th>run</th><th>problems</th><th>count</th><th>correct</th><th>fast_1</th><th>geomean speedup</th></tr></thead><tbody>)";
+  out += "\n";
+  for (std::size_t r = 0; r < reports.size(); ++r) {
+    const LevelReport& total = reports[r].total;
+    for (const auto& [set, label, figures] :
+         {std::tuple<const char*, const char*, const HeadlineFigures*>{"all_problems", "all", &total.all_problems},
+          std::tuple<const char*, const char*, const HeadlineFigures*>{"non_degenerate", "non-degenerate", &total.non_degenerate}}) {
+      out += fmt::format(R"(<tr class="run{}"><td>{}</td><td>{}</td>)", r, html_escape(run_label(runs[r].results, r)), label);
+      out += headline_cell(r, set, "problems", static_cast<double>(figures->problems), std::to_string(figures->problems));
+      out += headline_cell(r, set, "correct_rate", figures->correct_rate, percent(figures->correct_rate));
+      out += headline_cell(r, set, "fast_1", figures->fast_1, percent(figures->fast_1));
+      out += headline_cell(r, set, "geomean_speedup", figures->geomean_speedup,
+                           figures->geomean_speedup ? fmt::format("{:.3f}x", *figures->geomean_speedup) : std::string(kNoData));
+      out += "</tr>\n";
+    }
+  }
+  return out + "</tbody></table>\n";
+}
+
+// How many evaluations carry each flag, per run, with what the flag means.
+std::string flag_table(const std::vector<HtmlRun>& runs, const std::vector<RunReport>& reports) {
+  std::string out = R"(<table id="flags"><thead><tr><th>flag</th><th>meaning</th>)";
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    out += fmt::format(R"(<th class="run{}">{}</th>)", r, html_escape(run_label(runs[r].results, r)));
+  }
+  out += "</tr></thead><tbody>\n";
+  std::vector<std::pair<std::string, std::string>> flags;  // name, meaning
+  for (EvaluationFlag flag : kAllEvaluationFlags) flags.emplace_back(flag_name(flag), flag_description(flag));
+  std::set<std::string> unknown;
+  for (const RunReport& report : reports)
+    for (const auto& [name, count] : report.total.flags)
+      if (!parse_flag(name)) unknown.insert(name);
+  for (const std::string& name : unknown) flags.emplace_back(name, "");
+  for (const auto& [name, meaning] : flags) {
+    out += fmt::format(R"(<tr><td><span class="flag flag-{0}">{0}</span></td><td>{1}</td>)", html_escape(name),
+                       html_escape(meaning));
+    for (std::size_t r = 0; r < reports.size(); ++r) {
+      const auto it = reports[r].total.flags.find(name);
+      const std::int64_t count = it == reports[r].total.flags.end() ? 0 : it->second;
+      out += fmt::format(R"(<td class="num" data-run="{}" data-flag="{}" data-value="{}">{}</td>)", r, html_escape(name),
+                         count, count);
+    }
+    out += "</tr>\n";
+  }
+  return out + "</tbody></table>\n";
+}
+
 std::vector<double> correct_speedups(const RunResults& run, std::optional<int> level) {
   std::vector<double> out;
   for (const SampleResult& s : run.samples)
@@ -132,7 +219,7 @@ Scale speedup_scale(const std::vector<HtmlRun>& runs) {
   return Scale{std::pow(10.0, std::floor(std::log10(low))), std::pow(10.0, std::ceil(std::log10(high))), true};
 }
 
-std::string fast_p_plot(const std::vector<HtmlRun>& runs, const Scale& x) {
+std::string fast_p_plot(const std::vector<HtmlRun>& runs, const Scale& x, const ReportOptions& options) {
   SvgPlot plot("fast-p-curve", "fast_p: fraction of problems correct and faster than p", x, Scale{0, 1, false}, 760, 360);
   plot.x_axis(log_ticks(x.min, x.max), "speedup threshold p (log scale)");
   plot.y_axis({0, 0.25, 0.5, 0.75, 1.0}, "fast_p", true);
@@ -140,20 +227,20 @@ std::string fast_p_plot(const std::vector<HtmlRun>& runs, const Scale& x) {
   std::vector<std::pair<std::string, std::string>> legend;
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const RunResults& run = runs[r].results;
-    const auto first = fast_p_at(run, x.min);
+    const auto first = fast_p_at(run, x.min, options);
     if (!first) continue;
     // A step down at every speedup.
     std::vector<std::pair<double, double>> points = {{x.min, *first}};
     for (double s : correct_speedups(run, std::nullopt)) {
       if (s <= x.min || s >= x.max) continue;
       points.emplace_back(s, points.back().second);
-      points.emplace_back(s, *fast_p_at(run, s));
+      points.emplace_back(s, *fast_p_at(run, s, options));
     }
-    points.emplace_back(x.max, *fast_p_at(run, x.max));
+    points.emplace_back(x.max, *fast_p_at(run, x.max, options));
     plot.polyline(points, kColors[r], fmt::format(R"(data-run="{}")", r));
     for (double p : kFastPThresholds) {
       if (p <= 0) continue;  // p = 0 has no place on a log axis; the table shows it
-      const double value = *fast_p_at(run, p);
+      const double value = *fast_p_at(run, p, options);
       plot.marker(p, value, kColors[r], fmt::format("fast_{} = {:.1f}%", p, value * 100),
                   fmt::format(R"(class="fast-p-marker" data-run="{}" data-p="{}" data-value="{}")", r, p, exact(value)));
     }
@@ -186,6 +273,34 @@ std::string speedup_plot(const std::vector<HtmlRun>& runs, int level, const Scal
 
 std::string ms(const std::optional<double>& value) { return value ? fmt::format("{:.4g}", *value) : std::string(kNoData); }
 
+// A problem's traits as badges; "–" when never checked, "none" when checked and not degenerate.
+std::string traits_cell(const ProblemRow* problem) {
+  auto traits = parse_problem_traits(problem ? problem->traits_json : std::nullopt, "");
+  if (!traits.ok() || !*traits) return R"(<td class="pending" data-traits="">–</td>)";
+  std::string names, badges;
+  for (const std::string& trait : **traits) {
+    names += (names.empty() ? "" : " ") + trait;
+    const auto known = parse_trait(trait);
+    badges += fmt::format(R"(<span class="trait" title="{}">{}</span>)",
+                          html_escape(known ? std::string(trait_description(*known)) : std::string()), html_escape(trait));
+  }
+  if (badges.empty()) badges = "none";
+  return fmt::format(R"(<td data-traits="{}">{}</td>)", html_escape(names), badges);
+}
+
+// A sample's margin and flags, each flag a badge whose title is its detail.
+std::string flags_cell(const SampleResult& s) {
+  std::string names, inner;
+  if (s.margin) inner += fmt::format("margin {:.3g} ", *s.margin);
+  for (const SampleFlag& flag : s.flags) {
+    names += (names.empty() ? "" : " ") + flag.name;
+    inner += fmt::format(R"(<span class="flag flag-{0}" title="{1}">{0}</span>)", html_escape(flag.name),
+                         html_escape(flag.detail));
+  }
+  return fmt::format(R"(<td data-flags="{}" data-margin="{}" data-sort="{}">{}</td>)", html_escape(names),
+                     s.margin ? exact(*s.margin) : "", s.margin ? exact(*s.margin) : "", inner);
+}
+
 std::string details_cell(const SampleResult& s, const std::vector<KernelRow>* kernels) {
   std::string inner;
   if (s.candidate) inner += "<h4>candidate</h4><pre>" + html_escape(*s.candidate) + "</pre>";
@@ -217,10 +332,10 @@ std::string problem_table(const std::vector<HtmlRun>& runs) {
       slot[r] = &s;
     }
   }
-  std::string out = R"(<table id="problems" class="sortable"><thead><tr><th>problem</th><th>name</th><th>level</th><th>sample</th>)";
+  std::string out = R"(<table id="problems" class="sortable"><thead><tr><th>problem</th><th>name</th><th>level</th><th>sample</th><th>traits</th>)";
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const char* side = r == 0 ? "A" : "B";
-    out += fmt::format(R"(<th class="run{0}">{1} verdict</th><th class="run{0}">{1} runtime ms (p10–p90)</th><th class="run{0}">{1} baseline ms</th><th class="run{0}">{1} speedup</th><th class="run{0}">{1} custom kernels</th><th class="run{0}">{1} compile</th><th class="run{0}">{1} details</th>)",
+    out += fmt::format(R"(<th class="run{0}">{1} verdict</th><th class="run{0}">{1} margin, flags</th><th class="run{0}">{1} runtime ms (p10–p90)</th><th class="run{0}">{1} baseline ms</th><th class="run{0}">{1} speedup</th><th class="run{0}">{1} custom kernels</th><th class="run{0}">{1} compile</th><th class="run{0}">{1} details</th>)",
                        r, side);
   }
   out += "</tr></thead><tbody>\n";
@@ -231,10 +346,11 @@ std::string problem_table(const std::vector<HtmlRun>& runs) {
     for (const HtmlRun& run : runs) problem = problem ? problem : find_problem(run.results, key.first);
     out += fmt::format(R"(<tr data-problem="{}" data-sample="{}"><td class="num">{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td>)",
                        key.first, key.second, key.first, html_escape(problem ? problem->name : ""), any->level, key.second);
+    out += traits_cell(problem);
     for (std::size_t r = 0; r < runs.size(); ++r) {
       const SampleResult* s = samples[r];
       if (!s) {
-        out += "<td class=\"pending\">not in this run</td><td></td><td></td><td></td><td></td><td></td><td></td>";
+        out += "<td class=\"pending\">not in this run</td><td></td><td></td><td></td><td></td><td></td><td></td><td></td>";
         continue;
       }
       const std::string verdict = s->pending ? "pending" : s->verdict;
@@ -242,6 +358,7 @@ std::string problem_table(const std::vector<HtmlRun>& runs) {
       std::string runtime = ms(s->runtime_ms);
       if (s->runtime_p10_ms && s->runtime_p90_ms) runtime += fmt::format(" ({:.4g}–{:.4g})", *s->runtime_p10_ms, *s->runtime_p90_ms);
       out += fmt::format(R"(<td class="{}" data-verdict="{}">{}</td>)", verdict_class, html_escape(verdict), html_escape(verdict));
+      out += flags_cell(*s);
       out += fmt::format(R"(<td class="num" data-sort="{}">{}</td>)", s->runtime_ms ? exact(*s->runtime_ms) : "", runtime);
       out += fmt::format(R"(<td class="num">{}</td>)", ms(s->baseline_ms));
       out += fmt::format(R"(<td class="num" data-sort="{}" data-speedup="{}">{}</td>)", s->speedup ? exact(*s->speedup) : "",
@@ -258,20 +375,21 @@ std::string problem_table(const std::vector<HtmlRun>& runs) {
 
 }  // namespace
 
-std::optional<double> fast_p_at(const RunResults& run, double p) {
+std::optional<double> fast_p_at(const RunResults& run, double p, const ReportOptions& options) {
+  const std::set<std::int64_t> left_out = options.exclude_degenerate ? degenerate_problem_ids(run) : std::set<std::int64_t>();
   std::int64_t decided = 0, fast = 0;
   for (const SampleResult& s : run.samples) {
-    if (s.pending) continue;
+    if (s.pending || left_out.count(s.problem_id)) continue;
     ++decided;
-    if (s.correct && s.speedup && *s.speedup > p) ++fast;
+    if (counts_as_fast(s, p)) ++fast;
   }
   if (decided == 0) return std::nullopt;
   return static_cast<double>(fast) / static_cast<double>(decided);
 }
 
-std::string render_html_report(const std::vector<HtmlRun>& runs) {
+std::string render_html_report(const std::vector<HtmlRun>& runs, const ReportOptions& options) {
   std::vector<RunReport> reports;
-  for (const HtmlRun& run : runs) reports.push_back(compute_report(run.results));
+  for (const HtmlRun& run : runs) reports.push_back(compute_report(run.results, options));
   std::string title = "dicebench report: " + runs[0].results.run.suite;
   for (std::size_t r = 0; r < runs.size(); ++r) title += fmt::format("{} run {}", r == 0 ? "," : " vs", runs[r].results.run.id);
 
@@ -286,9 +404,18 @@ std::string render_html_report(const std::vector<HtmlRun>& runs) {
                        html_escape(run.dicebench_version), html_escape(run.git_sha), html_escape(run.host),
                        html_escape(run.gpu.value_or("none")));
   }
-  out += "</ul>\n<h2>Summary</h2>\n" + summary_table(runs, reports);
+  out += "</ul>\n<h2>Summary</h2>\n";
+  if (options.exclude_degenerate) {
+    out += "<p id=\"exclude-degenerate\">fast_p, the geometric-mean speedup and the fast_p curve leave out the degenerate "
+           "problems (--exclude-degenerate).</p>\n";
+  }
+  out += "<p>fast_p counts a sample as fast only when it is correct and not flagged below_memory_floor.</p>\n";
+  out += summary_table(runs, reports);
+  out += "<h2>Degenerate problems</h2>\n<p>Problems with traits can be passed without computing their answer.</p>\n" +
+         degenerate_table(runs, reports);
+  out += "<h2>Flags</h2>\n" + flag_table(runs, reports);
   const Scale x = speedup_scale(runs);
-  out += "<h2>fast_p</h2>\n" + fast_p_plot(runs, x);
+  out += "<h2>fast_p</h2>\n" + fast_p_plot(runs, x, options);
   out += "<h2>Speedups of correct samples</h2>\n";
   std::set<int> levels;
   for (const RunReport& report : reports)

@@ -1,5 +1,5 @@
 // Computing a run's report from its per-sample results (see run_results.hpp, which reads older
-// schemas too).
+// schemas too): fast_p by counts_as_fast, and the split by degenerate problems.
 #include "results/report.hpp"
 
 #include <algorithm>
@@ -11,49 +11,95 @@
 namespace dicebench::results {
 namespace {
 
-struct SampleFacts {
-  bool pending = false;
-  bool compiled = false;
-  bool correct = false;
-  std::optional<double> speedup;
-  std::string verdict;  // for decided samples
-};
-
 struct ProblemFacts {
   int level = 0;
-  std::vector<SampleFacts> samples;
+  std::optional<std::vector<std::string>> traits;  // none: never checked
+  std::vector<const SampleResult*> samples;
 };
 
-LevelReport summarize(std::optional<int> level, const std::vector<const ProblemFacts*>& problems) {
+// What fast_p and the geometric mean need from a set of problems.
+struct SpeedTotals {
+  std::int64_t problems = 0;
+  std::int64_t decided = 0;
+  std::int64_t correct = 0;
+  std::vector<std::int64_t> fast = std::vector<std::int64_t>(std::size(kFastPThresholds), 0);
+  double log_sum = 0;
+  std::int64_t logs = 0;
+
+  std::optional<double> fast_rate(std::size_t threshold) const {
+    if (decided == 0) return std::nullopt;
+    return static_cast<double>(fast[threshold]) / static_cast<double>(decided);
+  }
+  std::optional<double> geomean() const {
+    if (logs == 0) return std::nullopt;
+    return std::exp(log_sum / static_cast<double>(logs));
+  }
+};
+
+SpeedTotals speed_totals(const std::vector<const ProblemFacts*>& problems, bool skip_degenerate) {
+  SpeedTotals totals;
+  for (const ProblemFacts* problem : problems) {
+    if (skip_degenerate && is_degenerate(problem->traits)) continue;
+    ++totals.problems;
+    for (const SampleResult* sample : problem->samples) {
+      if (sample->pending) continue;
+      ++totals.decided;
+      if (!sample->correct) continue;
+      ++totals.correct;
+      for (std::size_t i = 0; i < std::size(kFastPThresholds); ++i) totals.fast[i] += counts_as_fast(*sample, kFastPThresholds[i]);
+      if (sample->speedup && *sample->speedup > 0 && std::isfinite(*sample->speedup)) {
+        totals.log_sum += std::log(*sample->speedup);
+        ++totals.logs;
+      }
+    }
+  }
+  return totals;
+}
+
+std::size_t threshold_index(double p) {
+  for (std::size_t i = 0; i < std::size(kFastPThresholds); ++i)
+    if (kFastPThresholds[i] == p) return i;
+  return 0;
+}
+
+HeadlineFigures headline(const SpeedTotals& totals) {
+  HeadlineFigures h;
+  h.problems = totals.problems;
+  h.decided = totals.decided;
+  h.correct = totals.correct;
+  if (totals.decided > 0) h.correct_rate = static_cast<double>(totals.correct) / static_cast<double>(totals.decided);
+  h.fast_1 = totals.fast_rate(threshold_index(1.0));
+  h.geomean_speedup = totals.geomean();
+  return h;
+}
+
+LevelReport summarize(std::optional<int> level, const std::vector<const ProblemFacts*>& problems,
+                      const ReportOptions& options) {
   LevelReport report;
   report.level = level;
   report.problems = static_cast<std::int64_t>(problems.size());
-  double log_sum = 0;
-  std::vector<std::int64_t> fast(std::size(kFastPThresholds), 0);
+  report.excludes_degenerate = options.exclude_degenerate;
   std::vector<std::pair<std::int64_t, std::int64_t>> decided_correct;  // per problem: n, c
   for (const ProblemFacts* problem : problems) {
+    if (!problem->traits) {
+      ++report.unchecked_problems;
+    } else if (!problem->traits->empty()) {
+      ++report.degenerate_problems;
+      for (const std::string& trait : *problem->traits) ++report.traits[trait];
+    }
     std::int64_t n = 0;
     std::int64_t c = 0;
-    for (const SampleFacts& sample : problem->samples) {
+    for (const SampleResult* sample : problem->samples) {
       ++report.samples;
-      if (sample.pending) {
+      if (sample->pending) {
         ++report.pending;
         continue;
       }
       ++n;
-      ++report.verdicts[sample.verdict];
-      if (sample.compiled) ++report.compiled;
-      if (!sample.correct) continue;
-      ++c;
-      if (!sample.speedup) continue;
-      const double speedup = *sample.speedup;
-      for (size_t i = 0; i < std::size(kFastPThresholds); ++i) {
-        if (speedup > kFastPThresholds[i]) ++fast[i];
-      }
-      if (speedup > 0 && std::isfinite(speedup)) {
-        log_sum += std::log(speedup);
-        ++report.speedup_samples;
-      }
+      ++report.verdicts[sample->verdict];
+      for (const SampleFlag& flag : sample->flags) ++report.flags[flag.name];
+      if (sample->compiled) ++report.compiled;
+      if (sample->correct) ++c;
     }
     report.correct += c;
     decided_correct.emplace_back(n, c);
@@ -64,14 +110,14 @@ LevelReport summarize(std::optional<int> level, const std::vector<const ProblemF
     report.compiled_rate = static_cast<double>(report.compiled) / decided;
     report.correct_rate = static_cast<double>(report.correct) / decided;
   }
-  for (size_t i = 0; i < std::size(kFastPThresholds); ++i) {
-    FastP entry{kFastPThresholds[i], std::nullopt};
-    if (report.decided > 0) entry.value = static_cast<double>(fast[i]) / static_cast<double>(report.decided);
-    report.fast_p.push_back(entry);
-  }
-  if (report.speedup_samples > 0) {
-    report.geomean_speedup = std::exp(log_sum / static_cast<double>(report.speedup_samples));
-  }
+  const SpeedTotals all = speed_totals(problems, false);
+  const SpeedTotals non_degenerate = speed_totals(problems, true);
+  const SpeedTotals& speed = options.exclude_degenerate ? non_degenerate : all;
+  for (std::size_t i = 0; i < std::size(kFastPThresholds); ++i) report.fast_p.push_back({kFastPThresholds[i], speed.fast_rate(i)});
+  report.geomean_speedup = speed.geomean();
+  report.speedup_samples = speed.logs;
+  report.all_problems = headline(all);
+  report.non_degenerate = headline(non_degenerate);
   if (!decided_correct.empty()) {
     report.min_decided_per_problem = decided_correct.front().first;
     for (const auto& [n, c] : decided_correct) report.min_decided_per_problem = std::min(report.min_decided_per_problem, n);
@@ -97,15 +143,25 @@ double unbiased_pass_at_k(std::int64_t n, std::int64_t c, std::int64_t k) {
   return 1.0 - ratio;
 }
 
-RunReport compute_report(const RunResults& results) {
+bool counts_as_fast(const SampleResult& sample, double p) {
+  return sample.correct && sample.speedup && *sample.speedup > p && !sample.has_flag(EvaluationFlag::below_memory_floor);
+}
+
+RunReport compute_report(const RunResults& results, ReportOptions options) {
   RunReport report;
   report.run = results.run;
+  report.options = options;
   std::map<std::int64_t, ProblemFacts> problems;
   for (const ProblemRow& problem : results.problems) problems[problem.problem_id].level = problem.level;
   for (const SampleResult& s : results.samples) {
     ProblemFacts& problem = problems[s.problem_id];
     problem.level = s.level;
-    problem.samples.push_back({s.pending, s.compiled, s.correct, s.speedup, s.verdict});
+    problem.samples.push_back(&s);
+  }
+  // load_run_results and read_summary have checked every problem's traits: none fails here.
+  for (const ProblemRow& problem : results.problems) {
+    auto traits = parse_problem_traits(problem.traits_json, "");
+    if (traits.ok()) problems[problem.problem_id].traits = std::move(*traits);
   }
 
   std::map<int, std::vector<const ProblemFacts*>> by_level;
@@ -114,15 +170,15 @@ RunReport compute_report(const RunResults& results) {
     by_level[problem.level].push_back(&problem);
     all.push_back(&problem);
   }
-  for (const auto& [level, level_problems] : by_level) report.levels.push_back(summarize(level, level_problems));
-  report.total = summarize(std::nullopt, all);
+  for (const auto& [level, level_problems] : by_level) report.levels.push_back(summarize(level, level_problems, options));
+  report.total = summarize(std::nullopt, all, options);
   return report;
 }
 
-Result<RunReport> compute_report(Store& store, std::int64_t run) {
+Result<RunReport> compute_report(Store& store, std::int64_t run, ReportOptions options) {
   auto results = load_run_results(store, run);
   if (!results.ok()) return results.error();
-  return compute_report(*results);
+  return compute_report(*results, options);
 }
 
 }  // namespace dicebench::results

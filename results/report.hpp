@@ -1,6 +1,8 @@
 // KernelBench-style metrics of one run for `dicebench report`: per level and in total, the
 // compiled and correct rates, fast_p, the geometric-mean speedup of correct samples, unbiased
-// pass@k and verdict counts. Rates are fractions in [0, 1].
+// pass@k and verdict counts; how many evaluations carry each flag; and correct %, fast_1 and the
+// geometric mean with and without degenerate problems (those with traits, results/flags.hpp).
+// Rates are fractions in [0, 1].
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,12 @@ class Store;
 inline constexpr double kFastPThresholds[] = {0.0, 0.5, 0.8, 1.0, 1.5, 2.0};
 inline constexpr int kPassAtK[] = {1, 2, 5, 10, 20, 50, 100};
 
+struct ReportOptions {
+  // fast_p and the geometric-mean speedup over non-degenerate problems only (problems whose traits
+  // were never checked count as non-degenerate).
+  bool exclude_degenerate = false;
+};
+
 struct FastP {
   double p = 0;
   std::optional<double> value;  // none when nothing is decided
@@ -28,6 +36,17 @@ struct FastP {
 struct PassAtK {
   int k = 0;
   double value = 0;
+};
+
+// Correct %, fast_1 and the geometric-mean speedup over one set of problems: all of them, or the
+// non-degenerate ones.
+struct HeadlineFigures {
+  std::int64_t problems = 0;
+  std::int64_t decided = 0;
+  std::int64_t correct = 0;
+  std::optional<double> correct_rate;
+  std::optional<double> fast_1;
+  std::optional<double> geomean_speedup;
 };
 
 // Figures over one level's problems (or all of them). A sample is pending while it has a
@@ -43,26 +62,41 @@ struct LevelReport {
   std::int64_t correct = 0;
   std::optional<double> compiled_rate;  // compiled / decided
   std::optional<double> correct_rate;   // correct / decided
-  // fraction of decided samples that are correct with speedup > p (strictly), one per threshold
+  // fraction of decided samples that count as fast at p (counts_as_fast), one per threshold
   std::vector<FastP> fast_p;
   std::optional<double> geomean_speedup;  // over correct samples that have a speedup
   std::int64_t speedup_samples = 0;       // how many samples the geomean covers
+  // fast_p and geomean_speedup leave out the degenerate problems (ReportOptions::exclude_degenerate).
+  bool excludes_degenerate = false;
   // The fewest decided samples of any problem; pass@k is given for k <= this when it is >= 2.
   std::int64_t min_decided_per_problem = 0;
   std::vector<PassAtK> pass_at_k;
   std::map<std::string, std::int64_t> verdicts;  // decided samples by verdict name
+  std::map<std::string, std::int64_t> flags;     // evaluations carrying each flag, by flag name
+  std::int64_t degenerate_problems = 0;          // problems with at least one trait
+  std::int64_t unchecked_problems = 0;           // problems whose traits were never checked
+  std::map<std::string, std::int64_t> traits;    // degenerate problems per trait name
+  HeadlineFigures all_problems;                  // always over every problem
+  HeadlineFigures non_degenerate;                // over the problems without traits
 };
 
 struct RunReport {
   RunRow run;
+  ReportOptions options;
   std::vector<LevelReport> levels;  // by level
   LevelReport total;
 };
 
 struct RunResults;
+struct SampleResult;
 
-Result<RunReport> compute_report(Store& store, std::int64_t run);
-RunReport compute_report(const RunResults& results);
+Result<RunReport> compute_report(Store& store, std::int64_t run, ReportOptions options = {});
+RunReport compute_report(const RunResults& results, ReportOptions options = {});
+
+// Whether a sample counts toward fast_p at threshold p: correct, with a speedup strictly above p,
+// and not flagged below_memory_floor (faster than moving its data allows: the timing is not real).
+// The one rule of the report, the comparison's bootstrap and the HTML page's curve.
+bool counts_as_fast(const SampleResult& sample, double p);
 
 // The unbiased estimator 1 - C(n-c, k) / C(n, k) of pass@k for one problem with n samples of
 // which c are correct, computed as a product (no overflow). Requires 0 <= c <= n and 1 <= k <= n.

@@ -1,4 +1,5 @@
-// Terminal table and JSON rendering of a run's report.
+// Terminal table and JSON rendering of a run's report: the metrics table, verdict and flag counts,
+// and the figures with and without degenerate problems.
 #include "results/report_format.hpp"
 
 #include <fmt/format.h>
@@ -42,12 +43,79 @@ std::string verdict_line(const LevelReport& total) {
   return line;
 }
 
+// "flags: below_memory_floor 1, borderline 2": flags in the vocabulary's order, then unknown names.
+std::string flag_line(const LevelReport& total) {
+  std::vector<std::string> parts;
+  for (EvaluationFlag flag : kAllEvaluationFlags) {
+    const auto it = total.flags.find(std::string(flag_name(flag)));
+    if (it != total.flags.end()) parts.push_back(fmt::format("{} {}", it->first, it->second));
+  }
+  for (const auto& [name, count] : total.flags)
+    if (!parse_flag(name)) parts.push_back(fmt::format("{} {}", name, count));
+  std::string line = "flags:";
+  for (std::size_t i = 0; i < parts.size(); ++i) line += (i == 0 ? " " : ", ") + parts[i];
+  return parts.empty() ? line + " none" : line;
+}
+
+// "degenerate problems: 2 of 5 (zeros_pass 2, constant_output 1); traits not checked for 1"
+std::string degenerate_line(const LevelReport& total) {
+  if (total.problems > 0 && total.unchecked_problems == total.problems) return "degenerate problems: traits not checked";
+  std::string line = total.degenerate_problems == 0 ? fmt::format("degenerate problems: none of {}", total.problems)
+                                                    : fmt::format("degenerate problems: {} of {}", total.degenerate_problems,
+                                                                  total.problems);
+  std::vector<std::string> parts;
+  for (ProblemTrait trait : kAllProblemTraits) {
+    const auto it = total.traits.find(std::string(trait_name(trait)));
+    if (it != total.traits.end()) parts.push_back(fmt::format("{} {}", it->first, it->second));
+  }
+  for (const auto& [name, count] : total.traits)
+    if (!parse_trait(name)) parts.push_back(fmt::format("{} {}", name, count));
+  if (!parts.empty()) {
+    line += " (";
+    for (std::size_t i = 0; i < parts.size(); ++i) line += (i == 0 ? "" : ", ") + parts[i];
+    line += ")";
+  }
+  if (total.unchecked_problems > 0) line += fmt::format("; traits not checked for {}", total.unchecked_problems);
+  return line;
+}
+
+// Correct %, fast_1 and geomean over all problems and over the non-degenerate ones, per level
+// and in total.
+std::string degenerate_table(const RunReport& report) {
+  TextTable table;
+  table.header = {"level", "problems", "count", "correct", "fast_1", "geomean"};
+  table.right_aligned = {false, false, true, true, true, true};
+  auto add = [&](const LevelReport& level) {
+    const std::string name = level.level ? std::to_string(*level.level) : std::string("total");
+    for (const auto& [set, figures] : {std::pair<const char*, const HeadlineFigures*>{"all", &level.all_problems},
+                                       std::pair<const char*, const HeadlineFigures*>{"non-degenerate", &level.non_degenerate}}) {
+      table.rows.push_back({name, set, std::to_string(figures->problems), percent(figures->correct_rate),
+                            percent(figures->fast_1),
+                            figures->geomean_speedup ? fmt::format("{:.3f}x", *figures->geomean_speedup) : std::string(kNoData)});
+    }
+  };
+  if (report.levels.size() > 1) {
+    for (const LevelReport& level : report.levels) add(level);
+  }
+  add(report.total);
+  return render_text_table(table);
+}
+
 nlohmann::json optional_number(std::optional<double> value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
 nlohmann::json optional_text(const std::optional<std::string>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json headline_json(const HeadlineFigures& figures) {
+  return {{"problems", figures.problems},
+          {"decided", figures.decided},
+          {"correct", figures.correct},
+          {"correct_rate", optional_number(figures.correct_rate)},
+          {"fast_1", optional_number(figures.fast_1)},
+          {"geomean_speedup", optional_number(figures.geomean_speedup)}};
 }
 
 nlohmann::json level_json(const LevelReport& level) {
@@ -71,6 +139,13 @@ nlohmann::json level_json(const LevelReport& level) {
   for (const PassAtK& entry : level.pass_at_k) pass[std::to_string(entry.k)] = entry.value;
   out["pass_at_k"] = std::move(pass);
   out["verdicts"] = level.verdicts;
+  out["excludes_degenerate"] = level.excludes_degenerate;
+  out["flags"] = level.flags;
+  out["degenerate_problems"] = level.degenerate_problems;
+  out["unchecked_problems"] = level.unchecked_problems;
+  out["traits"] = level.traits;
+  out["all_problems"] = headline_json(level.all_problems);
+  out["non_degenerate"] = headline_json(level.non_degenerate);
   return out;
 }
 
@@ -82,6 +157,10 @@ std::string format_report(const RunReport& report) {
                                 run_status_name(run.status), run.created);
   if (run.finished) out += fmt::format("  finished {}", *run.finished);
   out += '\n';
+  if (report.options.exclude_degenerate) {
+    out += fmt::format("fast_p and geomean leave out the {} degenerate problem{} (--exclude-degenerate)\n",
+                       report.total.degenerate_problems, report.total.degenerate_problems == 1 ? "" : "s");
+  }
 
   // pass@k columns: every k that any row has.
   std::set<int> ks;
@@ -122,6 +201,11 @@ std::string format_report(const RunReport& report) {
   out += render_text_table(table);
   out += verdict_line(report.total);
   out += '\n';
+  out += flag_line(report.total);
+  out += '\n';
+  out += degenerate_line(report.total);
+  out += '\n';
+  if (report.total.degenerate_problems > 0) out += degenerate_table(report);
   return out;
 }
 
@@ -139,6 +223,7 @@ nlohmann::json report_json(const RunReport& report) {
       {"git_sha", run.git_sha},
       {"gpu", optional_text(run.gpu)},
   };
+  out["exclude_degenerate"] = report.options.exclude_degenerate;
   nlohmann::json levels = nlohmann::json::array();
   for (const LevelReport& level : report.levels) levels.push_back(level_json(level));
   out["levels"] = std::move(levels);

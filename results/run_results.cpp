@@ -1,8 +1,11 @@
-// Loading a run's problems and per-sample results from the store in one query.
+// Loading a run's problems and per-sample results (with their flags, margins and the problems'
+// traits) from the store, on any schema version.
 #include "results/run_results.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "results/store.hpp"
@@ -10,16 +13,96 @@
 namespace dicebench::results {
 namespace {
 
-// The number stored under `key` in an evaluation's details JSON, if any.
-std::optional<std::int64_t> details_integer(const std::string& details, const char* key) {
+// What run_results reads from an evaluation's details JSON.
+struct DetailsFacts {
+  std::optional<std::int64_t> runtime_trials;
+  std::optional<std::string> failed_stage;
+};
+
+DetailsFacts read_details(const std::string& details) {
+  DetailsFacts facts;
   const nlohmann::json parsed = nlohmann::json::parse(details, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object()) return std::nullopt;
-  const auto it = parsed.find(key);
-  if (it == parsed.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<std::int64_t>();
+  if (!parsed.is_object()) return facts;
+  if (const auto it = parsed.find("runtime_trials"); it != parsed.end() && it->is_number_integer()) {
+    facts.runtime_trials = it->get<std::int64_t>();
+  }
+  if (const auto it = parsed.find("failed_stage"); it != parsed.end() && it->is_string() && !it->get<std::string>().empty()) {
+    facts.failed_stage = it->get<std::string>();
+  }
+  return facts;
+}
+
+// Where an evaluation flag stands in the vocabulary; unknown names after every known one.
+std::size_t flag_rank(const std::string& name) {
+  const auto flag = parse_flag(name);
+  if (!flag) return kAllEvaluationFlags.size();
+  return static_cast<std::size_t>(std::find(kAllEvaluationFlags.begin(), kAllEvaluationFlags.end(), *flag) -
+                                  kAllEvaluationFlags.begin());
+}
+
+// The flags of every evaluated sample of the run, by sample id (schema 6 and later).
+Result<std::map<std::int64_t, std::vector<SampleFlag>>> load_flags(Store& store, std::int64_t run) {
+  std::map<std::int64_t, std::vector<SampleFlag>> out;
+  if (store.schema_version() < 6) return out;
+  constexpr std::string_view context = "cannot read evaluation flags";
+  auto stmt = store.database().prepare(
+      "SELECT f.sample, f.flag, f.detail FROM evaluation_flags AS f JOIN samples AS s ON s.id = f.sample "
+      "WHERE s.run = ?",
+      context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind(1, run);
+  for (;;) {
+    auto row = stmt->step(context);
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    out[stmt->column_int64(0)].push_back({stmt->column_text(1), stmt->column_text(2)});
+  }
+  for (auto& [sample, flags] : out) sort_flags(flags);
+  return out;
 }
 
 }  // namespace
+
+bool SampleResult::has_flag(EvaluationFlag flag) const { return find_flag(flag) != nullptr; }
+
+const SampleFlag* SampleResult::find_flag(EvaluationFlag flag) const {
+  for (const SampleFlag& f : flags)
+    if (f.name == flag_name(flag)) return &f;
+  return nullptr;
+}
+
+void sort_flags(std::vector<SampleFlag>& flags) {
+  std::sort(flags.begin(), flags.end(), [](const SampleFlag& a, const SampleFlag& b) {
+    const std::size_t ra = flag_rank(a.name), rb = flag_rank(b.name);
+    return ra != rb ? ra < rb : a.name < b.name;
+  });
+}
+
+Result<std::optional<std::vector<std::string>>> parse_problem_traits(const std::optional<std::string>& traits_json,
+                                                                     const std::string& where) {
+  if (!traits_json) return std::optional<std::vector<std::string>>();
+  const nlohmann::json parsed = nlohmann::json::parse(*traits_json, nullptr, /*allow_exceptions=*/false);
+  std::vector<std::string> names;
+  bool valid = parsed.is_array();
+  if (valid) {
+    for (const nlohmann::json& name : parsed) {
+      if (!name.is_string()) {
+        valid = false;
+        break;
+      }
+      names.push_back(name.get<std::string>());
+    }
+  }
+  if (!valid) return make_error(fmt::format("{}: traits must be a JSON array of trait names, not {}", where, *traits_json));
+  return std::optional<std::vector<std::string>>(std::move(names));
+}
+
+std::optional<std::string> problem_traits_json(const std::optional<std::vector<std::string>>& traits) {
+  if (!traits) return std::nullopt;
+  return nlohmann::json(*traits).dump();
+}
+
+bool is_degenerate(const std::optional<std::vector<std::string>>& traits) { return traits && !traits->empty(); }
 
 Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions options) {
   RunResults results;
@@ -31,17 +114,28 @@ Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions 
     if (!problems.ok()) return problems.error();
     results.problems = std::move(*problems);
   }
+  std::map<std::int64_t, std::optional<std::vector<std::string>>> traits;
+  for (const ProblemRow& problem : results.problems) {
+    auto parsed = parse_problem_traits(problem.traits_json,
+                                       fmt::format("{}: problem {} of run {}", store.path(), problem.problem_id, run));
+    if (!parsed.ok()) return parsed.error();
+    traits[problem.problem_id] = std::move(*parsed);
+  }
+  auto flags = load_flags(store, run);
+  if (!flags.ok()) return flags.error();
+
   const bool v4 = store.schema_version() >= 4;
+  const bool v6 = store.schema_version() >= 6;
   const std::string sources = options.sources ? "s.candidate" : "NULL";
   const std::string sql = fmt::format(
       "SELECT s.id, s.problem_id, p.level, s.sample_index, s.candidate IS NOT NULL, e.sample IS NOT NULL, e.status, "
       "e.compiled, e.correct, e.device, e.runtime_ms, e.runtime_mean_ms, e.runtime_std_ms, e.runtime_min_ms, "
       "e.runtime_max_ms, e.runtime_p10_ms, e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, e.speedup, "
-      "e.error_class, e.error_message, e.details, {}, {}, {}, {} "
+      "e.error_class, e.error_message, e.details, {}, {}, {}, {}, {}, {} "
       "FROM samples AS s JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id "
       "LEFT JOIN evaluations AS e ON e.sample = s.id WHERE s.run = ? ORDER BY s.problem_id, s.sample_index",
       v4 ? "e.custom_kernel_share" : "NULL", v4 ? "e.compile_path" : "NULL", sources,
-      v4 && options.sources ? "e.compile_log" : "NULL");
+      v4 && options.sources ? "e.compile_log" : "NULL", v6 ? "e.margin" : "NULL", v6 ? "e.memory_floor_ms" : "NULL");
   constexpr std::string_view context = "cannot read results";
   auto stmt = store.database().prepare(sql, context);
   if (!stmt.ok()) return stmt.error();
@@ -74,16 +168,22 @@ Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions 
       s.speedup = stmt->column_optional_double(19);
       s.error_class = stmt->column_optional_text(20);
       s.error_message = stmt->column_optional_text(21);
-      s.runtime_trials = details_integer(stmt->column_text(22), "runtime_trials");
+      const DetailsFacts details = read_details(stmt->column_text(22));
+      s.runtime_trials = details.runtime_trials;
+      s.failed_stage = details.failed_stage;
       s.custom_kernel_share = stmt->column_optional_double(23);
       s.compile_path = stmt->column_optional_text(24);
       s.compile_log = stmt->column_optional_text(26);
+      s.margin = stmt->column_optional_double(27);
+      s.memory_floor_ms = stmt->column_optional_double(28);
+      if (const auto it = flags->find(s.sample_id); it != flags->end()) s.flags = it->second;
     } else if (s.has_candidate) {
       s.pending = true;
     } else {
       s.verdict = std::string(verdict_name(Verdict::extraction_failed));
     }
     s.candidate = stmt->column_optional_text(25);
+    if (const auto it = traits.find(s.problem_id); it != traits.end()) s.problem_traits = it->second;
     results.samples.push_back(std::move(s));
   }
   return results;

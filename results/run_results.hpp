@@ -15,6 +15,14 @@ namespace dicebench::results {
 
 class Store;
 
+// A flag on a sample's evaluation (results/flags.hpp), with what the evaluator saw
+// ("0.012 ms, floor 0.050 ms"). Kept by name, so a summary file from a newer dicebench still reads.
+struct SampleFlag {
+  std::string name;
+  std::string detail;
+  bool operator==(const SampleFlag&) const = default;
+};
+
 struct SampleResult {
   std::int64_t sample_id = 0;  // samples.id; 0 when read from a summary file
   std::int64_t problem_id = 0;
@@ -36,9 +44,24 @@ struct SampleResult {
   std::optional<std::int64_t> runtime_trials;
   std::optional<std::string> compile_path;
   std::optional<std::string> error_class, error_message;
+  // The worst compared element's |c - r| / (atol + rtol * |r|) over every compared call (at most 1
+  // for a correct sample), and the time to move the inputs and outputs at the GPU's bandwidth;
+  // absent when not measured (and in databases before schema 6).
+  std::optional<double> margin;
+  std::optional<double> memory_floor_ms;
+  std::vector<SampleFlag> flags;  // in the vocabulary's order (kAllEvaluationFlags), unknown names last
+  // The problem's degenerate traits (results/flags.hpp names); none when never checked. An empty
+  // list: checked, and not degenerate.
+  std::optional<std::vector<std::string>> problem_traits;
+  // The evaluation stage that failed ("load", "init", "trials", "timing", "after_timing"), from the
+  // evaluation's details; absent for a correct sample and where the evaluator did not record it.
+  std::optional<std::string> failed_stage;
   // Only with LoadOptions::sources.
   std::optional<std::string> candidate;
   std::optional<std::string> compile_log;
+
+  bool has_flag(EvaluationFlag flag) const;
+  const SampleFlag* find_flag(EvaluationFlag flag) const;
 };
 
 struct RunResults {
@@ -51,11 +74,26 @@ struct LoadOptions {
   bool sources = false;  // candidate sources and compile logs
 };
 
-// Errors: "no run N in FILE", and the store's read errors. Works on databases of schema
-// version 1 and later (columns added later read as absent).
+// Errors: "no run N in FILE", a problem whose traits are not a JSON array of names, and the
+// store's read errors. Works on databases of schema version 1 and later (columns and tables added
+// later read as absent: no margin, no flags, traits not checked).
 Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions options = {});
 
 // The problem's record among run.problems, or nullptr.
 const ProblemRow* find_problem(const RunResults& run, std::int64_t problem_id);
+
+// A problem's traits (ProblemRow::traits_json) as names: none when never checked. Errors, naming
+// `where`, when the text is not a JSON array of strings.
+Result<std::optional<std::vector<std::string>>> parse_problem_traits(const std::optional<std::string>& traits_json,
+                                                                     const std::string& where);
+
+// The traits as ProblemRow::traits_json stores them (a JSON array), or none.
+std::optional<std::string> problem_traits_json(const std::optional<std::vector<std::string>>& traits);
+
+// Degenerate: checked, with at least one trait (it can be passed without computing its answer).
+bool is_degenerate(const std::optional<std::vector<std::string>>& traits);
+
+// Sorts flags into the vocabulary's order, unknown names last by name.
+void sort_flags(std::vector<SampleFlag>& flags);
 
 }  // namespace dicebench::results

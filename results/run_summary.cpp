@@ -1,12 +1,15 @@
-// Rendering a run's record, configuration and per-problem verdict counts for `dicebench show`.
+// Rendering a run's record, configuration, per-problem verdict counts and traits, and per-sample
+// verdicts, margins and flags for `dicebench show`.
 #include "results/run_summary.hpp"
 
 #include <fmt/format.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <vector>
 
+#include "results/run_results.hpp"
 #include "results/store.hpp"
 #include "results/text_table.hpp"
 
@@ -54,41 +57,74 @@ std::string verdict_summary(const ProblemCounts& counts) {
   return joined;
 }
 
+// "zeros_pass, constant_output"; "none" when checked and not degenerate; "–" when never checked.
+std::string traits_text(const std::optional<std::vector<std::string>>& traits) {
+  if (!traits) return "\u2013";
+  if (traits->empty()) return "none";
+  std::string joined;
+  for (const std::string& trait : *traits) joined += (joined.empty() ? "" : ", ") + trait;
+  return joined;
+}
+
+// The verdict, marked when the sample is borderline: "correct BORDERLINE".
+std::string verdict_text(const SampleResult& s) {
+  std::string text = s.pending ? "pending" : s.verdict;
+  if (s.has_flag(EvaluationFlag::borderline)) text += " BORDERLINE";
+  return text;
+}
+
+// "borderline (margin 0.93); below_memory_floor (0.012 ms, floor 0.050 ms)"
+std::string flags_text(const SampleResult& s) {
+  std::string joined;
+  for (const SampleFlag& flag : s.flags) {
+    joined += (joined.empty() ? "" : "; ") + flag.name;
+    if (!flag.detail.empty()) joined += " (" + flag.detail + ")";
+  }
+  return joined.empty() ? "\u2013" : joined;
+}
+
+// Per sample: verdict (borderline marked), margin and flags with their details; then what each
+// flag that occurs means.
+std::string sample_table(const RunResults& results) {
+  TextTable table;
+  table.header = {"problem", "sample", "verdict", "margin", "speedup", "flags"};
+  table.right_aligned = {true, true, false, true, true, false};
+  std::set<std::string> seen;
+  for (const SampleResult& s : results.samples) {
+    table.rows.push_back({std::to_string(s.problem_id), std::to_string(s.sample_index), verdict_text(s),
+                          s.margin ? fmt::format("{:.3g}", *s.margin) : std::string("\u2013"),
+                          s.speedup ? fmt::format("{:.3f}x", *s.speedup) : std::string("\u2013"), flags_text(s)});
+    for (const SampleFlag& flag : s.flags) seen.insert(flag.name);
+  }
+  std::string out = fmt::format("samples: {}\n", results.samples.size());
+  out += render_text_table(table);
+  for (EvaluationFlag flag : kAllEvaluationFlags) {
+    if (!seen.count(std::string(flag_name(flag)))) continue;
+    out += fmt::format("{}: {}\n", flag == EvaluationFlag::borderline ? "BORDERLINE" : flag_name(flag),
+                       flag_description(flag));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::string> format_run_summary(Store& store, std::int64_t run_id) {
-  auto run = store.run(run_id);
-  if (!run.ok()) return run.error();
-  auto problems = store.problems(run_id);
-  if (!problems.ok()) return problems.error();
-
-  constexpr std::string_view context = "cannot read results";
-  auto stmt = store.database().prepare(
-      "SELECT s.problem_id, CASE WHEN e.sample IS NOT NULL THEN e.status "
-      "WHEN s.candidate IS NULL THEN 'extraction_failed' ELSE NULL END, count(*) "
-      "FROM samples AS s LEFT JOIN evaluations AS e ON e.sample = s.id "
-      "WHERE s.run = ? GROUP BY 1, 2",
-      context);
-  if (!stmt.ok()) return stmt.error();
-  stmt->bind(1, run_id);
+  auto results = load_run_results(store, run_id);
+  if (!results.ok()) return results.error();
   std::map<std::int64_t, ProblemCounts> counts;
-  std::int64_t total_samples = 0;
-  for (;;) {
-    auto row = stmt->step(context);
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    ProblemCounts& problem = counts[stmt->column_int64(0)];
-    const std::int64_t count = stmt->column_int64(2);
-    problem.samples += count;
-    total_samples += count;
-    if (stmt->is_null(1)) {
-      problem.pending += count;
+  for (const SampleResult& s : results->samples) {
+    ProblemCounts& problem = counts[s.problem_id];
+    ++problem.samples;
+    if (s.pending) {
+      ++problem.pending;
     } else {
-      problem.verdicts[stmt->column_text(1)] += count;
+      ++problem.verdicts[s.verdict];
     }
   }
+  const std::vector<ProblemRow>& problems = results->problems;
+  const std::size_t total_samples = results->samples.size();
 
-  const RunRow& r = *run;
+  const RunRow& r = results->run;
   std::string out;
   out += fmt::format("run {}: {} on {}, {}\n", r.id, r.model, r.suite, run_status_name(r.status));
   out += fmt::format("  created    {}\n", r.created);
@@ -100,20 +136,23 @@ Result<std::string> format_run_summary(Store& store, std::int64_t run_id) {
   out += fmt::format("  seed       {}\n", r.seed);
   out += "config:\n";
   out += pretty_config(r.config_json);
-  out += fmt::format("problems: {}, samples: {}\n", problems->size(), total_samples);
+  out += fmt::format("problems: {}, samples: {}\n", problems.size(), total_samples);
 
   TextTable table;
-  table.header = {"id", "level", "name", "samples", "verdicts"};
-  table.right_aligned = {true, true, false, true, false};
-  for (const ProblemRow& problem : *problems) {
+  table.header = {"id", "level", "name", "samples", "verdicts", "traits"};
+  table.right_aligned = {true, true, false, true, false, false};
+  for (const ProblemRow& problem : problems) {
     const auto it = counts.find(problem.problem_id);
     const ProblemCounts none;
     const ProblemCounts& c = it != counts.end() ? it->second : none;
+    // load_run_results has checked the traits.
+    const auto traits = parse_problem_traits(problem.traits_json, "");
     table.rows.push_back({std::to_string(problem.problem_id), std::to_string(problem.level),
-                          truncate_to_width(problem.name, 48),
-                          std::to_string(c.samples), verdict_summary(c)});
+                          truncate_to_width(problem.name, 48), std::to_string(c.samples), verdict_summary(c),
+                          traits.ok() ? traits_text(*traits) : std::string("\u2013")});
   }
   out += render_text_table(table);
+  if (total_samples > 0) out += sample_table(*results);
   return out;
 }
 

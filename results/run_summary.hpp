@@ -1,5 +1,6 @@
-// The text of `dicebench show RUN`: a run's record, its configuration and a compact table of
-// its problems with sample and verdict counts.
+// The text of `dicebench show RUN`: a run's record, its configuration, a compact table of its
+// problems with sample and verdict counts and degenerate traits, and one row per sample with its
+// verdict (BORDERLINE marked), margin, speedup and flags with their details.
 #pragma once
 
 #include <cstdint>

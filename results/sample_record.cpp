@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <vector>
+
 #include "results/json_fields.hpp"
 
 namespace dicebench::results {
@@ -35,6 +38,18 @@ nlohmann::ordered_json sample_record(const RunResults& run, const SampleResult& 
   r["device"] = or_null(s.device);
   r["error_class"] = or_null(s.error_class);
   r["error_message"] = or_null(s.error_message);
+  r["margin"] = or_null(s.margin);
+  r["memory_floor_ms"] = or_null(s.memory_floor_ms);
+  nlohmann::ordered_json flags = nlohmann::ordered_json::array();
+  nlohmann::ordered_json details = nlohmann::ordered_json::object();
+  for (const SampleFlag& flag : s.flags) {
+    flags.push_back(flag.name);
+    details[flag.name] = flag.detail;
+  }
+  r["flags"] = std::move(flags);
+  r["flag_details"] = std::move(details);
+  r["problem_traits"] = or_null(s.problem_traits);
+  r["failed_stage"] = or_null(s.failed_stage);
   return r;
 }
 
@@ -66,6 +81,18 @@ Result<SampleResult> parse_sample_record(const nlohmann::json& r, const std::str
     s.device = optional_field<std::string>(r, "device");
     s.error_class = optional_field<std::string>(r, "error_class");
     s.error_message = optional_field<std::string>(r, "error_message");
+    // Written since run summary format 2; absent from older records.
+    s.margin = optional_field<double>(r, "margin");
+    s.memory_floor_ms = optional_field<double>(r, "memory_floor_ms");
+    using Details = std::map<std::string, std::string>;
+    const Details details = optional_field<Details>(r, "flag_details").value_or(Details{});
+    for (const std::string& name : optional_field<std::vector<std::string>>(r, "flags").value_or(std::vector<std::string>{})) {
+      const auto detail = details.find(name);
+      s.flags.push_back({name, detail != details.end() ? detail->second : std::string()});
+    }
+    sort_flags(s.flags);
+    s.problem_traits = optional_field<std::vector<std::string>>(r, "problem_traits");
+    s.failed_stage = optional_field<std::string>(r, "failed_stage");
     return s;
   } catch (const nlohmann::json::exception& e) {
     return make_error(fmt::format("{}: malformed sample record ({})", where, e.what()));

@@ -289,10 +289,11 @@ Result<std::vector<RunRow>> Store::runs() {
 Result<std::vector<ProblemRow>> Store::problems(std::int64_t run) {
   constexpr std::string_view context = "cannot read problems";
   DICEBENCH_TRY(require_run(run));
-  auto stmt = db_.prepare(
-      "SELECT problem_id, level, name, path, content_hash, prompt_hash, traits FROM problems WHERE run = ? "
-      "ORDER BY problem_id",
-      context);
+  // problems.traits came with schema version 6; a read-only older database reads it as absent.
+  auto stmt = db_.prepare(fmt::format("SELECT problem_id, level, name, path, content_hash, prompt_hash, {} FROM problems "
+                                      "WHERE run = ? ORDER BY problem_id",
+                                      schema_version_ >= 6 ? "traits" : "NULL"),
+                          context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind(1, run);
   std::vector<ProblemRow> rows;
@@ -343,13 +344,19 @@ Result<std::vector<SampleRow>> Store::pending_samples(std::int64_t run) {
 Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
   constexpr std::string_view context = "cannot read evaluations";
   DICEBENCH_TRY(require_run(run));
+  // Columns added by later schema versions read as absent from a read-only older database.
+  const bool v4 = schema_version_ >= 4, v5 = schema_version_ >= 5, v6 = schema_version_ >= 6;
   auto stmt = db_.prepare(
-      "SELECT e.sample, e.status, e.compiled, e.correct, e.device, e.runtime_ms, e.runtime_mean_ms, e.runtime_std_ms, "
-      "e.runtime_min_ms, e.runtime_max_ms, e.runtime_p10_ms, e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, "
-      "e.speedup, e.speedup_mean, e.error_class, e.error_message, e.details, e.created, e.compile_path, "
-      "e.compile_reason, e.compile_seconds, e.compile_log, e.device_busy_ms, e.host_wall_ms, e.custom_kernel_share, "
-      "e.call_host_ms, e.launch_latency_ms, e.start_span_ms, e.margin, e.memory_floor_ms "
-      "FROM evaluations AS e JOIN samples AS s ON s.id = e.sample WHERE s.run = ? ORDER BY e.sample",
+      fmt::format("SELECT e.sample, e.status, e.compiled, e.correct, e.device, e.runtime_ms, e.runtime_mean_ms, "
+                  "e.runtime_std_ms, e.runtime_min_ms, e.runtime_max_ms, e.runtime_p10_ms, e.runtime_p90_ms, "
+                  "e.baseline_ms, e.baseline_mean_ms, e.speedup, e.speedup_mean, e.error_class, e.error_message, "
+                  "e.details, e.created, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {} "
+                  "FROM evaluations AS e JOIN samples AS s ON s.id = e.sample WHERE s.run = ? ORDER BY e.sample",
+                  v4 ? "e.compile_path" : "NULL", v4 ? "e.compile_reason" : "NULL", v4 ? "e.compile_seconds" : "NULL",
+                  v4 ? "e.compile_log" : "NULL", v4 ? "e.device_busy_ms" : "NULL", v4 ? "e.host_wall_ms" : "NULL",
+                  v4 ? "e.custom_kernel_share" : "NULL", v5 ? "e.call_host_ms" : "NULL",
+                  v5 ? "e.launch_latency_ms" : "NULL", v5 ? "e.start_span_ms" : "NULL", v6 ? "e.margin" : "NULL",
+                  v6 ? "e.memory_floor_ms" : "NULL"),
       context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind(1, run);
@@ -393,6 +400,7 @@ Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
     e.memory_floor_ms = stmt->column_optional_double(31);
     rows.push_back(std::move(e));
   }
+  if (!v6) return rows;  // no evaluation_flags table before version 6
   // Their flags, in the vocabulary's order; a name this build does not know is an error, not dropped.
   auto flags = db_.prepare(
       "SELECT f.sample, f.flag, f.detail FROM evaluation_flags AS f JOIN samples AS s ON s.id = f.sample "
@@ -420,6 +428,7 @@ Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
 
 Result<std::vector<KernelRow>> Store::kernels(std::int64_t sample) {
   constexpr std::string_view context = "cannot read evaluation_kernels";
+  if (schema_version_ < 4) return std::vector<KernelRow>{};  // no per-kernel rows before version 4
   auto stmt = db_.prepare(
       "SELECT name, kind, from_candidate, launches_per_call, ms_per_call, grid, block FROM evaluation_kernels "
       "WHERE sample = ? ORDER BY ms_per_call DESC, name",

@@ -57,13 +57,14 @@ class Store {
   // ---- reads ----
   Result<RunRow> run(std::int64_t id);
   Result<std::vector<RunRow>> runs();  // oldest first
-  Result<std::vector<ProblemRow>> problems(std::int64_t run);  // by problem id
+  Result<std::vector<ProblemRow>> problems(std::int64_t run);  // by problem id; traits absent before schema 6
   // Samples by problem id and sample index; completion texts only when asked for.
   Result<std::vector<SampleRow>> samples(std::int64_t run, bool with_completion = false);
   // Samples that have a candidate and no evaluation yet (candidate text included).
   Result<std::vector<SampleRow>> pending_samples(std::int64_t run);
-  Result<std::vector<EvaluationRow>> evaluations(std::int64_t run);  // by sample id
-  Result<std::vector<KernelRow>> kernels(std::int64_t sample);        // slowest first
+  // By sample id. On a read-only database of an older schema, columns it lacks read as absent.
+  Result<std::vector<EvaluationRow>> evaluations(std::int64_t run);
+  Result<std::vector<KernelRow>> kernels(std::int64_t sample);  // slowest first; none before schema 4
   // (problem_id, sample_index) of every stored sample: what a resumed run skips.
   Result<std::set<std::pair<std::int64_t, int>>> done_samples(std::int64_t run);
   Result<std::int64_t> sample_count(std::int64_t run);

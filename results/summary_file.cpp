@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/base/text.hpp"
@@ -64,8 +65,10 @@ std::string write_summary(const RunResults& run) {
   out["run"] = run_json(run.run);
   nlohmann::ordered_json problems = nlohmann::ordered_json::array();
   for (const ProblemRow& p : run.problems) {
+    const auto traits = parse_problem_traits(p.traits_json, "");  // load_run_results checked them
     problems.push_back({{"problem_id", p.problem_id}, {"level", p.level}, {"name", p.name}, {"path", p.path},
-                        {"content_hash", p.content_hash}, {"prompt_hash", p.prompt_hash}});
+                        {"content_hash", p.content_hash}, {"prompt_hash", p.prompt_hash},
+                        {"traits", traits.ok() ? or_null(*traits) : nlohmann::ordered_json(nullptr)}});
   }
   out["problems"] = std::move(problems);
   nlohmann::ordered_json samples = nlohmann::ordered_json::array();
@@ -93,12 +96,21 @@ Result<RunResults> read_summary(const std::filesystem::path& path) {
   }
   if (version < 1) return make_error(fmt::format("{}: run summary format {} does not exist", name, version));
   RunResults run;
+  std::map<std::int64_t, std::optional<std::vector<std::string>>> traits;
   try {
     run.run = parse_run(doc.at("run"));
     for (const auto& p : doc.at("problems")) {
-      run.problems.push_back({p.at("problem_id").get<std::int64_t>(), p.at("level").get<int>(),
-                              p.at("name").get<std::string>(), p.value("path", ""), p.value("content_hash", ""),
-                              p.value("prompt_hash", "")});
+      ProblemRow problem;
+      problem.problem_id = p.at("problem_id").get<std::int64_t>();
+      problem.level = p.at("level").get<int>();
+      problem.name = p.at("name").get<std::string>();
+      problem.path = p.value("path", "");
+      problem.content_hash = p.value("content_hash", "");
+      problem.prompt_hash = p.value("prompt_hash", "");
+      // Since format 2: the problem's traits, null when never checked.
+      traits[problem.problem_id] = optional_field<std::vector<std::string>>(p, "traits");
+      problem.traits_json = problem_traits_json(traits[problem.problem_id]);
+      run.problems.push_back(std::move(problem));
     }
   } catch (const nlohmann::json::exception& e) {
     return make_error(fmt::format("{}: malformed run summary ({})", name, e.what()));
@@ -108,6 +120,9 @@ Result<RunResults> read_summary(const std::filesystem::path& path) {
   for (std::size_t i = 0; i < samples->size(); ++i) {
     auto sample = parse_sample_record((*samples)[i], fmt::format("{}: sample {}", name, i));
     if (!sample.ok()) return sample.error();
+    // The problem's traits are the problems list's; a record's copy is for readers of JSON lines.
+    const auto it = traits.find(sample->problem_id);
+    sample->problem_traits = it != traits.end() ? it->second : std::nullopt;
     run.samples.push_back(std::move(*sample));
   }
   return run;

@@ -12,9 +12,11 @@
 namespace dicebench::results {
 
 inline constexpr const char* kSummaryFormat = "dicebench-run-summary";
-inline constexpr int kSummaryFormatVersion = 1;
+// 2: problems carry "traits", samples "margin", "memory_floor_ms", "flags", "flag_details",
+// "problem_traits" and "failed_stage". Files of format 1 still read (those read as absent).
+inline constexpr int kSummaryFormatVersion = 2;
 
-// {"format": "dicebench-run-summary", "version": 1, "run": {...}, "problems": [...],
+// {"format": "dicebench-run-summary", "version": 2, "run": {...}, "problems": [{..., "traits"}],
 //  "samples": [sample_record...], "report": report_json (informative only)}
 std::string write_summary(const RunResults& run);
 

@@ -1,5 +1,6 @@
 // `dicebench compare A B`: two runs of one suite side by side, per level, with deltas, noise
-// tests and the problems that flipped. A and B are run references (RUN, DATABASE:RUN or a run
+// tests and the problems that flipped (borderline flips apart; slower or faster only beyond the
+// timing spread and --min-change). A and B are run references (RUN, DATABASE:RUN or a run
 // summary file).
 #include "core/cli/commands.hpp"
 #include "core/cli/run_reference.hpp"
@@ -15,7 +16,7 @@ namespace dicebench::cli {
 
 Command add_compare_command(CLI::App& parent) {
   struct Options {
-    std::string a, b, db = kDefaultDatabase;
+    std::string a, b, db = kDefaultDatabase, min_change = "0.05";
     bool json = false;
     results::CompareOptions compare;
   };
@@ -32,9 +33,16 @@ Command add_compare_command(CLI::App& parent) {
       ->check(CLI::Range(100, 1000000))
       ->capture_default_str();
   app->add_option("--seed", o->compare.bootstrap.seed, "Bootstrap seed")->capture_default_str();
+  app->add_option("--min-change", o->min_change,
+                  "List a problem as slower or faster only when its median runtime changed by more than this fraction "
+                  "(and beyond its p10-p90 timing spread)")
+      ->capture_default_str();
   app->add_flag("--json", o->json, "Print JSON instead of tables");
   return {app, [o]() {
             o->compare.bootstrap.confidence = 1.0 - o->compare.alpha;
+            auto min_change = results::parse_min_change(o->min_change);
+            if (!min_change) return fail(min_change.error().message);
+            o->compare.min_change = *min_change;
             auto ref_a = parse_run_reference(o->a, o->db, true);
             if (!ref_a) return fail(ref_a.error().message);
             auto ref_b = parse_run_reference(o->b, o->db, true);

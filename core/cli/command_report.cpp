@@ -1,6 +1,7 @@
 // `dicebench report RUN [RUN2]`: per level compiled %, correct %, fast_p, geometric-mean speedup
-// and pass@k, as a table or JSON; with --html, one self-contained HTML page of one run or of two
-// runs overlaid.
+// and pass@k, flag counts and the figures with and without degenerate problems, as a table or
+// JSON; with --html, one self-contained HTML page of one run or of two runs overlaid;
+// --exclude-degenerate leaves degenerate problems out of fast_p and the geometric mean.
 #include "core/cli/commands.hpp"
 #include "core/cli/run_reference.hpp"
 #include "results/html_report.hpp"
@@ -41,6 +42,7 @@ Command add_report_command(CLI::App& parent) {
   struct Options {
     std::string run, run2, db = kDefaultDatabase, html;
     bool json = false;
+    results::ReportOptions report;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = parent.add_subcommand("report", "Summarize a run: correctness, fast_p, speedups, pass@k per level");
@@ -49,6 +51,9 @@ Command add_report_command(CLI::App& parent) {
   app->add_option("--db", o->db, "Results database")->capture_default_str();
   app->add_flag("--json", o->json, "Print JSON instead of a table");
   app->add_option("--html", o->html, "Write a self-contained HTML report to this file");
+  app->add_flag("--exclude-degenerate", o->report.exclude_degenerate,
+                "Leave problems with degenerate traits (passable without computing the answer) out of fast_p and the "
+                "geometric-mean speedup");
   return {app, [o]() {
             if (!o->run2.empty() && o->html.empty()) return fail("a second run needs --html (or see dicebench compare)");
             auto reference = parse_run_reference(o->run, o->db, false);
@@ -68,14 +73,14 @@ Command add_report_command(CLI::App& parent) {
                                         runs[0].results.run.id, runs[0].results.run.suite, runs[1].results.run.id,
                                         runs[1].results.run.suite));
               }
-              auto written = write_output(o->html, results::render_html_report(runs));
+              auto written = write_output(o->html, results::render_html_report(runs, o->report));
               if (!written) return fail(written.error().message);
               fmt::print("wrote {}\n", o->html);
               return 0;
             }
             auto run = load_run(*reference);
             if (!run) return fail(run.error().message);
-            const results::RunReport report = results::compute_report(*run);
+            const results::RunReport report = results::compute_report(*run, o->report);
             if (o->json) fmt::print("{}\n", results::report_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
             else fmt::print("{}", results::format_report(report));
             return 0;

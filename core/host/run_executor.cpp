@@ -40,7 +40,8 @@ Result<RunOutcome> execute_run(RunPlan& plan, results::Store& store, std::option
 
   std::vector<results::ProblemRow> rows;
   for (const auto& p : plan.problems)
-    rows.push_back({p.problem.id, p.problem.level, p.problem.name, p.problem.path, p.problem.content_hash, p.prompt_hash});
+    rows.push_back({p.problem.id, p.problem.level, p.problem.name, p.problem.path, p.problem.content_hash, p.prompt_hash,
+                    std::nullopt});  // traits: the evaluation stage records them (set_problem_traits)
   if (auto added = store.add_problems(outcome.run, rows); !added) {
     if (!resume_run) (void)store.finish_run(outcome.run, results::RunStatus::failed);
     return added.error();

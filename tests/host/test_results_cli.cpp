@@ -188,7 +188,7 @@ TEST_CASE("bad input: runs that do not exist, runs of different suites, bad rule
   summary["version"] = 99;
   write(tmp / "baseline.json", summary.dump());
   check_one_error_line(run_cli({"gate", "--baseline", tmp / "baseline.json", "--candidate", "1", "--db", db}),
-                       (tmp / "baseline.json") + " was written by a newer dicebench (run summary format 99, this build reads up to 1)");
+                       (tmp / "baseline.json") + " was written by a newer dicebench (run summary format 99, this build reads up to 2)");
   check_one_error_line(run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db}), "only runs of one suite compare");
 
   check_one_error_line(run_cli({"report", "1", "2", "--db", db}), "a second run needs --html");

@@ -1,5 +1,6 @@
-// Loading a run's results, the KernelBench / JSONL / CSV exports, and run summary files written
-// and read back (including one from a newer format).
+// Loading a run's results (with flags, margins and traits; and from older schemas), the
+// KernelBench / JSONL / CSV exports, and run summary files written and read back (format 1 files
+// still read, newer ones refused).
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -109,7 +110,7 @@ TEST_CASE("JSONL has one record per sample and CSV the same columns") {
   CHECK(rows[4].rfind("1,3,1,P3,0,,1,0,0,,", 0) == 0);
 }
 
-TEST_CASE("a run summary reads back to the same report, newer or foreign files are refused") {
+TEST_CASE("a run summary reads back to the same report, and newer or foreign files are refused") {
   TempDir dir;
   Store store = open_store(dir.file("r.db"));
   const RunResults results = require_ok(load_run_results(store, small_run(store)));
@@ -126,7 +127,7 @@ TEST_CASE("a run summary reads back to the same report, newer or foreign files a
   write_bytes(path, doc.dump());
   auto newer = read_summary(path);
   REQUIRE_FALSE(newer.ok());
-  CHECK(newer.error().message == path + " was written by a newer dicebench (run summary format 2, this build reads up to 1)");
+  CHECK(newer.error().message == path + " was written by a newer dicebench (run summary format 3, this build reads up to 2)");
 
   write_bytes(path, R"({"format": "something-else", "version": 1})");
   CHECK(read_summary(path).error().message.find("not a dicebench run summary") != std::string::npos);
@@ -161,4 +162,188 @@ TEST_CASE("a read-only database of schema version 3 still loads and reports") {
   CHECK(results.samples[0].correct);
   CHECK_FALSE(results.samples[0].custom_kernel_share);
   CHECK(*require_ok(compute_report(*store, 1)).total.geomean_speedup == 2.0);
+}
+
+namespace {
+
+// Problem 1: correct 2x, borderline, excessive speedup; problem 2: correct 3x below the memory
+// floor, degenerate (zeros_pass); problem 3: output_mismatch; problem 1 checked, not degenerate;
+// problem 3 never checked.
+std::int64_t flagged_run(Store& store) {
+  const auto run = planned_run(
+      store,
+      {{1, 0, Verdict::correct, 2.0, 0.05, 0.93,
+        {{EvaluationFlag::borderline, "margin 0.93"}, {EvaluationFlag::excessive_speedup, "2x over a bound of 1.5x"}}},
+       {2, 0, Verdict::correct, 3.0, 0.05, 0.0, {{EvaluationFlag::below_memory_floor, "0.333 ms, floor 0.400 ms"}}},
+       {3, 0, Verdict::output_mismatch, std::nullopt, 0.05, 7.5}},
+      level_problems(3));
+  set_traits(store, run, {{1, "[]"}, {2, R"(["zeros_pass"])"}});
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("a run's results carry margins, flags with details, and the problems' traits") {
+  TempDir dir;
+  Store store = open_store(dir.file("r.db"));
+  const RunResults results = require_ok(load_run_results(store, flagged_run(store)));
+  REQUIRE(results.samples.size() == 3);
+  const SampleResult& first = results.samples[0];
+  CHECK(*first.margin == 0.93);
+  // In the vocabulary's order, whatever order they were stored in.
+  REQUIRE(first.flags.size() == 2);
+  CHECK(first.flags[0] == SampleFlag{"excessive_speedup", "2x over a bound of 1.5x"});
+  CHECK(first.flags[1] == SampleFlag{"borderline", "margin 0.93"});
+  CHECK(first.has_flag(EvaluationFlag::borderline));
+  CHECK_FALSE(first.has_flag(EvaluationFlag::below_memory_floor));
+  CHECK(first.problem_traits == std::optional<std::vector<std::string>>(std::vector<std::string>{}));
+  CHECK(results.samples[1].problem_traits == std::optional<std::vector<std::string>>({"zeros_pass"}));
+  CHECK_FALSE(results.samples[2].problem_traits);
+  CHECK(results.samples[2].flags.empty());
+  CHECK(*results.samples[2].margin == 7.5);
+
+  // Traits that are not a JSON array of names are refused, naming the problem.
+  require_ok(store.set_problem_traits(1, 3, R"({"zeros_pass": true})"));
+  auto malformed = load_run_results(store, 1);
+  REQUIRE_FALSE(malformed.ok());
+  CHECK(malformed.error().message == store.path() +
+                                         ": problem 3 of run 1: traits must be a JSON array of trait names, not "
+                                         R"({"zeros_pass": true})");
+}
+
+TEST_CASE("JSONL and CSV carry margin, flags and problem traits") {
+  TempDir dir;
+  Store store = open_store(dir.file("r.db"));
+  const RunResults results = require_ok(load_run_results(store, flagged_run(store)));
+  std::vector<nlohmann::json> lines;
+  for (const auto& line : dicebench::split(export_jsonl(results), '\n'))
+    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0]["margin"] == 0.93);
+  CHECK(lines[0]["flags"] == nlohmann::json::array({"excessive_speedup", "borderline"}));
+  CHECK(lines[0]["flag_details"]["borderline"] == "margin 0.93");
+  CHECK(lines[0]["problem_traits"] == nlohmann::json::array());
+  CHECK(lines[1]["problem_traits"] == nlohmann::json::array({"zeros_pass"}));
+  CHECK(lines[1]["flags"] == nlohmann::json::array({"below_memory_floor"}));
+  CHECK(lines[2]["problem_traits"].is_null());
+  CHECK(lines[2]["flags"] == nlohmann::json::array());
+  CHECK(lines[2]["failed_stage"].is_null());
+
+  const auto rows = dicebench::split(export_csv(results), '\n');
+  CHECK(rows[0].find(",error_message,margin,memory_floor_ms,flags,flag_details,problem_traits,failed_stage") !=
+        std::string::npos);
+  CHECK(rows[1].find(R"(,0.93,,"[""excessive_speedup"",""borderline""]",)") != std::string::npos);
+  CHECK(rows[2].find(R"(,"[""zeros_pass""]",)") != std::string::npos);
+}
+
+TEST_CASE("KernelBench's compiled is false for every failure while loading, a missing ModelNew included") {
+  TempDir dir;
+  Store store = open_store(dir.file("r.db"));
+  const std::string missing_model = "dicebench_harness.loading.ProgramError: the candidate defines no class ModelNew";
+  const auto run = planned_run(
+      store,
+      {// 1: the module raised while loading (this evaluator: compiled = 0, failed_stage load)
+       {1, 0, Verdict::runtime_error, std::nullopt, 0.05, std::nullopt, {}, R"({"failed_stage":"load"})", false,
+        "RuntimeError: boom at import"},
+       // 2: no ModelNew, stored by the evaluator before this change (compiled = 1, no stage)
+       {2, 0, Verdict::runtime_error, std::nullopt, 0.05, std::nullopt, {}, "", true, missing_model},
+       // 3: loaded, failed in ModelNew(*init_inputs)
+       {3, 0, Verdict::runtime_error, std::nullopt, 0.05, std::nullopt, {}, R"({"failed_stage":"init"})", true,
+        "RuntimeError: CUDA error"},
+       // 4: correct, flagged
+       {4, 0, Verdict::correct, 40.0, 0.05, 0.2, {{EvaluationFlag::excessive_speedup, "40x over 10x"}}},
+       // 5: wrong output
+       {5, 0, Verdict::output_mismatch, std::nullopt, 0.05, 3.0},
+       // 6: compile error
+       {6, 0, Verdict::compile_failed}},
+      level_problems(6));
+  set_traits(store, run, {{4, R"(["constant_output"])"}});
+  const RunResults results = require_ok(load_run_results(store, run));
+  CHECK(failed_while_loading(results.samples[0]));
+  CHECK(failed_while_loading(results.samples[1]));
+  CHECK_FALSE(failed_while_loading(results.samples[2]));
+  CHECK_FALSE(failed_while_loading(results.samples[3]));
+  CHECK(results.samples[1].compiled);  // as stored: only the export applies KernelBench's rule
+
+  const auto json = nlohmann::json::parse(require_ok(export_kernelbench(results)));
+  CHECK(json["1"][0]["compiled"] == false);
+  CHECK(json["1"][0]["metadata"]["compilation_error"] == "RuntimeError: boom at import");
+  CHECK(json["1"][0]["metadata"]["dicebench_failed_stage"] == "load");
+  CHECK(json["2"][0]["compiled"] == false);
+  CHECK(json["2"][0]["metadata"]["compilation_error"] == missing_model);
+  CHECK(json["3"][0]["compiled"] == true);
+  CHECK(json["3"][0]["correctness"] == false);
+  CHECK(json["3"][0]["metadata"]["runtime_error"] == "RuntimeError: CUDA error");
+  CHECK(json["4"][0]["compiled"] == true);
+  CHECK(json["4"][0]["correctness"] == true);
+  CHECK(json["4"][0]["runtime"].get<double>() == doctest::Approx(0.025));
+  CHECK(json["4"][0]["metadata"]["excessive_speedup"] == true);
+  CHECK(json["4"][0]["metadata"]["dicebench_flags"]["excessive_speedup"] == "40x over 10x");
+  CHECK(json["4"][0]["metadata"]["dicebench_margin"] == 0.2);
+  CHECK(json["4"][0]["metadata"]["dicebench_problem_traits"] == nlohmann::json::array({"constant_output"}));
+  CHECK(json["5"][0]["compiled"] == true);
+  CHECK(json["5"][0]["metadata"]["correctness_issue"] == "max abs diff 0.5");
+  CHECK_FALSE(json["5"][0]["metadata"].contains("excessive_speedup"));
+  CHECK(json["6"][0]["compiled"] == false);
+  CHECK(json["6"][0]["metadata"]["compilation_error"] == "max abs diff 0.5");
+}
+
+TEST_CASE("a run summary keeps flags, margins and traits, and a summary of format 1 still reads") {
+  TempDir dir;
+  Store store = open_store(dir.file("r.db"));
+  const RunResults results = require_ok(load_run_results(store, flagged_run(store)));
+  const std::string path = dir.file("summary.json");
+  write_bytes(path, write_summary(results));
+  const auto doc = nlohmann::json::parse(read_bytes(path));
+  CHECK(doc["version"] == 2);
+  CHECK(doc["problems"][1]["traits"] == nlohmann::json::array({"zeros_pass"}));
+  CHECK(doc["problems"][2]["traits"].is_null());
+  const RunResults back = require_ok(read_summary(path));
+  REQUIRE(back.samples.size() == 3);
+  CHECK(back.samples[0].flags == results.samples[0].flags);
+  CHECK(*back.samples[0].margin == 0.93);
+  CHECK(back.samples[1].problem_traits == std::optional<std::vector<std::string>>({"zeros_pass"}));
+  CHECK(back.problems[1].traits_json == std::optional<std::string>(R"(["zeros_pass"])"));
+  CHECK_FALSE(back.problems[2].traits_json);
+  const RunReport report = compute_report(back);
+  CHECK(report.total.degenerate_problems == 1);
+  CHECK(*report.total.fast_p[3].value == doctest::Approx(1.0 / 3.0));  // fast_1: problem 2 is below the floor
+  CHECK(report_json(report) == report_json(compute_report(results)));
+  CHECK(report_json(compute_report(back, {.exclude_degenerate = true})) ==
+        report_json(compute_report(results, {.exclude_degenerate = true})));
+
+  // Format 1, as dicebench wrote it before flags: no traits, margins or flags.
+  const std::string v1 = dir.file("v1.json");
+  write_bytes(v1, R"({
+  "format": "dicebench-run-summary", "version": 1,
+  "run": {"id": 4, "created": "2026-11-01T10:00:00Z", "finished": null, "status": "finished", "model": "m",
+          "suite": "kernelbench-l1", "config": {}, "dicebench_version": "0.1.0", "git_sha": "abc", "host": "h",
+          "gpu": null, "driver_version": null, "cuda_version": null, "torch_version": null, "seed": 1},
+  "problems": [{"problem_id": 1, "level": 1, "name": "Add", "path": "level1/1_Add.py", "content_hash": "c",
+                "prompt_hash": "p"}],
+  "samples": [{"run": 4, "problem_id": 1, "level": 1, "problem": "Add", "sample_index": 0, "verdict": "correct",
+               "has_candidate": true, "compiled": true, "correct": true, "speedup": 2.0, "runtime_ms": 0.5,
+               "runtime_mean_ms": 0.5, "runtime_std_ms": null, "runtime_min_ms": null, "runtime_max_ms": null,
+               "runtime_p10_ms": 0.45, "runtime_p90_ms": 0.55, "baseline_ms": 1.0, "baseline_mean_ms": 1.0,
+               "runtime_trials": 10, "custom_kernel_share": null, "compile_path": "nvrtc", "device": "cuda:0",
+               "error_class": null, "error_message": null}],
+  "report": {}
+})");
+  const RunResults old = require_ok(read_summary(v1));
+  CHECK(old.run.id == 4);
+  REQUIRE(old.samples.size() == 1);
+  CHECK(old.samples[0].correct);
+  CHECK(old.samples[0].flags.empty());
+  CHECK_FALSE(old.samples[0].margin);
+  CHECK_FALSE(old.samples[0].problem_traits);
+  CHECK_FALSE(old.problems[0].traits_json);
+  const RunReport old_report = compute_report(old);
+  CHECK(*old_report.total.fast_p[3].value == 1.0);
+  CHECK(old_report.total.unchecked_problems == 1);
+
+  // A malformed traits list in a summary is refused.
+  auto bad = doc;
+  bad["problems"][0]["traits"] = "zeros_pass";
+  write_bytes(path, bad.dump());
+  CHECK(read_summary(path).error().message.find("malformed run summary") != std::string::npos);
 }

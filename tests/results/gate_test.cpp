@@ -1,5 +1,6 @@
 // Gate rules from TOML (and their errors with file:line:col), and gate outcomes on planned runs:
-// the defaults, absolute and relative bounds, allowed flips, suite filters, JSON and JUnit XML.
+// the defaults, absolute and relative bounds, allowed flips, borderline flips (noise by default,
+// a failure with [flips] borderline = "fail"), suite filters, JSON and JUnit XML.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
@@ -169,4 +170,50 @@ correct_to_incorrect = "allow"
   CHECK(result.outcomes[6].status == RuleStatus::passed);
   CHECK_FALSE(result.passed);
   CHECK(gate_junit(result).find("skipped=\"2\"") != std::string::npos);
+}
+
+TEST_CASE("a borderline sample that became incorrect is noise by default and fails when the rules say fail") {
+  TempDir dir;
+  Store store = open_store(dir.file("r.db"));
+  // Baseline: 1-4 correct at 2x, problem 1 narrowly (margin 0.95). Candidate: problem 1 narrowly
+  // wrong (margin 1.1); both flagged borderline.
+  const auto a = planned_run(store,
+                             {{1, 0, Verdict::correct, 2.0, 0.05, 0.95, {{EvaluationFlag::borderline, "margin 0.95"}}},
+                              {2, 0, Verdict::correct, 2.0}, {3, 0, Verdict::correct, 2.0}, {4, 0, Verdict::correct, 2.0}},
+                             level_problems(4));
+  const auto b = planned_run(store,
+                             {{1, 0, Verdict::output_mismatch, std::nullopt, 0.05, 1.1, {{EvaluationFlag::borderline, "margin 1.1"}}},
+                              {2, 0, Verdict::correct, 2.0}, {3, 0, Verdict::correct, 2.0}, {4, 0, Verdict::correct, 2.0}},
+                             level_problems(4));
+  const Comparison comparison =
+      require_ok(compare_runs(require_ok(load_run_results(store, a)), require_ok(load_run_results(store, b))));
+
+  const GateResult noise = check_gate(comparison, default_gate_rules());
+  CHECK(noise.passed);
+  REQUIRE(noise.outcomes.size() == 3);
+  CHECK(noise.outcomes[2].status == RuleStatus::passed);
+  CHECK(noise.outcomes[2].message == "1 borderline became incorrect, counted as noise: problem 1 P1 sample 0");
+  CHECK(noise.new_incorrect.empty());
+  REQUIRE(noise.borderline_noise.size() == 1);
+  const auto json = gate_json(noise);
+  CHECK(json["borderline_noise"][0]["problem_id"] == 1);
+  CHECK(json["borderline_noise"][0]["margin_candidate"] == 1.1);
+  CHECK(json["new_incorrect"].empty());
+
+  const GateRules noise_rules = require_ok(parse_gate_rules("[flips]\nborderline = \"noise\"\n", "rules.toml"));
+  CHECK_FALSE(noise_rules.fail_on_borderline_flip);
+  CHECK(check_gate(comparison, noise_rules).passed);
+
+  const GateRules strict = require_ok(parse_gate_rules("[flips]\nborderline = \"fail\"\n", "rules.toml"));
+  CHECK(strict.fail_on_borderline_flip);
+  const GateResult failed = check_gate(comparison, strict);
+  CHECK_FALSE(failed.passed);
+  REQUIRE(failed.new_incorrect.size() == 1);
+  CHECK(failed.borderline_noise.empty());
+  CHECK(failed.outcomes.back().message == "1 became incorrect: problem 1 P1 sample 0 (correct -> output_mismatch)");
+  CHECK(gate_junit(failed).find("failures=\"1\"") != std::string::npos);
+
+  CHECK(rules_error("[flips]\nborderline = \"maybe\"\n") == "rules.toml:2:14: 'borderline' must be \"noise\" or \"fail\"");
+  CHECK(rules_error("[flips]\nbordreline = \"fail\"\n") ==
+        "rules.toml:2:1: unknown key 'bordreline' in [flips] (did you mean 'borderline'?)");
 }

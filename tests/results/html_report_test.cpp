@@ -1,5 +1,6 @@
 // The HTML report's pieces: scales and ticks of the SVG plots, the fast_p curve against the
-// report's fast_p, escaping of candidate sources, and the data attributes tests read.
+// report's fast_p, escaping of candidate sources, the data attributes tests read, and traits,
+// flags and the figures with and without degenerate problems.
 #include <doctest/doctest.h>
 
 #include "planned_run.hpp"
@@ -10,7 +11,7 @@
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
-TEST_CASE("plot scales map linearly or by log10 and clamp, log ticks step 1-2-5") {
+TEST_CASE("plot scales map linearly or by log10 and clamp, and log ticks step 1-2-5") {
   const Scale linear{0, 4, false};
   CHECK(linear.unit(1) == 0.25);
   CHECK(linear.unit(-3) == 0.0);
@@ -50,4 +51,45 @@ TEST_CASE("the page's fast_p curve equals the report's fast_p and its figures ca
   };
   CHECK(count("http") == count("http://www.w3.org/2000/svg"));
   CHECK(count("http://www.w3.org/2000/svg") == 2);  // the fast_p curve and one speedup plot
+}
+
+TEST_CASE("the page shows traits, flags and the figures with and without degenerate problems") {
+  TempDir dir;
+  Store store = open_store(dir.file("r.db"));
+  // 1: correct 4x, degenerate; 2: correct 2x, borderline; 3: correct 3x below the memory floor.
+  const auto run = planned_run(
+      store,
+      {{1, 0, Verdict::correct, 4.0},
+       {2, 0, Verdict::correct, 2.0, 0.05, 0.9, {{EvaluationFlag::borderline, "margin 0.9"}}},
+       {3, 0, Verdict::correct, 3.0, 0.05, 0.01, {{EvaluationFlag::below_memory_floor, "0.33 ms < 0.4 ms"}}}},
+      level_problems(3));
+  set_traits(store, run, {{1, R"(["zeros_pass"])"}, {2, "[]"}, {3, "[]"}});
+  HtmlRun html{require_ok(load_run_results(store, run, {.sources = true})), {}};
+  CHECK(*fast_p_at(html.results, 1.0) == doctest::Approx(2.0 / 3.0));  // problem 3 is below the floor
+  CHECK(*fast_p_at(html.results, 1.0, {.exclude_degenerate = true}) == doctest::Approx(0.5));
+
+  const std::string page = render_html_report({html});
+  CHECK(page.find(R"(<td data-traits="zeros_pass"><span class="trait" title="an all-zero output passes the tolerance">zeros_pass</span></td>)") !=
+        std::string::npos);
+  CHECK(page.find(R"(<td data-traits="">none</td>)") != std::string::npos);
+  CHECK(page.find(R"(data-flags="borderline" data-margin="0.9")") != std::string::npos);
+  CHECK(page.find(R"(<span class="flag flag-borderline" title="margin 0.9">borderline</span>)") != std::string::npos);
+  CHECK(page.find(R"(<span class="flag flag-below_memory_floor" title="0.33 ms &lt; 0.4 ms">below_memory_floor</span>)") !=
+        std::string::npos);
+  CHECK(page.find(R"(data-run="0" data-set="all_problems" data-metric="fast_1" data-value="0.6666666666666666")") !=
+        std::string::npos);
+  CHECK(page.find(R"(data-run="0" data-set="non_degenerate" data-metric="fast_1" data-value="0.5")") != std::string::npos);
+  CHECK(page.find(R"(data-run="0" data-set="non_degenerate" data-metric="problems" data-value="2")") != std::string::npos);
+  CHECK(page.find("1 of 3 problems degenerate (zeros_pass 1)") != std::string::npos);
+  CHECK(page.find(R"(data-run="0" data-flag="borderline" data-value="1")") != std::string::npos);
+  CHECK(page.find(R"(data-run="0" data-flag="below_memory_floor" data-value="1")") != std::string::npos);
+  CHECK(page.find(R"(data-run="0" data-flag="fastpath_disagreement" data-value="0")") != std::string::npos);
+  CHECK(page.find("--exclude-degenerate") == std::string::npos);
+  CHECK(page.find(R"(data-run="0" data-level="total" data-metric="fast_1" data-value="0.6666666666666666")") !=
+        std::string::npos);
+
+  const std::string excluded = render_html_report({html}, {.exclude_degenerate = true});
+  CHECK(excluded.find(R"(<p id="exclude-degenerate">)") != std::string::npos);
+  CHECK(excluded.find(R"(data-run="0" data-level="total" data-metric="fast_1" data-value="0.5")") != std::string::npos);
+  CHECK(excluded.find(R"(class="fast-p-marker" data-run="0" data-p="1" data-value="0.5")") != std::string::npos);
 }

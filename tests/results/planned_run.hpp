@@ -1,5 +1,5 @@
-// Builds small runs for the comparison, gate and export tests: problems and samples with the
-// verdict, speedup and timing spread each test plans.
+// Builds small runs for the comparison, gate, report and export tests: problems and samples with
+// the verdict, speedup, timing spread, margin and flags each test plans, and problems' traits.
 #pragma once
 
 #include <optional>
@@ -16,6 +16,11 @@ struct PlannedSample {
   std::optional<Verdict> verdict;  // none: a candidate not evaluated yet (pending)
   std::optional<double> speedup = std::nullopt;
   double spread = 0.05;  // runtime p10/p90 at median * (1 -+ spread)
+  std::optional<double> margin = std::nullopt;
+  std::vector<FlagRow> flags = {};
+  std::string details_json = "";  // replaces the evaluation's details when given
+  bool compiled = true;           // for a verdict other than compile_failed and correct
+  std::optional<std::string> error_message = std::nullopt;  // default for an incorrect one: "max abs diff 0.5"
 };
 
 // A run of `suite` over problems 1..n_problems (level = (id - 1) / 10 + 1 unless given), one
@@ -34,7 +39,7 @@ inline std::int64_t planned_run(Store& store, const std::vector<PlannedSample>& 
     e.sample = sample;
     e.status = *p.verdict;
     e.correct = *p.verdict == Verdict::correct;
-    e.compiled = *p.verdict != Verdict::compile_failed;
+    e.compiled = *p.verdict != Verdict::compile_failed && (p.compiled || e.correct);
     e.device = "cuda:0";
     if (p.speedup) {
       e.speedup = p.speedup;
@@ -51,11 +56,19 @@ inline std::int64_t planned_run(Store& store, const std::vector<PlannedSample>& 
       e.custom_kernel_share = 0.75;
       e.compile_path = "nvrtc";
     }
-    if (!e.correct) e.error_message = "max abs diff 0.5";
+    if (!e.correct) e.error_message = p.error_message.value_or("max abs diff 0.5");
+    e.margin = p.margin;
+    e.flags = p.flags;
+    if (!p.details_json.empty()) e.details_json = p.details_json;
     require_ok(store.insert_evaluation(e));
   }
   require_ok(store.finish_run(run, RunStatus::finished));
   return run;
+}
+
+// Records problems' traits in a run: {problem id, JSON array of trait names}.
+inline void set_traits(Store& store, std::int64_t run, const std::vector<std::pair<std::int64_t, std::string>>& traits) {
+  for (const auto& [problem, json] : traits) require_ok(store.set_problem_traits(run, problem, json));
 }
 
 // Problems 1..n of one level.

@@ -1,13 +1,16 @@
 // The report's figures against values computed by hand for a small run, the unbiased pass@k
-// estimator, and the table and JSON renderings.
+// estimator, the table and JSON renderings, fast_p without samples below the memory floor, flag
+// counts, and the figures with and without degenerate problems (--exclude-degenerate).
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "planned_run.hpp"
 #include "results/query.hpp"
 #include "results/report.hpp"
 #include "results/report_format.hpp"
+#include "results/run_results.hpp"
 #include "test_support.hpp"
 
 using namespace dicebench::results;
@@ -251,4 +254,103 @@ TEST_CASE("the report renders as a table and as JSON") {
   CHECK(json["total"]["compiled_rate"].get<double>() == 0.75);
   CHECK(json["total"]["geomean_speedup"].get<double>() == doctest::Approx(1.189207115002721));
   CHECK(json["total"]["verdicts"]["correct"] == 4);
+}
+
+TEST_CASE("fast_p leaves out a sample flagged below_memory_floor, and flags are counted") {
+  TempDir dir;
+  Store store = open_store(dir.file("results.db"));
+  // Problem 1: correct at 3x but faster than moving its data allows; 2: correct 2x, borderline;
+  // 3: correct 0.5x; 4: output_mismatch, borderline.
+  const auto run = planned_run(
+      store,
+      {{1, 0, Verdict::correct, 3.0, 0.05, 0.01, {{EvaluationFlag::below_memory_floor, "0.333 ms, floor 0.500 ms"}}},
+       {2, 0, Verdict::correct, 2.0, 0.05, 0.9, {{EvaluationFlag::borderline, "margin 0.9"}}},
+       {3, 0, Verdict::correct, 0.5},
+       {4, 0, Verdict::output_mismatch, std::nullopt, 0.05, 1.5, {{EvaluationFlag::borderline, "margin 1.5"}}}},
+      level_problems(4));
+  const RunReport report = require_ok(compute_report(store, run));
+  const LevelReport& total = report.total;
+  // Without the floor rule fast_1 would be 2/4 and fast_0 3/4.
+  CHECK(*fast(total, 1.0) == 0.25);
+  CHECK(*fast(total, 0.0) == 0.5);
+  CHECK(*fast(total, 2.0) == 0.0);
+  // The geometric mean still covers every correct sample: (3 * 2 * 0.5)^(1/3).
+  CHECK(*total.geomean_speedup == doctest::Approx(std::cbrt(3.0)));
+  CHECK(total.flags == std::map<std::string, std::int64_t>{{"below_memory_floor", 1}, {"borderline", 2}});
+  CHECK(report.levels[0].flags.at("borderline") == 2);
+
+  const RunResults results = require_ok(load_run_results(store, run));
+  CHECK_FALSE(counts_as_fast(results.samples[0], 1.0));
+  CHECK(counts_as_fast(results.samples[1], 1.0));
+  CHECK_FALSE(counts_as_fast(results.samples[3], 0.0));
+
+  const std::string table = format_report(report);
+  INFO(table);
+  CHECK(table.find("\nflags: below_memory_floor 1, borderline 2\n") != std::string::npos);
+  CHECK(table.find("degenerate problems: traits not checked\n") != std::string::npos);
+  const nlohmann::json json = report_json(report);
+  CHECK(json["total"]["flags"]["below_memory_floor"] == 1);
+  CHECK(json["total"]["fast_p"]["1"].get<double>() == 0.25);
+
+  const auto clean = planned_run(store, {{1, 0, Verdict::correct, 3.0}}, level_problems(1));
+  CHECK(format_report(require_ok(compute_report(store, clean))).find("\nflags: none\n") != std::string::npos);
+}
+
+TEST_CASE("degenerate problems: counted by trait, split out, and left out of fast_p and geomean on request") {
+  TempDir dir;
+  Store store = open_store(dir.file("results.db"));
+  // 1: correct 4x, degenerate (zeros_pass, constant_output); 2: correct 2x, checked, not
+  // degenerate; 3: correct 0.5x, never checked; 4: output_mismatch, not degenerate.
+  const auto run = planned_run(store,
+                               {{1, 0, Verdict::correct, 4.0}, {2, 0, Verdict::correct, 2.0}, {3, 0, Verdict::correct, 0.5},
+                                {4, 0, Verdict::output_mismatch}},
+                               level_problems(4));
+  set_traits(store, run, {{1, R"(["zeros_pass","constant_output"])"}, {2, "[]"}, {4, "[]"}});
+
+  const RunReport all = require_ok(compute_report(store, run));
+  const LevelReport& total = all.total;
+  CHECK_FALSE(total.excludes_degenerate);
+  CHECK(*fast(total, 1.0) == 0.5);                                        // 1 and 2 of 4
+  CHECK(*total.geomean_speedup == doctest::Approx(std::cbrt(4.0)));     // (4 * 2 * 0.5)^(1/3)
+  CHECK(total.degenerate_problems == 1);
+  CHECK(total.unchecked_problems == 1);
+  CHECK(total.traits == std::map<std::string, std::int64_t>{{"constant_output", 1}, {"zeros_pass", 1}});
+  CHECK(total.all_problems.problems == 4);
+  CHECK(*total.all_problems.correct_rate == 0.75);
+  CHECK(*total.all_problems.fast_1 == 0.5);
+  CHECK(*total.all_problems.geomean_speedup == doctest::Approx(std::cbrt(4.0)));
+  CHECK(total.non_degenerate.problems == 3);
+  CHECK(total.non_degenerate.decided == 3);
+  CHECK(*total.non_degenerate.correct_rate == doctest::Approx(2.0 / 3.0));
+  CHECK(*total.non_degenerate.fast_1 == doctest::Approx(1.0 / 3.0));
+  CHECK(*total.non_degenerate.geomean_speedup == doctest::Approx(1.0));  // (2 * 0.5)^(1/2)
+
+  const std::string table = format_report(all);
+  INFO(table);
+  CHECK(table.find("--exclude-degenerate") == std::string::npos);
+  CHECK(table.find("degenerate problems: 1 of 4 (constant_output 1, zeros_pass 1); traits not checked for 1\n") !=
+        std::string::npos);
+  CHECK(table.find("level  problems        count  correct  fast_1  geomean\n") != std::string::npos);
+  CHECK(table.find("total  all                 4    75.0%   50.0%   1.587x\n") != std::string::npos);
+  CHECK(table.find("total  non-degenerate      3    66.7%   33.3%   1.000x\n") != std::string::npos);
+
+  const RunReport excluded = require_ok(compute_report(store, run, {.exclude_degenerate = true}));
+  CHECK(excluded.total.excludes_degenerate);
+  CHECK(*fast(excluded.total, 1.0) == doctest::Approx(1.0 / 3.0));
+  CHECK(*fast(excluded.total, 0.0) == doctest::Approx(2.0 / 3.0));
+  CHECK(*excluded.total.geomean_speedup == doctest::Approx(1.0));
+  CHECK(excluded.total.speedup_samples == 2);
+  CHECK(*excluded.total.correct_rate == 0.75);  // correct % still covers every problem
+  CHECK(excluded.total.all_problems.fast_1 == total.all_problems.fast_1);
+  const std::string excluded_table = format_report(excluded);
+  CHECK(excluded_table.find("fast_p and geomean leave out the 1 degenerate problem (--exclude-degenerate)\n") !=
+        std::string::npos);
+  CHECK(excluded_table.find("33.3%") != std::string::npos);
+  const nlohmann::json json = report_json(excluded);
+  CHECK(json["exclude_degenerate"] == true);
+  CHECK(json["total"]["excludes_degenerate"] == true);
+  CHECK(json["total"]["degenerate_problems"] == 1);
+  CHECK(json["total"]["traits"]["zeros_pass"] == 1);
+  CHECK(json["total"]["non_degenerate"]["fast_1"].get<double>() == doctest::Approx(1.0 / 3.0));
+  CHECK(json["total"]["all_problems"]["correct_rate"].get<double>() == 0.75);
 }

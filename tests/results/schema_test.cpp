@@ -1,8 +1,10 @@
-// Schema creation, STRICT typing, foreign keys, and migration from version 1 (with data, and a
-// failing migration that must change nothing).
+// Schema creation, STRICT typing, foreign keys, migration from version 1 and from version 5 to 6
+// (with data, and a failing migration that must change nothing), and read-only stores of older
+// versions read without the columns they lack.
 #include <doctest/doctest.h>
 
 #include "results/query.hpp"
+#include "results/run_results.hpp"
 #include "results/schema.hpp"
 #include "test_support.hpp"
 
@@ -182,4 +184,110 @@ TEST_CASE("a read-only store opens an older schema without migrating it") {
   CHECK(store->schema_version() == 1);
   CHECK(require_ok(store->runs()).empty());
   CHECK_MESSAGE(read_bytes(path) == before, "the file changed");
+}
+
+namespace {
+
+// A version 5 database (before flags, margins and traits) with one run: problem 1 correct with
+// its timing split, problem 2 output_mismatch.
+void fill_version_5(const std::string& path) {
+  require_ok(create_schema_version(path, 5));
+  Database db = raw_open(path);
+  raw_exec(db, R"sql(
+    INSERT INTO runs (id, created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro)
+      VALUES (1, '2026-11-01T00:00:00Z', 'finished', 'm', 'kernelbench-l1', '{}', '0.1.0', 'sha', 'h', 1, '{}');
+    INSERT INTO problems VALUES (1, 1, 1, 'Add', 'level1/1_Add.py', 'c1', 'p1');
+    INSERT INTO problems VALUES (1, 2, 1, 'Mul', 'level1/2_Mul.py', 'c2', 'p2');
+    INSERT INTO samples (id, run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, gen_stats, created)
+      VALUES (10, 1, 1, 0, 'p1', 'text', 'code', 'ok', '{}', 't'),
+             (11, 1, 2, 0, 'p2', 'text', 'code', 'ok', '{}', 't');
+    INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, baseline_ms, speedup, created,
+                             compile_path, call_host_ms)
+      VALUES (10, 'correct', 1, 1, 'cuda:0', 0.5, 1.0, 2.0, 't', 'nvrtc', 0.1),
+             (11, 'output_mismatch', 1, 0, 'cuda:0', NULL, NULL, NULL, 't', 'nvrtc', NULL);
+  )sql");
+}
+
+}  // namespace
+
+TEST_CASE("a version 5 database migrates to 6 with its data, and the view shows margins, flags and traits") {
+  TempDir dir;
+  const std::string path = dir.file("v5.db");
+  fill_version_5(path);
+  {
+    Store store = open_store(path);
+    CHECK(store.schema_version() == 6);
+    const auto evaluations = require_ok(store.evaluations(1));
+    REQUIRE(evaluations.size() == 2);
+    CHECK(evaluations[0].call_host_ms == std::optional<double>(0.1));
+    CHECK_FALSE(evaluations[0].margin);
+    CHECK(evaluations[0].flags.empty());
+    CHECK_FALSE(require_ok(store.problems(1))[0].traits_json);
+    require_ok(store.set_problem_traits(1, 2, R"(["zeros_pass"])"));
+  }
+  Database db = raw_open(path);
+  CHECK(raw_int(db, "PRAGMA user_version") == 6);
+  CHECK(raw_int(db, "SELECT count(*) FROM pragma_table_list WHERE name IN ('evaluation_flags','problem_traits',"
+                    "'device_bandwidth') AND strict = 1") == 3);
+  raw_exec(db, "UPDATE evaluations SET margin = 1.4 WHERE sample = 11;"
+               "INSERT INTO evaluation_flags (sample, flag, detail) VALUES (11, 'borderline', 'margin 1.4');");
+  auto query = require_ok(run_query(path, "SELECT sample, verdict, margin, flags, problem_traits FROM sample_results ORDER BY sample"));
+  REQUIRE(query.rows.size() == 2);
+  CHECK(std::holds_alternative<std::monostate>(query.rows[0][2]));
+  CHECK(std::get<std::string>(query.rows[0][3]) == "[]");
+  CHECK(std::holds_alternative<std::monostate>(query.rows[0][4]));
+  CHECK(std::get<double>(query.rows[1][2]) == 1.4);
+  CHECK(std::get<std::string>(query.rows[1][3]) == R"(["borderline"])");
+  CHECK(std::get<std::string>(query.rows[1][4]) == R"(["zeros_pass"])");
+  // A margin below zero is refused.
+  CHECK_FALSE(db.exec("UPDATE evaluations SET margin = -1 WHERE sample = 10", "update").ok());
+}
+
+TEST_CASE("a read-only version 5 database reads problems, evaluations and results without the new fields") {
+  TempDir dir;
+  const std::string path = dir.file("v5.db");
+  fill_version_5(path);
+  const std::string before = read_bytes(path);
+  auto store = Store::open(path, OpenMode::ReadOnly);
+  REQUIRE_MESSAGE(store.ok(), (store.ok() ? "" : store.error().message));
+  CHECK(store->schema_version() == 5);
+  const auto problems = require_ok(store->problems(1));
+  REQUIRE(problems.size() == 2);
+  CHECK_FALSE(problems[0].traits_json);
+  const auto evaluations = require_ok(store->evaluations(1));
+  REQUIRE(evaluations.size() == 2);
+  CHECK(evaluations[0].compile_path == std::optional<std::string>("nvrtc"));
+  CHECK(evaluations[0].call_host_ms == std::optional<double>(0.1));
+  CHECK_FALSE(evaluations[0].margin);
+  CHECK(evaluations[1].flags.empty());
+  const RunResults results = require_ok(load_run_results(*store, 1));
+  REQUIRE(results.samples.size() == 2);
+  CHECK(results.samples[0].correct);
+  CHECK_FALSE(results.samples[0].margin);
+  CHECK(results.samples[1].flags.empty());
+  CHECK_FALSE(results.samples[1].problem_traits);
+  CHECK_MESSAGE(read_bytes(path) == before, "the file changed");
+}
+
+TEST_CASE("a read-only version 3 database reads evaluations and kernels without the columns it lacks") {
+  TempDir dir;
+  const std::string path = dir.file("v3.db");
+  require_ok(create_schema_version(path, 3));
+  {
+    Database db = raw_open(path);
+    raw_exec(db, "INSERT INTO runs (created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro) "
+                 "VALUES ('t','finished','m','kernelbench-l1','{}','v','g','h',1,'{}');"
+                 "INSERT INTO problems VALUES (1, 1, 1, 'Add', 'level1/1_Add.py', 'c', 'p');"
+                 "INSERT INTO samples (run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, "
+                 "gen_stats, created) VALUES (1, 1, 0, 'p', 'x', 'class ModelNew: pass', 'ok', '{}', 't');"
+                 "INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, speedup, created) "
+                 "VALUES (1, 'correct', 1, 1, 'cpu', 0.5, 2.0, 't');");
+  }
+  auto store = Store::open(path, OpenMode::ReadOnly);
+  REQUIRE(store.ok());
+  const auto evaluations = require_ok(store->evaluations(1));
+  REQUIRE(evaluations.size() == 1);
+  CHECK(evaluations[0].speedup == std::optional<double>(2.0));
+  CHECK_FALSE(evaluations[0].compile_path);
+  CHECK(require_ok(store->kernels(1)).empty());
 }

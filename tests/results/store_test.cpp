@@ -1,5 +1,6 @@
 // Writes and reads of the results store: runs, problems (and their hash check on resume),
-// samples, evaluations, and the set of finished samples a resumed run skips.
+// samples, evaluations (with margins and flags), problems' traits, and the set of finished
+// samples a resumed run skips.
 #include <doctest/doctest.h>
 
 #include <type_traits>
@@ -224,4 +225,43 @@ TEST_CASE("verdict and run status names round-trip") {
   CHECK_FALSE(parse_verdict("wrong").has_value());
   CHECK(parse_run_status("interrupted") == RunStatus::interrupted);
   CHECK_FALSE(parse_run_status("paused").has_value());
+}
+
+TEST_CASE("evaluation flags, margins and problem traits are stored and read back") {
+  TempDir dir;
+  Store store = open_store(dir.file("results.db"));
+  const auto run = require_ok(store.create_run(sample_run()));
+  require_ok(store.add_problems(run, {problem(1, 1, "Add"), problem(2, 1, "Mul")}));
+  const auto s0 = require_ok(store.insert_sample(new_sample(run, 1, 0)));
+  NewEvaluation e;
+  e.sample = s0;
+  e.status = Verdict::correct;
+  e.compiled = e.correct = true;
+  e.device = "cuda:0";
+  e.margin = 0.75;
+  e.memory_floor_ms = 0.05;
+  e.flags = {{EvaluationFlag::borderline, "margin 0.75"}, {EvaluationFlag::below_memory_floor, "0.01 ms, floor 0.05 ms"}};
+  require_ok(store.insert_evaluation(e));
+  require_ok(store.set_problem_traits(run, 1, R"(["zeros_pass"])"));
+
+  const auto evaluations = require_ok(store.evaluations(run));
+  REQUIRE(evaluations.size() == 1);
+  CHECK(evaluations[0].margin == std::optional<double>(0.75));
+  CHECK(evaluations[0].memory_floor_ms == std::optional<double>(0.05));
+  REQUIRE(evaluations[0].flags.size() == 2);
+  CHECK(evaluations[0].flags[0].flag == EvaluationFlag::below_memory_floor);  // vocabulary order
+  CHECK(evaluations[0].flags[1].detail == "margin 0.75");
+  const auto problems = require_ok(store.problems(run));
+  CHECK(problems[0].traits_json == std::optional<std::string>(R"(["zeros_pass"])"));
+  CHECK_FALSE(problems[1].traits_json);
+  auto missing = store.set_problem_traits(run, 9, "[]");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.find("cannot store the traits of problem 9 in run 1: no such problem") != std::string::npos);
+
+  for (EvaluationFlag flag : kAllEvaluationFlags) CHECK(parse_flag(flag_name(flag)) == flag);
+  for (ProblemTrait trait : kAllProblemTraits) CHECK(parse_trait(trait_name(trait)) == trait);
+  CHECK(is_borderline_margin(0.5));
+  CHECK(is_borderline_margin(2.0));
+  CHECK_FALSE(is_borderline_margin(0.49));
+  CHECK_FALSE(is_borderline_margin(2.01));
 }
