@@ -78,10 +78,9 @@ Result<void> sandbox_settings(const Config& config, harness::EvaluationSettings&
   s.sandbox.mode = config.get("eval.sandbox").value_or("best");
   if (std::find(sandbox::kModes.begin(), sandbox::kModes.end(), s.sandbox.mode) == sandbox::kModes.end())
     return make_error(fmt::format("eval.sandbox must be best, require or off, not '{}'", s.sandbox.mode));
-  s.sandbox.executable = (std::filesystem::path(s.worker_executable).parent_path() / "dicebench-sandbox").string();
+  s.sandbox.executable = beside_worker(s.worker_executable, "dicebench-sandbox", "DICEBENCH_SANDBOX");
   if (s.device == "cuda")
     s.sandbox.share_dev_shm = "on CUDA: torch's CUDA IPC keeps its reference counters there";
-  if (const char* env = std::getenv("DICEBENCH_SANDBOX")) s.sandbox.executable = env;
   const std::string keep = config.get("eval.keep_jobs").value_or("false");
   if (keep != "true" && keep != "false") return make_error(fmt::format("eval.keep_jobs must be true or false, not '{}'", keep));
   s.keep_jobs = keep == "true";
@@ -111,6 +110,9 @@ Result<void> sandbox_settings(const Config& config, harness::EvaluationSettings&
 Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   harness::EvaluationSettings s;
   s.worker_executable = worker_executable();
+  // The fast path's trusted compile step (without it every load_inline call fell back to torch's
+  // toolchain: "dicebench-sandbox: cannot run : No such file or directory", on the H200).
+  s.compile_executable = beside_worker(s.worker_executable, "dicebench-compile", "DICEBENCH_COMPILE");
   // Default: CUDA where a GPU is visible (nvidia-smi, without touching CUDA here), else the CPU.
   s.device = config.get("eval.device").value_or(std::system("nvidia-smi -L > /dev/null 2>&1") == 0 ? "cuda" : "cpu");
   if (s.device != "cpu" && s.device != "cuda") return make_error(fmt::format("eval.device must be cpu or cuda, not '{}'", s.device));

@@ -626,3 +626,27 @@ class TraitsTest(unittest.TestCase):
         reply = protocol.validate_reply(reference.handlers()["reference.bandwidth"]({"job": ""}))
         self.assertGreater(reply["bytes_per_second"], 1e8)
         self.assertTrue(reply["method"].startswith("cpu_copy_"))
+
+
+class OutputSlotTest(unittest.TestCase):
+    """The slot timed outputs are copied into on CUDA (exported once, not once per call)."""
+
+    def test_a_slot_takes_outputs_of_its_structure_only(self):
+        from collections import namedtuple
+
+        from dicebench_harness.candidate import _copy_tree, _empty_like_tree, _same_structure
+
+        Pair = namedtuple("Pair", "a b")
+        outputs = (torch.ones(2, 3), [torch.zeros(4), 7], Pair(torch.arange(3), 2.5))
+        slot = _empty_like_tree(outputs)
+        self.assertTrue(_same_structure(slot, outputs))
+        _copy_tree(slot, outputs)
+        self.assertTrue(torch.equal(slot[0], outputs[0]))
+        self.assertTrue(torch.equal(slot[2].a, outputs[2].a))
+        self.assertEqual((slot[1][1], slot[2].b), (7, 2.5))
+        self.assertIsNot(slot[0], outputs[0])
+        for changed in ((torch.ones(2, 4), outputs[1], outputs[2]),
+                        (torch.ones(2, 3, dtype=torch.float64), outputs[1], outputs[2]),
+                        (outputs[0], [torch.zeros(4), 8], outputs[2]),
+                        (outputs[0], outputs[1])):
+            self.assertFalse(_same_structure(slot, changed))

@@ -1,0 +1,43 @@
+// Evaluation settings from a config: the helper executables the harness runs sit beside the
+// worker (a missing compile step sent every load_inline call to torch's toolchain on the GPU
+// host), and bad values of the verdict settings are one error naming the setting.
+#include "core/host/evaluation_stage.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+using namespace dicebench;
+namespace fs = std::filesystem;
+
+TEST_CASE("the sandbox launcher and the compile step are found beside the worker") {
+  host::Config config;
+  auto s = host::evaluation_settings(config);
+  REQUIRE(s.ok());
+  const fs::path folder = fs::path(s->worker_executable).parent_path();
+  CHECK(fs::path(s->compile_executable) == folder / "dicebench-compile");
+  CHECK(fs::path(s->sandbox.executable) == folder / "dicebench-sandbox");
+  CHECK(s->speedup_bound == 10.0);
+  CHECK(s->bandwidth == 0.0);
+  CHECK(s->confirm_fastpath_failures);
+}
+
+TEST_CASE("verdict settings are read, and bad values name the setting") {
+  host::Config config;
+  config.set("eval.speedup_bound", "25");
+  config.set("eval.bandwidth_gbps", "3350");
+  config.set("eval.confirm_fastpath", "off");
+  auto s = host::evaluation_settings(config);
+  REQUIRE(s.ok());
+  CHECK(s->speedup_bound == 25.0);
+  CHECK(s->bandwidth == doctest::Approx(3.35e12));
+  CHECK_FALSE(s->confirm_fastpath_failures);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"eval.speedup_bound", "fast"}, {"eval.bandwidth_gbps", "-1"}, {"eval.confirm_fastpath", "maybe"}}) {
+    host::Config bad;
+    bad.set(key, value);
+    auto refused = host::evaluation_settings(bad);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message.find(key) != std::string::npos);
+  }
+}
