@@ -87,11 +87,14 @@ def evaluations(db: str) -> list[dict]:
         "e.start_span_ms, e.launch_latency_ms, e.call_host_ms, "
         "json_extract(e.details, '$.seconds') AS seconds, json_extract(e.details, '$.runtime_trials') AS trials, "
         "json_extract(e.details, '$.baseline_trials') AS baseline_trials, json_extract(e.details, '$.phases') AS phases, "
+        "json_extract(e.details, '$.timed_calls') AS timed_calls, e.margin, e.memory_floor_ms, "
+        "(SELECT json_group_object(f.flag, f.detail) FROM evaluation_flags f WHERE f.sample = e.sample) AS flags, "
         "e.error_message FROM evaluations e JOIN samples s ON s.id = e.sample "
         "JOIN problems p ON p.run = s.run AND p.problem_id = s.problem_id ORDER BY p.level, s.problem_id, s.sample_index"
     ).fetchall()
     connection.close()
-    return [{**dict(r), "phases": json.loads(r["phases"] or "{}")} for r in rows]
+    return [{**dict(r), "phases": json.loads(r["phases"] or "{}"), "timed_calls": json.loads(r["timed_calls"] or "null"),
+             "flags": json.loads(r["flags"] or "{}")} for r in rows]
 
 
 def stock_compile(python: str, path: str, work: str) -> dict:
