@@ -1,5 +1,7 @@
-// `dicebench eval --problem FILE --candidate FILE`: evaluates one candidate against one problem
-// through the same isolated workers as `run`, printing the verdict (or JSON).
+// `dicebench eval --problem FILE --candidate FILE...`: evaluates candidates against one problem
+// through the same isolated workers as `run` (one reference worker for all of them; the next
+// candidates start and compile while one runs), printing each verdict (or JSON: an object for one
+// candidate, an array for several).
 #include "core/base/sha256.hpp"
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
@@ -12,18 +14,48 @@
 #include <memory>
 
 namespace dicebench::cli {
+namespace {
+
+void print_evaluation(const harness::Evaluation& e, const std::string& device) {
+  fmt::print("verdict: {}{}{}\n", e.status, e.failed_trial ? fmt::format(" (trial {})", *e.failed_trial) : "",
+             e.failed_call ? fmt::format(" (timed call {})", *e.failed_call) : "");
+  if (e.runtime && e.baseline)
+    fmt::print("runtime: {:.4f} ms median, baseline {:.4f} ms, speedup {:.3f}x\n", e.runtime->median_ms,
+               e.baseline->median_ms, e.speedup.value_or(0.0));
+  if (e.max_abs_diff) fmt::print("max abs diff: {:.3g}\n", *e.max_abs_diff);
+  if (e.margin) fmt::print("margin: {:.3g} (worst |c - r| / (atol + rtol * |r|))\n", *e.margin);
+  for (const auto& [flag, detail] : e.flags) fmt::print("flag {}: {}\n", results::flag_name(flag), detail);
+  if (e.problem_traits && !e.problem_traits->traits.empty())
+    fmt::print("problem traits: {}\n", e.problem_traits->traits.dump());
+  if (e.compile && e.compile->path != "none")
+    fmt::print("compiled: {} path in {:.2f} s{}\n", e.compile->path, e.compile->seconds,
+               e.compile->reason.empty() ? "" : " (" + e.compile->reason + ")");
+  if (e.profile) {
+    fmt::print("device: {:.4f} ms busy per call, {:.0f}% in the candidate's own kernels\n", e.profile->busy_ms,
+               100.0 * e.profile->candidate_share);
+    fmt::print("host: {:.4f} ms in the call; {:.4f} ms from the harness's start to the first device work\n",
+               e.profile->call_host_ms, e.profile->launch_latency_ms);
+  }
+  if (e.timed_calls) fmt::print("timed calls: {} on fresh inputs, {} of them checked\n", e.timed_calls, e.checked_calls);
+  if (!e.error_message.empty()) fmt::print("{}: {}\n", e.error_class, e.error_message);
+  fmt::print("evaluated in {:.1f} s on {}\n", e.seconds, device);
+}
+
+}  // namespace
+
 Command add_eval_command(CLI::App& parent) {
   struct Options {
-    std::string problem, candidate, device, tolerance = "kernelbench";
+    std::string problem, device, tolerance = "kernelbench";
+    std::vector<std::string> candidates;
     int trials = 5;
     double timeout = 300, compile_timeout = 600;
     bool json = false, no_fastpath = false;
     std::vector<std::string> sets;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* app = parent.add_subcommand("eval", "Evaluate one candidate program against one problem");
+  CLI::App* app = parent.add_subcommand("eval", "Evaluate candidate programs against one problem");
   app->add_option("--problem", o->problem, "Problem file (class Model, get_inputs, get_init_inputs)")->required();
-  app->add_option("--candidate", o->candidate, "Candidate file (class ModelNew)")->required();
+  app->add_option("--candidate", o->candidates, "Candidate file (class ModelNew); give it again for more")->required();
   app->add_option("--device", o->device, "cpu or cuda (default: cuda where a GPU is visible)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--trials", o->trials, "Correctness trials")->check(CLI::PositiveNumber)->capture_default_str();
@@ -37,9 +69,12 @@ Command add_eval_command(CLI::App& parent) {
   app->add_option("--set", o->sets, "Any eval setting as KEY=VALUE, e.g. eval.sandbox=require");
   app->add_flag("--json", o->json, "Print the evaluation as JSON");
   return {app, [o]() {
-            std::string problem, candidate, why;
+            std::string problem, why;
             if (!read_file(o->problem, &problem, &why)) return fail(fmt::format("cannot read problem {}: {}", o->problem, why));
-            if (!read_file(o->candidate, &candidate, &why)) return fail(fmt::format("cannot read candidate {}: {}", o->candidate, why));
+            std::vector<std::string> candidates;
+            for (const auto& path : o->candidates) {
+              if (!read_file(path, &candidates.emplace_back(), &why)) return fail(fmt::format("cannot read candidate {}: {}", path, why));
+            }
             host::Config config;
             if (!o->device.empty()) config.set("eval.device", o->device);
             config.set("eval.tolerance", o->tolerance);
@@ -55,30 +90,22 @@ Command add_eval_command(CLI::App& parent) {
             if (!sandbox) return fail(sandbox.error().message);
             if (!o->json) fmt::print("sandbox: {}\n", sandbox->summary());
             harness::Evaluator evaluator(*settings);
-            auto e = evaluator.evaluate(problem, "sha256:" + sha256_hex(problem), candidate);
-            if (!e) return fail(e.error().message);
-            if (o->json) {
-              nlohmann::json out = harness::evaluation_json(*e, settings->device);
-              out["sandbox"] = nlohmann::json::parse(sandbox->json());
-              fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-              return 0;
+            for (const auto& candidate : candidates) evaluator.prefetch(candidate);
+            nlohmann::json all = nlohmann::json::array();
+            for (size_t i = 0; i < candidates.size(); ++i) {
+              auto e = evaluator.evaluate(problem, "sha256:" + sha256_hex(problem), candidates[i]);
+              if (!e) return fail(e.error().message);
+              if (o->json) {
+                nlohmann::json out = harness::evaluation_json(*e, settings->device);
+                out["candidate"] = o->candidates[i];
+                out["sandbox"] = nlohmann::json::parse(sandbox->json());
+                all.push_back(std::move(out));
+                continue;
+              }
+              if (candidates.size() > 1) fmt::print("{}{}\n", i ? "\n" : "", o->candidates[i]);
+              print_evaluation(*e, settings->device);
             }
-            fmt::print("verdict: {}{}\n", e->status, e->failed_trial ? fmt::format(" (trial {})", *e->failed_trial) : "");
-            if (e->runtime && e->baseline)
-              fmt::print("runtime: {:.4f} ms median, baseline {:.4f} ms, speedup {:.3f}x\n", e->runtime->median_ms,
-                         e->baseline->median_ms, e->speedup.value_or(0.0));
-            if (e->max_abs_diff) fmt::print("max abs diff: {:.3g}\n", *e->max_abs_diff);
-            if (e->compile && e->compile->path != "none")
-              fmt::print("compiled: {} path in {:.2f} s{}\n", e->compile->path, e->compile->seconds,
-                         e->compile->reason.empty() ? "" : " (" + e->compile->reason + ")");
-            if (e->profile) {
-              fmt::print("device: {:.4f} ms busy per call, {:.0f}% in the candidate's own kernels\n", e->profile->busy_ms,
-                         100.0 * e->profile->candidate_share);
-              fmt::print("host: {:.4f} ms in the call; {:.4f} ms from the harness's start to the first device work\n",
-                         e->profile->call_host_ms, e->profile->launch_latency_ms);
-            }
-            if (!e->error_message.empty()) fmt::print("{}: {}\n", e->error_class, e->error_message);
-            fmt::print("evaluated in {:.1f} s on {}\n", e->seconds, settings->device);
+            if (o->json) fmt::print("{}\n", (all.size() == 1 ? all[0] : all).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
             return 0;
           }};
 }

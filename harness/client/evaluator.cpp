@@ -532,10 +532,14 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
   };
   auto first = inputs_for(0, checked_draw(0));
   if (first.is_null()) return make_error(harness_error);
+  // The loop's budget leaves half the candidate's time limit for the rest: a slow machine makes
+  // timing stop early (stop_reason "budget"), never a correct candidate run out of time.
+  const double left_s = std::chrono::duration<double>(remaining(job.deadline)).count();
+  const double budget_s = std::max(0.05, std::min(settings_.budget_seconds, left_s / 2));
   nlohmann::json request = {{"type", "candidate.time"}, {"job", job.id}, {"inputs", std::move(first)},
                             {"outputs_path", (c.folder->path / "outputs-timed.pt").string()},
                             {"warmup", settings_.warmup}, {"min_trials", settings_.min_trials},
-                            {"max_trials", settings_.max_trials}, {"budget_s", settings_.budget_seconds},
+                            {"max_trials", settings_.max_trials}, {"budget_s", budget_s},
                             {"target_rel_ci", settings_.target_rel_ci}};
   CallResult timed;
   if (!c.worker->send(request)) {

@@ -25,14 +25,26 @@ const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernel
 // Marks the worker processes this test's commands start (see worker_processes()).
 const std::string kTag = "DICEBENCH_TEST_TAG=" + std::to_string(getpid());
 
-nlohmann::json evaluate(const std::string& candidate, std::vector<std::string> extra = {},
-                        const std::string& problem = "problem_linear_relu.py") {
-  std::vector<std::string> args = {"eval", "--problem", kEval + problem, "--candidate", kEval + candidate,
-                                   "--json", "--device", "cpu"};
+// Several candidates in one `dicebench eval` (one reference worker, candidates started ahead):
+// their evaluations in order.
+std::vector<nlohmann::json> evaluate_all(const std::vector<std::string>& candidates, std::vector<std::string> extra = {},
+                                         const std::string& problem = "problem_linear_relu.py") {
+  std::vector<std::string> args = {"eval", "--problem", kEval + problem, "--json", "--device", "cpu"};
+  for (const auto& candidate : candidates) args.insert(args.end(), {"--candidate", kEval + candidate});
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_cli(args, {kTag});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  return nlohmann::json::parse(r.out);
+  const auto out = nlohmann::json::parse(r.out);
+  if (candidates.size() == 1) return {out};
+  REQUIRE(out.is_array());
+  REQUIRE(out.size() == candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) CHECK(out[i]["candidate"] == kEval + candidates[i]);
+  return {out.begin(), out.end()};
+}
+
+nlohmann::json evaluate(const std::string& candidate, std::vector<std::string> extra = {},
+                        const std::string& problem = "problem_linear_relu.py") {
+  return evaluate_all({candidate}, std::move(extra), problem).front();
 }
 
 // Worker processes still alive that were started by this test process's commands: they carry
@@ -61,6 +73,10 @@ TEST_CASE("a correct candidate is correct and timed against a live baseline") {
   CHECK(e["baseline"]["median_ms"].get<double>() > 0);
   CHECK(e["speedup"].get<double>() == doctest::Approx(e["baseline"]["median_ms"].get<double>() / e["runtime"]["median_ms"].get<double>()));
   CHECK(e["max_abs_diff"].get<double>() < 1e-5);
+  CHECK(e["margin"].get<double>() <= 1.0);
+  CHECK(e["flags"].empty());
+  CHECK(e["problem_traits"] == nlohmann::json::array());
+  CHECK(e["failed_stage"] == "");
 }
 
 TEST_CASE("tolerance follows KernelBench per dtype or the compat setting") {
@@ -73,47 +89,52 @@ TEST_CASE("tolerance follows KernelBench per dtype or the compat setting") {
 }
 
 TEST_CASE("shape and dtype mismatches and NaN outputs have their own verdicts") {
-  CHECK(evaluate("wrong_shape.py")["verdict"] == "shape_mismatch");
-  CHECK(evaluate("wrong_dtype.py")["verdict"] == "dtype_mismatch");
-  CHECK(evaluate("nan_output.py")["verdict"] == "output_mismatch");
+  const auto e = evaluate_all({"wrong_shape.py", "wrong_dtype.py", "nan_output.py"});
+  CHECK(e[0]["verdict"] == "shape_mismatch");
+  CHECK(e[1]["verdict"] == "dtype_mismatch");
+  CHECK(e[2]["verdict"] == "output_mismatch");
 }
 
 TEST_CASE("compile and runtime failures are told apart") {
-  const auto syntax = evaluate("syntax_error.py");
+  const auto e = evaluate_all({"syntax_error.py", "raises.py"});
+  const auto& syntax = e[0];
   CHECK(syntax["verdict"] == "compile_failed");
   CHECK(syntax["compiled"] == false);
-  const auto raises = evaluate("raises.py");
+  const auto& raises = e[1];
   CHECK(raises["verdict"] == "runtime_error");
   CHECK(raises["compiled"] == true);
   CHECK(raises["error_message"].get<std::string>().find("this kernel is not finished") != std::string::npos);
 }
 
 TEST_CASE("a crashing or hanging candidate is charged alone and leaves no process behind") {
-  const auto crashed = evaluate("aborts.py");
+  const auto e = evaluate_all({"aborts.py", "hangs.py"}, {"--timeout", "4"});
+  const auto& crashed = e[0];
   CHECK(crashed["verdict"] == "crashed");
   CHECK(crashed["error_message"].get<std::string>().find("SIGABRT") != std::string::npos);
-  const auto hung = evaluate("hangs.py", {"--timeout", "4"});
+  const auto& hung = e[1];
   CHECK(hung["verdict"] == "timeout");
   CHECK(hung["seconds"].get<double>() < 30);
   CHECK(worker_processes() == 0);
 }
 
 TEST_CASE("mutating inputs cannot change the verdict and cached or lazy outputs are caught") {
-  CHECK(evaluate("mutates_inputs.py")["verdict"] == "correct");
-  const auto cached = evaluate("cached_output.py");
+  const auto e = evaluate_all({"mutates_inputs.py", "cached_output.py", "lazy_after_timing.py"});
+  CHECK(e[0]["verdict"] == "correct");
+  const auto& cached = e[1];
   CHECK(cached["verdict"] == "output_mismatch");
   CHECK(cached["failed_trial"] == 1);
   // Wrong from its ninth call on: caught by a checked timed call, or by the call after timing.
-  const auto lazy = evaluate("lazy_after_timing.py");
+  const auto& lazy = e[2];
   CHECK(lazy["verdict"] == "output_mismatch");
   const std::string message = lazy["error_message"];
   CHECK((message.find("timed call") != std::string::npos || message.find("after timing started") != std::string::npos));
 }
 
 TEST_CASE("timed calls get fresh inputs: answers cached on an input never pass timing") {
+  const auto e = evaluate_all({"content_keyed_cache.py", "shape_keyed_cache.py"});
   // Keyed on the pointer plus a sample of the contents, or on the input object: it never hits, so
   // it computes honestly every call and is correct.
-  const auto honest = evaluate("content_keyed_cache.py");
+  const auto& honest = e[0];
   CHECK(honest["verdict"] == "correct");
   const std::string log = honest["log_tail"];
   CHECK(log.find("cache hits: 0") != std::string::npos);
@@ -122,18 +143,24 @@ TEST_CASE("timed calls get fresh inputs: answers cached on an input never pass t
   CHECK(honest["timed_calls"]["checked"].get<int>() >= 3);
   CHECK(honest["timed_calls"]["checked"].get<int>() * 10 >= honest["timed_calls"]["calls"].get<int>());
   // Stale answers from a cache that hits once the correctness trials are over: a checked timed call.
-  const auto stale = evaluate("shape_keyed_cache.py");
+  const auto& stale = e[1];
   CHECK(stale["verdict"] == "output_mismatch");
   CHECK(stale["failed_stage"] == "timing");
   REQUIRE(stale["failed_call"].is_number());
   CHECK(stale["error_message"].get<std::string>().rfind(fmt::format("timed call {}:", stale["failed_call"].get<int>()), 0) == 0);
 }
 
-TEST_CASE("outputs must be plain tensors: a subclass is a runtime error naming its type") {
-  const auto lazy = evaluate("tensor_subclass.py");
+TEST_CASE("a tensor subclass is a runtime error naming its type, and no ModelNew is not compiled") {
+  const auto e = evaluate_all({"tensor_subclass.py", "no_modelnew.py"});
+  const auto& lazy = e[0];
   CHECK(lazy["verdict"] == "runtime_error");
   CHECK(lazy["failed_stage"] == "trials");
   CHECK(lazy["error_message"].get<std::string>().find("DeferredResult") != std::string::npos);
+  // It did not load: not compiled, as KernelBench counts it.
+  const auto& missing = e[1];
+  CHECK(missing["verdict"] == "runtime_error");
+  CHECK(missing["compiled"] == false);
+  CHECK(missing["failed_stage"] == "load");
 }
 
 TEST_CASE("returning the input is flagged, and a problem whose output is its input has that trait") {
@@ -141,10 +168,6 @@ TEST_CASE("returning the input is flagged, and a problem whose output is its inp
   CHECK(same["verdict"] == "correct");
   CHECK(same["flags"].contains("output_aliases_input"));
   CHECK(same["problem_traits"] == nlohmann::json::array({"output_equals_input"}));
-  const auto honest = evaluate("correct.py");
-  CHECK(honest["flags"].empty());
-  CHECK(honest["problem_traits"] == nlohmann::json::array());
-  CHECK(honest["margin"].get<double>() <= 1.0);
 }
 
 TEST_CASE("a memory floor and a speedup bound flag a correct candidate, and bad values are one error line") {
@@ -163,12 +186,6 @@ TEST_CASE("a memory floor and a speedup bound flag a correct candidate, and bad 
   }
 }
 
-TEST_CASE("a candidate without ModelNew did not load: not compiled, as KernelBench counts it") {
-  const auto missing = evaluate("no_modelnew.py");
-  CHECK(missing["verdict"] == "runtime_error");
-  CHECK(missing["compiled"] == false);
-  CHECK(missing["failed_stage"] == "load");
-}
 
 TEST_CASE("a candidate that is slow to load holds up none of the candidates behind it") {
   const fs::path tmp = fs::temp_directory_path() / ("dicebench-eval-order-" + std::to_string(getpid()));

@@ -75,9 +75,11 @@ TEST_CASE("list models shows the ten local models") {
 TEST_CASE("dice-8b on a tiny SDAR folder with DICE's paper preset stores four samples for problems 1-4") {
   TempDir tmp("dice");
   const std::string db = tmp / "results.db";
-  // The done-when command of issue 4, on a tiny folder.
+  // The done-when command of issue 4, on a tiny folder, with 256 new tokens instead of the preset's
+  // 4096 (test_local_models checks that default): 4096 took 5 to 10 minutes of CI's 2 cores, for
+  // the same decoding loop 16 times over.
   auto r = run_cli({"run", "--model", "dice-8b", "--model-path", kSdar, "--suite", "kernelbench-l1", "--problems", "1-4",
-                    "--generate-only", "--kernelbench-root", kKernelBench, "--db", db});
+                    "--generate-only", "--kernelbench-root", kKernelBench, "--db", db, "--set", "local.max_new_tokens=256"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(scalar(db, "select count(*) from samples") == "4");
   CHECK(scalar(db, "select group_concat(problem_id) from (select problem_id from samples order by problem_id)") == "1,2,3,4");
@@ -92,7 +94,7 @@ TEST_CASE("dice-8b on a tiny SDAR folder with DICE's paper preset stores four sa
   CHECK(model["chat_template"] == "qwen3, no thinking");
   const auto& generation = model["generation"];
   CHECK(generation["preset"] == "paper");
-  CHECK(generation["max_new_tokens"] == 4096);
+  CHECK(generation["max_new_tokens"] == 256);
   CHECK(generation["top_k"] == 1);
   CHECK(generation["strategy"] == "low_confidence_static");
   CHECK(generation["block_length"] == 4);
@@ -100,12 +102,12 @@ TEST_CASE("dice-8b on a tiny SDAR folder with DICE's paper preset stores four sa
   CHECK(config["model_plugin"]["name"] == "local");
   CHECK(config["settings"]["model_path"] == kSdar);
 
-  // The paper preset has no stop tokens: every row decodes all 4096 tokens, 5 passes per block
+  // The paper preset has no stop tokens: every row decodes all 256 tokens, 5 passes per block
   // of 4 (each pass commits the leftmost mask, then one pass writes the block).
   const auto stats = nlohmann::json::parse(scalar(db, "select gen_stats from samples where problem_id = 1"));
-  CHECK(stats["new_tokens"] == 4096);
+  CHECK(stats["new_tokens"] == 256);
   CHECK(stats["batch_size"] == 4);
-  CHECK(stats["batch_forward_passes"].get<int64_t>() >= 4096 / 4 * 5);
+  CHECK(stats["batch_forward_passes"].get<int64_t>() >= 256 / 4 * 5);
 }
 
 TEST_CASE("qwen3-8b on a tiny Qwen3 folder decodes greedily, and --set and TOML settings land in the run") {
