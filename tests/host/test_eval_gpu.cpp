@@ -110,3 +110,17 @@ TEST_CASE("on CUDA, a call that does no work is below the memory floor the GPU's
   CHECK(idle["problem_traits"] == nlohmann::json::array({"output_equals_input"}));
   CHECK(idle["runtime"]["median_ms"].get<double>() < idle["memory_floor_ms"].get<double>());
 }
+
+TEST_CASE("a failure of the fast path's glue is re-judged with torch's toolchain, and the disagreement kept") {
+  const auto e = evaluate_on_cuda("fastpath_disagrees.py");
+  CHECK_MESSAGE(e["verdict"] == "correct", e.dump());
+  CHECK(e["compile"]["path"] == "fallback");  // the toolchain's build, which decided the verdict
+  REQUIRE(e["fastpath_outcome"].is_object());
+  CHECK(e["fastpath_outcome"]["verdict"] == "runtime_error");
+  CHECK(e["fastpath_outcome"]["compile_path"] == "nvrtc");
+  CHECK(e["flags"].contains("fastpath_disagreement"));
+  // With the check off, the fast path's verdict stands.
+  const auto unchecked = evaluate_on_cuda("fastpath_disagrees.py", {"--set", "eval.confirm_fastpath=off"});
+  CHECK(unchecked["verdict"] == "runtime_error");
+  CHECK(unchecked["fastpath_outcome"].is_null());
+}

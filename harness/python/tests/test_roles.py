@@ -49,6 +49,7 @@ def inputs_of(reference, job):
 
 class RoleTestBase(unittest.TestCase):
     problem = programs.PROBLEM
+    problem_name = "linear_relu"
     tolerance = "kernelbench"
     seeds = [11, 22, 33]
 
@@ -60,7 +61,7 @@ class RoleTestBase(unittest.TestCase):
         cls.reference = ReferenceRole("cpu", cls.private)
         cls.prepared = cls.call_reference({
             "type": "reference.prepare", "job": "job", "problem_source": cls.problem,
-            "problem_name": "linear_relu", "device": "cpu", "init_seed": 42,
+            "problem_name": cls.problem_name, "device": "cpu", "init_seed": 42,
             "work_dir": cls.dir, "tolerance": cls.tolerance})
         assert cls.prepared["ok"], cls.prepared
         cls.counter = 0
@@ -556,18 +557,7 @@ if __name__ == "__main__":
 
 class AliasingTest(RoleTestBase):
     problem = programs.RELU_OF_RAND_PROBLEM
-
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="dicebench-roles-")
-        cls.private = os.path.join(cls.dir, "private")
-        os.mkdir(cls.private)
-        cls.reference = ReferenceRole("cpu", cls.private)
-        cls.prepared = cls.call_reference({
-            "type": "reference.prepare", "job": "job", "problem_source": cls.problem,
-            "problem_name": "relu_of_rand", "device": "cpu", "init_seed": 42, "work_dir": cls.dir})
-        assert cls.prepared["ok"], cls.prepared
-        cls.counter = 0
+    problem_name = "relu_of_rand"
 
     def test_returning_the_input_is_correct_and_said(self):
         outcome = self.run_candidate(programs.RETURNS_INPUT)
