@@ -97,7 +97,7 @@ Command add_eval_command(CLI::App& parent) {
               if (!e) return fail(e.error().message);
               if (o->json) {
                 nlohmann::json out = harness::evaluation_json(*e, settings->device);
-                out["candidate"] = o->candidates[i];
+                if (candidates.size() > 1) out["candidate"] = o->candidates[i];  // which one, in the array
                 out["sandbox"] = nlohmann::json::parse(sandbox->json());
                 all.push_back(std::move(out));
                 continue;
