@@ -497,6 +497,9 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     if (message.value("type", "") != "candidate.call_done") return std::nullopt;
     const int call = message.value("call", -1);
     if (call != expected || !message.contains("outputs")) return std::nullopt;
+    // A loop makes at most warmup + max_trials calls that want more: a worker that asks for more
+    // (the host's time in answering does not count against its time limit) breaks the protocol.
+    if (message.value("more", false) && call + 1 >= settings_.warmup + settings_.max_trials) return std::nullopt;
     ++expected;
     e.timed_calls = expected;
     if (checked.count(call)) {

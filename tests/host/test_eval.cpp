@@ -150,8 +150,8 @@ TEST_CASE("timed calls get fresh inputs: answers cached on an input never pass t
   CHECK(stale["error_message"].get<std::string>().rfind(fmt::format("timed call {}:", stale["failed_call"].get<int>()), 0) == 0);
 }
 
-TEST_CASE("a tensor subclass is a runtime error naming its type, and no ModelNew is not compiled") {
-  const auto e = evaluate_all({"tensor_subclass.py", "no_modelnew.py"});
+TEST_CASE("a tensor subclass is a runtime error naming its type, no ModelNew is not compiled, endless timing is cut") {
+  const auto e = evaluate_all({"tensor_subclass.py", "no_modelnew.py", "asks_for_more_calls.py"});
   const auto& lazy = e[0];
   CHECK(lazy["verdict"] == "runtime_error");
   CHECK(lazy["failed_stage"] == "trials");
@@ -161,6 +161,12 @@ TEST_CASE("a tensor subclass is a runtime error naming its type, and no ModelNew
   CHECK(missing["verdict"] == "runtime_error");
   CHECK(missing["compiled"] == false);
   CHECK(missing["failed_stage"] == "load");
+  // Asking for more calls than its loop may make breaks the protocol: the worker is ended.
+  const auto& endless = e[2];
+  CHECK(endless["verdict"] == "crashed");
+  CHECK(endless["failed_stage"] == "timing");
+  CHECK(endless["error_message"].get<std::string>().find("candidate.call_done") != std::string::npos);
+  CHECK(endless["timed_calls"]["calls"].get<int>() <= 3 + 100);
 }
 
 TEST_CASE("returning the input is flagged, and a problem whose output is its input has that trait") {
