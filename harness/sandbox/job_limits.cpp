@@ -61,9 +61,39 @@ bool own_cgroup(std::string* mount_point, std::string* own) {
   return false;
 }
 
-bool has_limits(const std::string& dir) {
-  std::error_code ec;
-  return fs::exists(dir + "/memory.max", ec) && fs::exists(dir + "/pids.max", ec);
+// cgroup v1: the mount point of the hierarchy holding `controller`, and the calling process's
+// cgroup in it.
+bool own_v1_cgroup(const std::string& controller, std::string* mount_point, std::string* own) {
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(mountinfo, line)) {
+    const size_t dash = line.find(" - ");
+    if (dash == std::string::npos || line.compare(dash + 3, 7, "cgroup ") != 0) continue;
+    std::istringstream tail(line.substr(dash + 3));
+    std::string type, source, options;
+    tail >> type >> source >> options;
+    bool found = false;
+    std::istringstream list(options);
+    for (std::string option; std::getline(list, option, ',');) found |= option == controller;
+    if (!found) continue;
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    *mount_point = point;
+  }
+  if (mount_point->empty()) return false;
+  std::ifstream self("/proc/self/cgroup");
+  while (std::getline(self, line)) {
+    const size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    std::istringstream list(line.substr(first + 1, second - first - 1));
+    for (std::string name; std::getline(list, name, ',');)
+      if (name == controller) {
+        *own = line.substr(second + 1);
+        return true;
+      }
+  }
+  return false;
 }
 
 // Removes empty job cgroups that launchers killed before they could clean up.
@@ -125,83 +155,139 @@ std::vector<pid_t> descendants(pid_t ancestor) {
 
 }  // namespace
 
-std::optional<JobCgroup> JobCgroup::create(const Limits& limits, std::string* why) {
-  std::string mount_point, own;
-  if (!own_cgroup(&mount_point, &own)) {
-    *why = "no cgroup v2 hierarchy";
-    return std::nullopt;
-  }
+namespace {
+
+// <parent>/job-<our pid> under `parents` in order (our own cgroup's "dicebench" first, then the
+// hierarchy root's): the first that can be made and whose `files` exist; "" with reasons added.
+std::string make_job_dir(const std::vector<std::string>& parents, const std::vector<std::string>& files,
+                         const char* subtree_control, std::string* reasons) {
   const std::string name = "job-" + std::to_string(getpid());
-  std::string reasons;
-  // Under our own cgroup (a delegated one), else under <root>/dicebench.
-  const std::string own_dir = mount_point + (own == "/" ? "" : own);
-  const std::string root_dir = mount_point + "/dicebench";
-  std::vector<std::string> parents{own_dir + "/dicebench"};
-  if (parents.front() != root_dir) parents.push_back(root_dir);
   for (const std::string& parent : parents) {
     std::error_code ec;
     const bool existed = fs::is_directory(parent, ec);
     if (!existed && mkdir(parent.c_str(), 0755) != 0) {
-      reasons += "; cannot create " + parent + ": " + std::strerror(errno);
+      *reasons += "; cannot create " + parent + ": " + std::strerror(errno);
       continue;
     }
     std::string ignored;
-    write_text(parent + "/cgroup.subtree_control", "+memory +pids", &ignored);
+    if (subtree_control) write_text(parent + "/cgroup.subtree_control", subtree_control, &ignored);
     sweep_stale(parent, "job-");
     const std::string dir = parent + "/" + name;
     if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      reasons += "; cannot create " + dir + ": " + std::strerror(errno);
+      *reasons += "; cannot create " + dir + ": " + std::strerror(errno);
       continue;
     }
-    if (!has_limits(dir)) {
+    bool complete = true;
+    for (const auto& file : files) complete &= fs::exists(dir + "/" + file, ec);
+    if (!complete) {
       rmdir(dir.c_str());
       if (!existed) rmdir(parent.c_str());
-      reasons += "; " + parent + " does not delegate the memory and pids controllers";
+      *reasons += "; " + parent + " does not delegate the controllers";
       continue;
     }
-    JobCgroup group(dir);
-    std::string failed;
-    if ((limits.memory_bytes && !write_text(dir + "/memory.max", std::to_string(limits.memory_bytes), &failed)) ||
-        (limits.pids && !write_text(dir + "/pids.max", std::to_string(limits.pids), &failed))) {
-      reasons += "; " + failed;
-      continue;  // the destructor removes it
+    return dir;
+  }
+  return "";
+}
+
+std::vector<std::string> parents_of(const std::string& mount_point, const std::string& own) {
+  const std::string own_parent = mount_point + (own == "/" ? "" : own) + "/dicebench";
+  const std::string root_parent = mount_point + "/dicebench";
+  return own_parent == root_parent ? std::vector<std::string>{root_parent} : std::vector<std::string>{own_parent, root_parent};
+}
+
+}  // namespace
+
+std::optional<JobCgroup> JobCgroup::create(const Limits& limits, std::string* why) {
+  std::string reasons, mount_point, own;
+  if (own_cgroup(&mount_point, &own)) {
+    const std::string dir = make_job_dir(parents_of(mount_point, own), {"memory.max", "pids.max"}, "+memory +pids", &reasons);
+    if (!dir.empty()) {
+      JobCgroup group({dir}, 2);
+      std::string failed, ignored;
+      if ((limits.memory_bytes && !write_text(dir + "/memory.max", std::to_string(limits.memory_bytes), &failed)) ||
+          (limits.pids && !write_text(dir + "/pids.max", std::to_string(limits.pids), &failed))) {
+        *why = failed;
+        return std::nullopt;  // the destructor removes it
+      }
+      write_text(dir + "/memory.swap.max", "0", &ignored);  // absent without swap accounting
+      write_text(dir + "/memory.oom.group", "1", &ignored);
+      return group;
     }
-    write_text(dir + "/memory.swap.max", "0", &ignored);  // absent without swap accounting
-    write_text(dir + "/memory.oom.group", "1", &ignored);
+  } else {
+    reasons += "; no cgroup v2 hierarchy";
+  }
+  // cgroup v1: the memory and pids controllers in hierarchies of their own (a job in each).
+  std::vector<std::string> dirs;
+  std::string failed, ignored;
+  const std::pair<const char*, std::vector<std::string>> wanted[] = {{"memory", {"memory.limit_in_bytes"}},
+                                                                      {"pids", {"pids.max"}}};
+  for (const auto& [controller, files] : wanted) {
+    std::string v1_mount, v1_own;
+    if (!own_v1_cgroup(controller, &v1_mount, &v1_own)) {
+      reasons += std::string("; no cgroup v1 ") + controller + " hierarchy";
+      break;
+    }
+    const std::string dir = make_job_dir(parents_of(v1_mount, v1_own), files, nullptr, &reasons);
+    if (dir.empty()) break;
+    dirs.push_back(dir);
+  }
+  if (dirs.size() == 2) {
+    JobCgroup group(dirs, 1);
+    const std::string& memory = dirs[0];
+    if ((limits.memory_bytes && !write_text(memory + "/memory.limit_in_bytes", std::to_string(limits.memory_bytes), &failed)) ||
+        (limits.pids && !write_text(dirs[1] + "/pids.max", std::to_string(limits.pids), &failed))) {
+      *why = failed;
+      return std::nullopt;
+    }
+    // Memory and swap together, where swap is accounted.
+    if (limits.memory_bytes) write_text(memory + "/memory.memsw.limit_in_bytes", std::to_string(limits.memory_bytes), &ignored);
     return group;
   }
+  for (const auto& dir : dirs) rmdir(dir.c_str());
   *why = reasons.empty() ? "no usable cgroup" : reasons.substr(2);
   return std::nullopt;
 }
 
-JobCgroup::JobCgroup(JobCgroup&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+JobCgroup::JobCgroup(JobCgroup&& other) noexcept : dirs_(std::move(other.dirs_)), version_(other.version_) {
+  other.dirs_.clear();
+}
 
 JobCgroup::~JobCgroup() {
-  if (path_.empty()) return;
+  if (dirs_.empty()) return;
   kill_all();
-  for (int attempt = 0; attempt < 200 && rmdir(path_.c_str()) != 0 && errno == EBUSY; ++attempt)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (const auto& dir : dirs_)
+    for (int attempt = 0; attempt < 200 && rmdir(dir.c_str()) != 0 && errno == EBUSY; ++attempt)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
 bool JobCgroup::add(pid_t pid, std::string* why) const {
-  return write_text(path_ + "/cgroup.procs", std::to_string(pid), why);
+  for (const auto& dir : dirs_)
+    if (!write_text(dir + "/cgroup.procs", std::to_string(pid), why)) return false;
+  return true;
 }
 
 void JobCgroup::kill_all() const {
   std::error_code ec;
-  const bool has_kill = fs::exists(path_ + "/cgroup.kill", ec);
   for (int attempt = 0; attempt < 400; ++attempt) {
-    const auto pids = listed_pids(path_ + "/cgroup.procs");
-    if (pids.empty()) return;
-    if (has_kill) write_text(path_ + "/cgroup.kill", "1", nullptr);
-    else
-      for (pid_t pid : pids) kill(pid, SIGKILL);
+    bool any = false;
+    for (const auto& dir : dirs_) {
+      const auto pids = listed_pids(dir + "/cgroup.procs");
+      if (pids.empty()) continue;
+      any = true;
+      if (fs::exists(dir + "/cgroup.kill", ec)) write_text(dir + "/cgroup.kill", "1", nullptr);
+      else
+        for (pid_t pid : pids) kill(pid, SIGKILL);
+    }
+    if (!any) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 
 bool JobCgroup::oom_killed() const {
-  std::istringstream events(read_text(path_ + "/memory.events"));
+  if (dirs_.empty()) return false;
+  // v2: memory.events; v1: memory.oom_control (its oom_kill line, since Linux 4.13).
+  std::istringstream events(read_text(dirs_.front() + (version_ == 2 ? "/memory.events" : "/memory.oom_control")));
   std::string key;
   for (uint64_t value = 0; events >> key >> value;)
     if (key == "oom_kill" && value > 0) return true;
@@ -209,7 +295,8 @@ bool JobCgroup::oom_killed() const {
 }
 
 uint64_t JobCgroup::peak_memory() const {
-  const std::string text = read_text(path_ + "/memory.peak");
+  if (dirs_.empty()) return 0;
+  const std::string text = read_text(dirs_.front() + (version_ == 2 ? "/memory.peak" : "/memory.max_usage_in_bytes"));
   return text.empty() ? 0 : std::strtoull(text.c_str(), nullptr, 10);
 }
 

@@ -1,10 +1,12 @@
 // Resource limits of a sandboxed job. The job's processes go into a cgroup v2 of their own
 // (memory.max with swap off, pids.max, the whole group OOM-killed together) where the host lets us
 // create one: under our own cgroup when it delegates the memory and pids controllers, else under
-// a "dicebench" cgroup at the hierarchy's root. Where neither works, a watchdog in the supervisor
-// polls the job's processes (their anonymous resident memory and their count) and kills the job
-// past either limit: unlike RLIMIT_AS it leaves CUDA's large virtual reservations alone. Per-
-// process rlimits (file size, open files, no core files; process count where not root) apply too.
+// a "dicebench" cgroup at the hierarchy's root. Where the host has cgroup v1 instead, the job gets
+// a cgroup in its memory hierarchy (memory.limit_in_bytes, and memsw where swap is accounted) and
+// one in its pids hierarchy (pids.max), placed the same way. Where none works, a watchdog in the
+// supervisor polls the job's processes (their anonymous resident memory and their count) and kills
+// the job past either limit: unlike RLIMIT_AS it leaves CUDA's large virtual reservations alone.
+// Per-process rlimits (file size, open files, no core files; process count where not root) apply too.
 #pragma once
 
 #include <sys/types.h>
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dicebench::sandbox {
 
@@ -22,7 +25,8 @@ struct Limits {
   uint64_t open_files = 0;
 };
 
-// A cgroup made for one job; removed (its processes killed first) on destruction.
+// A cgroup made for one job (v2: one; v1: one in the memory and one in the pids hierarchy);
+// removed (its processes killed first) on destruction.
 class JobCgroup {
  public:
   // Makes the cgroup and writes the limits; nullopt with *why when the host does not allow it.
@@ -34,13 +38,15 @@ class JobCgroup {
   bool add(pid_t pid, std::string* why) const;
   // Kills every process in it (cgroup.kill, else SIGKILL to each listed) and waits until it is empty.
   void kill_all() const;
-  bool oom_killed() const;  // memory.events counted an OOM kill
+  bool oom_killed() const;  // the memory controller counted an OOM kill
   uint64_t peak_memory() const;
-  const std::string& path() const { return path_; }
+  int version() const { return version_; }  // 2 or 1
+  const std::string& path() const { return dirs_.front(); }
 
  private:
-  explicit JobCgroup(std::string path) : path_(std::move(path)) {}
-  std::string path_;
+  JobCgroup(std::vector<std::string> dirs, int version) : dirs_(std::move(dirs)), version_(version) {}
+  std::vector<std::string> dirs_;
+  int version_ = 2;
 };
 
 // What the watchdog saw when it last looked: the job's processes (the supervisor's descendants).

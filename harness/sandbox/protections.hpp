@@ -14,8 +14,8 @@ inline constexpr std::array<std::string_view, 9> kProtections = {
     "network_namespace",   // loopback only
     "mount_namespace",     // read-only filesystem; private job folder, /tmp, /var/tmp, /dev/shm, /run; minimal /dev
     "ipc_namespace",       // own System V IPC and POSIX message queues
-    "memory_limit",        // host memory: cgroup v2 memory.max, else a watchdog over the job's resident memory
-    "process_limit",       // process count: cgroup v2 pids.max, else the watchdog (and RLIMIT_NPROC where not root)
+    "memory_limit",        // host memory: cgroup v2 memory.max or v1 memory.limit_in_bytes, else a watchdog over the job's resident memory
+    "process_limit",       // process count: cgroup v2 or v1 pids.max, else the watchdog (and RLIMIT_NPROC where not root)
     "file_limits",         // RLIMIT_FSIZE, RLIMIT_NOFILE, no core files
     "no_new_privileges",   // PR_SET_NO_NEW_PRIVS
     "capabilities",        // every capability dropped, bounding set cleared

@@ -343,7 +343,9 @@ int main(int argc, char** argv) {
       o.limits.memory_bytes || o.limits.pids ? sb::JobCgroup::create(o.limits, &no_cgroup) : std::nullopt;
   const bool watchdog = !cgroup;
   auto limit_detail = [&](uint64_t value, const std::string& amount) {
-    return value == 0 ? std::string() : cgroup ? "cgroup v2, " + amount : "watchdog, " + amount + " (no cgroup: " + no_cgroup + ")";
+    return value == 0 ? std::string()
+           : cgroup   ? "cgroup v" + std::to_string(cgroup->version()) + ", " + amount
+                      : "watchdog, " + amount + " (no cgroup: " + no_cgroup + ")";
   };
   if (o.limits.memory_bytes) report.set("memory_limit", true, limit_detail(o.limits.memory_bytes, mib(o.limits.memory_bytes)));
   else report.set("memory_limit", false, "no limit given");

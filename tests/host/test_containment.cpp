@@ -122,6 +122,10 @@ TEST_CASE("hostile candidates among honest ones: the host, the machine and other
       // Host memory without bound, once it runs.
       add_candidate("", "        hog = []\n        while True:\n            hog.append(bytearray(64 << 20))\n"),
       add_candidate(""),
+      // Processes without bound (2000 against a limit of 256), counting those the kernel allowed.
+      add_candidate("children = []\ntry:\n    for _ in range(2000):\n        children.append(subprocess.Popen(['sleep', '600']))\n"
+                    "except OSError:\n    pass\nprint('forked', len(children), flush=True)\n"
+                    "for child in children:\n    child.kill()\n    child.wait()\n"),
   };
   for (size_t i = 0; i < samples.size(); ++i)
     test::write(replay + "/level_1_problem_1_sample_" + std::to_string(i) + "_kernel.py", samples[i]);
@@ -130,11 +134,11 @@ TEST_CASE("hostile candidates among honest ones: the host, the machine and other
   const auto r = run_cli({"run", "--model", "replay:" + replay, "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench,
                           "--problems", "1", "--samples", std::to_string(samples.size()), "--device", kDevice, "--db", db,
                           "--set", "eval.memory_max=" + kMemoryMax, "--set", "eval.fastpath_cache=" + cache, "--set",
-                          "eval.timing_budget_s=0.2"});
+                          "eval.timing_budget_s=0.2", "--set", "eval.pids_max=256"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.err.find("sandbox: active: ") != std::string::npos);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  MESSAGE("7 candidates judged on " << kDevice << " in " << seconds << " s");
+  MESSAGE(samples.size() << " candidates judged on " << kDevice << " in " << seconds << " s");
 
   auto verdict = [&](int sample) {
     return scalar(db, "select e.status from evaluations e join samples s on s.id = e.sample where s.sample_index = " +
@@ -149,6 +153,22 @@ TEST_CASE("hostile candidates among honest ones: the host, the machine and other
   CHECK(scalar(db, "select e.error_message like '%memory limit%' from evaluations e join samples s on s.id = e.sample "
                    "where s.sample_index = 5") == "1");
   CHECK(verdict(6) == "correct");
+  // The fork bomb: refused by the kernel past the limit (a cgroup's pids.max), or killed by the
+  // watchdog where no cgroup can be made.
+  const std::string bomb = verdict(7);
+  const std::string bomb_log = scalar(db, "select json_extract(e.details, '$.log_tail') from evaluations e join samples s "
+                                          "on s.id = e.sample where s.sample_index = 7");
+  if (active(protections, "process_limit") &&
+      protections.at("process_limit").at("detail").get<std::string>().rfind("cgroup", 0) == 0) {
+    CHECK_MESSAGE(bomb == "correct", bomb_log);
+    const auto at = bomb_log.find("forked ");
+    REQUIRE(at != std::string::npos);
+    CHECK(std::stoi(bomb_log.substr(at + 7)) < 256);
+  } else {
+    CHECK(bomb == "crashed");
+    CHECK(scalar(db, "select e.error_message like '%process limit%' from evaluations e join samples s on s.id = e.sample "
+                     "where s.sample_index = 7") == "1");
+  }
 
   std::this_thread::sleep_for(std::chrono::seconds(1));
   CHECK(processes_with("sleep " + std::to_string(900000 + getpid() % 1000)) == 0);
