@@ -7,6 +7,8 @@
 #include "core/host/log.hpp"
 #include "core/host/run_executor.hpp"
 #include "core/host/run_plan.hpp"
+#include "results/report.hpp"
+#include "results/report_format.hpp"
 #include "results/store.hpp"
 
 #include <fmt/format.h>
@@ -181,7 +183,11 @@ int run(const RunOptions& o, CLI::App& app) {
   if (evaluated->degenerate_problems)
     fmt::print("  degenerate problems (their answer can pass without being computed): {}\n", evaluated->degenerate_problems);
   if (final_status != results::RunStatus::finished) return stop_line(final_status, "");
-  fmt::print("  database: {}\n  next: dicebench report {} --db {}\n", db, outcome->run, db);
+  // The run's report, as `dicebench report RUN` prints it.
+  auto report = results::compute_report(*store, outcome->run);
+  if (!report) return stop_line(final_status, report.error().message);
+  fmt::print("\n{}", results::format_report(*report));
+  fmt::print("  database: {}\n  next: dicebench show {} --db {}\n", db, outcome->run, db);
   return 0;
 }
 

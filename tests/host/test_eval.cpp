@@ -299,3 +299,29 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
   CHECK(std::get<std::int64_t>(runs->rows[0][0]) == 3);
   fs::remove_all(tmp);
 }
+
+TEST_CASE("the README's first command runs the main job end to end from the checkout alone") {
+  const fs::path tmp = fs::temp_directory_path() / ("dicebench-quickstart-" + std::to_string(getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  const std::string db = (tmp / "results.db").string();
+  // As README.md gives it (tools/dicebench is this build's dicebench), on the CPU.
+  const auto r = run_cli({"run", "--model", "replay:" + std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/quickstart", "--suite",
+                          "kernelbench-l1", "--kernelbench-root", kKernelBench, "--samples", "2", "--device", "cpu", "--db", db},
+                         {kTag});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto verdicts = results::run_query(db, "select problem_id, sample_index, verdict from sample_results order by problem_id, sample_index");
+  REQUIRE(verdicts.ok());
+  std::vector<std::string> seen;
+  for (const auto& row : verdicts->rows)
+    seen.push_back(fmt::format("{}/{} {}", std::get<std::int64_t>(row[0]), std::get<std::int64_t>(row[1]), std::get<std::string>(row[2])));
+  CHECK(seen == std::vector<std::string>{"1/0 correct", "1/1 output_mismatch", "2/0 correct", "2/1 output_mismatch",
+                                         "10/0 shape_mismatch", "10/1 extraction_failed"});
+  // The stale cache fails a checked timed call, after passing every correctness trial.
+  CHECK(results::run_query(db, "select 1 from evaluations e join samples s on s.id = e.sample where s.problem_id = 1 "
+                               "and s.sample_index = 1 and e.error_message like 'timed call %'")->rows.size() == 1);
+  // It ends with the run's report.
+  CHECK(r.out.find("fast_") != std::string::npos);
+  CHECK(r.out.find("next: dicebench show 1") != std::string::npos);
+  fs::remove_all(tmp);
+}
