@@ -272,17 +272,7 @@ TEST_CASE("a read-only version 5 database reads problems, evaluations and result
 TEST_CASE("a read-only version 3 database reads evaluations and kernels without the columns it lacks") {
   TempDir dir;
   const std::string path = dir.file("v3.db");
-  require_ok(create_schema_version(path, 3));
-  {
-    Database db = raw_open(path);
-    raw_exec(db, "INSERT INTO runs (created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro) "
-                 "VALUES ('t','finished','m','kernelbench-l1','{}','v','g','h',1,'{}');"
-                 "INSERT INTO problems VALUES (1, 1, 1, 'Add', 'level1/1_Add.py', 'c', 'p');"
-                 "INSERT INTO samples (run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, "
-                 "gen_stats, created) VALUES (1, 1, 0, 'p', 'x', 'class ModelNew: pass', 'ok', '{}', 't');"
-                 "INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, speedup, created) "
-                 "VALUES (1, 'correct', 1, 1, 'cpu', 0.5, 2.0, 't');");
-  }
+  make_version3_database(path);
   auto store = Store::open(path, OpenMode::ReadOnly);
   REQUIRE(store.ok());
   const auto evaluations = require_ok(store->evaluations(1));

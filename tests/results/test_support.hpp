@@ -12,6 +12,7 @@
 #include <string>
 
 #include "results/sqlite_handle.hpp"
+#include "results/schema.hpp"
 #include "results/store.hpp"
 
 namespace dicebench::results::testing {
@@ -57,6 +58,21 @@ inline Database raw_open(const std::string& path) {
 inline void raw_exec(Database& db, const std::string& sql) {
   auto done = db.exec(sql, "test sql");
   REQUIRE_MESSAGE(done.ok(), (done.ok() ? "" : done.error().message));
+}
+
+// A database as dicebench left it at schema version 3: one finished run of one problem with one
+// correct sample (runtime 0.5 ms, speedup 2).
+inline void make_version3_database(const std::string& path) {
+  auto created = create_schema_version(path, 3);
+  REQUIRE_MESSAGE(created.ok(), (created.ok() ? "" : created.error().message));
+  Database db = raw_open(path);
+  raw_exec(db, "INSERT INTO runs (created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro) "
+               "VALUES ('t','finished','m','kernelbench-l1','{}','v','g','h',1,'{}');"
+               "INSERT INTO problems VALUES (1, 1, 1, 'Add', 'level1/1_Add.py', 'c', 'p');"
+               "INSERT INTO samples (run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, "
+               "gen_stats, created) VALUES (1, 1, 0, 'p', 'x', 'class ModelNew: pass', 'ok', '{}', 't');"
+               "INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, speedup, created) "
+               "VALUES (1, 'correct', 1, 1, 'cpu', 0.5, 2.0, 't');");
 }
 
 inline std::int64_t raw_int(Database& db, const std::string& sql) {
