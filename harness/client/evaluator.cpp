@@ -109,13 +109,17 @@ struct JobFolder {
   }
 };
 
-// Environment both kinds of worker get. On the CPU, OpenMP threads sleep as soon as their work is
-// done: by default they spin for milliseconds afterwards, and the reference's spinning (it makes
-// every timed call's inputs) took the cores from the candidate's timed calls (a 0.4 ms call timed
-// at 22 ms on 2 cores). A value the user set is kept.
+// Environment both kinds of worker get; a value the user set is kept. On the CPU: OpenMP threads
+// sleep as soon as their work is done (by default they spin for milliseconds afterwards, and the
+// reference's spinning, as it makes every timed call's inputs, took the cores from the candidate's
+// timed calls: a 0.4 ms call timed at 22 ms on 2 cores); Triton kernels run under Triton's
+// interpreter (without a GPU, a @triton.jit candidate failed with "0 active drivers").
 std::vector<std::pair<std::string, std::string>> worker_environment(const std::string& device) {
-  if (device != "cpu" || std::getenv("OMP_WAIT_POLICY")) return {};
-  return {{"OMP_WAIT_POLICY", "PASSIVE"}};
+  std::vector<std::pair<std::string, std::string>> environment;
+  if (device != "cpu") return environment;
+  for (const auto& [name, value] : {std::pair<const char*, const char*>{"OMP_WAIT_POLICY", "PASSIVE"}, {"TRITON_INTERPRET", "1"}})
+    if (!std::getenv(name)) environment.emplace_back(name, value);
+  return environment;
 }
 
 // What the sandbox launcher said about how the job ended (a limit it killed the job for, processes

@@ -169,6 +169,13 @@ TEST_CASE("a tensor subclass is a runtime error naming its type, no ModelNew is 
   CHECK(endless["timed_calls"]["calls"].get<int>() <= 3 + 100);
 }
 
+TEST_CASE("Triton candidates run under Triton's interpreter on the CPU") {
+  const auto e = evaluate_all({"triton_relu.py", "triton_wrong.py"});
+  CHECK_MESSAGE(e[0]["verdict"] == "correct", e[0]["error_message"]);
+  CHECK(e[0]["runtime"]["median_ms"].get<double>() > 0);
+  CHECK(e[1]["verdict"] == "output_mismatch");
+}
+
 TEST_CASE("returning the input is flagged, and a problem whose output is its input has that trait") {
   const auto same = evaluate("returns_input.py", {}, "problem_relu_of_rand.py");
   CHECK(same["verdict"] == "correct");
