@@ -141,7 +141,7 @@ def _same_structure(slot: Any, value: Any) -> bool:
     if isinstance(value, (tuple, list)):
         return (type(slot) is type(value) and len(slot) == len(value)
                 and all(_same_structure(s, v) for s, v in zip(slot, value)))
-    return type(slot) is type(value) and slot == value
+    return type(slot) is type(value) and (slot == value or (slot != slot and value != value))  # NaN == NaN here
 
 
 def _empty_like_tree(value: Any) -> Any:

@@ -635,6 +635,8 @@ class OutputSlotTest(unittest.TestCase):
         self.assertTrue(torch.equal(slot[2].a, outputs[2].a))
         self.assertEqual((slot[1][1], slot[2].b), (7, 2.5))
         self.assertIsNot(slot[0], outputs[0])
+        nan = (torch.ones(1), float("nan"))
+        self.assertTrue(_same_structure(_empty_like_tree(nan), nan))  # a NaN output keeps its slot
         for changed in ((torch.ones(2, 4), outputs[1], outputs[2]),
                         (torch.ones(2, 3, dtype=torch.float64), outputs[1], outputs[2]),
                         (outputs[0], [torch.zeros(4), 8], outputs[2]),
