@@ -79,8 +79,6 @@ Result<void> sandbox_settings(const Config& config, harness::EvaluationSettings&
   if (std::find(sandbox::kModes.begin(), sandbox::kModes.end(), s.sandbox.mode) == sandbox::kModes.end())
     return make_error(fmt::format("eval.sandbox must be best, require or off, not '{}'", s.sandbox.mode));
   s.sandbox.executable = beside_worker(s.worker_executable, "dicebench-sandbox", "DICEBENCH_SANDBOX");
-  if (s.device == "cuda")
-    s.sandbox.share_dev_shm = "on CUDA: torch's CUDA IPC keeps its reference counters there";
   const std::string keep = config.get("eval.keep_jobs").value_or("false");
   if (keep != "true" && keep != "false") return make_error(fmt::format("eval.keep_jobs must be true or false, not '{}'", keep));
   s.keep_jobs = keep == "true";

@@ -59,9 +59,7 @@ nlohmann::json compile_for_candidate(const nlohmann::json& request, const Compil
   if (service.sandbox.mode != "off") {
     // Its job folder is the cache: the one place it may write (bound after the read-only folders,
     // the cache among them, so it stays writable). Nothing of the candidates' CUDA view.
-    SandboxSettings sandbox = service.sandbox;
-    sandbox.share_dev_shm.clear();
-    command = sandbox_command(sandbox, service.cache_dir, {});
+    command = sandbox_command(service.sandbox, service.cache_dir, {});
   }
   command.insert(command.end(), {service.executable, "--cache-dir", service.cache_dir});
   const std::string program = command.front();

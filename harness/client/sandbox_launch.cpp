@@ -32,10 +32,6 @@ std::vector<std::string> sandbox_command(const SandboxSettings& s, const std::st
     args.push_back("--hide");
     args.push_back(h);
   }
-  if (!s.share_dev_shm.empty()) {
-    args.push_back("--share-dev-shm");
-    args.push_back(s.share_dev_shm);
-  }
   for (const auto& path : s.read_only) {
     args.push_back("--read-only");
     args.push_back(path);
@@ -56,8 +52,8 @@ Result<SandboxStatus> sandbox_status(const SandboxSettings& s) {
   static std::mutex lock;
   static std::map<std::string, Result<SandboxStatus>> known;
   const std::lock_guard guard(lock);
-  const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}", s.mode, s.executable, s.memory_max_bytes, s.pids_max,
-                                      s.file_size_max_bytes, s.open_files_max, s.share_dev_shm);
+  const std::string key = fmt::format("{}|{}|{}|{}|{}|{}", s.mode, s.executable, s.memory_max_bytes, s.pids_max,
+                                      s.file_size_max_bytes, s.open_files_max);
   if (auto it = known.find(key); it != known.end()) return it->second;
   auto probe = [&]() -> Result<SandboxStatus> {
     SandboxStatus status;

@@ -20,10 +20,6 @@ struct SandboxSettings {
   uint64_t pids_max = 1024;
   uint64_t file_size_max_bytes = 16ull << 30;
   uint64_t open_files_max = 4096;
-  // Why candidates share the host's /dev/shm ("": a private one). CUDA evaluation sets it: torch's
-  // CUDA IPC (inputs and outputs) keeps a reference counter per export in a /dev/shm file that the
-  // other side opens by name (measured on the H200: a private /dev/shm fails every import).
-  std::string share_dev_shm;
   std::vector<std::string> read_only;  // folders candidates must read where a private tmpfs lies (the compile cache)
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/native/activity_records.hpp"
+#include "harness/native/cuda_ipc.hpp"
 #include "harness/native/cupti_recorder.hpp"
 #include "harness/native/record_names.hpp"
 
@@ -25,6 +26,10 @@ template <class T>
 T value_or_raise(Result<T> result) {
   if (!result) throw std::runtime_error("dicebench_cuda: " + result.error().message);
   return std::move(result).value();
+}
+
+void value_or_raise(Result<void> result) {
+  if (!result) throw std::runtime_error("dicebench_cuda: " + result.error().message);
 }
 
 py::list triple(const std::array<std::int32_t, 3>& values) {
@@ -187,5 +192,26 @@ PYBIND11_MODULE(dicebench_cuda, m) {
   m.def("summarize_kernels", &summarize_kernels, py::arg("kernels"), py::arg("candidate_names") = py::tuple(),
         "Per-kernel breakdown (grouped by mangled name: launches, total_ms, grid and block of the first launch) "
         "and the share of kernel time in kernels whose mangled or demangled name is in candidate_names.");
+  m.def(
+      "ipc_export",
+      [](std::uintptr_t pointer, int device) {
+        auto exported = value_or_raise(ipc_export(pointer, device));
+        return py::make_tuple(py::bytes(exported.handle), exported.base, exported.size_bytes);
+      },
+      py::arg("pointer"), py::arg("device"),
+      "(handle bytes, base, size) of the device allocation holding pointer: a CUDA IPC handle of the whole "
+      "allocation, without torch's /dev/shm reference counter (cuda_ipc.hpp).");
+  m.def(
+      "ipc_open",
+      [](py::bytes handle, int device) {
+        auto mapping = value_or_raise(ipc_open(std::string(handle), device));
+        return py::make_tuple(mapping.base, mapping.size_bytes);
+      },
+      py::arg("handle"), py::arg("device"),
+      "Map another process's allocation: (base, size as this process's driver reports it). A handle may be open "
+      "once per process at a time.");
+  m.def(
+      "ipc_close", [](std::uintptr_t base, int device) { value_or_raise(ipc_close(base, device)); }, py::arg("base"),
+      py::arg("device"), "Synchronize the device, then unmap what ipc_open mapped.");
   m.def("demangle", &demangle, py::arg("name"), "Demangle a C++ kernel name (unchanged if not mangled).");
 }

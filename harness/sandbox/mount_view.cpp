@@ -93,7 +93,7 @@ bool make_mount_point(const std::string& target, bool directory) {
 
 // A tmpfs /dev with the allowed nodes bound from the host's /dev (opened as `host_dev`), the
 // usual links and a private /dev/shm; read-only once set up.
-std::string set_up_dev(int host_dev, uint64_t tmpfs_bytes, bool share_shm) {
+std::string set_up_dev(int host_dev, uint64_t tmpfs_bytes) {
   if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=1m,mode=0755") != 0) return failure("tmpfs on /dev");
   std::vector<std::string> nodes(std::begin(kDeviceNodes), std::end(kDeviceNodes));
   if (DIR* dir = fdopendir(dup(host_dev))) {
@@ -119,14 +119,9 @@ std::string set_up_dev(int host_dev, uint64_t tmpfs_bytes, bool share_shm) {
   for (const auto& [to, link] : links)
     if (symlink(to, link) != 0) return failure(std::string("link ") + link);
   if (mkdir("/dev/shm", 01777) != 0) return failure("create /dev/shm");
-  if (share_shm) {
-    // torch's CUDA IPC keeps each export's reference counter in a shared-memory file that the
-    // other side opens by name, so both must see one /dev/shm.
-    if (auto why = bind(host + "shm", "/dev/shm", false); !why.empty()) return why;
-  }
   if (mount(nullptr, "/dev", nullptr, MS_REMOUNT | MS_NOSUID | MS_NOEXEC | MS_RDONLY, "size=1m,mode=0755") != 0)
     return failure("remount /dev read-only");
-  return share_shm ? "" : private_tmpfs("/dev/shm", tmpfs_bytes, "1777");
+  return private_tmpfs("/dev/shm", tmpfs_bytes, "1777");
 }
 
 }  // namespace
@@ -169,7 +164,7 @@ std::string set_up_mount_view(const MountViewOptions& options) {
   // A sysfs of the job's own network namespace (the host's lists the host's interfaces).
   if (options.new_sysfs && mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, nullptr) != 0)
     return failure("mount /sys");
-  if (auto why = set_up_dev(host_dev, options.tmpfs_bytes, options.share_dev_shm); !why.empty()) return why;
+  if (auto why = set_up_dev(host_dev, options.tmpfs_bytes); !why.empty()) return why;
   close(host_dev);
   for (const char* path : {"/tmp", "/var/tmp", "/run"})
     if (auto why = private_tmpfs(path, options.tmpfs_bytes, "1777"); !why.empty()) return why;

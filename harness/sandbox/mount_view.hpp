@@ -19,7 +19,6 @@ struct MountViewOptions {
   std::vector<std::string> read_only;  // kept visible, read-only, where a private or hidden tmpfs covers them
   bool new_proc = false;               // mount a fresh /proc (of the current PID namespace)
   bool new_sysfs = false;              // mount a read-only /sys of the current network namespace
-  bool share_dev_shm = false;          // the host's /dev/shm instead of a private tmpfs
   uint64_t tmpfs_bytes = 1ull << 30;   // size of each private tmpfs
 };
 

@@ -61,7 +61,6 @@ struct Options {
   std::vector<std::string> hidden;
   std::vector<std::string> keep_env;
   std::vector<std::string> read_only;  // visible read-only even where a private tmpfs covers them
-  std::string share_dev_shm;           // why the job shares the host's /dev/shm ("": a private one)
   sb::Limits limits;
   std::vector<char*> program;
 };
@@ -111,7 +110,6 @@ Options parse(int argc, char** argv) {
     else if (arg == "--hide") o.hidden.emplace_back(value);
     else if (arg == "--keep-env") o.keep_env.emplace_back(value);
     else if (arg == "--read-only") o.read_only.emplace_back(value);
-    else if (arg == "--share-dev-shm") o.share_dev_shm = value;
     else if (arg == "--memory-max") o.limits.memory_bytes = number(value, "--memory-max");
     else if (arg == "--pids-max") o.limits.pids = number(value, "--pids-max");
     else if (arg == "--file-size-max") o.limits.file_size_bytes = number(value, "--file-size-max");
@@ -215,12 +213,10 @@ struct Pipes {
     // the host's /proc made read-only. In a user namespace the kernel allows it only with our own
     // PID namespace; without one the host's stays, read-only.
     const bool proc = new_pid || !(flags & CLONE_NEWUSER);
-    sb::MountViewOptions view{job_dir, o.hidden, o.read_only, proc, static_cast<bool>(flags & CLONE_NEWNET), !o.share_dev_shm.empty()};
+    sb::MountViewOptions view{job_dir, o.hidden, o.read_only, proc, static_cast<bool>(flags & CLONE_NEWNET)};
     if (o.limits.memory_bytes) view.tmpfs_bytes = std::max<uint64_t>(o.limits.memory_bytes / 4, 64ull << 20);
     report(p.report[1], o.require, "mount_namespace", sb::set_up_mount_view(view),
-           o.share_dev_shm.empty() ? "read-only filesystem; private job folder, /tmp, /var/tmp, /dev/shm, /run; minimal /dev"
-                                   : "read-only filesystem; private job folder, /tmp, /var/tmp, /run; minimal /dev; /dev/shm "
-                                     "shared with the host (" + o.share_dev_shm + ")");
+           "read-only filesystem; private job folder, /tmp, /var/tmp, /dev/shm, /run; minimal /dev");
   }
   if (flags & CLONE_NEWNET) report(p.report[1], o.require, "network_namespace", loopback_up(), "loopback only");
   if (flags & CLONE_NEWIPC) report(p.report[1], o.require, "ipc_namespace", "", "own System V IPC and message queues");

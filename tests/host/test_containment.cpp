@@ -98,7 +98,7 @@ TEST_CASE("hostile candidates among honest ones: the host, the machine and other
   fs::create_directories(cache);
   const std::vector<std::string> targets = {home + "/" + marker, home + "/.cache/" + marker, cache + "/" + marker,
                                             (fs::current_path() / marker).string(), "/tmp/" + marker,
-                                            (tmp.path / marker).string()};
+                                            "/var/tmp/" + marker, "/dev/shm/" + marker, (tmp.path / marker).string()};
   for (const auto& t : targets) fs::remove(t);
   std::string writes = "for path in [";
   for (const auto& t : targets) writes += "'" + t + "', ";

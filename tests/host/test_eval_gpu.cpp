@@ -124,3 +124,18 @@ TEST_CASE("a failure of the fast path's glue is re-judged with torch's toolchain
   CHECK(unchecked["verdict"] == "runtime_error");
   CHECK(unchecked["fastpath_outcome"].is_null());
 }
+
+TEST_CASE("three extensions named alike, built at once by torch's toolchain, are each judged on their own build") {
+  // Measured before the sandbox: in a shared ~/.cache/torch_extensions, real candidates that all
+  // named their extension fused_ops got compile_failed when they compiled at once.
+  const auto r = run_cli({"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + "fused_ops_relu.py",
+                          "--candidate", kEval + "fused_ops_fmax.py", "--candidate", kEval + "fused_ops_copy.py", "--json",
+                          "--device", "cuda", "--set", "eval.fastpath=off", "--set", "eval.prefetch=3"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto all = nlohmann::json::parse(r.out);
+  REQUIRE(all.size() == 3);
+  CHECK_MESSAGE(all[0]["verdict"] == "correct", all[0].dump());
+  CHECK_MESSAGE(all[1]["verdict"] == "correct", all[1].dump());
+  CHECK_MESSAGE(all[2]["verdict"] == "output_mismatch", all[2].dump());
+  for (const auto& e : all) CHECK(e["compile"]["path"] != "nvrtc");
+}

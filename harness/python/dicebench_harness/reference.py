@@ -320,9 +320,9 @@ class ReferenceRole:
             self._drop_trial(state)
             loading.unload_program(state.module)
             del state
+            transfer.forget_mappings()
             if torch.device(self.device).type == "cuda":
                 torch.cuda.synchronize(self.device)
-                torch.cuda.ipc_collect()
                 torch.cuda.empty_cache()
         return {"type": "reference.released", "job": request["job"]}
 

@@ -5,9 +5,13 @@ A transfer is described by a small JSON object that travels in a protocol messag
   job folder; the receiver loads it with weights_only=True, so a file written by untrusted code
   cannot run code in the reader.
 - {"transport": "cuda_ipc", "tree": NODE}: CUDA devices. Tensors stay on the GPU; each travels as
-  a CUDA IPC handle of its allocation (torch's own sharing: UntypedStorage._share_cuda_ and
-  _new_shared_cuda, which also carry a ref counter and an event the receiver waits on). KernelBench
-  level-1 inputs are 2 GB at the median and up to 17 GB: they cannot go through files.
+  a CUDA IPC handle of its allocation (cudaIpcGetMemHandle, through the dicebench_cuda module), with
+  its storage's place in that allocation. KernelBench level-1 inputs are 2 GB at the median and up
+  to 17 GB: they cannot go through files. Torch's own sharing (UntypedStorage._share_cuda_) is not
+  used: it keeps a reference counter per export in a /dev/shm file that the receiver opens by name,
+  so the candidate's sandbox would have to share the host's /dev/shm (every import failed on the
+  H200 with a private one). The sender synchronizes before it hands a descriptor over and keeps the
+  export alive until the receiver has replied, which is all the counter and torch's event gave.
   NODE is {"tensor": {...}}, {"list": [NODE...]}, {"tuple": [NODE...]}, {"int": n},
   {"float": x or "nan"/"inf"/"-inf"}, {"bool": b} or {"none": true}.
 
@@ -24,8 +28,10 @@ outputs; and the candidate exports clones of its outputs.
 from __future__ import annotations
 
 import base64
+import collections
 import math
 import os
+import weakref
 from typing import Any
 
 from .errors import HostError
@@ -34,6 +40,7 @@ from .tensors import clone_tree, save_private, to_cpu
 _DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
            "bool", "complex64", "complex128")
 MAX_DEPTH = 16
+STORAGE_ALIGNMENT = 16  # bytes: the widest dtype's (torch's allocators give 512)
 MAX_LEAVES = 4096
 
 
@@ -51,6 +58,7 @@ def export_tree(value: Any, device: Any, path: str) -> tuple[dict, Any]:
         return {"transport": "file", "path": path}, None
     keep: list = []
     tree = _export_node(value, keep, 0)
+    torch.cuda.synchronize(device)  # the receiver reads what every stream has written
     return {"transport": "cuda_ipc", "tree": tree}, keep
 
 
@@ -141,8 +149,8 @@ class allocating_from:
 
 
 # ------------------------------------------------------------------------------------------
-def _b64(data: Any) -> Any:
-    return None if data is None else base64.b64encode(bytes(data)).decode("ascii")
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
 
 
 def _export_node(value: Any, keep: list, depth: int) -> dict:
@@ -158,14 +166,15 @@ def _export_node(value: Any, keep: list, depth: int) -> dict:
             tensor = tensor.as_subclass(torch.Tensor)
         storage = tensor.untyped_storage()
         keep.append(tensor)
-        (device, handle, size_bytes, offset_bytes, ref_handle, ref_offset, event_handle,
-         event_sync) = storage._share_cuda_()
-        return {"tensor": {
-            "dtype": str(tensor.dtype).removeprefix("torch."), "shape": list(tensor.shape),
-            "stride": list(tensor.stride()), "offset": tensor.storage_offset(), "device": int(device),
-            "handle": _b64(handle), "size_bytes": int(size_bytes), "offset_bytes": int(offset_bytes),
-            "ref_handle": _b64(ref_handle), "ref_offset": int(ref_offset),
-            "event_handle": _b64(event_handle), "event_sync": bool(event_sync)}}
+        fields = {"dtype": str(tensor.dtype).removeprefix("torch."), "shape": list(tensor.shape),
+                  "stride": list(tensor.stride()), "offset": tensor.storage_offset(),
+                  "device": tensor.device.index, "size_bytes": storage.nbytes()}
+        if storage.nbytes() == 0:
+            return {"tensor": fields | {"handle": None, "offset_bytes": 0}}
+        import dicebench_cuda  # after torch, which it shares libcudart with
+
+        handle, base, _ = dicebench_cuda.ipc_export(storage.data_ptr(), tensor.device.index)
+        return {"tensor": fields | {"handle": _b64(handle), "offset_bytes": storage.data_ptr() - base}}
     if isinstance(value, bool):
         return {"bool": value}
     if isinstance(value, int):
@@ -186,15 +195,72 @@ def _int(value: Any, what: str, low: int = 0) -> int:
     return value
 
 
-def _bytes(value: Any, what: str, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
+def _bytes(value: Any, what: str) -> bytes:
     if not isinstance(value, str):
         raise TransferError(f"{what} is not a base64 string")
     try:
         return base64.b64decode(value.encode("ascii"), validate=True)
     except Exception:  # noqa: BLE001
         raise TransferError(f"{what} is not valid base64") from None
+
+
+class _Mapping:
+    """Another process's allocation, mapped here (dicebench_cuda.ipc_open) until the last tensor
+    made from it is gone. The driver maps each handle once per process, so _mappings hands out the
+    live mapping of a handle to every tensor that names it."""
+
+    def __init__(self, handle: bytes, device_index: int):
+        import dicebench_cuda
+
+        self.device_index = device_index
+        self.base, self.size_bytes = dicebench_cuda.ipc_open(handle, device_index)
+
+    def bytes_at(self, offset: int, size: int, device: Any) -> Any:
+        """A uint8 tensor over [offset, offset + size) of the allocation, holding this mapping."""
+        import torch
+
+        return torch.as_tensor(_DeviceBytes(self, self.base + offset, size), device=device)
+
+    def __del__(self) -> None:
+        try:
+            import dicebench_cuda
+
+            dicebench_cuda.ipc_close(self.base, self.device_index)
+        except Exception:  # noqa: BLE001 - a sticky CUDA error ends the worker anyway; so does shutdown
+            pass
+
+
+class _DeviceBytes:
+    """Bytes of a mapping as __cuda_array_interface__, which torch.as_tensor wraps without a copy
+    and keeps alive (with the mapping) as long as the tensor's storage."""
+
+    def __init__(self, mapping: _Mapping, pointer: int, size: int):
+        self.mapping = mapping
+        self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1", "data": (pointer, False),
+                                         "version": 3, "stream": None}
+
+
+_mappings: "weakref.WeakValueDictionary[tuple, _Mapping]" = weakref.WeakValueDictionary()
+# The last few mappings stay open after their tensors are gone: a timing loop receives every call's
+# inputs (or outputs) in the same allocation, which is then mapped once, not once per call.
+_recent: "collections.deque[_Mapping]" = collections.deque(maxlen=4)
+
+
+def _mapping(handle: bytes, device_index: int) -> _Mapping:
+    key = (handle, device_index)
+    mapping = _mappings.get(key)
+    if mapping is None:
+        mapping = _Mapping(handle, device_index)
+        _mappings[key] = mapping
+    if not any(kept is mapping for kept in _recent):
+        _recent.append(mapping)
+    return mapping
+
+
+def forget_mappings() -> None:
+    """Closes the mappings no tensor uses any more (at the end of a job: a mapping keeps the
+    sender's memory allocated, even after the sender has freed it or ended)."""
+    _recent.clear()
 
 
 def _import_tensor(fields: Any, device: Any) -> Any:
@@ -218,21 +284,27 @@ def _import_tensor(fields: Any, device: Any) -> Any:
     size_bytes = _int(fields.get("size_bytes"), "size_bytes")
     if size_bytes == 0:
         return torch.empty(shape, dtype=dtype, device=device)
-    event_sync = fields.get("event_sync")
-    if not isinstance(event_sync, bool):
-        raise TransferError("event_sync is not a boolean")
+    itemsize = torch.empty(0, dtype=dtype).element_size()
+    if size_bytes % itemsize:
+        raise TransferError(f"a {dtype_name} storage of {size_bytes} bytes")
+    offset_bytes = _int(fields.get("offset_bytes"), "offset_bytes")
+    if offset_bytes % STORAGE_ALIGNMENT:  # a misaligned view would fault (sticky) in this process's kernels
+        raise TransferError(f"a storage at offset {offset_bytes}, not a multiple of {STORAGE_ALIGNMENT} bytes")
     try:
-        storage = torch.UntypedStorage._new_shared_cuda(
-            own_index, _bytes(fields.get("handle"), "handle"), size_bytes,
-            _int(fields.get("offset_bytes"), "offset_bytes"),
-            _bytes(fields.get("ref_handle"), "ref_handle"), _int(fields.get("ref_offset"), "ref_offset"),
-            _bytes(fields.get("event_handle"), "event_handle", optional=True), event_sync)
-        return torch.empty(0, dtype=dtype, device=device).set_(storage, offset, shape, stride)
+        mapping = _mapping(_bytes(fields.get("handle"), "handle"), own_index)
     except TransferError:
         raise
-    except Exception as error:  # noqa: BLE001 - a bad handle or an out-of-range view
-        raise TransferError(f"cannot open shared {dtype_name} tensor {shape}: "
-                            f"{type(error).__name__}: {str(error).splitlines()[0][:300]}") from None
+    except Exception as error:  # noqa: BLE001 - a handle that does not open
+        raise TransferError(f"cannot open shared {dtype_name} tensor {shape}: {str(error).splitlines()[0][:300]}") from None
+    if offset_bytes + size_bytes > mapping.size_bytes:
+        raise TransferError(f"a storage of {size_bytes} bytes at offset {offset_bytes} does not fit the shared "
+                            f"allocation of {mapping.size_bytes} bytes")
+    storage = mapping.bytes_at(offset_bytes, size_bytes, device).view(dtype)
+    try:  # as_strided refuses a view that reaches past the storage
+        return storage.as_strided(shape, stride, offset)
+    except Exception as error:  # noqa: BLE001
+        raise TransferError(f"shape {shape}, stride {stride} and offset {offset} do not fit a {dtype_name} storage "
+                            f"of {size_bytes // itemsize} elements: {str(error).splitlines()[0][:200]}") from None
 
 
 def _import_node(node: Any, device: Any, leaves: list, depth: int) -> Any:

@@ -1,0 +1,42 @@
+# One of three candidates whose extensions are all named fused_ops (test_eval_gpu): this one is right
+# with another function name and kernel, so loading another's build fails.
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cuda_source = """
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+
+__global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, long n) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = fmaxf(x[i], 0.f);
+}
+
+torch::Tensor fused_relu(torch::Tensor x) {
+    auto xc = x.contiguous();
+    auto y = torch::empty_like(xc);
+    long n = xc.numel();
+    int threads = 256;
+    int blocks = (int)((n + threads - 1) / threads);
+    relu_kernel<<<blocks, threads>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}
+"""
+
+relu = load_inline(
+    name="fused_ops",
+    cpp_sources="torch::Tensor fused_relu(torch::Tensor x);",
+    cuda_sources=cuda_source,
+    functions=["fused_relu"],
+    verbose=False,
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+
+    def forward(self, x):
+        return relu.fused_relu(self.linear(x))
