@@ -33,7 +33,8 @@ nlohmann::json profile_json(const std::optional<DeviceProfile>& p) {
           {"launch_latency_ms", p->launch_latency_ms},
           {"span_ms", p->span_ms},
           {"candidate_share", p->candidate_share},
-          {"kernels", kernels}};
+          {"kernels", kernels},
+          {"jit", p->jit}};
 }
 
 // {"name": "detail", ...} in the order they were set.

@@ -390,6 +390,7 @@ DeviceProfile profile_from(const nlohmann::json& j) {
   p.launch_latency_ms = j.value("launch_latency_ms", 0.0);
   p.span_ms = j.value("span_ms", 0.0);
   p.candidate_share = j.value("candidate_share", 0.0);
+  if (const auto jit = j.find("jit"); jit != j.end() && jit->is_object()) p.jit = *jit;
   for (const auto& k : j.value("kernels", nlohmann::json::array()))
     p.kernels.push_back({k.value("name", ""), k.value("kind", "kernel"), k.value("from_candidate", false),
                          k.value("launches_per_call", 0.0), k.value("ms_per_call", 0.0), k.value("grid", ""),

@@ -91,6 +91,9 @@ struct DeviceProfile {
   double span_ms = 0;            // that marker -> the call's last device work (launch latency included)
   double candidate_share = 0;
   std::vector<KernelTime> kernels;
+  // Kernels a JIT DSL (Triton) compiled in the candidate's process: {"count", "seconds", "compiles":
+  // [{"name", "kernel", "seconds"}]}; their compile time is in no call's time.
+  nlohmann::json jit = nlohmann::json::object();
 };
 
 // A problem's degenerate traits, judged from its reference alone (reference.traits).

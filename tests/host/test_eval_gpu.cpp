@@ -139,3 +139,27 @@ TEST_CASE("three extensions named alike, built at once by torch's toolchain, are
   CHECK_MESSAGE(all[2]["verdict"] == "output_mismatch", all[2].dump());
   for (const auto& e : all) CHECK(e["compile"]["path"] != "nvrtc");
 }
+
+TEST_CASE("a Triton candidate's kernels count as its own, a decoy kernel never launched counts for nothing") {
+  const auto r = run_cli({"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + "triton_relu.py",
+                          "--candidate", kEval + "triton_decoy.py", "--json", "--device", "cuda"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto all = nlohmann::json::parse(r.out);
+  REQUIRE(all.size() == 2);
+  const auto& triton = all[0];
+  CHECK_MESSAGE(triton["verdict"] == "correct", triton.dump());
+  REQUIRE(triton["profile"].is_object());
+  CHECK(triton["profile"]["candidate_share"].get<double>() > 0.0);
+  bool relu_from_candidate = false;
+  for (const auto& k : triton["profile"]["kernels"])
+    if (k["name"].get<std::string>().find("relu_kernel") != std::string::npos) relu_from_candidate = k["from_candidate"];
+  CHECK(relu_from_candidate);
+  // Compiled at its first launch (a correctness trial), timed apart from every call.
+  CHECK(triton["profile"]["jit"]["count"].get<int>() >= 1);
+  CHECK(triton["profile"]["jit"]["seconds"].get<double>() > 0.0);
+  CHECK(triton["profile"]["jit"]["compiles"][0]["name"] == "relu_kernel");
+  const auto& decoy = all[1];
+  CHECK_MESSAGE(decoy["verdict"] == "correct", decoy.dump());
+  CHECK(decoy["profile"]["candidate_share"].get<double>() == 0.0);
+  CHECK(decoy["profile"]["jit"]["count"].get<int>() == 0);
+}

@@ -243,13 +243,15 @@ TEST_CASE("prompts.toml prompts match KernelBench's render_prompt_by_option for 
     return;
   }
   const auto all = load_all(levels_root);
-  // file, option, precision -> SHA-256 of KernelBench's get_prompt_for_backend(src, "cuda", option, precision).
+  // file, option, precision, backend -> SHA-256 of KernelBench's get_prompt_for_backend(src, backend, option,
+  // precision). The backends without few_shot_examples fall back to their one-shot pair, as KernelBench does.
   struct Pin {
     int level;
     const char* file;
     const char* option;
     const char* precision;
     const char* sha;
+    const char* backend = "cuda";
   };
   const Pin pins[] = {
       {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32", "135684b9899740f1818195476a1695bfef0a67caa6ce3ac2705177d75303f9b6"},
@@ -264,6 +266,23 @@ TEST_CASE("prompts.toml prompts match KernelBench's render_prompt_by_option for 
       {1, "12_Matmul_with_diagonal_matrices_.py", "zero_shot", "fp32", "78645341b98d2835b8e9727a79d14bc9b6cbef468ed03be1ed21d019e5bf566e"},
       {1, "12_Matmul_with_diagonal_matrices_.py", "one_shot", "fp32", "0a6703b2e68860ac3b405d6caba9771b915882a0252550e03a7b0b48525a9139"},
       {1, "12_Matmul_with_diagonal_matrices_.py", "one_shot", "bf16", "0cd714e356ea2a6f8803d56fb44bb9c384481ae655b524673f9977f7bfd111c8"},
+      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32", "1d94efb5a8b5dd6714126c5e78c0ae695a0bf5df1d787611ce848dcb6bef3f51", "triton"},
+      {1, "1_Square_matrix_multiplication_.py", "one_shot", "fp32", "e03706de286a55f0fd60468b56adcc7ad8b097890677cebf31c15ddf3010eb30", "triton"},
+      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32", "e03706de286a55f0fd60468b56adcc7ad8b097890677cebf31c15ddf3010eb30", "triton"},
+      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32", "90b5c05e27c02fbc2814ea5161fa21dff62506992009bb15b06049748e40fd46", "cute"},
+      {1, "1_Square_matrix_multiplication_.py", "one_shot", "fp32", "2143d649c12d8011e0085de0c444ded1719ccb2934a381a17a5cfaf914c5740c", "cute"},
+      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32", "2143d649c12d8011e0085de0c444ded1719ccb2934a381a17a5cfaf914c5740c", "cute"},
+      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32", "b5fd1c63bb4023fe5e708f4928d4ff2059d2797cfe9aff74f7553c8baa589aa7", "tilelang"},
+      {1, "1_Square_matrix_multiplication_.py", "one_shot", "fp32", "ddc0242af37d2806922db3ae32b69f9ee983c05faf0f0083ced5a307af101449", "tilelang"},
+      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32", "ddc0242af37d2806922db3ae32b69f9ee983c05faf0f0083ced5a307af101449", "tilelang"},
+      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "bf16", "61d0ca9eca8fe4a999cb08aaba8f68a01f28fa3a31c51241fe549ec6d82c4d89", "triton"},
+      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "bf16", "87c47d84d457af7bf8637b568d88b32c63bdab5d0e70e378b1360f97e74a4a01", "cute"},
+      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "bf16", "6c4a986a33dcfd9d64e624fcca49a0a73b0fd0615bbd5fd5bd9bed37056f6249", "tilelang"},
+      {3, "1_MLP.py", "few_shot", "fp16", "223c869da9538c92c8e9a9421acc944fd090006d45fb18d19b9926fbbca3b850", "triton"},
+      {3, "1_MLP.py", "few_shot", "fp16", "9e76dab0331599383524ba897ffc4f7bd1f4fbd92c988180cbaa4a3f48b56db0", "cute"},
+      {3, "1_MLP.py", "few_shot", "fp16", "56947873b0bb402bf61f0ce041ba127e7f3da399593e6c746876aed368d8a874", "tilelang"},
+      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32", "897b32ce72527b25497742d0d54180188ab350831a0beeed95c8990a009ee401", "cuda"},
+      {2, "1_Conv2D_ReLU_BiasAdd.py", "few_shot", "bf16", "e3771e3540a316ce958745fedaecbdfecc75c2885e40d50ec646c0d8c0d6fdee", "cuda"},
   };
   for (const Pin& pin : pins) {
     const kb::Problem* p = find(all, pin.level, pin.file);
@@ -271,11 +290,12 @@ TEST_CASE("prompts.toml prompts match KernelBench's render_prompt_by_option for 
     kb::PromptOptions options;
     options.style = pin.option;
     options.precision = pin.precision;
+    options.backend = pin.backend;
     const auto builder = make(options, levels_root);
     auto prompt = builder.build(*p);
     REQUIRE(prompt.ok());
     CHECK_MESSAGE(dicebench::sha256_hex(prompt.value()) == pin.sha,
-                  pin.file << " " << pin.option << " " << pin.precision);
+                  pin.file << " " << pin.backend << " " << pin.option << " " << pin.precision);
   }
 }
 

@@ -43,7 +43,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from . import loading, numerics, protocol, seeding, timing, transfer
+from . import jit_kernels, loading, numerics, protocol, seeding, timing, transfer
 from .devices import check_device
 from .errors import HostError, exception_line, traceback_tail
 from .tensors import synchronize
@@ -282,6 +282,7 @@ class CandidateRole:
         self.model_class: Any = None
         self.model: Any = None
         self.candidate_kernels: set[str] = set()  # mangled names and base names
+        self.jit = jit_kernels.JitWatch(self.candidate_kernels)  # Triton's kernels, compiled at first launch
         self.exported: Any = None
 
     def handlers(self) -> dict:
@@ -326,6 +327,7 @@ class CandidateRole:
             except BaseException as error:  # noqa: BLE001
                 failure = _Failure(error)
         summary = self._compile_summary(recorder.calls, fastpath_off)
+        self.jit.install()
         if failure is None:
             self.stage = "loaded"
         return self._reply("candidate.loaded", request, failure, compile=summary)
@@ -526,6 +528,6 @@ class CandidateRole:
         def median(key: str) -> float:
             return statistics.median(c[key] for c in calls) if calls else 0.0
 
-        return {"busy_ms": median("busy_ms"), "host_ms": median("host_ms"),
+        return {"jit": self.jit.summary(), "busy_ms": median("busy_ms"), "host_ms": median("host_ms"),
                 "call_host_ms": median("call_host_ms"), "launch_latency_ms": median("launch_latency_ms"),
                 "span_ms": median("span_ms"), "candidate_share": summary["candidate_share"], "kernels": rows}

@@ -293,9 +293,10 @@ COMPILE_SUMMARY = Spec("compile", None, {
     "log": STR, "records": _simple("list", lambda v: isinstance(v, list)),
 })
 
-# What the timed calls ran on the device (candidate.timed's "profile"; CUDA only).
+# What the timed calls ran on the device (candidate.timed's "profile"; CUDA only). "jit": the
+# kernels a JIT DSL (Triton) compiled in the candidate's process, {"count", "seconds", "compiles"}.
 PROFILE = Spec("profile", None, {
-    "busy_ms": NUMBER, "host_ms": NUMBER, "call_host_ms": NUMBER, "launch_latency_ms": NUMBER,
+    "jit": OBJECT, "busy_ms": NUMBER, "host_ms": NUMBER, "call_host_ms": NUMBER, "launch_latency_ms": NUMBER,
     "span_ms": NUMBER, "candidate_share": NUMBER,
     "kernels": _simple("list", lambda v: isinstance(v, list)),
 })
