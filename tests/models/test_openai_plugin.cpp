@@ -290,3 +290,33 @@ TEST_CASE("openai: a run killed with SIGKILL resumes, and no answered request is
   // Only what no stored answer covered went out again.
   CHECK(server.chat_requests() == sent_before + (12 - answered_before));
 }
+
+TEST_CASE("openai: Ctrl-C stops the run as interrupted, keeps every stored answer, and a resume finishes it") {
+  TempDir tmp("openai-interrupt");
+  TestServer server(tmp, {"--delay", "0.25"});
+  const std::string db = tmp / "results.db";
+  const pid_t pid = start_cli(run_args(server, db, {"--samples", "4", "--set", "openai.concurrency=2"}), kEnv);
+  int stored = 0;
+  for (int i = 0; i < 400 && stored < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    auto q = results::run_query(db, "select count(*) from samples");
+    if (q.ok() && !q->rows.empty()) stored = static_cast<int>(std::get<std::int64_t>(q->rows[0][0]));
+  }
+  kill(pid, SIGINT);
+  CHECK(wait_cli(pid) == 130);
+  REQUIRE(stored >= 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(scalar(db, "select status from runs where id = 1") == "interrupted");
+  const int sent_before = server.chat_requests();
+  const int answered_before = cache_answers(db + ".openai-cache.sqlite");
+  const int stored_before = std::stoi(scalar(db, "select count(*) from samples"));
+  CHECK(stored_before >= stored);
+  CHECK(stored_before < 12);
+  // Every answer that arrived before the interrupt was stored.
+  CHECK(answered_before == stored_before);
+
+  const auto resumed = run_cli({"run", "--resume", "1", "--generate-only", "--db", db}, kEnv);
+  REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
+  CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "12");
+  CHECK(server.chat_requests() == sent_before + (12 - answered_before));
+}
