@@ -20,13 +20,27 @@ std::string request_body(const Settings& settings, std::string_view prompt, uint
   return body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-std::variant<ChatAnswer, std::string> read_reply(std::string_view body) {
+std::string with_n(const std::string& body, size_t n) {
+  if (n <= 1) return body;
+  nlohmann::ordered_json json = nlohmann::ordered_json::parse(body);
+  json["n"] = n;
+  return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+size_t choice_count(std::string_view body) {
+  const nlohmann::json reply = nlohmann::json::parse(body, nullptr, false);
+  if (!reply.is_object() || !reply.contains("choices") || !reply["choices"].is_array()) return 0;
+  return reply["choices"].size();
+}
+
+std::variant<ChatAnswer, std::string> read_reply(std::string_view body, size_t choice_index) {
   const nlohmann::json reply = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (reply.is_discarded()) return "the server's reply is not JSON: " + quote_start(body);
   const auto not_completion = [&] { return "the server's reply is not a chat completion: " + quote_start(body); };
-  if (!reply.is_object() || !reply.contains("choices") || !reply["choices"].is_array() || reply["choices"].empty())
+  if (!reply.is_object() || !reply.contains("choices") || !reply["choices"].is_array() ||
+      reply["choices"].size() <= choice_index)
     return not_completion();
-  const nlohmann::json& choice = reply["choices"][0];
+  const nlohmann::json& choice = reply["choices"][choice_index];
   if (!choice.is_object() || !choice.contains("message") || !choice["message"].is_object()) return not_completion();
   const nlohmann::json& content = choice["message"].value("content", nlohmann::json());
   if (!content.is_string() && !content.is_null()) return not_completion();

@@ -24,8 +24,15 @@ struct ChatAnswer {
   std::optional<int64_t> completion_tokens;
 };
 
-// A reply body read as a chat completion, or one line saying why it is not one, quoting its start.
-std::variant<ChatAnswer, std::string> read_reply(std::string_view body);
+// The body asking for `n` completions of the same request (n > 1 adds "n").
+std::string with_n(const std::string& body, size_t n);
+
+// Choice `choice` of a reply body read as a chat completion, or one line saying why it is not
+// one, quoting its start.
+std::variant<ChatAnswer, std::string> read_reply(std::string_view body, size_t choice = 0);
+
+// How many choices a chat-completion reply holds (0 for anything else).
+size_t choice_count(std::string_view body);
 
 // The message of an error reply ({"error": {"message": ...}}, or the start of the body).
 std::string error_message(std::string_view body);

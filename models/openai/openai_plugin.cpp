@@ -2,6 +2,7 @@
 // chat-completions server (vLLM, SGLang, llama.cpp's server, OpenRouter, DeepSeek, OpenAI),
 // through the C ABI of plugin.h. Requests go out concurrently (http_transfers.hpp); answers are
 // kept in the request cache (request_cache.hpp) and read back from it on a re-run or a resume.
+// With openai.n = on, the samples of one problem share one request asking for n choices.
 // A request that fails gives its sample an empty completion and the reason in its statistics
 // ("error"); the run goes on. The API key lives in this process's memory only.
 #include "models/openai/chat_completion.hpp"
@@ -168,47 +169,45 @@ dicebench_status openai_prepare(dicebench_model* model, const dicebench_generati
   });
 }
 
+// Requests that share one HTTP request: one sample each, or with openai.n the samples of one
+// problem in this batch (their bodies are the same; the sample index tells their keys apart).
+std::vector<std::vector<size_t>> group_requests(const dicebench_model& model, const dicebench_generation_request* requests,
+                                                const std::vector<size_t>& indices) {
+  std::vector<std::vector<size_t>> groups;
+  for (const size_t i : indices) {
+    if (model.settings.use_n && !groups.empty()) {
+      const auto& first = requests[groups.back().front()];
+      if (first.level == requests[i].level && first.problem_id == requests[i].problem_id &&
+          sdk::view(first.prompt) == sdk::view(requests[i].prompt)) {
+        groups.back().push_back(i);
+        continue;
+      }
+    }
+    groups.push_back({i});
+  }
+  return groups;
+}
+
 dicebench_status openai_generate(dicebench_model* model, const dicebench_generation_request* requests, size_t count,
                                  dicebench_result_sink sink, void* user, dicebench_error* error) {
   return sdk::guard(error, [&] {
     std::vector<Prepared> prepared;
-    std::vector<size_t> to_send;  // indices into requests
-    std::vector<HttpRequest> http;
+    std::vector<size_t> unanswered;  // indices into requests
     for (size_t i = 0; i < count; ++i) {
       prepared.push_back(prepare_request(*model, requests[i]));
       if (model->cache) {
         if (auto hit = model->cache->find(prepared[i].key)) {
-          auto read = read_reply(hit->body);
+          auto read = read_reply(hit->body, hit->choice);
           if (auto* answer = std::get_if<ChatAnswer>(&read)) {
             emit(sink, user, i, answer->completion, answer_stats(*answer, hit->seconds, 0, true, prepared[i].key));
             continue;
           }
         }
       }
-      to_send.push_back(i);
-      http.push_back({model->settings.base_url + "/chat/completions", prepared[i].body});
+      unanswered.push_back(i);
     }
-    const auto on_reply = [&](size_t j, HttpReply&& reply) {
-      const size_t i = to_send[j];
+    const auto fail = [&](size_t i, const std::string& failure, const HttpReply& reply) {
       const dicebench_generation_request& request = requests[i];
-      std::string failure;
-      const std::string tries = reply.attempts > 1 ? " after " + std::to_string(reply.attempts) + " attempts" : "";
-      if (reply.status == 0) {
-        failure = "no reply from " + model->settings.base_url + tries + ": " + reply.transport_error;
-      } else if (reply.status < 200 || reply.status >= 300) {
-        failure = "HTTP " + std::to_string(reply.status) + " from the server" + tries + ": " + error_message(reply.body);
-      } else {
-        auto read = read_reply(reply.body);
-        if (auto* answer = std::get_if<ChatAnswer>(&read)) {
-          if (model->cache)
-            model->cache->store(prepared[i].key, model->settings.base_url, model->settings.model, request.sample_index,
-                                prepared[i].body, {reply.body, reply.seconds});
-          emit(sink, user, i, answer->completion,
-               answer_stats(*answer, reply.seconds, reply.attempts, false, prepared[i].key));
-          return;
-        }
-        failure = std::get<std::string>(read);
-      }
       model->host.log(DICEBENCH_LOG_WARN, "openai: level " + std::to_string(request.level) + " problem " +
                                               std::to_string(request.problem_id) + " sample " +
                                               std::to_string(request.sample_index) + " failed: " + failure);
@@ -220,7 +219,59 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
       s[stats::kCached] = false;
       emit(sink, user, i, "", s);
     };
-    if (!send_all(http, transfer_settings(*model), [&] { return model->host.cancelled(); }, on_reply)) {
+    // Sends the groups; returns the requests a reply held no choice for (a server ignoring "n").
+    const auto send_groups = [&](const std::vector<std::vector<size_t>>& groups, std::vector<size_t>& short_of_choices) {
+      std::vector<HttpRequest> http;
+      for (const auto& group : groups)
+        http.push_back({model->settings.base_url + "/chat/completions", with_n(prepared[group.front()].body, group.size())});
+      const auto on_reply = [&](size_t g, HttpReply&& reply) {
+        const std::vector<size_t>& group = groups[g];
+        const std::string tries = reply.attempts > 1 ? " after " + std::to_string(reply.attempts) + " attempts" : "";
+        std::string failure;
+        if (reply.status == 0) {
+          failure = "no reply from " + model->settings.base_url + tries + ": " + reply.transport_error;
+        } else if (reply.status < 200 || reply.status >= 300) {
+          failure = "HTTP " + std::to_string(reply.status) + " from the server" + tries + ": " + error_message(reply.body);
+        } else if (auto first = read_reply(reply.body, 0); std::holds_alternative<std::string>(first)) {
+          failure = std::get<std::string>(first);
+        }
+        if (!failure.empty()) {
+          for (const size_t i : group) fail(i, failure, reply);
+          return;
+        }
+        const size_t choices = choice_count(reply.body);
+        for (size_t j = 0; j < group.size(); ++j) {
+          const size_t i = group[j];
+          if (j >= choices) {
+            short_of_choices.push_back(i);
+            continue;
+          }
+          auto read = read_reply(reply.body, j);
+          if (auto* answer = std::get_if<ChatAnswer>(&read)) {
+            if (model->cache)
+              model->cache->store(prepared[i].key, model->settings.base_url, model->settings.model,
+                                  requests[i].sample_index, http[g].body, {reply.body, reply.seconds, j});
+            emit(sink, user, i, answer->completion,
+                 answer_stats(*answer, reply.seconds, reply.attempts, false, prepared[i].key));
+          } else {
+            fail(i, std::get<std::string>(read), reply);
+          }
+        }
+      };
+      return send_all(http, transfer_settings(*model), [&] { return model->host.cancelled(); }, on_reply);
+    };
+    std::vector<size_t> short_of_choices;
+    bool finished = send_groups(group_requests(*model, requests, unanswered), short_of_choices);
+    if (finished && !short_of_choices.empty()) {
+      model->host.log(DICEBENCH_LOG_INFO, "openai: the server gave fewer choices than \"n\" asked for; asking for " +
+                                              std::to_string(short_of_choices.size()) + " sample(s) one by one");
+      std::vector<std::vector<size_t>> singles;
+      for (const size_t i : short_of_choices) singles.push_back({i});
+      std::vector<size_t> still_short;
+      finished = send_groups(singles, still_short);
+      for (const size_t i : still_short) fail(i, "the server's reply holds no choice", HttpReply{});
+    }
+    if (!finished) {
       sdk::set_error(error, "openai: cancelled");
       return DICEBENCH_CANCELLED;
     }

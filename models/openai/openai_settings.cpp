@@ -90,6 +90,14 @@ Settings read_settings(const std::string& model,
   if (auto v = get("concurrency")) s.concurrency = static_cast<size_t>(integer("concurrency", *v, 1, 1024));
   if (auto v = get("timeout_s")) s.timeout_s = number("timeout_s", *v, 0.001, 86400);
   if (auto v = get("max_retries")) s.max_retries = static_cast<int>(integer("max_retries", *v, 0, 100));
+  if (auto v = get("n")) {
+    if (*v == "on" || *v == "true") s.use_n = true;
+    else if (*v == "off" || *v == "false") s.use_n = false;
+    else bad("n", *v, "on or off");
+  }
+  if (s.use_n && std::holds_alternative<SampleSeed>(s.seed))
+    throw std::runtime_error("openai.n = on asks for several samples in one request, which takes one seed: "
+                             "set openai.seed to off or a number");
   if (auto v = get("cache")) {
     if (*v == "on" || *v == "true") s.cache = true;
     else if (*v == "off" || *v == "false") s.cache = false;
@@ -105,7 +113,8 @@ nlohmann::ordered_json describe(const Settings& s) {
   else if (std::holds_alternative<NoSeed>(s.seed)) seed = "off";
   else seed = std::get<long long>(s.seed);
   return {{"model", "openai"},   {"served_model", s.model}, {"base_url", s.base_url},
-          {"sampling", s.sampling}, {"seed", seed},           {"extra_body", s.extra_body}};
+          {"sampling", s.sampling}, {"seed", seed},           {"extra_body", s.extra_body},
+          {"n", s.use_n}};
 }
 
 }  // namespace dicebench::openai

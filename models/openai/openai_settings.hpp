@@ -11,7 +11,8 @@
 
 namespace dicebench::openai {
 
-// Where each request's seed comes from: the per-sample seed the host derives, a fixed number, or none.
+// Where each request's seed comes from: none (the default: a re-run with another run seed still
+// finds its answers in the cache), the per-sample seed the host derives, or a fixed number.
 struct SampleSeed {};
 struct NoSeed {};
 using SeedSetting = std::variant<SampleSeed, NoSeed, long long>;
@@ -21,7 +22,8 @@ struct Settings {
   std::string base_url = "https://api.openai.com/v1";
   std::string api_key_env = "OPENAI_API_KEY";    // empty: the server takes no key
   nlohmann::ordered_json sampling = nlohmann::ordered_json::object();  // max_tokens, temperature, top_p, reasoning_effort, stop
-  SeedSetting seed = SampleSeed{};
+  SeedSetting seed = NoSeed{};
+  bool use_n = false;  // one request with "n" for the samples of a problem (servers that support it)
   nlohmann::ordered_json extra_body = nlohmann::ordered_json::object();
   size_t concurrency = 8;
   double timeout_s = 600;

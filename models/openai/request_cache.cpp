@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS answers (
   sample_index INTEGER NOT NULL,
   request TEXT NOT NULL,          -- the request body (the API key is a header, never stored)
   reply TEXT NOT NULL,            -- the server's reply body
+  choice INTEGER NOT NULL,        -- which of the reply's choices answers this sample
   seconds REAL NOT NULL,
   created TEXT NOT NULL
 ) STRICT;
@@ -78,26 +79,27 @@ std::string RequestCache::key(const std::string& base_url, const std::string& mo
 }
 
 std::optional<CachedReply> RequestCache::find(const std::string& key) const {
-  Statement find(db_, "SELECT reply, seconds FROM answers WHERE key = ?");
+  Statement find(db_, "SELECT reply, seconds, choice FROM answers WHERE key = ?");
   find.text(1, key);
   if (sqlite3_step(find.stmt) != SQLITE_ROW) return std::nullopt;
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(find.stmt, 0));
   return CachedReply{std::string(text ? text : "", static_cast<size_t>(sqlite3_column_bytes(find.stmt, 0))),
-                     sqlite3_column_double(find.stmt, 1)};
+                     sqlite3_column_double(find.stmt, 1), static_cast<size_t>(sqlite3_column_int64(find.stmt, 2))};
 }
 
 void RequestCache::store(const std::string& key, const std::string& base_url, const std::string& model, int sample_index,
                          const std::string& request_body, const CachedReply& reply) {
   Statement insert(db_,
-                   "INSERT OR REPLACE INTO answers (key, base_url, model, sample_index, request, reply, seconds, created) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))");
+                   "INSERT OR REPLACE INTO answers (key, base_url, model, sample_index, request, reply, choice, seconds, created) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))");
   insert.text(1, key);
   insert.text(2, base_url);
   insert.text(3, model);
   sqlite3_bind_int(insert.stmt, 4, sample_index);
   insert.text(5, request_body);
   insert.text(6, reply.body);
-  sqlite3_bind_double(insert.stmt, 7, reply.seconds);
+  sqlite3_bind_int64(insert.stmt, 7, static_cast<sqlite3_int64>(reply.choice));
+  sqlite3_bind_double(insert.stmt, 8, reply.seconds);
   if (sqlite3_step(insert.stmt) != SQLITE_DONE)
     throw std::runtime_error("openai: cannot write the request cache " + path_ + ": " + sqlite3_errmsg(db_));
 }

@@ -1,7 +1,8 @@
 // The openai: model's request cache: a SQLite file beside the results database
 // (<db>.openai-cache.sqlite) holding each answered request's reply, keyed by a hash of the base
-// URL, the model, the full request body and the sample index. A re-run or a resume reads its
-// answers here instead of asking the server again; changed settings change the body, so the key.
+// URL, the model, the full request body (without "n") and the sample index. A re-run or a resume
+// reads its answers here instead of asking the server again; changed settings change the body, so
+// the key.
 #pragma once
 
 #include <sqlite3.h>
@@ -14,6 +15,7 @@ namespace dicebench::openai {
 struct CachedReply {
   std::string body;    // the server's reply, as it came
   double seconds = 0;  // how long it took then
+  size_t choice = 0;   // which of its choices is this sample's (requests with "n")
 };
 
 class RequestCache {

@@ -1,7 +1,8 @@
 """A deterministic OpenAI-compatible chat-completions server for the openai: plugin's tests.
 
 Listens on 127.0.0.1 on a free port (written to --port-file), serves GET /v1/models and
-POST /v1/chat/completions. The answer to a prompt is a fixed function of the prompt and the seed.
+POST /v1/chat/completions. The answer to a prompt is a fixed function of the prompt, the seed and
+the choice's index (n choices, or one with --ignore-n).
 --script lists what the first chat requests get, in arrival order (429, 500, 400, malformed,
 notchat, ok); later ones are answered normally. --delay makes every chat reply slow. After every
 request --stats is rewritten with the counts: chat requests, model-list requests, the most
@@ -24,6 +25,7 @@ def main():
     parser.add_argument("--retry-after", default="")
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--key", default="")
+    parser.add_argument("--ignore-n", action="store_true", help="answer one choice whatever n asks")
     args = parser.parse_args()
 
     script = [s for s in args.script.split(",") if s]
@@ -81,6 +83,8 @@ def main():
                 if args.delay:
                     time.sleep(args.delay)
                 self.answer(request, script[number] if number < len(script) else "ok")
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client went away (a test killed it)
             finally:
                 with lock:
                     state["in_flight"] -= 1
@@ -100,15 +104,22 @@ def main():
                 self.reply(200, json.dumps({"object": "list", "data": []}))
             else:
                 prompt = request["messages"][0]["content"]
-                digest = hashlib.sha256((prompt + "|" + str(request.get("seed"))).encode()).hexdigest()[:16]
-                text = "Here it is:\n```python\nclass ModelNew:\n    pass  # %s\n```\n" % digest
+                n = 1 if args.ignore_n else int(request.get("n", 1))
+                choices = []
+                for index in range(n):
+                    key = "%s|%s|%d" % (prompt, request.get("seed"), index)
+                    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+                    text = "Here it is:\n```python\nclass ModelNew:\n    pass  # %s\n```\n" % digest
+                    choices.append({"index": index, "message": {"role": "assistant", "content": text},
+                                    "finish_reason": "stop"})
+                completion_tokens = sum(len(c["message"]["content"].split()) for c in choices)
                 body = {
                     "id": "chatcmpl-" + digest,
                     "object": "chat.completion",
                     "model": request.get("model"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split()),
-                              "total_tokens": len(prompt.split()) + len(text.split())},
+                    "choices": choices,
+                    "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": completion_tokens,
+                              "total_tokens": len(prompt.split()) + completion_tokens},
                 }
                 self.reply(200, json.dumps(body))
 

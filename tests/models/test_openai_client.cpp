@@ -32,6 +32,8 @@ TEST_CASE("openai settings: defaults, every key, and one line naming a bad value
   CHECK(d.concurrency == 8);
   CHECK(d.cache);
   CHECK(d.cache_path == "/tmp/x.db.openai-cache.sqlite");
+  CHECK(std::holds_alternative<NoSeed>(d.seed));
+  CHECK_FALSE(d.use_n);
 
   const Settings s = settings_from({{"openai.base_url", "http://127.0.0.1:8000/v1/"}, {"openai.max_tokens", "4096"},
                                     {"openai.temperature", "0.7"}, {"openai.top_p", "0.95"}, {"openai.seed", "off"},
@@ -57,10 +59,13 @@ TEST_CASE("openai settings: defaults, every key, and one line naming a bad value
   CHECK_THROWS_WITH(settings_from({{"openai.concurrency", "0"}}), doctest::Contains("openai.concurrency"));
   CHECK_THROWS_WITH(settings_from({{"openai.cache", "maybe"}}), doctest::Contains("on or off"));
   CHECK(settings_from({{"openai.stop", R"(["a,b"])"}}).sampling["stop"][0] == "a,b");
+  CHECK(settings_from({{"openai.n", "on"}}).use_n);
+  CHECK_THROWS_WITH(settings_from({{"openai.n", "on"}, {"openai.seed", "sample"}}), doctest::Contains("one seed"));
 }
 
 TEST_CASE("openai request body: model, one user message, sampling, seed, then extra_body on top") {
-  Settings s = settings_from({{"openai.temperature", "0.5"}, {"openai.extra_body", R"({"temperature": 0.1, "top_k": 5})"}});
+  Settings s = settings_from({{"openai.temperature", "0.5"}, {"openai.seed", "sample"},
+                              {"openai.extra_body", R"({"temperature": 0.1, "top_k": 5})"}});
   const auto body = nlohmann::json::parse(request_body(s, "write a kernel", 42));
   CHECK(body["model"] == "m");
   CHECK(body["messages"].size() == 1);
@@ -73,6 +78,8 @@ TEST_CASE("openai request body: model, one user message, sampling, seed, then ex
   CHECK(nlohmann::json::parse(request_body(s, "p", 42))["seed"] == 7);
   s.seed = NoSeed{};
   CHECK_FALSE(nlohmann::json::parse(request_body(s, "p", 42)).contains("seed"));
+  CHECK(with_n(request_body(s, "p", 42), 1) == request_body(s, "p", 42));
+  CHECK(nlohmann::json::parse(with_n(request_body(s, "p", 42), 3))["n"] == 3);
 }
 
 TEST_CASE("openai replies: a chat completion, or one line quoting the start of what came") {
@@ -83,6 +90,11 @@ TEST_CASE("openai replies: a chat completion, or one line quoting the start of w
   CHECK(std::get<ChatAnswer>(good).finish_reason == "length");
   CHECK(std::get<ChatAnswer>(good).prompt_tokens == 3);
   CHECK(std::get<ChatAnswer>(good).completion_tokens == 1);
+  CHECK(choice_count(R"({"choices":[{"message":{"content":"a"}},{"message":{"content":"b"}}]})") == 2);
+  CHECK(std::get<ChatAnswer>(read_reply(R"({"choices":[{"message":{"content":"a"}},{"message":{"content":"b"}}]})", 1))
+            .completion == "b");
+  CHECK(std::holds_alternative<std::string>(read_reply(R"({"choices":[{"message":{"content":"a"}}]})", 1)));
+  CHECK(choice_count("nope") == 0);
 
   auto html = read_reply("<html>Bad gateway</html>");
   REQUIRE(std::holds_alternative<std::string>(html));
@@ -141,13 +153,14 @@ TEST_CASE("openai request cache: the key covers base URL, model, body and sample
   {
     RequestCache cache(path);
     CHECK_FALSE(cache.find(k));
-    cache.store(k, "http://a/v1", "m", 0, "{}", {"reply body", 1.5});
+    cache.store(k, "http://a/v1", "m", 0, "{}", {"reply body", 1.5, 2});
   }
   RequestCache reopened(path);
   const auto hit = reopened.find(k);
   REQUIRE(hit);
   CHECK(hit->body == "reply body");
   CHECK(hit->seconds == 1.5);
+  CHECK(hit->choice == 2);
   CHECK_THROWS_WITH(RequestCache((folder.path() / "missing" / "cache.sqlite").string()),
                     doctest::Contains("cannot open the request cache"));
 }

@@ -116,7 +116,7 @@ TEST_CASE("openai: a run stores completions with finish reason, tokens and laten
   TempDir tmp("openai-happy");
   TestServer server(tmp, {});
   const std::string db = tmp / "results.db";
-  const auto r = run_cli(run_args(server, db, {"--samples", "2"}), kEnv);
+  const auto r = run_cli(run_args(server, db, {"--samples", "2", "--set", "openai.seed=sample"}), kEnv);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(server.chat_requests() == 6);
   CHECK(server.stats().at("authorized") == 6);  // the key went out, as a bearer token
@@ -319,4 +319,31 @@ TEST_CASE("openai: Ctrl-C stops the run as interrupted, keeps every stored answe
   REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
   CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "12");
   CHECK(server.chat_requests() == sent_before + (12 - answered_before));
+}
+
+TEST_CASE("openai: with n = on, one request carries a problem's samples; a server ignoring n gets the rest one by one") {
+  TempDir tmp("openai-n");
+  {
+    TestServer server(tmp, {});
+    const std::string db = tmp / "n.db";
+    const auto r = run_cli(run_args(server, db, {"--samples", "3", "--set", "openai.n=on"}), kEnv);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(server.chat_requests() == 3);
+    CHECK(scalar(db, "select count(distinct completion) from samples where candidate is not null") == "9");
+    const auto again = run_cli(run_args(server, db, {"--samples", "3", "--set", "openai.n=on"}), kEnv);
+    REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+    CHECK(server.chat_requests() == 3);
+    CHECK(scalar(db, "select count(*) from samples as a join samples as b on a.problem_id = b.problem_id and "
+                     "a.sample_index = b.sample_index and a.run = 1 and b.run = 2 and a.completion = b.completion") == "9");
+    auto seeded = run_cli(run_args(server, db, {"--set", "openai.n=on", "--set", "openai.seed=sample"}), kEnv);
+    check_one_error_line(seeded, "takes one seed");
+  }
+  {
+    TestServer server(tmp, {"--ignore-n"});
+    const std::string db = tmp / "ignored.db";
+    const auto r = run_cli(run_args(server, db, {"--samples", "3", "--set", "openai.n=on"}), kEnv);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(server.chat_requests() == 9);  // 3 with n = 3, each answered once, then 6 alone
+    CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "9");
+  }
 }
