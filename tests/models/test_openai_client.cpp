@@ -111,7 +111,7 @@ TEST_CASE("openai replies: a chat completion, or one line quoting the start of w
   CHECK(error_message("plain text") == "'plain text'");
 }
 
-TEST_CASE("openai retries: 429, 5xx and no reply are retried; backoff doubles, caps, jitters; Retry-After wins") {
+TEST_CASE("openai retries: 429, 5xx and no reply are retried - backoff doubles, caps, jitters - Retry-After wins") {
   CHECK(worth_retrying({0, {}}));
   CHECK(worth_retrying({429, {}}));
   CHECK(worth_retrying({500, {}}));
@@ -137,7 +137,7 @@ TEST_CASE("openai retries: 429, 5xx and no reply are retried; backoff doubles, c
   CHECK_FALSE(parse_retry_after_seconds(""));
 }
 
-TEST_CASE("openai request cache: the key covers base URL, model, body and sample; answers survive reopening") {
+TEST_CASE("openai request cache: the key covers base URL, model, body and sample - answers survive reopening") {
   const std::string k = RequestCache::key("http://a/v1", "m", "{}", 0);
   CHECK(k.rfind("sha256:", 0) == 0);
   CHECK(k == RequestCache::key("http://a/v1", "m", "{}", 0));
