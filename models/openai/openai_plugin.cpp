@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -78,6 +79,21 @@ void check_server(const dicebench_model& model) {
   if (reply.status == 401 || reply.status == 403)
     throw sdk::Failure("openai: " + model.settings.base_url + " refused the API key from $" + model.settings.api_key_env +
                        " (HTTP " + std::to_string(reply.status) + ": " + error_message(reply.body) + ")");
+  // A model the server does not list is likely misspelt; some servers accept unlisted aliases, so
+  // this only warns.
+  const nlohmann::json listing = nlohmann::json::parse(reply.body, nullptr, false);
+  if (reply.status == 200 && listing.is_object() && listing.contains("data") && listing["data"].is_array()) {
+    std::vector<std::string> ids;
+    for (const auto& entry : listing["data"])
+      if (entry.is_object() && entry.contains("id") && entry["id"].is_string()) ids.push_back(entry["id"].get<std::string>());
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), model.settings.model) == ids.end()) {
+      std::string some;
+      for (size_t i = 0; i < ids.size() && i < 5; ++i) some += (i ? ", " : "") + ids[i];
+      model.host.log(DICEBENCH_LOG_WARN, "openai: " + model.settings.base_url + " does not list the model '" +
+                                             model.settings.model + "' (it lists " + some +
+                                             (ids.size() > 5 ? ", ..." : "") + ")");
+    }
+  }
 }
 
 // The statistics of an answered sample.

@@ -247,6 +247,15 @@ TEST_CASE("openai: a missing key or an unreachable server is one error line, bef
   REQUIRE_MESSAGE(keyless.exit_code == 0, keyless.err);
   CHECK(server.stats().at("authorized") == 0);
   CHECK(server.chat_requests() == 3);
+  CHECK(keyless.err.find("does not list") == std::string::npos);
+
+  // A model the server does not list is warned about (some servers take unlisted aliases).
+  auto args_unlisted = run_args(server, db, {"--problems", "1"});
+  args_unlisted[2] = "openai:test-modle";
+  auto unlisted = run_cli(args_unlisted, kEnv);
+  REQUIRE_MESSAGE(unlisted.exit_code == 0, unlisted.err);
+  CHECK_MESSAGE(unlisted.err.find("does not list the model 'test-modle' (it lists test-model)") != std::string::npos,
+                unlisted.err);
 }
 
 TEST_CASE("openai: a reply that is not JSON or not a chat completion fails that sample, quoting it - the run goes on") {
