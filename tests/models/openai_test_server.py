@@ -4,7 +4,7 @@ Listens on 127.0.0.1 on a free port (written to --port-file), serves GET /v1/mod
 POST /v1/chat/completions. The answer to a prompt is a fixed function of the prompt, the seed and
 the choice's index (n choices, or one with --ignore-n).
 --script lists what the first chat requests get, in arrival order (429, 500, 400, malformed,
-notchat, ok); later ones are answered normally. --delay makes every chat reply slow. After every
+notchat, slow: 3 s, drop: no reply, ok); later ones are answered normally. --delay makes every chat reply slow. After every
 request --stats is rewritten with the counts: chat requests, model-list requests, the most
 requests in flight at once, and how many carried "Authorization: Bearer <--key>".
 """
@@ -91,6 +91,12 @@ def main():
                     write_stats()
 
         def answer(self, request, behaviour):
+            if behaviour == "slow":  # longer than any test's timeout, then a good answer
+                time.sleep(3)
+                behaviour = "ok"
+            if behaviour == "drop":  # the connection closes with no reply at all
+                self.close_connection = True
+                return
             if behaviour == "429":
                 headers = [("Retry-After", args.retry_after)] if args.retry_after else []
                 self.reply(429, json.dumps({"error": {"message": "slow down"}}), headers)

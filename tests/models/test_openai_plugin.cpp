@@ -176,7 +176,7 @@ TEST_CASE("openai: a re-run is answered from the request cache - changed setting
   CHECK(scalar(db, "select count(*) from samples where run = 4 and json_extract(gen_stats, '$.cached') = 0") == "6");
 }
 
-TEST_CASE("openai: 429 with Retry-After and 500 are retried - a 400 is not and fails its sample alone") {
+TEST_CASE("openai: 429 with Retry-After, 500, timeouts and dropped connections are retried - a 400 is not and fails its sample alone") {
   TempDir tmp("openai-retry");
   {
     // Backoff alone would wait 0.25-0.5 s and 0.5-1 s before the second and third attempts.
@@ -190,6 +190,19 @@ TEST_CASE("openai: 429 with Retry-After and 500 are retried - a 400 is not and f
     CHECK(seconds >= 2.25);  // Retry-After: 2, then at least 0.25 s of backoff
     CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "1");
     CHECK(scalar(db, "select json_extract(gen_stats, '$.attempts') from samples") == "3");
+  }
+  {
+    // A timeout and a dropped connection are retried too.
+    TestServer server(tmp, {"--script", "slow,drop"});
+    const std::string db = tmp / "timeout.db";
+    const auto start = Clock::now();
+    const auto r = run_cli(run_args(server, db, {"--problems", "1", "--set", "openai.timeout_s=0.5"}), kEnv);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(server.chat_requests() == 3);
+    CHECK(seconds < 3.0);  // the slow reply was not waited for
+    CHECK(scalar(db, "select json_extract(gen_stats, '$.attempts') from samples") == "3");
+    CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "1");
   }
   {
     TestServer server(tmp, {"--script", "500,500"});
