@@ -26,6 +26,7 @@ def main():
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--key", default="")
     parser.add_argument("--ignore-n", action="store_true", help="answer one choice whatever n asks")
+    parser.add_argument("--require-key", action="store_true", help="answer 401 to requests without --key")
     args = parser.parse_args()
 
     script = [s for s in args.script.split(",") if s]
@@ -58,6 +59,9 @@ def main():
             return args.key and self.headers.get("Authorization") == "Bearer " + args.key
 
         def do_GET(self):
+            if args.require_key and not self.authorized():
+                self.reply(401, json.dumps({"error": {"message": "Incorrect API key provided"}}))
+                return
             if self.path != "/v1/models":
                 self.reply(404, json.dumps({"error": {"message": "no such path " + self.path}}))
                 return

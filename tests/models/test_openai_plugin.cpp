@@ -241,7 +241,7 @@ TEST_CASE("openai: at most concurrency requests are in flight, and more than one
   CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "12");
 }
 
-TEST_CASE("openai: a missing key or an unreachable server is one error line, before anything is stored") {
+TEST_CASE("openai: a missing or refused key or an unreachable server is one error line, before anything is stored") {
   TempDir tmp("openai-bad-input");
   TestServer server(tmp, {});
   const std::string db = tmp / "results.db";
@@ -254,6 +254,16 @@ TEST_CASE("openai: a missing key or an unreachable server is one error line, bef
   check_one_error_line(unreachable, "cannot reach http://127.0.0.1:");
   CHECK(scalar(db, "select count(*) from runs") == "0");
   CHECK(scalar(db, "select count(*) from samples") == "0");
+
+  {
+    TestServer strict(tmp, {"--require-key"});
+    const std::string wrong = "sk-wrong-key-also-never-printed";
+    auto refused = run_cli(run_args(strict, db, {}), {kKeyVariable + "=" + wrong});
+    check_one_error_line(refused, "refused the API key from $" + kKeyVariable + " (HTTP 401: 'Incorrect API key provided')");
+    CHECK((refused.out + refused.err).find(wrong) == std::string::npos);
+    CHECK(strict.chat_requests() == 0);
+  }
+  CHECK(scalar(db, "select count(*) from runs") == "0");
 
   // A server without keys: an empty api_key_env sends none.
   auto keyless = run_cli(run_args(server, db, {"--set", "openai.api_key_env="}), {});
