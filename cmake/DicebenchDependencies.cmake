@@ -18,6 +18,8 @@ find_package(SQLite3 REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED)
+# libcurl (its multi interface) carries the openai: model plugin's requests.
+find_package(CURL 7.68 REQUIRED)
 
 # The worker embeds CPython and imports torch from the same environment (tools/bootstrap.sh passes
 # Python3_EXECUTABLE: the project's .venv, or the host's python3 offline).

@@ -20,7 +20,7 @@ say() { printf 'bootstrap: %s\n' "$*" >&2; }
 # for the HTML report's browser test).
 packages=(cmake ninja-build g++ git pkg-config python3-venv python3-dev
           libsqlite3-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
-          libboost-dev libboost-filesystem-dev libpcre2-dev chromium chromium-driver)
+          libboost-dev libboost-filesystem-dev libpcre2-dev libcurl4-openssl-dev chromium chromium-driver)
 
 if [ -z "${DICEBENCH_DEPS_DIR:-}" ]; then
   missing=()

@@ -5,11 +5,11 @@
 # then, on the offline host:
 #   DICEBENCH_DEPS_DIR=DIR tools/bootstrap.sh
 # CMake (cmake/DicebenchDependencies.cmake) searches the bundle after the host's own libraries,
-# so it only fills what the host lacks (seen on the GPU host: sqlite3.h and toml++; pcre2.h is bundled too).
+# so it only fills what the host lacks (seen on the GPU host: sqlite3.h, toml++ and curl/curl.h; pcre2.h is bundled too).
 set -euo pipefail
 dir=${1:?usage: tools/gather-offline-deps.sh DIR}
 packages=(libsqlite3-dev libsqlite3-0 libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libfmt9
-          libcli11-dev doctest-dev libpcre2-dev libpcre2-8-0)
+          libcli11-dev doctest-dev libpcre2-dev libpcre2-8-0 libcurl4-openssl-dev libcurl4)
 mkdir -p "$dir/debs" "$dir/root"
 dir=$(cd "$dir" && pwd)
 apt-get update -qq

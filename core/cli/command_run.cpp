@@ -92,6 +92,7 @@ int run(const RunOptions& o, CLI::App& app) {
     auto restored = host::config_from_run_json(stored->config_json);
     if (!restored) return fail(fmt::format("run {}: {}", *o.resume, restored.error().message));
     config = std::move(*restored);
+    config.set("db", db);  // where the database is now (a model's cache lives beside it)
     if (!o.kernelbench_root.empty()) config.set("kernelbench.root", o.kernelbench_root);
     auto done = store->done_samples(*o.resume);
     if (!done) return fail(done.error().message);
@@ -137,6 +138,7 @@ int run(const RunOptions& o, CLI::App& app) {
   fmt::print("run {}: {} on {}, {} problems, {} samples\n", outcome->run, p.model_spec, p.suite_name, p.problems.size(), total_samples);
   fmt::print("  generated {}{}\n", outcome->timing,
              outcome->already_done ? fmt::format(", {} stored before", outcome->already_done) : "");
+  fmt::print("{}", outcome->totals.summary(outcome->generation_seconds));
   fmt::print("  no code block in {} completion(s) (stored as extraction failures)\n", outcome->extraction_failures);
   const auto stop_line = [&](results::RunStatus status, const std::string& why) {
     fmt::print("  database: {}\n", db);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace dicebench::host {
 
@@ -48,6 +49,7 @@ Result<RunOutcome> execute_run(RunPlan& plan, results::Store& store, std::option
   }
 
   Progress progress("generating", plan.requests.size(), "samples");
+  const auto generation_start = std::chrono::steady_clock::now();
   std::string failure;
   for (size_t start = 0; start < plan.requests.size() && failure.empty(); start += plan.batch_size) {
     if (HostServices::cancel_requested()) break;
@@ -66,6 +68,7 @@ Result<RunOutcome> execute_run(RunPlan& plan, results::Store& store, std::option
       sample.sample_index = request.sample_index;
       sample.prompt_hash = problem->prompt_hash;
       sample.gen_stats_json = generation.stats_json.empty() ? "{}" : generation.stats_json;
+      outcome.totals.add(sample.gen_stats_json);
       if (generation.candidate) {
         sample.candidate = std::move(generation.candidate);
       } else {
@@ -85,6 +88,7 @@ Result<RunOutcome> execute_run(RunPlan& plan, results::Store& store, std::option
     if (!generated) failure = generated.error().message;
   }
   outcome.timing = progress.finish();
+  outcome.generation_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - generation_start).count();
 
   if (!failure.empty() && failure != "cancelled") {
     outcome.status = results::RunStatus::failed;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/base/result.hpp"
+#include "core/host/generation_totals.hpp"
 #include "core/host/run_plan.hpp"
 #include "results/store.hpp"
 
@@ -19,6 +20,8 @@ struct RunOutcome {
   size_t already_done = 0;
   std::string error;  // why the run stopped early (status failed)
   std::string timing;  // "16 samples in 0.2 s (80/s)"
+  GenerationTotals totals;      // over the samples generated now
+  double generation_seconds = 0;
 };
 
 // Creates the run row (resume_run == nullopt) or continues resume_run, then generates the plan's

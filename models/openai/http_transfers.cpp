@@ -1,0 +1,184 @@
+// Concurrent HTTP requests with retries, on libcurl's multi interface.
+#include "models/openai/http_transfers.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <ctime>
+#include <deque>
+#include <memory>
+#include <random>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+namespace dicebench::openai {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One request's state across its attempts.
+struct Transfer {
+  size_t index = 0;
+  int attempts = 0;
+  Clock::time_point not_before{};
+  CURL* easy = nullptr;
+  std::string body;
+  std::optional<double> retry_after_s;
+  char error[CURL_ERROR_SIZE] = {};
+};
+
+size_t on_body(char* data, size_t size, size_t count, void* user) {
+  static_cast<Transfer*>(user)->body.append(data, size * count);
+  return size * count;
+}
+
+// Keeps Retry-After only; every other header of the reply is dropped.
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+  const std::string_view line(data, size * count);
+  constexpr std::string_view kName = "retry-after:";
+  if (line.size() > kName.size()) {
+    bool match = true;
+    for (size_t i = 0; i < kName.size() && match; ++i)
+      match = static_cast<char>(std::tolower(static_cast<unsigned char>(line[i]))) == kName[i];
+    if (match) {
+      auto* transfer = static_cast<Transfer*>(user);
+      const std::string_view value = line.substr(kName.size());
+      transfer->retry_after_s = parse_retry_after_seconds(value);
+      if (!transfer->retry_after_s) {  // an HTTP date
+        const std::string text(value);
+        const time_t when = curl_getdate(text.c_str(), nullptr);
+        if (when > 0) transfer->retry_after_s = std::max(0.0, static_cast<double>(when - time(nullptr)));
+      }
+    }
+  }
+  return size * count;
+}
+
+struct MultiDeleter {
+  void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
+};
+struct HeaderListDeleter {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+
+}  // namespace
+
+bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& settings,
+              const std::function<bool()>& cancelled, const std::function<void(size_t, HttpReply&&)>& on_reply) {
+  static const CURLcode global = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (global != CURLE_OK) throw std::runtime_error(std::string("libcurl cannot start: ") + curl_easy_strerror(global));
+  std::unique_ptr<CURLM, MultiDeleter> multi(curl_multi_init());
+  std::unique_ptr<curl_slist, HeaderListDeleter> headers;
+  for (const std::string& header : settings.headers) headers.reset(curl_slist_append(headers.release(), header.c_str()));
+  headers.reset(curl_slist_append(headers.release(), "Content-Type: application/json"));
+  headers.reset(curl_slist_append(headers.release(), "Expect:"));
+
+  std::deque<Transfer> transfers(requests.size());
+  std::deque<Transfer*> waiting;  // not in flight: new, or due for a retry at not_before
+  for (size_t i = 0; i < requests.size(); ++i) {
+    transfers[i].index = i;
+    waiting.push_back(&transfers[i]);
+  }
+  std::mt19937_64 random{std::random_device{}()};
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  size_t in_flight = 0;
+
+  const auto start = [&](Transfer& t) {
+    const HttpRequest& request = requests[t.index];
+    t.easy = curl_easy_init();
+    if (!t.easy) throw std::runtime_error("libcurl cannot make a request handle");
+    t.body.clear();
+    t.retry_after_s.reset();
+    t.error[0] = '\0';
+    ++t.attempts;
+    curl_easy_setopt(t.easy, CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, headers.get());
+    if (!request.body.empty()) {
+      curl_easy_setopt(t.easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+      curl_easy_setopt(t.easy, CURLOPT_POSTFIELDS, request.body.data());
+    }
+    curl_easy_setopt(t.easy, CURLOPT_WRITEFUNCTION, &on_body);
+    curl_easy_setopt(t.easy, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(t.easy, CURLOPT_HEADERFUNCTION, &on_header);
+    curl_easy_setopt(t.easy, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(t.easy, CURLOPT_ERRORBUFFER, t.error);
+    curl_easy_setopt(t.easy, CURLOPT_TIMEOUT_MS, static_cast<long>(settings.timeout_s * 1000));
+    curl_easy_setopt(t.easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(settings.timeout_s, 30.0) * 1000));
+    curl_easy_setopt(t.easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(t.easy, CURLOPT_PRIVATE, &t);
+    curl_easy_setopt(t.easy, CURLOPT_ACCEPT_ENCODING, "");
+    curl_multi_add_handle(multi.get(), t.easy);
+    ++in_flight;
+  };
+
+  size_t finished = 0;
+  while (finished < requests.size()) {
+    if (cancelled()) {
+      for (Transfer& t : transfers)
+        if (t.easy) {
+          curl_multi_remove_handle(multi.get(), t.easy);
+          curl_easy_cleanup(t.easy);
+          t.easy = nullptr;
+        }
+      return false;
+    }
+    // Fill free slots with whatever is due, in order.
+    const auto now = Clock::now();
+    Clock::time_point next_due = Clock::time_point::max();
+    for (auto it = waiting.begin(); it != waiting.end() && in_flight < settings.concurrency;) {
+      if ((*it)->not_before <= now) {
+        start(**it);
+        it = waiting.erase(it);
+      } else {
+        next_due = std::min(next_due, (*it)->not_before);
+        ++it;
+      }
+    }
+    int running = 0;
+    curl_multi_perform(multi.get(), &running);
+    int queued = 0;
+    while (CURLMsg* message = curl_multi_info_read(multi.get(), &queued)) {
+      if (message->msg != CURLMSG_DONE) continue;
+      Transfer* t = nullptr;
+      curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+      const CURLcode code = message->data.result;
+      long status = 0;
+      double seconds = 0;
+      if (code == CURLE_OK) curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+      curl_easy_getinfo(t->easy, CURLINFO_TOTAL_TIME, &seconds);
+      curl_multi_remove_handle(multi.get(), t->easy);
+      curl_easy_cleanup(t->easy);
+      t->easy = nullptr;
+      --in_flight;
+      const AttemptEnd end{status, t->retry_after_s};
+      if (worth_retrying(end) && t->attempts <= settings.max_retries) {
+        const double delay = retry_delay_s(t->attempts, end, settings.backoff, unit(random));
+        t->not_before = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
+        waiting.push_back(t);
+        continue;
+      }
+      HttpReply reply;
+      reply.status = status;
+      reply.body = std::move(t->body);
+      reply.seconds = seconds;
+      reply.attempts = t->attempts;
+      if (code != CURLE_OK) reply.transport_error = t->error[0] ? std::string(t->error) : curl_easy_strerror(code);
+      ++finished;
+      on_reply(t->index, std::move(reply));
+    }
+    if (finished == requests.size()) break;
+    // Wait for traffic, a retry falling due, or 100 ms (to notice a cancel).
+    int wait_ms = 100;
+    if (next_due != Clock::time_point::max())
+      wait_ms = static_cast<int>(std::clamp<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(next_due - Clock::now()).count(), 0, 100));
+    if (in_flight > 0) curl_multi_poll(multi.get(), nullptr, 0, wait_ms, nullptr);
+    else if (wait_ms > 0 && waiting.size() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  }
+  return true;
+}
+
+}  // namespace dicebench::openai
