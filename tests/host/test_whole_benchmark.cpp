@@ -6,6 +6,8 @@
 #include "cli_runner.hpp"
 #include "../test_files.hpp"
 
+#include "results/store.hpp"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -207,6 +209,22 @@ TEST_CASE("LEVEL/IDS selections, their errors, and a resumed run over several le
   REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
   CHECK(verdicts(db, 1) == std::vector<std::string>{"1 2/0 correct", "2 1/0 correct", "3 1/0 correct"});
   for (const char* row : {"1", "2", "3", "total"}) CHECK_MESSAGE(has_row(resumed.out, row), resumed.out);
+
+  // A single-level run stored before runs covered several levels keys its samples by plain id;
+  // it still resumes.
+  const auto single = run_cli({"run", "--model", kQuickstart, "--suite", "kernelbench-l1", "--kernelbench-root",
+                               kKernelBench, "--problems", "2", "--samples", "1", "--generate-only", "--device", "cpu",
+                               "--db", db, "--set", "eval.timing_budget_s=1"});
+  REQUIRE_MESSAGE(single.exit_code == 0, single.err);
+  {
+    auto store = results::Store::open(db);
+    REQUIRE(store.ok());
+    REQUIRE(store->database().exec("UPDATE runs SET config = json_set(config, '$.samples', json('{\"2\": 1}')) WHERE id = 2",
+                                   "old format").ok());
+  }
+  const auto old = run_cli({"run", "--resume", "2", "--db", db});
+  REQUIRE_MESSAGE(old.exit_code == 0, old.err);
+  CHECK(verdicts(db, 2) == std::vector<std::string>{"1 2/0 correct"});
 }
 
 TEST_CASE("report puts single-level runs of one model together as one table by level") {
