@@ -148,7 +148,7 @@ Result<Config> config_from_run_json(const std::string& config_json) {
     bool uniform = true;
     for (const auto& [key, value] : json.at("samples").items()) {
       auto parsed = parse_problem_selection(key);
-      if (!parsed || parsed->size() != 1) throw std::runtime_error("problem '" + key + "' is not a problem");
+      if (!parsed || parsed->size() != 1) throw std::runtime_error("samples key '" + key + "' names no single problem");
       keys.insert(*parsed->begin());
       const int n = value.get<int>();
       if (samples && n != samples) uniform = false;

@@ -200,6 +200,29 @@ TEST_CASE("LEVEL/IDS selections, their errors, and a resumed run over several le
                        "kernelbench-l1 has no problem 2/1 (it has level 1 1-2,10)");
   CHECK(scalar(db, "select count(*) from runs") == "0");  // nothing stored
 
+  // Level 4 where the checkout has level4/; a checkout without level3/ is refused.
+  const fs::path root = tmp / "root";
+  fs::create_directories(root);
+  for (const char* folder : {"level1", "level2", "level3", "prompts"})
+    fs::copy(kKernelBench + "/" + folder, root / folder, fs::copy_options::recursive);
+  test::write(root / "level4/1_Scale.py", "import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                                          "        return 2 * x\n\ndef get_inputs():\n    return [torch.randn(4)]\n\n"
+                                          "def get_init_inputs():\n    return []\n");
+  fs::copy(std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/quickstart", tmp / "replay4");
+  test::write(tmp / "replay4/level_4_problem_1_sample_0_kernel.py",
+              "import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x + x\n");
+  const auto four = run_cli({"run", "--model", "replay:" + (tmp / "replay4"), "--suite", "kernelbench", "--kernelbench-root",
+                             root.string(), "--generate-only", "--db", tmp / "four.db"});
+  REQUIRE_MESSAGE(four.exit_code == 0, four.err);
+  CHECK(scalar(tmp / "four.db", "select json_extract(config, '$.suite.levels') from runs") == "[1,2,3,4]");
+  CHECK(scalar(tmp / "four.db", "select json_extract(config, '$.suite.problems') from runs") == "6");
+  CHECK(scalar(tmp / "four.db", "select group_concat(level || '/' || problem_id || '/' || sample_index) from samples "
+                                "where level = 4") == "4/1/0");
+  fs::remove_all(root / "level3");
+  check_one_error_line(run_cli({"run", "--model", kQuickstart, "--suite", "kernelbench", "--kernelbench-root",
+                                root.string(), "--generate-only", "--db", tmp / "four.db"}),
+                       "no level3 folder under " + root.string());
+
   // Stored without evaluation, then resumed: the stored LEVEL/IDS selection is read back.
   const auto generated = run_cli(with({"--problems", "1/2,2/1,3/1", "--samples", "1", "--generate-only"}));
   REQUIRE_MESSAGE(generated.exit_code == 0, generated.err);
