@@ -267,7 +267,8 @@ LEFT JOIN evaluations AS e ON e.sample = s.id;
 // problems within a level, so a problem is (run, level, problem_id) and each sample carries its
 // level. SQLite cannot change a key in place: problems and samples are rebuilt (with foreign keys
 // off, as SQLite's "making other kinds of table schema changes" says; migrate() does that and
-// checks the keys before committing), keeping every row and every samples.id.
+// checks the keys before committing), keeping every row and every samples.id: a sample without its
+// problem (possible only where foreign keys were off) has no level, and NOT NULL refuses the step.
 constexpr std::string_view kVersion7 = R"sql(
 DROP VIEW sample_results;
 
@@ -304,7 +305,7 @@ INSERT INTO samples_v7 (id, run, level, problem_id, sample_index, prompt_hash, c
                         gen_stats, created)
   SELECT s.id, s.run, p.level, s.problem_id, s.sample_index, s.prompt_hash, s.completion, s.candidate, s.extraction,
          s.gen_stats, s.created
-  FROM samples AS s JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id;
+  FROM samples AS s LEFT JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id;
 
 DROP TABLE samples;
 DROP TABLE problems;

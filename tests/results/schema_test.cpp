@@ -340,3 +340,25 @@ TEST_CASE("a version 6 database migrates to 7: problems keyed by level, samples 
   CHECK(raw_int(db, "SELECT count(*) FROM evaluations") == 0);
   CHECK(raw_int(db, "SELECT count(*) FROM evaluation_kernels") == 0);
 }
+
+TEST_CASE("a version 6 database with a sample whose problem is missing is not migrated, and keeps everything") {
+  TempDir dir;
+  const std::string path = dir.file("v6.db");
+  require_ok(create_schema_version(path, 6));
+  {
+    Database db = raw_open(path);
+    raw_exec(db, R"sql(
+      PRAGMA foreign_keys = OFF;
+      INSERT INTO runs (id, created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro)
+        VALUES (1, 't', 'finished', 'm', 'kernelbench-l1', '{}', '0.1.0', 'sha', 'h', 1, '{}');
+      INSERT INTO samples (id, run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, gen_stats, created)
+        VALUES (10, 1, 5, 0, 'p', 'text', 'code', 'ok', '{}', 't');
+    )sql");
+  }
+  auto store = Store::open(path);
+  REQUIRE_FALSE(store.ok());
+  CHECK(store.error().message.find("cannot migrate schema to version 7") != std::string::npos);
+  Database db = raw_open(path);
+  CHECK(raw_int(db, "PRAGMA user_version") == 6);
+  CHECK(raw_int(db, "SELECT count(*) FROM samples WHERE id = 10") == 1);
+}
