@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::size_t kThresholds = std::size(kFastPThresholds);
 
-using SampleKey = std::pair<std::int64_t, int>;  // problem id, sample index
+using SampleKey = std::pair<ProblemKey, int>;  // problem, sample index
 
 // Per problem, what the bootstrap resamples: decided samples, fast_p counts, log speedups.
 struct ProblemTotals {
@@ -39,7 +39,7 @@ void add_sample(ProblemTotals& totals, const SampleResult& s) {
 std::map<SampleKey, const SampleResult*> decided_samples(const RunResults& run, std::optional<int> level) {
   std::map<SampleKey, const SampleResult*> out;
   for (const SampleResult& s : run.samples)
-    if (!s.pending && (!level || s.level == *level)) out[{s.problem_id, s.sample_index}] = &s;
+    if (!s.pending && (!level || s.level == *level)) out[{s.key(), s.sample_index}] = &s;
   return out;
 }
 
@@ -106,7 +106,7 @@ LevelComparison compare_level(std::optional<int> level, const RunResults& a, con
     correct_lost += sa->correct && !sb->correct;
   }
   // Bootstrap units: problems with decided samples in both runs.
-  std::map<std::int64_t, ProblemTotals> totals_a, totals_b;
+  std::map<ProblemKey, ProblemTotals> totals_a, totals_b;
   for (const auto& [key, s] : samples_a) add_sample(totals_a[key.first], *s);
   for (const auto& [key, s] : samples_b) add_sample(totals_b[key.first], *s);
   std::vector<std::pair<ProblemTotals, ProblemTotals>> units;
@@ -206,7 +206,7 @@ std::vector<Flip> find_flips(const RunResults& a, const RunResults& b, const Com
     if (!kind) continue;
     const ProblemRow* problem = find_problem(a, key.first);
     const bool correctness = *kind == FlipKind::became_incorrect || *kind == FlipKind::became_correct;
-    flips.push_back({*kind, key.first, sa->level, problem ? problem->name : std::string(), key.second, sa->verdict,
+    flips.push_back({*kind, key.first.problem_id, sa->level, problem ? problem->name : std::string(), key.second, sa->verdict,
                      sb->verdict, sa->runtime_ms, sb->runtime_ms, sa->margin, sb->margin,
                      correctness && (sa->has_flag(EvaluationFlag::borderline) || sb->has_flag(EvaluationFlag::borderline))});
   }

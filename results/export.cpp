@@ -2,6 +2,7 @@
 #include "results/export.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -70,17 +71,21 @@ bool failed_while_loading(const SampleResult& s) {
 
 bool kernelbench_compiled(const SampleResult& s) { return s.compiled && !failed_while_loading(s); }
 
-Result<std::string> export_kernelbench(const RunResults& run) {
+Result<std::string> export_kernelbench(const RunResults& run, std::optional<int> level) {
   std::set<int> levels;
   for (const ProblemRow& problem : run.problems) levels.insert(problem.level);
-  if (levels.size() > 1) {
-    return make_error(fmt::format(
-        "run {} covers {} levels; KernelBench's eval_results.json holds one level (export each suite's run apart)",
-        run.run.id, levels.size()));
+  std::vector<std::string> names;
+  for (const int l : levels) names.push_back(std::to_string(l));
+  if (level && !levels.count(*level))
+    return make_error(fmt::format("run {} has no level {} (it covers level {})", run.run.id, *level, fmt::join(names, ", ")));
+  if (!level && levels.size() > 1) {
+    return make_error(fmt::format("run {} covers {} levels ({}); KernelBench's eval_results.json holds one level: "
+                                  "pass --level with one of them",
+                                  run.run.id, levels.size(), fmt::join(names, ", ")));
   }
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  for (const SampleResult& s : run.samples) {  // already by problem id, then sample index
-    if (s.pending) continue;
+  for (const SampleResult& s : run.samples) {  // already by level, problem id, then sample index
+    if (s.pending || (level && s.level != *level)) continue;
     nlohmann::ordered_json entry;
     entry["sample_id"] = s.sample_index;
     entry["compiled"] = kernelbench_compiled(s);

@@ -2,6 +2,7 @@
 // analysis scripts keep working), one JSON line per sample, and CSV.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/base/result.hpp"
@@ -17,9 +18,9 @@ namespace dicebench::results {
 // runtime_error, correctness_issue, excessive_speedup) and dicebench_* keys (verdict, speedup,
 // failed_stage, margin, flags with their details, problem_traits). Samples still pending are left
 // out, as KernelBench holds only evaluated ones. KernelBench keys a file by problem id within one
-// level, so a run that covers several levels is refused. README.md "Exporting to KernelBench"
-// documents the mapping.
-Result<std::string> export_kernelbench(const RunResults& run);
+// level: `level` picks one of a run that covers several (which is refused without it); a level
+// the run does not cover is refused too. README.md "Exporting to KernelBench" documents the mapping.
+Result<std::string> export_kernelbench(const RunResults& run, std::optional<int> level = std::nullopt);
 
 // The candidate failed while loading: not compiled, or failed_stage "load", or (evaluations
 // stored before the stage was recorded) the harness's words for a candidate without ModelNew.

@@ -109,9 +109,13 @@ GateResult check_gate(const Comparison& c, const GateRules& rules) {
   flips.name = "no correct problem becomes incorrect";
   flips.origin = "[flips]";
   std::int64_t allowed = 0;
+  // "2/5" where the runs cover several levels, else the id.
+  auto problem_name = [&](const Flip& flip) {
+    return c.levels.size() > 1 ? problem_key_text({flip.level, flip.problem_id}) : std::to_string(flip.problem_id);
+  };
   for (const Flip& flip : c.flips) {
     if (flip.kind != FlipKind::became_incorrect) continue;
-    if (rules.allowed_incorrect.count(flip.problem_id) || !rules.fail_on_new_incorrect) {
+    if (rules.allows_incorrect({flip.level, flip.problem_id}) || !rules.fail_on_new_incorrect) {
       ++allowed;
       continue;
     }
@@ -127,13 +131,14 @@ GateResult check_gate(const Comparison& c, const GateRules& rules) {
     flips.bound = "none";
   } else {
     flips.bound = "problems";
-    for (std::int64_t id : rules.allowed_incorrect) flips.bound += fmt::format(" {}", id);
+    for (const ProblemKey& key : rules.allowed_incorrect)
+      flips.bound += " " + (key.level ? problem_key_text(key) : std::to_string(key.problem_id));
   }
   if (!result.new_incorrect.empty()) {
     flips.status = RuleStatus::failed;
     flips.message = fmt::format("{} became incorrect:", result.new_incorrect.size());
     for (const Flip& flip : result.new_incorrect) {
-      flips.message += fmt::format(" problem {} {} sample {} ({} -> {});", flip.problem_id, flip.problem,
+      flips.message += fmt::format(" problem {} {} sample {} ({} -> {});", problem_name(flip), flip.problem,
                                    flip.sample_index, flip.verdict_a, flip.verdict_b);
     }
     flips.message.pop_back();
@@ -143,7 +148,7 @@ GateResult check_gate(const Comparison& c, const GateRules& rules) {
     flips.message += fmt::format("{}{} borderline became incorrect, counted as noise:", flips.message.empty() ? "" : "; ",
                                  result.borderline_noise.size());
     for (const Flip& flip : result.borderline_noise) {
-      flips.message += fmt::format(" problem {} {} sample {};", flip.problem_id, flip.problem, flip.sample_index);
+      flips.message += fmt::format(" problem {} {} sample {};", problem_name(flip), flip.problem, flip.sample_index);
     }
     flips.message.pop_back();
   }

@@ -2,6 +2,8 @@
 #include "results/gate_rules.hpp"
 
 #include <fmt/format.h>
+
+#include <charconv>
 #include <toml++/toml.h>
 
 #include "core/base/text.hpp"
@@ -116,8 +118,27 @@ Result<void> parse_flips(const toml::table& table, const std::string& source, Ga
     const toml::array* list = allowed->as_array();
     if (!list) return make_error(fmt::format("{}: 'allowed' must be a list of problem ids", location(source, allowed->source())));
     for (const toml::node& id : *list) {
-      if (!id.is_integer()) return make_error(fmt::format("{}: 'allowed' must hold problem ids", location(source, id.source())));
-      rules.allowed_incorrect.insert(id.as_integer()->get());
+      if (id.is_integer()) {
+        rules.allowed_incorrect.insert({0, id.as_integer()->get()});
+        continue;
+      }
+      // "LEVEL/ID" names one level's problem.
+      const auto text = id.value<std::string>();
+      const std::size_t slash = text ? text->find('/') : std::string::npos;
+      ProblemKey key;
+      bool parsed = slash != std::string::npos;
+      if (parsed) {
+        const char* begin = text->data();
+        const char* end = begin + text->size();
+        const auto level = std::from_chars(begin, begin + slash, key.level);
+        const auto problem = std::from_chars(begin + slash + 1, end, key.problem_id);
+        parsed = level.ec == std::errc() && level.ptr == begin + slash && key.level >= 1 && problem.ec == std::errc() &&
+                 problem.ptr == end && key.problem_id >= 0;
+      }
+      if (!parsed)
+        return make_error(fmt::format("{}: 'allowed' must hold problem ids or \"LEVEL/ID\" strings such as \"2/5\"",
+                                      location(source, id.source())));
+      rules.allowed_incorrect.insert(key);
     }
   }
   return {};
@@ -125,14 +146,21 @@ Result<void> parse_flips(const toml::table& table, const std::string& source, Ga
 
 }  // namespace
 
-GateRules default_gate_rules() {
+GateRules default_gate_rules(const std::set<int>& levels) {
   GateRules rules;
-  for (const char* metric : {"correct_rate", "fast_1"}) {
-    GateRule rule;
-    rule.metric = metric;
-    rule.noise = true;
-    rule.origin = "default";
-    rules.rules.push_back(std::move(rule));
+  std::vector<std::optional<int>> scopes;
+  if (levels.size() > 1)
+    for (const int level : levels) scopes.push_back(level);
+  scopes.push_back(std::nullopt);
+  for (const std::optional<int>& level : scopes) {
+    for (const char* metric : {"correct_rate", "fast_1"}) {
+      GateRule rule;
+      rule.metric = metric;
+      rule.level = level;
+      rule.noise = true;
+      rule.origin = "default";
+      rules.rules.push_back(std::move(rule));
+    }
   }
   return rules;
 }

@@ -12,7 +12,7 @@
 //
 //   [flips]
 //   correct_to_incorrect = "fail"  # or "allow"
-//   allowed = [12, 40]             # problem ids that may become incorrect
+//   allowed = [12, 40, "2/5"]      # problems that may become incorrect: ids (any level), LEVEL/ID
 //   borderline = "noise"           # or "fail": a borderline sample that became incorrect fails too
 #pragma once
 
@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/problem_key.hpp"
 #include "core/base/result.hpp"
 
 namespace dicebench::results {
@@ -40,14 +41,18 @@ struct GateRule {
 struct GateRules {
   std::vector<GateRule> rules;
   bool fail_on_new_incorrect = true;
-  std::set<std::int64_t> allowed_incorrect;
+  std::set<ProblemKey> allowed_incorrect;  // level 0: the id at any level
+  bool allows_incorrect(const ProblemKey& problem) const {
+    return allowed_incorrect.count(problem) || allowed_incorrect.count({0, problem.problem_id});
+  }
   // A sample flagged borderline (in either run) that became incorrect: noise by default.
   bool fail_on_borderline_flip = false;
 };
 
-// correct_rate and fast_1 may not drop beyond noise (all levels together); no correct problem
-// may become incorrect, except a borderline one (noise).
-GateRules default_gate_rules();
+// correct_rate and fast_1 may not drop beyond noise, all levels together and, when the runs cover
+// several `levels`, per level too; no correct problem may become incorrect, except a borderline
+// one (noise).
+GateRules default_gate_rules(const std::set<int>& levels = {});
 
 // Errors name the place: "FILE:LINE:COL: ...", for TOML syntax, unknown keys, unknown metrics,
 // wrong types and rules without a bound.

@@ -63,12 +63,20 @@ std::string run_label(const RunResults& run, std::size_t index) {
   return fmt::format("{} run {}: {}", index == 0 ? "A" : "B", run.run.id, run.run.model);
 }
 
+// "run 3", or "runs 3, 4, 5" for single-level runs put together.
+std::string run_names(const RunResults& run) {
+  if (run.parts.empty()) return fmt::format("run {}", run.run.id);
+  std::string ids;
+  for (const RunRow& part : run.parts) ids += (ids.empty() ? "" : ", ") + std::to_string(part.id);
+  return "runs " + ids;
+}
+
 // The problems whose traits say they can be passed without computing the answer.
-std::set<std::int64_t> degenerate_problem_ids(const RunResults& run) {
-  std::set<std::int64_t> out;
+std::set<ProblemKey> degenerate_problems(const RunResults& run) {
+  std::set<ProblemKey> out;
   for (const ProblemRow& problem : run.problems) {
     auto traits = parse_problem_traits(problem.traits_json, "");
-    if (traits.ok() && is_degenerate(*traits)) out.insert(problem.problem_id);
+    if (traits.ok() && is_degenerate(*traits)) out.insert(problem.key());
   }
   return out;
 }
@@ -324,10 +332,10 @@ std::string details_cell(const SampleResult& s, const std::vector<KernelRow>* ke
 }
 
 std::string problem_table(const std::vector<HtmlRun>& runs) {
-  std::map<std::pair<std::int64_t, int>, std::vector<const SampleResult*>> rows;
+  std::map<std::pair<ProblemKey, int>, std::vector<const SampleResult*>> rows;
   for (std::size_t r = 0; r < runs.size(); ++r) {
     for (const SampleResult& s : runs[r].results.samples) {
-      auto& slot = rows[{s.problem_id, s.sample_index}];
+      auto& slot = rows[{s.key(), s.sample_index}];
       slot.resize(runs.size(), nullptr);
       slot[r] = &s;
     }
@@ -344,8 +352,9 @@ std::string problem_table(const std::vector<HtmlRun>& runs) {
     for (const SampleResult* s : samples) any = any ? any : s;
     const ProblemRow* problem = nullptr;
     for (const HtmlRun& run : runs) problem = problem ? problem : find_problem(run.results, key.first);
-    out += fmt::format(R"(<tr data-problem="{}" data-sample="{}"><td class="num">{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td>)",
-                       key.first, key.second, key.first, html_escape(problem ? problem->name : ""), any->level, key.second);
+    out += fmt::format(R"(<tr data-level="{}" data-problem="{}" data-sample="{}"><td class="num">{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td>)",
+                       key.first.level, key.first.problem_id, key.second, key.first.problem_id,
+                       html_escape(problem ? problem->name : ""), any->level, key.second);
     out += traits_cell(problem);
     for (std::size_t r = 0; r < runs.size(); ++r) {
       const SampleResult* s = samples[r];
@@ -376,10 +385,10 @@ std::string problem_table(const std::vector<HtmlRun>& runs) {
 }  // namespace
 
 std::optional<double> fast_p_at(const RunResults& run, double p, const ReportOptions& options) {
-  const std::set<std::int64_t> left_out = options.exclude_degenerate ? degenerate_problem_ids(run) : std::set<std::int64_t>();
+  const std::set<ProblemKey> left_out = options.exclude_degenerate ? degenerate_problems(run) : std::set<ProblemKey>();
   std::int64_t decided = 0, fast = 0;
   for (const SampleResult& s : run.samples) {
-    if (s.pending || left_out.count(s.problem_id)) continue;
+    if (s.pending || left_out.count(s.key())) continue;
     ++decided;
     if (counts_as_fast(s, p)) ++fast;
   }
@@ -391,18 +400,24 @@ std::string render_html_report(const std::vector<HtmlRun>& runs, const ReportOpt
   std::vector<RunReport> reports;
   for (const HtmlRun& run : runs) reports.push_back(compute_report(run.results, options));
   std::string title = "dicebench report: " + runs[0].results.run.suite;
-  for (std::size_t r = 0; r < runs.size(); ++r) title += fmt::format("{} run {}", r == 0 ? "," : " vs", runs[r].results.run.id);
+  for (std::size_t r = 0; r < runs.size(); ++r) title += fmt::format("{} {}", r == 0 ? "," : " vs", run_names(runs[r].results));
 
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
                     "<link rel=\"icon\" href=\"data:,\"><title>" + html_escape(title) + "</title><style>" +
                     std::string(kStyle) + "</style></head><body>\n<h1>" + html_escape(title) + "</h1>\n<ul>";
   for (std::size_t r = 0; r < runs.size(); ++r) {
-    const RunRow& run = runs[r].results.run;
-    out += fmt::format(R"(<li class="run{}">{}: status {}, created {}, dicebench {} (git {}), host {}, GPU {}</li>)", r,
-                       html_escape(run_label(runs[r].results, r)), run_status_name(run.status), html_escape(run.created),
-                       html_escape(run.dicebench_version), html_escape(run.git_sha), html_escape(run.host),
-                       html_escape(run.gpu.value_or("none")));
+    const RunResults& results = runs[r].results;
+    // A combined report lists each single-level run it puts together.
+    const std::vector<RunRow> rows = results.parts.empty() ? std::vector<RunRow>{results.run} : results.parts;
+    for (const RunRow& run : rows) {
+      const std::string label = results.parts.empty() ? run_label(results, r)
+                                                      : fmt::format("run {}: {} on {}", run.id, run.model, run.suite);
+      out += fmt::format(R"(<li class="run{}">{}: status {}, created {}, dicebench {} (git {}), host {}, GPU {}</li>)", r,
+                         html_escape(label), run_status_name(run.status), html_escape(run.created),
+                         html_escape(run.dicebench_version), html_escape(run.git_sha), html_escape(run.host),
+                         html_escape(run.gpu.value_or("none")));
+    }
   }
   out += "</ul>\n<h2>Summary</h2>\n";
   if (options.exclude_degenerate) {

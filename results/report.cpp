@@ -150,23 +150,24 @@ bool counts_as_fast(const SampleResult& sample, double p) {
 RunReport compute_report(const RunResults& results, ReportOptions options) {
   RunReport report;
   report.run = results.run;
+  report.parts = results.parts;
   report.options = options;
-  std::map<std::int64_t, ProblemFacts> problems;
-  for (const ProblemRow& problem : results.problems) problems[problem.problem_id].level = problem.level;
+  std::map<ProblemKey, ProblemFacts> problems;
+  for (const ProblemRow& problem : results.problems) problems[problem.key()].level = problem.level;
   for (const SampleResult& s : results.samples) {
-    ProblemFacts& problem = problems[s.problem_id];
+    ProblemFacts& problem = problems[s.key()];
     problem.level = s.level;
     problem.samples.push_back(&s);
   }
   // load_run_results and read_summary have checked every problem's traits: none fails here.
   for (const ProblemRow& problem : results.problems) {
     auto traits = parse_problem_traits(problem.traits_json, "");
-    if (traits.ok()) problems[problem.problem_id].traits = std::move(*traits);
+    if (traits.ok()) problems[problem.key()].traits = std::move(*traits);
   }
 
   std::map<int, std::vector<const ProblemFacts*>> by_level;
   std::vector<const ProblemFacts*> all;
-  for (const auto& [id, problem] : problems) {
+  for (const auto& [key, problem] : problems) {
     by_level[problem.level].push_back(&problem);
     all.push_back(&problem);
   }

@@ -82,6 +82,7 @@ struct LevelReport {
 
 struct RunReport {
   RunRow run;
+  std::vector<RunRow> parts;  // the single-level runs a combined report puts together (RunResults::parts)
   ReportOptions options;
   std::vector<LevelReport> levels;  // by level
   LevelReport total;

@@ -3,6 +3,7 @@
 #include "results/report_format.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 #include <set>
@@ -149,11 +150,19 @@ nlohmann::json level_json(const LevelReport& level) {
   return out;
 }
 
+// "run 3", or "runs 3, 4, 5" for single-level runs put together.
+std::string run_names(const RunReport& report) {
+  if (report.parts.empty()) return fmt::format("run {}", report.run.id);
+  std::vector<std::string> ids;
+  for (const RunRow& part : report.parts) ids.push_back(std::to_string(part.id));
+  return "runs " + fmt::format("{}", fmt::join(ids, ", "));
+}
+
 }  // namespace
 
 std::string format_report(const RunReport& report) {
   const RunRow& run = report.run;
-  std::string out = fmt::format("run {}  model {}  suite {}  status {}  created {}", run.id, run.model, run.suite,
+  std::string out = fmt::format("{}  model {}  suite {}  status {}  created {}", run_names(report), run.model, run.suite,
                                 run_status_name(run.status), run.created);
   if (run.finished) out += fmt::format("  finished {}", *run.finished);
   out += '\n';
@@ -223,6 +232,11 @@ nlohmann::json report_json(const RunReport& report) {
       {"git_sha", run.git_sha},
       {"gpu", optional_text(run.gpu)},
   };
+  if (!report.parts.empty()) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const RunRow& part : report.parts) parts.push_back({{"id", part.id}, {"suite", part.suite}});
+    out["runs"] = std::move(parts);
+  }
   out["exclude_degenerate"] = report.options.exclude_degenerate;
   nlohmann::json levels = nlohmann::json::array();
   for (const LevelReport& level : report.levels) levels.push_back(level_json(level));

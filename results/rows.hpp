@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/problem_key.hpp"
 #include "results/flags.hpp"
 #include "results/verdict.hpp"
 
@@ -56,10 +57,12 @@ struct ProblemRow {
   // The problem's degenerate traits as a JSON array of trait names (results/flags.hpp); absent
   // until the evaluation stage has checked the problem. add_problems ignores it (set_problem_traits).
   std::optional<std::string> traits_json;
+  ProblemKey key() const { return {level, problem_id}; }
 };
 
 struct NewSample {
   std::int64_t run = 0;
+  int level = 0;
   std::int64_t problem_id = 0;
   int sample_index = 0;
   std::string prompt_hash;
@@ -71,6 +74,7 @@ struct NewSample {
 struct SampleRow {
   std::int64_t id = 0;
   std::int64_t run = 0;
+  int level = 0;
   std::int64_t problem_id = 0;
   int sample_index = 0;
   std::string prompt_hash;

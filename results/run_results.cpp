@@ -1,6 +1,7 @@
 // Loading a run's problems and per-sample results (with their flags, margins and the problems'
 // traits) from the store, on any schema version.
 #include "results/run_results.hpp"
+#include "results/schema.hpp"
 
 #include <fmt/format.h>
 
@@ -114,12 +115,12 @@ Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions 
     if (!problems.ok()) return problems.error();
     results.problems = std::move(*problems);
   }
-  std::map<std::int64_t, std::optional<std::vector<std::string>>> traits;
+  std::map<ProblemKey, std::optional<std::vector<std::string>>> traits;
   for (const ProblemRow& problem : results.problems) {
-    auto parsed = parse_problem_traits(problem.traits_json,
-                                       fmt::format("{}: problem {} of run {}", store.path(), problem.problem_id, run));
+    auto parsed = parse_problem_traits(problem.traits_json, fmt::format("{}: problem {} of run {}", store.path(),
+                                                                        problem_key_text(problem.key()), run));
     if (!parsed.ok()) return parsed.error();
-    traits[problem.problem_id] = std::move(*parsed);
+    traits[problem.key()] = std::move(*parsed);
   }
   auto flags = load_flags(store, run);
   if (!flags.ok()) return flags.error();
@@ -132,10 +133,11 @@ Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions 
       "e.compiled, e.correct, e.device, e.runtime_ms, e.runtime_mean_ms, e.runtime_std_ms, e.runtime_min_ms, "
       "e.runtime_max_ms, e.runtime_p10_ms, e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, e.speedup, "
       "e.error_class, e.error_message, e.details, {}, {}, {}, {}, {}, {} "
-      "FROM samples AS s JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id "
-      "LEFT JOIN evaluations AS e ON e.sample = s.id WHERE s.run = ? ORDER BY s.problem_id, s.sample_index",
+      "FROM samples AS s JOIN problems AS p ON {} "
+      "LEFT JOIN evaluations AS e ON e.sample = s.id WHERE s.run = ? ORDER BY p.level, s.problem_id, s.sample_index",
       v4 ? "e.custom_kernel_share" : "NULL", v4 ? "e.compile_path" : "NULL", sources,
-      v4 && options.sources ? "e.compile_log" : "NULL", v6 ? "e.margin" : "NULL", v6 ? "e.memory_floor_ms" : "NULL");
+      v4 && options.sources ? "e.compile_log" : "NULL", v6 ? "e.margin" : "NULL", v6 ? "e.memory_floor_ms" : "NULL",
+      sample_problem_join_sql(store.schema_version()));
   constexpr std::string_view context = "cannot read results";
   auto stmt = store.database().prepare(sql, context);
   if (!stmt.ok()) return stmt.error();
@@ -183,15 +185,15 @@ Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions 
       s.verdict = std::string(verdict_name(Verdict::extraction_failed));
     }
     s.candidate = stmt->column_optional_text(25);
-    if (const auto it = traits.find(s.problem_id); it != traits.end()) s.problem_traits = it->second;
+    if (const auto it = traits.find(s.key()); it != traits.end()) s.problem_traits = it->second;
     results.samples.push_back(std::move(s));
   }
   return results;
 }
 
-const ProblemRow* find_problem(const RunResults& run, std::int64_t problem_id) {
+const ProblemRow* find_problem(const RunResults& run, const ProblemKey& key) {
   for (const ProblemRow& problem : run.problems)
-    if (problem.problem_id == problem_id) return &problem;
+    if (problem.key() == key) return &problem;
   return nullptr;
 }
 

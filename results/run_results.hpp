@@ -60,14 +60,17 @@ struct SampleResult {
   std::optional<std::string> candidate;
   std::optional<std::string> compile_log;
 
+  ProblemKey key() const { return {level, problem_id}; }
   bool has_flag(EvaluationFlag flag) const;
   const SampleFlag* find_flag(EvaluationFlag flag) const;
 };
 
 struct RunResults {
   RunRow run;
-  std::vector<ProblemRow> problems;   // every problem the run covers, by problem id
-  std::vector<SampleResult> samples;  // by problem id, then sample index
+  std::vector<ProblemRow> problems;   // every problem the run covers, by level and problem id
+  std::vector<SampleResult> samples;  // by level, problem id, then sample index
+  // The runs this one was put together from (combine_level_runs, one per level); empty for a run.
+  std::vector<RunRow> parts;
 };
 
 struct LoadOptions {
@@ -80,7 +83,7 @@ struct LoadOptions {
 Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions options = {});
 
 // The problem's record among run.problems, or nullptr.
-const ProblemRow* find_problem(const RunResults& run, std::int64_t problem_id);
+const ProblemRow* find_problem(const RunResults& run, const ProblemKey& key);
 
 // A problem's traits (ProblemRow::traits_json) as names: none when never checked. Errors, naming
 // `where`, when the text is not a JSON array of strings.

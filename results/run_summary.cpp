@@ -87,11 +87,11 @@ std::string flags_text(const SampleResult& s) {
 // flag that occurs means.
 std::string sample_table(const RunResults& results) {
   TextTable table;
-  table.header = {"problem", "sample", "verdict", "margin", "speedup", "flags"};
-  table.right_aligned = {true, true, false, true, true, false};
+  table.header = {"level", "problem", "sample", "verdict", "margin", "speedup", "flags"};
+  table.right_aligned = {true, true, true, false, true, true, false};
   std::set<std::string> seen;
   for (const SampleResult& s : results.samples) {
-    table.rows.push_back({std::to_string(s.problem_id), std::to_string(s.sample_index), verdict_text(s),
+    table.rows.push_back({std::to_string(s.level), std::to_string(s.problem_id), std::to_string(s.sample_index), verdict_text(s),
                           s.margin ? fmt::format("{:.3g}", *s.margin) : std::string("\u2013"),
                           s.speedup ? fmt::format("{:.3f}x", *s.speedup) : std::string("\u2013"), flags_text(s)});
     for (const SampleFlag& flag : s.flags) seen.insert(flag.name);
@@ -106,14 +106,50 @@ std::string sample_table(const RunResults& results) {
   return out;
 }
 
+// Per level and in total: problems, samples, pending, compiled and correct samples.
+std::string level_table(const RunResults& results) {
+  struct Counts {
+    std::set<std::int64_t> problems;
+    std::int64_t samples = 0, pending = 0, compiled = 0, correct = 0;
+  };
+  std::map<int, Counts> levels;
+  for (const ProblemRow& problem : results.problems) levels[problem.level].problems.insert(problem.problem_id);
+  for (const SampleResult& s : results.samples) {
+    Counts& c = levels[s.level];
+    ++c.samples;
+    c.pending += s.pending;
+    c.compiled += s.compiled;
+    c.correct += s.correct;
+  }
+  TextTable table;
+  table.header = {"level", "problems", "samples", "pending", "compiled", "correct"};
+  table.right_aligned = {true, true, true, true, true, true};
+  Counts total;
+  std::size_t total_problems = 0;
+  auto row = [&](const std::string& name, std::size_t problems, const Counts& c) {
+    table.rows.push_back({name, std::to_string(problems), std::to_string(c.samples), std::to_string(c.pending),
+                          std::to_string(c.compiled), std::to_string(c.correct)});
+  };
+  for (const auto& [level, c] : levels) {
+    row(std::to_string(level), c.problems.size(), c);
+    total_problems += c.problems.size();
+    total.samples += c.samples;
+    total.pending += c.pending;
+    total.compiled += c.compiled;
+    total.correct += c.correct;
+  }
+  row("total", total_problems, total);
+  return render_text_table(table);
+}
+
 }  // namespace
 
 Result<std::string> format_run_summary(Store& store, std::int64_t run_id) {
   auto results = load_run_results(store, run_id);
   if (!results.ok()) return results.error();
-  std::map<std::int64_t, ProblemCounts> counts;
+  std::map<ProblemKey, ProblemCounts> counts;
   for (const SampleResult& s : results->samples) {
-    ProblemCounts& problem = counts[s.problem_id];
+    ProblemCounts& problem = counts[s.key()];
     ++problem.samples;
     if (s.pending) {
       ++problem.pending;
@@ -137,12 +173,13 @@ Result<std::string> format_run_summary(Store& store, std::int64_t run_id) {
   out += "config:\n";
   out += pretty_config(r.config_json);
   out += fmt::format("problems: {}, samples: {}\n", problems.size(), total_samples);
+  out += level_table(*results);
 
   TextTable table;
   table.header = {"id", "level", "name", "samples", "verdicts", "traits"};
   table.right_aligned = {true, true, false, true, false, false};
   for (const ProblemRow& problem : problems) {
-    const auto it = counts.find(problem.problem_id);
+    const auto it = counts.find(problem.key());
     const ProblemCounts none;
     const ProblemCounts& c = it != counts.end() ? it->second : none;
     // load_run_results has checked the traits.

@@ -11,7 +11,7 @@
 namespace dicebench::results {
 
 nlohmann::ordered_json sample_record(const RunResults& run, const SampleResult& s) {
-  const ProblemRow* problem = find_problem(run, s.problem_id);
+  const ProblemRow* problem = find_problem(run, s.key());
   nlohmann::ordered_json r;
   r["run"] = run.run.id;
   r["problem_id"] = s.problem_id;

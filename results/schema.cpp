@@ -263,6 +263,85 @@ JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id
 LEFT JOIN evaluations AS e ON e.sample = s.id;
 )sql";
 
+// Issue 14's whole benchmark in one run: a run may cover several levels, and KernelBench numbers
+// problems within a level, so a problem is (run, level, problem_id) and each sample carries its
+// level. SQLite cannot change a key in place: problems and samples are rebuilt (with foreign keys
+// off, as SQLite's "making other kinds of table schema changes" says; migrate() does that and
+// checks the keys before committing), keeping every row and every samples.id: a sample without its
+// problem (possible only where foreign keys were off) has no level, and NOT NULL refuses the step.
+constexpr std::string_view kVersion7 = R"sql(
+DROP VIEW sample_results;
+
+CREATE TABLE problems_v7 (
+  run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  level INTEGER NOT NULL,
+  problem_id INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  path TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  prompt_hash TEXT NOT NULL,
+  traits TEXT CHECK (traits IS NULL OR json_valid(traits)),
+  PRIMARY KEY (run, level, problem_id)
+) STRICT;
+INSERT INTO problems_v7 (run, level, problem_id, name, path, content_hash, prompt_hash, traits)
+  SELECT run, level, problem_id, name, path, content_hash, prompt_hash, traits FROM problems;
+
+CREATE TABLE samples_v7 (
+  id INTEGER PRIMARY KEY,
+  run INTEGER NOT NULL,
+  level INTEGER NOT NULL,
+  problem_id INTEGER NOT NULL,
+  sample_index INTEGER NOT NULL CHECK (sample_index >= 0),
+  prompt_hash TEXT NOT NULL,
+  completion TEXT NOT NULL,
+  candidate TEXT,
+  extraction TEXT NOT NULL CHECK (extraction IN ('ok','no_code_block')),
+  gen_stats TEXT NOT NULL CHECK (json_valid(gen_stats)),
+  created TEXT NOT NULL,
+  UNIQUE (run, level, problem_id, sample_index),
+  FOREIGN KEY (run, level, problem_id) REFERENCES problems(run, level, problem_id) ON DELETE CASCADE
+) STRICT;
+INSERT INTO samples_v7 (id, run, level, problem_id, sample_index, prompt_hash, completion, candidate, extraction,
+                        gen_stats, created)
+  SELECT s.id, s.run, p.level, s.problem_id, s.sample_index, s.prompt_hash, s.completion, s.candidate, s.extraction,
+         s.gen_stats, s.created
+  FROM samples AS s LEFT JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id;
+
+DROP TABLE samples;
+DROP TABLE problems;
+ALTER TABLE problems_v7 RENAME TO problems;
+ALTER TABLE samples_v7 RENAME TO samples;
+CREATE INDEX samples_by_run ON samples(run);
+CREATE INDEX problems_by_run_level ON problems(run, level);
+
+CREATE VIEW sample_results AS
+SELECT
+  s.run AS run,
+  s.problem_id AS problem_id,
+  p.level AS level,
+  p.name AS problem,
+  s.sample_index AS sample_index,
+  s.id AS sample,
+  CASE
+    WHEN e.sample IS NOT NULL THEN e.status
+    WHEN s.candidate IS NULL THEN 'extraction_failed'
+    ELSE NULL
+  END AS verdict,
+  CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.compiled END AS compiled,
+  CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.correct END AS correct,
+  e.runtime_ms AS runtime_ms,
+  e.baseline_ms AS baseline_ms,
+  e.speedup AS speedup,
+  e.compile_path AS compile_path,
+  e.custom_kernel_share AS custom_kernel_share,
+  e.margin AS margin,
+  (SELECT json_group_array(f.flag) FROM evaluation_flags AS f WHERE f.sample = s.id) AS flags,
+  p.traits AS problem_traits
+FROM samples AS s
+JOIN problems AS p ON p.run = s.run AND p.level = s.level AND p.problem_id = s.problem_id
+LEFT JOIN evaluations AS e ON e.sample = s.id;
+)sql";
+
 constexpr MigrationStep kSteps[] = {
     {1, kVersion1},
     {2, kVersion2},
@@ -270,6 +349,7 @@ constexpr MigrationStep kSteps[] = {
     {4, kVersion4},
     {5, kVersion5},
     {6, kVersion6},
+    {7, kVersion7},
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion, "one migration step per schema version");
 
@@ -305,10 +385,9 @@ Result<int> read_schema_version(Database& db) {
   return static_cast<int>(*version);
 }
 
-Result<void> migrate(Database& db, int target) {
-  if (target < 1 || target > kSchemaVersion) {
-    return make_error(fmt::format("{}: no schema version {} (this build knows 1 to {})", db.path(), target, kSchemaVersion));
-  }
+namespace {
+
+Result<void> migrate_in_transaction(Database& db, int target) {
   auto transaction = Transaction::begin(db, "cannot start schema migration");
   if (!transaction.ok()) return transaction.error();
   // Read again under the write lock: another process may have migrated meanwhile.
@@ -320,10 +399,44 @@ Result<void> migrate(Database& db, int target) {
     auto applied = db.exec(step.sql, fmt::format("cannot migrate schema to version {}", step.version));
     if (!applied.ok()) return applied.error();  // the transaction rolls back
   }
+  // Rebuilt tables (step 7) must keep every reference whole.
+  auto broken = db.query_int("SELECT count(*) FROM pragma_foreign_key_check", "cannot check foreign keys");
+  if (!broken.ok()) return broken.error();
+  if (*broken != 0)
+    return make_error(fmt::format("{}: cannot migrate schema to version {}: {} rows would lose what they refer to",
+                                  db.path(), target, *broken));
   auto stamped = db.exec(fmt::format("PRAGMA application_id = {}; PRAGMA user_version = {};", kApplicationId, target),
                          "cannot record schema version");
   if (!stamped.ok()) return stamped.error();
   return transaction->commit();
+}
+
+}  // namespace
+
+Result<void> migrate(Database& db, int target) {
+  if (target < 1 || target > kSchemaVersion) {
+    return make_error(fmt::format("{}: no schema version {} (this build knows 1 to {})", db.path(), target, kSchemaVersion));
+  }
+  // Foreign keys stay off while tables are rebuilt (dropping the old table would otherwise
+  // cascade into the rows that refer to it); the pragma is a no-op inside a transaction.
+  auto enforced = db.query_int("PRAGMA foreign_keys", "cannot read foreign key setting");
+  if (!enforced.ok()) return enforced.error();
+  if (*enforced) DICEBENCH_TRY(db.exec("PRAGMA foreign_keys = OFF", "cannot start schema migration"));
+  auto migrated = migrate_in_transaction(db, target);
+  if (*enforced) {
+    auto restored = db.exec("PRAGMA foreign_keys = ON", "cannot finish schema migration");
+    if (migrated.ok() && !restored.ok()) return restored.error();
+  }
+  return migrated;
+}
+
+std::string_view sample_level_sql(int version) {
+  return version >= 7 ? "s.level" : "(SELECT p1.level FROM problems AS p1 WHERE p1.run = s.run AND p1.problem_id = s.problem_id)";
+}
+
+std::string_view sample_problem_join_sql(int version) {
+  return version >= 7 ? "p.run = s.run AND p.level = s.level AND p.problem_id = s.problem_id"
+                      : "p.run = s.run AND p.problem_id = s.problem_id";
 }
 
 Result<void> create_schema_version(const std::string& path, int version) {

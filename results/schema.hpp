@@ -12,7 +12,7 @@
 namespace dicebench::results {
 
 // The newest schema version this build knows.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 // PRAGMA application_id of dicebench databases ("DICE").
 inline constexpr std::int64_t kApplicationId = 0x44494345;
 
@@ -23,6 +23,11 @@ Result<int> read_schema_version(Database& db);
 // Brings the database to `target` (1..kSchemaVersion) inside one IMMEDIATE transaction; on any
 // failure nothing changes. A database already at `target` is left alone.
 Result<void> migrate(Database& db, int target = kSchemaVersion);
+
+// SQL, on any schema version, for the level of a sample `s` (samples have their own level since
+// version 7) and for the condition joining samples `s` with their problems `p`.
+std::string_view sample_level_sql(int version);
+std::string_view sample_problem_join_sql(int version);
 
 // For tests and tools: creates a new database at `path` with the schema at `version`
 // (1..kSchemaVersion), as an older dicebench would have left it.

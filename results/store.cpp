@@ -1,6 +1,7 @@
 // Writes and reads of runs, problems, samples and evaluations. Every write is its own
 // BEGIN IMMEDIATE transaction, so a killed process loses at most the item in flight.
 #include "results/store.hpp"
+#include "results/schema.hpp"
 
 #include <sqlite3.h>
 
@@ -51,7 +52,7 @@ ProblemRow read_problem(const Statement& stmt) {
 }
 
 // Columns: id, run, problem_id, sample_index, prompt_hash, candidate, extraction, gen_stats,
-// created, completion (or NULL).
+// created, completion (or NULL), level.
 SampleRow read_sample(const Statement& stmt, bool with_completion) {
   SampleRow row;
   row.id = stmt.column_int64(0);
@@ -64,6 +65,7 @@ SampleRow read_sample(const Statement& stmt, bool with_completion) {
   row.gen_stats_json = stmt.column_text(7);
   row.created = stmt.column_text(8);
   if (with_completion) row.completion = stmt.column_text(9);
+  row.level = static_cast<int>(stmt.column_int64(10));
   return row;
 }
 
@@ -109,10 +111,11 @@ Result<void> Store::add_problems(std::int64_t run, const std::vector<ProblemRow>
   DICEBENCH_TRY(require_run(run));
   auto insert = db_.prepare(
       "INSERT INTO problems (run, problem_id, level, name, path, content_hash, prompt_hash) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, problem_id) DO NOTHING",
+      "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, level, problem_id) DO NOTHING",
       context);
   if (!insert.ok()) return insert.error();
-  auto existing = db_.prepare("SELECT content_hash, prompt_hash FROM problems WHERE run = ? AND problem_id = ?", context);
+  auto existing = db_.prepare("SELECT content_hash, prompt_hash FROM problems WHERE run = ? AND level = ? AND problem_id = ?",
+                              context);
   if (!existing.ok()) return existing.error();
   for (const ProblemRow& problem : problems) {
     insert->reset();
@@ -122,10 +125,10 @@ Result<void> Store::add_problems(std::int64_t run, const std::vector<ProblemRow>
     if (sqlite3_changes(db_.get()) != 0) continue;
     // Already registered (a resumed run): it must be the same problem.
     existing->reset();
-    existing->bind_all(run, problem.problem_id);
+    existing->bind_all(run, problem.level, problem.problem_id);
     auto row = existing->step(context);
     if (!row.ok()) return row.error();
-    if (!*row) return make_error(fmt::format("{}: {}: problem {} vanished", path(), context, problem.problem_id));
+    if (!*row) return make_error(fmt::format("{}: {}: problem {} vanished", path(), context, problem_key_text(problem.key())));
     const char* differs = nullptr;
     if (existing->column_text(0) != problem.content_hash) {
       differs = "content hash differs";
@@ -133,7 +136,8 @@ Result<void> Store::add_problems(std::int64_t run, const std::vector<ProblemRow>
       differs = "prompt hash differs";
     }
     if (differs != nullptr) {
-      return make_error(fmt::format("problem {} changed since run {} started ({})", problem.problem_id, run, differs));
+      return make_error(fmt::format("problem {} changed since run {} started ({})", problem_key_text(problem.key()), run,
+                                    differs));
     }
   }
   return transaction->commit();
@@ -141,26 +145,27 @@ Result<void> Store::add_problems(std::int64_t run, const std::vector<ProblemRow>
 
 Result<std::int64_t> Store::insert_sample(const NewSample& sample) {
   const std::string context =
-      fmt::format("cannot store sample {} of problem {} in run {}", sample.sample_index, sample.problem_id, sample.run);
+      fmt::format("cannot store sample {} of problem {} in run {}", sample.sample_index,
+                  problem_key_text({sample.level, sample.problem_id}), sample.run);
   auto transaction = Transaction::begin(db_, context);
   if (!transaction.ok()) return transaction.error();
   auto stmt = db_.prepare(
-      fmt::format("INSERT INTO samples (run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, "
-                  "gen_stats, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, {})",
+      fmt::format("INSERT INTO samples (run, level, problem_id, sample_index, prompt_hash, completion, candidate, "
+                  "extraction, gen_stats, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {})",
                   kNow),
       context);
   if (!stmt.ok()) return stmt.error();
-  stmt->bind_all(sample.run, sample.problem_id, sample.sample_index, sample.prompt_hash, sample.completion,
+  stmt->bind_all(sample.run, sample.level, sample.problem_id, sample.sample_index, sample.prompt_hash, sample.completion,
                  sample.candidate, sample.candidate ? "ok" : "no_code_block", sample.gen_stats_json);
   const int rc = sqlite3_step(stmt->get());
   if (rc != SQLITE_DONE) {
     if (is_constraint(rc, SQLITE_CONSTRAINT_UNIQUE)) {
       return make_error(fmt::format("{}: run {} already has sample {} of problem {}", path(), sample.run,
-                                    sample.sample_index, sample.problem_id));
+                                    sample.sample_index, problem_key_text({sample.level, sample.problem_id})));
     }
     if (is_constraint(rc, SQLITE_CONSTRAINT_FOREIGNKEY)) {
       return make_error(fmt::format("{}: {}: problem {} is not registered in run {}", path(), context,
-                                    sample.problem_id, sample.run));
+                                    problem_key_text({sample.level, sample.problem_id}), sample.run));
     }
     return db_.error(rc, context);
   }
@@ -231,13 +236,13 @@ Result<void> Store::insert_evaluation(const NewEvaluation& e) {
   return transaction->commit();
 }
 
-Result<void> Store::set_problem_traits(std::int64_t run, std::int64_t problem_id, const std::string& traits_json) {
-  const std::string context = fmt::format("cannot store the traits of problem {} in run {}", problem_id, run);
+Result<void> Store::set_problem_traits(std::int64_t run, const ProblemKey& problem, const std::string& traits_json) {
+  const std::string context = fmt::format("cannot store the traits of problem {} in run {}", problem_key_text(problem), run);
   auto transaction = Transaction::begin(db_, context);
   if (!transaction.ok()) return transaction.error();
-  auto stmt = db_.prepare("UPDATE problems SET traits = ? WHERE run = ? AND problem_id = ?", context);
+  auto stmt = db_.prepare("UPDATE problems SET traits = ? WHERE run = ? AND level = ? AND problem_id = ?", context);
   if (!stmt.ok()) return stmt.error();
-  stmt->bind_all(traits_json, run, problem_id);
+  stmt->bind_all(traits_json, run, problem.level, problem.problem_id);
   DICEBENCH_TRY(stmt->run(context));
   if (sqlite3_changes(db_.get()) == 0) return make_error(fmt::format("{}: {}: no such problem", path(), context));
   return transaction->commit();
@@ -291,7 +296,7 @@ Result<std::vector<ProblemRow>> Store::problems(std::int64_t run) {
   DICEBENCH_TRY(require_run(run));
   // problems.traits came with schema version 6; a read-only older database reads it as absent.
   auto stmt = db_.prepare(fmt::format("SELECT problem_id, level, name, path, content_hash, prompt_hash, {} FROM problems "
-                                      "WHERE run = ? ORDER BY problem_id",
+                                      "WHERE run = ? ORDER BY level, problem_id",
                                       schema_version_ >= 6 ? "traits" : "NULL"),
                           context);
   if (!stmt.ok()) return stmt.error();
@@ -308,13 +313,13 @@ Result<std::vector<ProblemRow>> Store::problems(std::int64_t run) {
 
 namespace {
 
-Result<std::vector<SampleRow>> select_samples(Database& db, std::int64_t run, bool with_completion,
+Result<std::vector<SampleRow>> select_samples(Database& db, int schema_version, std::int64_t run, bool with_completion,
                                               std::string_view condition) {
   constexpr std::string_view context = "cannot read samples";
-  auto stmt = db.prepare(fmt::format("SELECT s.id, s.run, s.problem_id, s.sample_index, s.prompt_hash, s.candidate, "
-                                     "s.extraction, s.gen_stats, s.created, {} FROM samples AS s WHERE s.run = ? {} "
-                                     "ORDER BY s.problem_id, s.sample_index",
-                                     with_completion ? "s.completion" : "NULL", condition),
+  auto stmt = db.prepare(fmt::format("SELECT * FROM (SELECT s.id, s.run, s.problem_id, s.sample_index, s.prompt_hash, "
+                                     "s.candidate, s.extraction, s.gen_stats, s.created, {}, {} AS level "
+                                     "FROM samples AS s WHERE s.run = ? {}) ORDER BY level, problem_id, sample_index",
+                                     with_completion ? "s.completion" : "NULL", sample_level_sql(schema_version), condition),
                          context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind(1, run);
@@ -332,12 +337,12 @@ Result<std::vector<SampleRow>> select_samples(Database& db, std::int64_t run, bo
 
 Result<std::vector<SampleRow>> Store::samples(std::int64_t run, bool with_completion) {
   DICEBENCH_TRY(require_run(run));
-  return select_samples(db_, run, with_completion, "");
+  return select_samples(db_, schema_version_, run, with_completion, "");
 }
 
 Result<std::vector<SampleRow>> Store::pending_samples(std::int64_t run) {
   DICEBENCH_TRY(require_run(run));
-  return select_samples(db_, run, false,
+  return select_samples(db_, schema_version_, run, false,
                         "AND s.candidate IS NOT NULL AND NOT EXISTS (SELECT 1 FROM evaluations AS e WHERE e.sample = s.id)");
 }
 
@@ -446,18 +451,21 @@ Result<std::vector<KernelRow>> Store::kernels(std::int64_t sample) {
   return rows;
 }
 
-Result<std::set<std::pair<std::int64_t, int>>> Store::done_samples(std::int64_t run) {
+Result<std::set<std::pair<ProblemKey, int>>> Store::done_samples(std::int64_t run) {
   constexpr std::string_view context = "cannot read samples";
   DICEBENCH_TRY(require_run(run));
-  auto stmt = db_.prepare("SELECT problem_id, sample_index FROM samples WHERE run = ?", context);
+  auto stmt = db_.prepare(fmt::format("SELECT {}, s.problem_id, s.sample_index FROM samples AS s WHERE s.run = ?",
+                                      sample_level_sql(schema_version_)),
+                          context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind(1, run);
-  std::set<std::pair<std::int64_t, int>> done;
+  std::set<std::pair<ProblemKey, int>> done;
   for (;;) {
     auto row = stmt->step(context);
     if (!row.ok()) return row.error();
     if (!*row) break;
-    done.emplace(stmt->column_int64(0), static_cast<int>(stmt->column_int64(1)));
+    done.emplace(ProblemKey{static_cast<int>(stmt->column_int64(0)), stmt->column_int64(1)},
+                 static_cast<int>(stmt->column_int64(2)));
   }
   return done;
 }

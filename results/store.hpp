@@ -50,14 +50,14 @@ class Store {
   // Stores the evaluation of one sample (at most one per sample), with its flags and kernels.
   Result<void> insert_evaluation(const NewEvaluation& evaluation);
   // Records a problem's degenerate traits (a JSON array of trait names) in a run.
-  Result<void> set_problem_traits(std::int64_t run, std::int64_t problem_id, const std::string& traits_json);
+  Result<void> set_problem_traits(std::int64_t run, const ProblemKey& problem, const std::string& traits_json);
   // Sets the run's status; any status but 'running' also stamps the finish time.
   Result<void> finish_run(std::int64_t run, RunStatus status);
 
   // ---- reads ----
   Result<RunRow> run(std::int64_t id);
   Result<std::vector<RunRow>> runs();  // oldest first
-  Result<std::vector<ProblemRow>> problems(std::int64_t run);  // by problem id; traits absent before schema 6
+  Result<std::vector<ProblemRow>> problems(std::int64_t run);  // by level and problem id; traits absent before schema 6
   // Samples by problem id and sample index; completion texts only when asked for.
   Result<std::vector<SampleRow>> samples(std::int64_t run, bool with_completion = false);
   // Samples that have a candidate and no evaluation yet (candidate text included).
@@ -65,8 +65,8 @@ class Store {
   // By sample id. On a read-only database of an older schema, columns it lacks read as absent.
   Result<std::vector<EvaluationRow>> evaluations(std::int64_t run);
   Result<std::vector<KernelRow>> kernels(std::int64_t sample);  // slowest first; none before schema 4
-  // (problem_id, sample_index) of every stored sample: what a resumed run skips.
-  Result<std::set<std::pair<std::int64_t, int>>> done_samples(std::int64_t run);
+  // (problem, sample_index) of every stored sample: what a resumed run skips.
+  Result<std::set<std::pair<ProblemKey, int>>> done_samples(std::int64_t run);
   Result<std::int64_t> sample_count(std::int64_t run);
 
   // The open connection, for read-only queries elsewhere in this module (report, summary).

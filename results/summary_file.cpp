@@ -96,7 +96,7 @@ Result<RunResults> read_summary(const std::filesystem::path& path) {
   }
   if (version < 1) return make_error(fmt::format("{}: run summary format {} does not exist", name, version));
   RunResults run;
-  std::map<std::int64_t, std::optional<std::vector<std::string>>> traits;
+  std::map<ProblemKey, std::optional<std::vector<std::string>>> traits;
   try {
     run.run = parse_run(doc.at("run"));
     for (const auto& p : doc.at("problems")) {
@@ -108,8 +108,8 @@ Result<RunResults> read_summary(const std::filesystem::path& path) {
       problem.content_hash = p.value("content_hash", "");
       problem.prompt_hash = p.value("prompt_hash", "");
       // Since format 2: the problem's traits, null when never checked.
-      traits[problem.problem_id] = optional_field<std::vector<std::string>>(p, "traits");
-      problem.traits_json = problem_traits_json(traits[problem.problem_id]);
+      traits[problem.key()] = optional_field<std::vector<std::string>>(p, "traits");
+      problem.traits_json = problem_traits_json(traits[problem.key()]);
       run.problems.push_back(std::move(problem));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -121,7 +121,7 @@ Result<RunResults> read_summary(const std::filesystem::path& path) {
     auto sample = parse_sample_record((*samples)[i], fmt::format("{}: sample {}", name, i));
     if (!sample.ok()) return sample.error();
     // The problem's traits are the problems list's; a record's copy is for readers of JSON lines.
-    const auto it = traits.find(sample->problem_id);
+    const auto it = traits.find(sample->key());
     sample->problem_traits = it != traits.end() ? it->second : std::nullopt;
     run.samples.push_back(std::move(*sample));
   }

@@ -90,7 +90,8 @@ def evaluations(db: str) -> list[dict]:
         "json_extract(e.details, '$.timed_calls') AS timed_calls, e.margin, e.memory_floor_ms, "
         "(SELECT json_group_object(f.flag, f.detail) FROM evaluation_flags f WHERE f.sample = e.sample) AS flags, "
         "e.error_message FROM evaluations e JOIN samples s ON s.id = e.sample "
-        "JOIN problems p ON p.run = s.run AND p.problem_id = s.problem_id ORDER BY p.level, s.problem_id, s.sample_index"
+        "JOIN problems p ON p.run = s.run AND p.level = s.level AND p.problem_id = s.problem_id "
+        "ORDER BY p.level, s.problem_id, s.sample_index"
     ).fetchall()
     connection.close()
     return [{**dict(r), "phases": json.loads(r["phases"] or "{}"), "timed_calls": json.loads(r["timed_calls"] or "null"),

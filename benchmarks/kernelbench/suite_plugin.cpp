@@ -1,6 +1,7 @@
-// The KernelBench suite plugin: suites kernelbench-l1 ... kernelbench-l4 over a KernelBench
-// checkout the user names, with prompts from KernelBench's prompt files and first-code-block
-// extraction. Adapts the kernelbench library to the plugin C ABI.
+// The KernelBench suite plugin: suites kernelbench-l1 ... kernelbench-l4, and kernelbench (levels
+// 1-3, and 4 where the checkout has level4/, in one run), over a KernelBench checkout the user
+// names, with prompts from KernelBench's prompt files and first-code-block extraction. Adapts the
+// kernelbench library to the plugin C ABI.
 //
 // Settings (config section [kernelbench], or --set kernelbench.KEY=VALUE):
 //   root            KernelBench checkout or its folder holding level1/... (else $DICEBENCH_KERNELBENCH_ROOT)
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 namespace {
@@ -25,9 +27,12 @@ namespace {
 using namespace dicebench;
 using sdk::str;
 
+// The whole benchmark: what `kernelbench` covers.
+constexpr const char* kWholeBenchmark = "kernelbench";
+
 struct Suite {
   std::string name;
-  int level = 0;
+  std::vector<int> levels;
   std::vector<kernelbench::Problem> problems;
   std::vector<std::string> paths;  // problem paths as strings, kept alive for dicebench_problem
   std::optional<kernelbench::PromptBuilder> prompts;
@@ -48,17 +53,28 @@ dicebench_status open_suite(const dicebench_host_services* services, dicebench_s
     auto suite = std::make_unique<Suite>();
     suite->name = std::string(sdk::view(name));
     const std::string prefix = "kernelbench-l";
-    if (!suite->name.starts_with(prefix) || suite->name.size() != prefix.size() + 1)
+    const bool whole = suite->name == kWholeBenchmark;
+    if (!whole && (!suite->name.starts_with(prefix) || suite->name.size() != prefix.size() + 1 ||
+                   suite->name.back() < '1' || suite->name.back() > '4'))
       throw sdk::Failure("kernelbench plugin does not provide suite '" + suite->name + "'");
-    suite->level = suite->name.back() - '0';
 
     std::string root = host.config("kernelbench.root").value_or("");
     if (root.empty())
       if (const char* env = std::getenv("DICEBENCH_KERNELBENCH_ROOT")) root = env;
     const auto levels_root = value_or_fail(kernelbench::locate_levels_root(root));
-    suite->problems = value_or_fail(kernelbench::load_level(levels_root, suite->level));
-    if (suite->problems.empty())
-      throw sdk::Failure("no problem files (<id>_<Name>.py) in " + (levels_root / ("level" + std::to_string(suite->level))).string());
+    if (whole) {
+      suite->levels = {1, 2, 3};
+      std::error_code ec;
+      if (std::filesystem::is_directory(levels_root / "level4", ec)) suite->levels.push_back(4);
+    } else {
+      suite->levels = {suite->name.back() - '0'};
+    }
+    for (const int level : suite->levels) {
+      auto problems = value_or_fail(kernelbench::load_level(levels_root, level));
+      if (problems.empty())
+        throw sdk::Failure("no problem files (<id>_<Name>.py) in " + (levels_root / ("level" + std::to_string(level))).string());
+      for (auto& p : problems) suite->problems.push_back(std::move(p));
+    }
     for (const auto& p : suite->problems) suite->paths.push_back(p.path.string());
 
     kernelbench::PromptOptions options;
@@ -78,7 +94,8 @@ dicebench_status open_suite(const dicebench_host_services* services, dicebench_s
 
     nlohmann::json settings = nlohmann::json::parse(suite->prompts->describe());
     settings["levels_root"] = levels_root.string();
-    settings["level"] = suite->level;
+    if (whole) settings["levels"] = suite->levels;
+    else settings["level"] = suite->levels.front();
     settings["problems"] = suite->problems.size();
     settings["extract"] = which;
     suite->settings_json = settings.dump();
@@ -138,6 +155,7 @@ const dicebench_provided_name kNames[] = {
     {str("kernelbench-l2"), str("KernelBench level 2: operator fusion (100 problems)")},
     {str("kernelbench-l3"), str("KernelBench level 3: full architectures (50 problems)")},
     {str("kernelbench-l4"), str("KernelBench level 4: Hugging Face models (needs a checkout with level4/)")},
+    {str(kWholeBenchmark), str("KernelBench levels 1-3 in one run, and level 4 where the checkout has level4/")},
 };
 
 const dicebench_plugin_descriptor kDescriptor =

@@ -6,12 +6,14 @@
 #include "results/summary_file.hpp"
 
 #include <memory>
+#include <optional>
 
 namespace dicebench::cli {
 
 Command add_export_command(CLI::App& parent) {
   struct Options {
     std::string run, db = kDefaultDatabase, format, output = "-";
+    std::optional<int> level;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = parent.add_subcommand("export", "Export a run: KernelBench eval_results.json, JSON lines, CSV or a summary");
@@ -20,6 +22,7 @@ Command add_export_command(CLI::App& parent) {
   app->add_option("--format", o->format, "kernelbench, jsonl, csv or summary (a baseline for dicebench gate)")
       ->check(CLI::IsMember({"kernelbench", "jsonl", "csv", "summary"}))
       ->required();
+  app->add_option("--level", o->level, "With --format kernelbench: the level to export from a run over several");
   app->add_option("-o,--output", o->output, "File to write (- for standard output)")->capture_default_str();
   return {app, [o]() {
             auto reference = parse_run_reference(o->run, o->db, false);
@@ -28,7 +31,7 @@ Command add_export_command(CLI::App& parent) {
             if (!run) return fail(run.error().message);
             std::string text;
             if (o->format == "kernelbench") {
-              auto exported = results::export_kernelbench(*run);
+              auto exported = results::export_kernelbench(*run, o->level);
               if (!exported) return fail(exported.error().message);
               text = std::move(*exported);
             } else if (o->format == "jsonl") {

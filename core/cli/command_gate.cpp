@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <set>
 
 namespace dicebench::cli {
 
@@ -45,9 +46,6 @@ Command add_gate_command(CLI::App& parent) {
   app->add_option("--seed", o->compare.bootstrap.seed, "Bootstrap seed")->capture_default_str();
   return {app, [o]() {
             o->compare.bootstrap.confidence = 1.0 - o->compare.alpha;
-            auto rules = o->rules.empty() ? Result<results::GateRules>(results::default_gate_rules())
-                                          : results::read_gate_rules(o->rules);
-            if (!rules) return fail(rules.error().message);
             auto baseline_ref = parse_run_reference(o->baseline, o->db, true);
             if (!baseline_ref) return fail(baseline_ref.error().message);
             auto candidate_ref = parse_run_reference(o->candidate, o->db, true);
@@ -58,6 +56,11 @@ Command add_gate_command(CLI::App& parent) {
             if (!candidate) return fail(candidate.error().message);
             auto comparison = results::compare_runs(*baseline, *candidate, o->compare);
             if (!comparison) return fail(comparison.error().message);
+            std::set<int> levels;
+            for (const auto& level : comparison->levels) levels.insert(*level.level);
+            auto rules = o->rules.empty() ? Result<results::GateRules>(results::default_gate_rules(levels))
+                                          : results::read_gate_rules(o->rules);
+            if (!rules) return fail(rules.error().message);
             const results::GateResult result = results::check_gate(*comparison, *rules);
             if (!o->json.empty()) {
               auto written = write_output(o->json, results::gate_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

@@ -1,10 +1,12 @@
-// `dicebench report RUN [RUN2]`: per level compiled %, correct %, fast_p, geometric-mean speedup
-// and pass@k, flag counts and the figures with and without degenerate problems, as a table or
-// JSON; with --html, one self-contained HTML page of one run or of two runs overlaid;
-// --exclude-degenerate leaves degenerate problems out of fast_p and the geometric mean.
+// `dicebench report RUN [RUN...]`: per level and in total compiled %, correct %, fast_p,
+// geometric-mean speedup and pass@k, flag counts and the figures with and without degenerate
+// problems, as a table or JSON; several single-level runs of one model as one table by level; with
+// --html, one self-contained HTML page of one run, of such runs put together, or of two runs of one
+// suite overlaid; --exclude-degenerate leaves degenerate problems out of fast_p and the geometric mean.
 #include "core/cli/commands.hpp"
 #include "core/cli/run_reference.hpp"
 #include "results/html_report.hpp"
+#include "results/level_runs.hpp"
 #include "results/report.hpp"
 #include "results/report_format.hpp"
 #include "results/store.hpp"
@@ -13,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <vector>
 
 namespace dicebench::cli {
 namespace {
@@ -36,18 +39,35 @@ Result<results::HtmlRun> load_html_run(const RunReference& reference) {
   return run;
 }
 
+// Single-level runs put together as one (combine_level_runs), with their kernel rows.
+Result<results::HtmlRun> combine_html_runs(std::vector<results::HtmlRun> runs) {
+  std::vector<results::RunResults> parts;
+  results::HtmlRun combined;
+  for (results::HtmlRun& run : runs) {
+    parts.push_back(std::move(run.results));
+    combined.kernels.merge(run.kernels);
+  }
+  auto results = results::combine_level_runs(std::move(parts));
+  if (!results) return results.error();
+  combined.results = std::move(*results);
+  return combined;
+}
+
 }  // namespace
 
 Command add_report_command(CLI::App& parent) {
   struct Options {
-    std::string run, run2, db = kDefaultDatabase, html;
+    std::vector<std::string> runs;
+    std::string db = kDefaultDatabase, html;
     bool json = false;
     results::ReportOptions report;
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = parent.add_subcommand("report", "Summarize a run: correctness, fast_p, speedups, pass@k per level");
-  app->add_option("run", o->run, "Run id or DATABASE:RUN (see dicebench query \"select * from runs\")")->required();
-  app->add_option("run2", o->run2, "A second run to overlay (with --html)");
+  app->add_option("runs", o->runs,
+                  "Run id or DATABASE:RUN (see dicebench query \"select * from runs\"); several single-level runs of one "
+                  "model make one table by level; with --html, two runs of one suite are overlaid")
+      ->required();
   app->add_option("--db", o->db, "Results database")->capture_default_str();
   app->add_flag("--json", o->json, "Print JSON instead of a table");
   app->add_option("--html", o->html, "Write a self-contained HTML report to this file");
@@ -55,30 +75,37 @@ Command add_report_command(CLI::App& parent) {
                 "Leave problems with degenerate traits (passable without computing the answer) out of fast_p and the "
                 "geometric-mean speedup");
   return {app, [o]() {
-            if (!o->run2.empty() && o->html.empty()) return fail("a second run needs --html (or see dicebench compare)");
-            auto reference = parse_run_reference(o->run, o->db, false);
-            if (!reference) return fail(reference.error().message);
+            std::vector<RunReference> references;
+            for (const std::string& text : o->runs) {
+              auto reference = parse_run_reference(text, o->db, false);
+              if (!reference) return fail(reference.error().message);
+              references.push_back(std::move(*reference));
+            }
             if (!o->html.empty()) {
               std::vector<results::HtmlRun> runs;
-              for (const std::string& text : {o->run, o->run2}) {
-                if (text.empty()) continue;
-                auto ref = parse_run_reference(text, o->db, false);
-                if (!ref) return fail(ref.error().message);
-                auto run = load_html_run(*ref);
+              for (const RunReference& reference : references) {
+                auto run = load_html_run(reference);
                 if (!run) return fail(run.error().message);
                 runs.push_back(std::move(*run));
               }
-              if (runs.size() == 2 && runs[0].results.run.suite != runs[1].results.run.suite) {
-                return fail(fmt::format("run {} is of suite {} and run {} of suite {}: only runs of one suite overlay",
-                                        runs[0].results.run.id, runs[0].results.run.suite, runs[1].results.run.id,
-                                        runs[1].results.run.suite));
+              const bool overlay = runs.size() == 2 && runs[0].results.run.suite == runs[1].results.run.suite;
+              if (runs.size() > 1 && !overlay) {
+                auto combined = combine_html_runs(std::move(runs));
+                if (!combined) return fail(combined.error().message);
+                runs = {std::move(*combined)};
               }
               auto written = write_output(o->html, results::render_html_report(runs, o->report));
               if (!written) return fail(written.error().message);
               fmt::print("wrote {}\n", o->html);
               return 0;
             }
-            auto run = load_run(*reference);
+            std::vector<results::RunResults> runs;
+            for (const RunReference& reference : references) {
+              auto run = load_run(reference);
+              if (!run) return fail(run.error().message);
+              runs.push_back(std::move(*run));
+            }
+            auto run = runs.size() == 1 ? Result<results::RunResults>(std::move(runs[0])) : results::combine_level_runs(std::move(runs));
             if (!run) return fail(run.error().message);
             const results::RunReport report = results::compute_report(*run, o->report);
             if (o->json) fmt::print("{}\n", results::report_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -157,8 +157,8 @@ int run(const RunOptions& o, CLI::App& app) {
                outcome->run, db);
     return 0;
   }
-  std::map<int64_t, host::ProblemSource> sources;
-  for (const auto& problem : p.problems) sources[problem.problem.id] = {problem.problem.source, problem.problem.content_hash};
+  std::map<ProblemKey, host::ProblemSource> sources;
+  for (const auto& problem : p.problems) sources[problem.problem.key()] = {problem.problem.source, problem.problem.content_hash};
   DICEBENCH_CHECK_STORE(store->finish_run(outcome->run, results::RunStatus::running));
   auto evaluated = host::evaluate_pending(*store, outcome->run, sources, *settings, slots);
   if (!evaluated) {
@@ -200,8 +200,8 @@ Command add_run_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("run", "Generate samples for a suite with a model, evaluate and store them");
   app->add_option("--model", o->model, "Model name (dicebench list models), e.g. dice-8b or replay:FOLDER");
   app->add_option("--model-path", o->model_path, "The model's folder (config.json, safetensors, tokenizer.json) instead of the Hugging Face cache");
-  app->add_option("--suite", o->suite, "Suite name (dicebench list suites), e.g. kernelbench-l2");
-  app->add_option("--problems", o->problems, "Problem ids and ranges, e.g. 1-4,7 (default: all)");
+  app->add_option("--suite", o->suite, "Suite name (dicebench list suites), e.g. kernelbench-l2, or kernelbench for every level");
+  app->add_option("--problems", o->problems, "Problem ids and ranges, e.g. 1-4,7; LEVEL/IDS items for --suite kernelbench, e.g. 1/1-10,2/5 (default: all)");
   app->add_option("--samples", o->samples, "Samples per problem (default 1)")->check(CLI::PositiveNumber);
   app->add_option("--db", o->db, "Results database")->capture_default_str();
   app->add_option("--config", o->config_file, "TOML configuration file; flags override it");

@@ -267,7 +267,7 @@ Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& c
 }
 
 Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
-                                           const std::map<int64_t, ProblemSource>& problems,
+                                           const std::map<ProblemKey, ProblemSource>& problems,
                                            const harness::EvaluationSettings& settings,
                                            const std::vector<std::optional<std::string>>& slots) {
   EvaluationSummary summary;
@@ -281,8 +281,9 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
   for (const auto& s : *samples)
     if (!done.count(s.id)) todo.push_back(&s);
   for (const auto* sample : todo)
-    if (sample->candidate && !problems.count(sample->problem_id))
-      return make_error(fmt::format("run {} has a sample of problem {}, which the suite no longer has", run, sample->problem_id));
+    if (sample->candidate && !problems.count({sample->level, sample->problem_id}))
+      return make_error(fmt::format("run {} has a sample of problem {}, which the suite no longer has", run,
+                                    problem_key_text({sample->level, sample->problem_id})));
 
   // One evaluator per slot (a GPU, or a CPU worker), each in its own thread, taking samples from
   // a shared queue; the store (one connection) and the progress line are shared under a lock.
@@ -292,7 +293,7 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
   std::mutex lock;
   std::optional<Error> first_error;
   std::set<std::string> looked_up;  // problem hashes already looked up in the caches, per device
-  std::set<int64_t> traits_noted;   // problems whose traits this run has recorded
+  std::set<ProblemKey> traits_noted;  // problems whose traits this run has recorded
   auto fail = [&](Error error) {
     std::lock_guard guard(lock);
     if (!first_error) first_error = std::move(error);
@@ -350,7 +351,7 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
         row.error_class = "extraction_failed";
         row.error_message = "the completion holds no code block";
       } else {
-        const ProblemSource& problem = problems.at(sample->problem_id);
+        const ProblemSource& problem = problems.at({sample->level, sample->problem_id});
         auto key = baseline_key(evaluator, problem.content_hash);
         if (!key) return fail(key.error());
         const results::TraitKey trait_key{problem.content_hash, key->device_name, settings.tolerance};
@@ -374,7 +375,7 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
         }
         auto evaluation = evaluator.evaluate(problem.source, problem.content_hash, *sample->candidate);
         if (!evaluation)
-          return fail(make_error(fmt::format("problem {} sample {}: {}", sample->problem_id, sample->sample_index,
+          return fail(make_error(fmt::format("problem {} sample {}: {}", problem_key_text({sample->level, sample->problem_id}), sample->sample_index,
                                              evaluation.error().message)));
         std::lock_guard guard(lock);
         if (evaluation->baseline_measured && evaluation->baseline)
@@ -385,8 +386,8 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
         if (const auto& b = evaluation->bandwidth_measured)
           if (auto put = results::put_bandwidth(store, {key->device_name, b->method, b->bytes_per_second, ""}); !put)
             return fail(put.error());
-        if (const auto traits = evaluator.traits(problem.content_hash); traits && traits_noted.insert(sample->problem_id).second) {
-          if (auto set = store.set_problem_traits(run, sample->problem_id, dump(traits->traits)); !set) return fail(set.error());
+        if (const auto traits = evaluator.traits(problem.content_hash); traits && traits_noted.insert({sample->level, sample->problem_id}).second) {
+          if (auto set = store.set_problem_traits(run, {sample->level, sample->problem_id}, dump(traits->traits)); !set) return fail(set.error());
           if (!traits->traits.empty()) ++summary.degenerate_problems;
         }
         row = evaluation_row(sample->id, *evaluation, settings.device);

@@ -58,7 +58,7 @@ Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& c
 
 // Evaluates with one Evaluator (reference worker, candidate workers) per slot, in parallel.
 Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
-                                           const std::map<int64_t, ProblemSource>& problems,
+                                           const std::map<ProblemKey, ProblemSource>& problems,
                                            const harness::EvaluationSettings& settings,
                                            const std::vector<std::optional<std::string>>& slots);
 

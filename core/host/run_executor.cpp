@@ -61,9 +61,10 @@ Result<RunOutcome> execute_run(RunPlan& plan, results::Store& store, std::option
     size_t stored_in_batch = 0;
     auto generated = plan.model->generate(batch, [&](size_t index, Generation&& generation) -> Result<void> {
       const GenerationRequest& request = batch[index];
-      const PlannedProblem* problem = plan.find_problem(request.problem_id);
+      const PlannedProblem* problem = plan.find_problem({request.level, request.problem_id});
       results::NewSample sample;
       sample.run = outcome.run;
+      sample.level = request.level;
       sample.problem_id = request.problem_id;
       sample.sample_index = request.sample_index;
       sample.prompt_hash = problem->prompt_hash;

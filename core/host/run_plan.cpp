@@ -11,6 +11,7 @@
 
 #include <charconv>
 #include <random>
+#include <stdexcept>
 
 namespace dicebench::host {
 namespace {
@@ -41,48 +42,68 @@ nlohmann::json plugin_json(const LoadedPlugin& plugin) {
 
 // Problems and samples per problem: chosen by the user, fixed by a resumed run, or offered by a
 // model that serves stored completions.
-Result<std::map<int64_t, int>> choose_samples(const Config& config, const SuiteSession& suite, const ModelSession& model) {
-  std::vector<int64_t> available;
+Result<std::map<ProblemKey, int>> choose_samples(const Config& config, const SuiteSession& suite, const ModelSession& model) {
+  std::vector<ProblemKey> available;
   std::set<int> levels;
   for (const auto& p : suite.problems()) {
-    available.push_back(p.id);
+    available.push_back(p.key());
     levels.insert(p.level);
   }
-  std::optional<std::set<int64_t>> selected;
+  const std::set<ProblemKey> have(available.begin(), available.end());
+  std::optional<std::set<ProblemKey>> selected;
   if (auto text = config.get("problems")) {
     auto parsed = parse_problem_selection(*text);
     if (!parsed) return parsed.error();
-    DICEBENCH_TRY(check_selection(*parsed, available, suite.name()));
-    selected = std::move(*parsed);
+    auto resolved = resolve_selection(*parsed, available, suite.name());
+    if (!resolved) return resolved.error();
+    selected = std::move(*resolved);
   }
   auto samples = integer_setting(config, "samples", 1, 0);
   if (!samples) return samples.error();
 
-  std::map<int64_t, int> chosen;
+  std::map<ProblemKey, int> chosen;
   if (model.serves_stored_samples() && (!selected || *samples == 0)) {
-    std::map<int64_t, int> stored;
+    std::map<ProblemKey, int> stored;
     for (const int level : levels) {
       auto counts = model.stored_samples(level);
       if (!counts) return counts.error();
-      stored.insert(counts->begin(), counts->end());
+      for (const auto& [id, count] : *counts) stored[{level, id}] = count;
     }
-    for (const auto& [id, count] : stored) {
-      if (std::find(available.begin(), available.end(), id) == available.end()) {
-        log_warn("the model holds samples for problem {}, which {} does not have; skipping them", id, suite.name());
+    for (const auto& [key, count] : stored) {
+      if (!have.count(key)) {
+        log_warn("the model holds samples for problem {}, which {} does not have; skipping them",
+                 levels.size() > 1 ? problem_key_text(key) : std::to_string(key.problem_id), suite.name());
         continue;
       }
-      if (!selected || selected->count(id)) chosen[id] = *samples ? static_cast<int>(*samples) : count;
+      if (!selected || selected->count(key)) chosen[key] = *samples ? static_cast<int>(*samples) : count;
     }
     if (selected)
-      for (const int64_t id : *selected)
-        if (!chosen.count(id)) chosen[id] = *samples ? static_cast<int>(*samples) : 1;  // prepare() reports the gap
+      for (const ProblemKey& key : *selected)
+        if (!chosen.count(key)) chosen[key] = *samples ? static_cast<int>(*samples) : 1;  // prepare() reports the gap
     if (chosen.empty()) return make_error(fmt::format("the model holds no samples for any problem of {}", suite.name()));
     return chosen;
   }
   const int per_problem = *samples ? static_cast<int>(*samples) : 1;
-  for (const int64_t id : available)
-    if (!selected || selected->count(id)) chosen[id] = per_problem;
+  for (const ProblemKey& key : available)
+    if (!selected || selected->count(key)) chosen[key] = per_problem;
   return chosen;
+}
+
+// Samples per problem as a resumed run stored them: {"<level>/<id>": n, ...}, or {"<id>": n, ...}
+// from runs stored before a run could cover several levels.
+Result<std::map<ProblemKey, int>> stored_samples_per_problem(const std::string& json_text, const SuiteSession& suite) {
+  std::vector<ProblemKey> available;
+  for (const auto& p : suite.problems()) available.push_back(p.key());
+  std::map<ProblemKey, int> out;
+  const auto json = nlohmann::json::parse(json_text);
+  for (const auto& [key, value] : json.items()) {
+    auto parsed = parse_problem_selection(key);
+    if (!parsed) return parsed.error();
+    auto resolved = resolve_selection(*parsed, available, suite.name());
+    if (!resolved) return resolved.error();
+    for (const ProblemKey& problem : *resolved) out[problem] = value.get<int>();
+  }
+  return out;
 }
 
 }  // namespace
@@ -95,9 +116,9 @@ uint64_t sample_seed(uint64_t run_seed, int64_t problem_id, int sample_index) {
   return (z ^ (z >> 31)) & 0x7FFFFFFFFFFFFFFFull;
 }
 
-const PlannedProblem* RunPlan::find_problem(int64_t id) const {
+const PlannedProblem* RunPlan::find_problem(const ProblemKey& key) const {
   for (const auto& p : problems)
-    if (p.problem.id == id) return &p;
+    if (p.problem.key() == key) return &p;
   return nullptr;
 }
 
@@ -105,7 +126,7 @@ std::string RunPlan::config_json() const {
   nlohmann::json settings = nlohmann::json::object();
   for (const auto& [key, value] : config.values()) settings[key] = value;
   nlohmann::json samples = nlohmann::json::object();
-  for (const auto& p : problems) samples[std::to_string(p.problem.id)] = p.samples;
+  for (const auto& p : problems) samples[problem_key_text(p.problem.key())] = p.samples;
   return nlohmann::json{{"settings", settings},
                         {"samples", samples},
                         {"seed", seed},
@@ -122,16 +143,18 @@ Result<Config> config_from_run_json(const std::string& config_json) {
     const auto json = nlohmann::json::parse(config_json);
     Config config;
     for (const auto& [key, value] : json.at("settings").items()) config.set(key, value.get<std::string>());
-    std::set<int64_t> ids;
+    std::set<ProblemKey> keys;
     int samples = 0;
     bool uniform = true;
     for (const auto& [key, value] : json.at("samples").items()) {
-      ids.insert(std::stoll(key));
+      auto parsed = parse_problem_selection(key);
+      if (!parsed || parsed->size() != 1) throw std::runtime_error("samples key '" + key + "' names no single problem");
+      keys.insert(*parsed->begin());
       const int n = value.get<int>();
       if (samples && n != samples) uniform = false;
       samples = n;
     }
-    config.set("problems", format_problem_selection(ids));
+    config.set("problems", format_problem_selection(keys));
     config.set("seed", std::to_string(json.at("seed").get<uint64_t>()));
     if (uniform && samples) config.set("samples", std::to_string(samples));
     else config.set("samples_per_problem", json.at("samples").dump());
@@ -180,10 +203,11 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
     return make_error(fmt::format("the model's settings changed since run {} started (was {}, now {}); start a new run instead",
                                   resume->run, resume->model_settings_json, plan->model_settings_json));
 
-  std::map<int64_t, int> samples;
+  std::map<ProblemKey, int> samples;
   if (auto per_problem = cfg.get("samples_per_problem")) {
-    const auto json = nlohmann::json::parse(*per_problem);
-    for (const auto& [key, value] : json.items()) samples[std::stoll(key)] = value.get<int>();
+    auto stored = stored_samples_per_problem(*per_problem, *plan->suite);
+    if (!stored) return stored.error();
+    samples = std::move(*stored);
   } else {
     auto chosen = choose_samples(cfg, *plan->suite, *plan->model);
     if (!chosen) return chosen.error();
@@ -200,10 +224,11 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
 
   const auto& all = plan->suite->problems();
   for (size_t i = 0; i < all.size(); ++i) {
-    auto it = samples.find(all[i].id);
+    auto it = samples.find(all[i].key());
     if (it == samples.end()) continue;
     auto prompt = plan->suite->build_prompt(i);
-    if (!prompt) return make_error(fmt::format("problem {} ({}): {}", all[i].id, all[i].name, prompt.error().message));
+    if (!prompt)
+      return make_error(fmt::format("problem {} ({}): {}", problem_key_text(all[i].key()), all[i].name, prompt.error().message));
     PlannedProblem planned{all[i], std::move(*prompt), "", it->second};
     planned.prompt_hash = "sha256:" + sha256_hex(planned.prompt);
     plan->problems.push_back(std::move(planned));
@@ -212,7 +237,7 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
 
   for (const auto& p : plan->problems) {
     for (int s = 0; s < p.samples; ++s) {
-      if (resume && resume->done.count({p.problem.id, s})) continue;
+      if (resume && resume->done.count({p.problem.key(), s})) continue;
       plan->requests.push_back({p.prompt, plan->suite_name, p.problem.level, p.problem.id, p.problem.name, s,
                                 sample_seed(plan->seed, p.problem.id, s)});
     }

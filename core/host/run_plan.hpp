@@ -2,6 +2,7 @@
 // generate, and lets the model check every request, all before anything is written.
 #pragma once
 
+#include "core/base/problem_key.hpp"
 #include "core/base/result.hpp"
 #include "core/host/config.hpp"
 #include "core/host/host_services.hpp"
@@ -28,7 +29,7 @@ struct PlannedProblem {
 // What a resumed run fixes from its first start.
 struct ResumeState {
   int64_t run = 0;
-  std::set<std::pair<int64_t, int>> done;  // (problem id, sample index) already stored
+  std::set<std::pair<ProblemKey, int>> done;  // (problem, sample index) already stored
   std::string model_settings_json;         // the model's describe() when the run started
 };
 
@@ -51,7 +52,7 @@ struct RunPlan {
 
   // The resolved configuration as stored in runs.config (enough to resume the run).
   std::string config_json() const;
-  const PlannedProblem* find_problem(int64_t id) const;
+  const PlannedProblem* find_problem(const ProblemKey& key) const;
 };
 
 // Builds the plan for a new run (resume == nullptr) or for the rest of a stored run.
@@ -60,7 +61,8 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
 // The settings of a stored run, from its runs.config JSON, for resuming it.
 Result<Config> config_from_run_json(const std::string& config_json);
 
-// The seed of one sample, derived from the run's seed.
+// The seed of one sample, derived from the run's seed. The level is left out on purpose: a run over
+// several levels gives each problem the seeds a single-level run with the same seed gives it.
 uint64_t sample_seed(uint64_t run_seed, int64_t problem_id, int sample_index);
 
 }  // namespace dicebench::host

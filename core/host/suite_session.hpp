@@ -1,6 +1,7 @@
 // A suite opened through its plugin's C table, as a C++ object with Result-returning calls.
 #pragma once
 
+#include "core/base/problem_key.hpp"
 #include "core/base/result.hpp"
 #include "core/host/host_services.hpp"
 #include "core/host/plugin_library.hpp"
@@ -19,6 +20,7 @@ struct SuiteProblem {
   std::string path;
   std::string source;
   std::string content_hash;
+  ProblemKey key() const { return {level, id}; }
 };
 
 // Closes a plugin handle through its table (outside the class so it is complete where used).

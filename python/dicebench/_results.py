@@ -56,8 +56,12 @@ class Results:
         return self.query("select * from runs order by id", frame)
 
     def samples(self, run: int | None = None, text: bool = False, frame: bool | None = None) -> Any:
-        """Samples (of one run, or all), by id; the completion and candidate sources with text=True."""
-        columns = "id, run, problem_id, sample_index, prompt_hash, extraction, gen_stats, created"
+        """Samples (of one run, or all), by id, with their level; the completion and candidate sources
+        with text=True."""
+        # Samples carry their level since schema 7; before, it is their problem's.
+        level = ("level" if self.schema_version >= 7 else
+                 "(select p.level from problems p where p.run = samples.run and p.problem_id = samples.problem_id) as level")
+        columns = f"id, run, {level}, problem_id, sample_index, prompt_hash, extraction, gen_stats, created"
         if text:
             columns += ", completion, candidate"
         return self.query(f"select {columns} from samples{self._run_filter(run)} order by id", frame)

@@ -67,7 +67,7 @@ TEST_CASE("a replay run stores one sample per file and query and report and show
   CHECK(scalar(db, "select candidate from samples where problem_id = 10 and sample_index = 0") == "class ModelNew:\n    pass");
   CHECK(scalar(db, "select status from runs where id = 1") == "finished");
   CHECK(scalar(db, "select count(*) from problems where run = 1") == "3");
-  CHECK(scalar(db, "select json_extract(config, '$.samples.\"10\"') from runs") == "2");
+  CHECK(scalar(db, "select json_extract(config, '$.samples.\"1/10\"') from runs") == "2");
 
   auto report = run_cli({"report", "1", "--db", db, "--json"});
   REQUIRE_MESSAGE(report.exit_code == 0, report.err);

@@ -46,6 +46,7 @@ class ResultsOfARun(unittest.TestCase):
         self.assertEqual([(r["id"], r["suite"], r["status"]) for r in runs], [(1, "kernelbench-l1", "finished")])
         samples = db.samples(1, frame=False)
         self.assertEqual([s["problem_id"] for s in samples], [1, 2, 10])
+        self.assertEqual([s["level"] for s in samples], [1, 1, 1])
         self.assertNotIn("completion", samples[0])
         self.assertIn("x + y", db.samples(1, text=True, frame=False)[0]["candidate"])
         evaluations = db.evaluations(1, frame=False)

@@ -193,11 +193,11 @@ TEST_CASE("a run's results carry margins, flags with details, and the problems' 
   CHECK(*results.samples[2].margin == 7.5);
 
   // Traits that are not a JSON array of names are refused, naming the problem.
-  require_ok(store.set_problem_traits(1, 3, R"({"zeros_pass": true})"));
+  require_ok(store.set_problem_traits(1, {1, 3}, R"({"zeros_pass": true})"));
   auto malformed = load_run_results(store, 1);
   REQUIRE_FALSE(malformed.ok());
   CHECK(malformed.error().message == store.path() +
-                                         ": problem 3 of run 1: traits must be a JSON array of trait names, not "
+                                         ": problem 1/3 of run 1: traits must be a JSON array of trait names, not "
                                          R"({"zeros_pass": true})");
 }
 

@@ -2,6 +2,7 @@
 // the defaults, absolute and relative bounds, allowed flips, borderline flips (noise by default,
 // a failure with [flips] borderline = "fail"), suite filters, JSON and JUnit XML.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -55,7 +56,7 @@ max_drop = 0.05
 max_relative_drop = 0.1
 
 [flips]
-allowed = [12, 40]
+allowed = [12, 40, "2/5"]
 )",
                                                       "rules.toml"));
   REQUIRE(rules.rules.size() == 2);
@@ -67,13 +68,24 @@ allowed = [12, 40]
   CHECK(*rules.rules[1].max_drop == 0.05);
   CHECK(*rules.rules[1].max_relative_drop == 0.1);
   CHECK(rules.fail_on_new_incorrect);
-  CHECK(rules.allowed_incorrect == std::set<std::int64_t>{12, 40});
+  CHECK(rules.allowed_incorrect == std::set<dicebench::ProblemKey>{{0, 12}, {0, 40}, {2, 5}});
+  CHECK(rules.allows_incorrect({3, 12}));  // a plain id: at any level
+  CHECK(rules.allows_incorrect({2, 5}));
+  CHECK_FALSE(rules.allows_incorrect({1, 5}));
 
   const GateRules defaults = default_gate_rules();
   REQUIRE(defaults.rules.size() == 2);
   CHECK(defaults.rules[0].metric == "correct_rate");
   CHECK(defaults.rules[1].metric == "fast_1");
   CHECK(defaults.fail_on_new_incorrect);
+  // Runs over several levels: the same rules per level, then all levels together.
+  const GateRules per_level = default_gate_rules({1, 2});
+  REQUIRE(per_level.rules.size() == 6);
+  CHECK(per_level.rules[0].level == 1);
+  CHECK(per_level.rules[3].level == 2);
+  CHECK(per_level.rules[3].metric == "fast_1");
+  CHECK_FALSE(per_level.rules[4].level);
+  CHECK(default_gate_rules({3}).rules.size() == 2);
 }
 
 TEST_CASE("bad rules files are refused at the place of the mistake") {
@@ -86,7 +98,9 @@ TEST_CASE("bad rules files are refused at the place of the mistake") {
   CHECK(rules_error("[[rule]]\nmetric = \"pass@1\"\nmax_drop = \"noise\"\n") ==
         "rules.toml:3:12: pass@1 has no noise test; give max_drop as a number");
   CHECK(rules_error("[[rule]]\nmetric = \"fast_1\"\nmax_drop = -1\n") == "rules.toml:3:12: 'max_drop' must be a number >= 0");
-  CHECK(rules_error("[flips]\nallowed = [\"x\"]\n") == "rules.toml:2:12: 'allowed' must hold problem ids");
+  for (const char* bad : {"x", "2/x", "0/1", "2/", "/3", "2/3/4"})
+    CHECK(rules_error(fmt::format("[flips]\nallowed = [\"{}\"]\n", bad)) ==
+          "rules.toml:2:12: 'allowed' must hold problem ids or \"LEVEL/ID\" strings such as \"2/5\"");
   CHECK(rules_error("[gate]\n").rfind("rules.toml:1:2: unknown key 'gate' in the rules file", 0) == 0);
   CHECK(read_gate_rules("/nonexistent/rules.toml").error().message.rfind("cannot read rules file /nonexistent/rules.toml", 0) == 0);
 }
@@ -107,7 +121,7 @@ TEST_CASE("the default gate fails on a problem that became incorrect, and allowe
   REQUIRE(failed.new_incorrect.size() == 1);
 
   GateRules allow = default_gate_rules();
-  allow.allowed_incorrect = {1};
+  allow.allowed_incorrect = {{0, 1}};
   const GateResult allowed = check_gate(runs.comparison, allow);
   CHECK(allowed.passed);
   CHECK(allowed.outcomes[2].message == "1 allowed became incorrect");

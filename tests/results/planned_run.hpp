@@ -33,7 +33,10 @@ inline std::int64_t planned_run(Store& store, const std::vector<PlannedSample>& 
   require_ok(store.add_problems(run, problems));
   for (const PlannedSample& p : plan) {
     const bool has_code = !(p.verdict && *p.verdict == Verdict::extraction_failed);
-    const auto sample = require_ok(store.insert_sample(new_sample(run, p.problem, p.index, has_code)));
+    int level = 1;  // the planned problem's, by id
+    for (auto it = problems.rbegin(); it != problems.rend(); ++it)
+      if (it->problem_id == p.problem) level = it->level;
+    const auto sample = require_ok(store.insert_sample(new_sample(run, p.problem, p.index, has_code, level)));
     if (!p.verdict || !has_code) continue;
     NewEvaluation e;
     e.sample = sample;
@@ -66,9 +69,10 @@ inline std::int64_t planned_run(Store& store, const std::vector<PlannedSample>& 
   return run;
 }
 
-// Records problems' traits in a run: {problem id, JSON array of trait names}.
-inline void set_traits(Store& store, std::int64_t run, const std::vector<std::pair<std::int64_t, std::string>>& traits) {
-  for (const auto& [problem, json] : traits) require_ok(store.set_problem_traits(run, problem, json));
+// Records problems' traits in a run: {problem id, JSON array of trait names}, at `level`.
+inline void set_traits(Store& store, std::int64_t run, const std::vector<std::pair<std::int64_t, std::string>>& traits,
+                       int level = 1) {
+  for (const auto& [problem, json] : traits) require_ok(store.set_problem_traits(run, {level, problem}, json));
 }
 
 // Problems 1..n of one level.

@@ -48,7 +48,8 @@ std::int64_t build_run(Store& store) {
   const auto run = require_ok(store.create_run(sample_run()));
   require_ok(store.add_problems(run, {problem(1, 1, "Add"), problem(2, 1, "Mul"), problem(3, 2, "ConvRelu")}));
   for (const Planned& plan : kPlan) {
-    const auto sample = require_ok(store.insert_sample(new_sample(run, plan.problem, plan.index, plan.candidate)));
+    const auto sample =
+        require_ok(store.insert_sample(new_sample(run, plan.problem, plan.index, plan.candidate, plan.problem == 3 ? 2 : 1)));
     if (!plan.verdict) continue;
     NewEvaluation evaluation;
     evaluation.sample = sample;

@@ -1,6 +1,6 @@
-// Schema creation, STRICT typing, foreign keys, migration from version 1 and from version 5 to 6
-// (with data, and a failing migration that must change nothing), and read-only stores of older
-// versions read without the columns they lack.
+// Schema creation, STRICT typing, foreign keys, migration from version 1, from version 5 to 6 and
+// from 6 to 7 (with data, and a failing migration that must change nothing), and read-only stores
+// of older versions read without the columns they lack.
 #include <doctest/doctest.h>
 
 #include "results/query.hpp"
@@ -62,7 +62,7 @@ TEST_CASE("foreign keys and JSON checks are enforced on the store's connection")
 
   auto orphan = store.insert_sample(new_sample(run, 99, 0));
   REQUIRE_FALSE(orphan.ok());
-  CHECK(orphan.error().message.find("problem 99 is not registered in run 1") != std::string::npos);
+  CHECK(orphan.error().message.find("problem 1/99 is not registered in run 1") != std::string::npos);
 
   NewEvaluation orphan_evaluation;
   orphan_evaluation.sample = 12345;
@@ -210,23 +210,23 @@ void fill_version_5(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("a version 5 database migrates to 6 with its data, and the view shows margins, flags and traits") {
+TEST_CASE("a version 5 database migrates to 6 (and on) with its data, and the view shows margins, flags and traits") {
   TempDir dir;
   const std::string path = dir.file("v5.db");
   fill_version_5(path);
   {
     Store store = open_store(path);
-    CHECK(store.schema_version() == 6);
+    CHECK(store.schema_version() == kSchemaVersion);
     const auto evaluations = require_ok(store.evaluations(1));
     REQUIRE(evaluations.size() == 2);
     CHECK(evaluations[0].call_host_ms == std::optional<double>(0.1));
     CHECK_FALSE(evaluations[0].margin);
     CHECK(evaluations[0].flags.empty());
     CHECK_FALSE(require_ok(store.problems(1))[0].traits_json);
-    require_ok(store.set_problem_traits(1, 2, R"(["zeros_pass"])"));
+    require_ok(store.set_problem_traits(1, {1, 2}, R"(["zeros_pass"])"));
   }
   Database db = raw_open(path);
-  CHECK(raw_int(db, "PRAGMA user_version") == 6);
+  CHECK(raw_int(db, "PRAGMA user_version") == kSchemaVersion);
   CHECK(raw_int(db, "SELECT count(*) FROM pragma_table_list WHERE name IN ('evaluation_flags','problem_traits',"
                     "'device_bandwidth') AND strict = 1") == 3);
   raw_exec(db, "UPDATE evaluations SET margin = 1.4 WHERE sample = 11;"
@@ -280,4 +280,85 @@ TEST_CASE("a read-only version 3 database reads evaluations and kernels without 
   CHECK(evaluations[0].speedup == std::optional<double>(2.0));
   CHECK_FALSE(evaluations[0].compile_path);
   CHECK(require_ok(store->kernels(1)).empty());
+}
+
+TEST_CASE("a version 6 database migrates to 7: problems keyed by level, samples with their level, nothing lost") {
+  TempDir dir;
+  const std::string path = dir.file("v6.db");
+  require_ok(create_schema_version(path, 6));
+  {
+    Database db = raw_open(path);
+    raw_exec(db, R"sql(
+      INSERT INTO runs (id, created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro)
+        VALUES (1, 't', 'finished', 'm', 'kernelbench-l2', '{}', '0.1.0', 'sha', 'h', 1, '{}'),
+               (2, 't', 'finished', 'm', 'kernelbench-l1', '{}', '0.1.0', 'sha', 'h', 1, '{}');
+      INSERT INTO problems (run, problem_id, level, name, path, content_hash, prompt_hash, traits)
+        VALUES (1, 1, 2, 'Gemm', 'level2/1_Gemm.py', 'c1', 'p1', '["zeros_pass"]'),
+               (2, 1, 1, 'Add', 'level1/1_Add.py', 'c2', 'p2', NULL);
+      INSERT INTO samples (id, run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, gen_stats, created)
+        VALUES (10, 1, 1, 0, 'p1', 'text', 'code', 'ok', '{}', 't'),
+               (11, 1, 1, 1, 'p1', 'text', NULL, 'no_code_block', '{}', 't'),
+               (12, 2, 1, 0, 'p2', 'text', 'code', 'ok', '{}', 't');
+      INSERT INTO evaluations (sample, status, compiled, correct, device, speedup, created, margin)
+        VALUES (10, 'correct', 1, 1, 'cpu', 2.0, 't', 0.9);
+      INSERT INTO evaluation_flags (sample, flag, detail) VALUES (10, 'borderline', 'margin 0.9');
+      INSERT INTO evaluation_kernels (sample, name, kind, from_candidate, launches_per_call, ms_per_call, grid, block)
+        VALUES (10, 'k', 'kernel', 1, 1, 0.5, '1,1,1', '32,1,1');
+    )sql");
+  }
+  {
+    Store store = open_store(path);
+    CHECK(store.schema_version() == 7);
+    const auto samples = require_ok(store.samples(1));
+    REQUIRE(samples.size() == 2);
+    CHECK(samples[0].id == 10);
+    CHECK(samples[0].level == 2);
+    CHECK(require_ok(store.samples(2))[0].level == 1);
+    const auto evaluations = require_ok(store.evaluations(1));
+    REQUIRE(evaluations.size() == 1);
+    CHECK(evaluations[0].flags.size() == 1);
+    CHECK(require_ok(store.kernels(10)).size() == 1);
+    CHECK(require_ok(store.problems(1))[0].traits_json == std::optional<std::string>(R"(["zeros_pass"])"));
+    // A run may now hold problem 1 of two levels, each with its own samples.
+    require_ok(store.add_problems(1, {problem(1, 3, "Mlp")}));
+    require_ok(store.insert_sample(new_sample(1, 1, 0, true, 3)));
+    const RunResults results = require_ok(load_run_results(store, 1));
+    REQUIRE(results.samples.size() == 3);
+    CHECK(results.samples[0].level == 2);
+    CHECK(results.samples[2].level == 3);
+    CHECK(results.samples[2].pending);
+    CHECK(results.samples[0].problem_traits == std::optional<std::vector<std::string>>({"zeros_pass"}));
+  }
+  Database db = raw_open(path);
+  CHECK(raw_int(db, "SELECT count(*) FROM pragma_foreign_key_check") == 0);
+  CHECK(raw_int(db, "SELECT count(*) FROM pragma_table_list WHERE name IN ('problems','samples') AND strict = 1") == 2);
+  CHECK(raw_int(db, "SELECT count(*) FROM sample_results WHERE run = 1 AND level = 3") == 1);
+  CHECK(raw_int(db, "SELECT count(*) FROM sample_results WHERE run = 1 AND verdict = 'correct' AND flags = '[\"borderline\"]'") == 1);
+  // Deleting a run still cascades through the rebuilt tables.
+  raw_exec(db, "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE id = 1;");
+  CHECK(raw_int(db, "SELECT count(*) FROM samples") == 1);
+  CHECK(raw_int(db, "SELECT count(*) FROM evaluations") == 0);
+  CHECK(raw_int(db, "SELECT count(*) FROM evaluation_kernels") == 0);
+}
+
+TEST_CASE("a version 6 database with a sample whose problem is missing is not migrated, and keeps everything") {
+  TempDir dir;
+  const std::string path = dir.file("v6.db");
+  require_ok(create_schema_version(path, 6));
+  {
+    Database db = raw_open(path);
+    raw_exec(db, R"sql(
+      PRAGMA foreign_keys = OFF;
+      INSERT INTO runs (id, created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro)
+        VALUES (1, 't', 'finished', 'm', 'kernelbench-l1', '{}', '0.1.0', 'sha', 'h', 1, '{}');
+      INSERT INTO samples (id, run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, gen_stats, created)
+        VALUES (10, 1, 5, 0, 'p', 'text', 'code', 'ok', '{}', 't');
+    )sql");
+  }
+  auto store = Store::open(path);
+  REQUIRE_FALSE(store.ok());
+  CHECK(store.error().message.find("cannot migrate schema to version 7") != std::string::npos);
+  Database db = raw_open(path);
+  CHECK(raw_int(db, "PRAGMA user_version") == 6);
+  CHECK(raw_int(db, "SELECT count(*) FROM samples WHERE id = 10") == 1);
 }

@@ -77,24 +77,25 @@ TEST_CASE("problems are registered once and a changed problem is refused on resu
 
   auto stored = require_ok(store.problems(run));
   REQUIRE(stored.size() == 3);
-  CHECK(stored[0].problem_id == 1);
-  CHECK(stored[1].problem_id == 2);
-  CHECK(stored[1].level == 2);
-  CHECK(stored[1].name == "Gemm");
-  CHECK(stored[2].path == "level1/3_Conv.py");
+  CHECK(stored[0].problem_id == 1);  // by level, then id
+  CHECK(stored[1].problem_id == 3);
+  CHECK(stored[1].path == "level1/3_Conv.py");
+  CHECK(stored[2].problem_id == 2);
+  CHECK(stored[2].level == 2);
+  CHECK(stored[2].name == "Gemm");
 
   std::vector<ProblemRow> changed = {problem(4, 1, "New"), problem(3, 1, "Conv")};
   changed[1].content_hash = "different";
   auto refused = store.add_problems(run, changed);
   REQUIRE_FALSE(refused.ok());
-  CHECK(refused.error().message == "problem 3 changed since run 2 started (content hash differs)");
+  CHECK(refused.error().message == "problem 1/3 changed since run 2 started (content hash differs)");
   CHECK(require_ok(store.problems(run)).size() == 3);  // problem 4 was not added either
 
   changed[1] = problem(3, 1, "Conv");
   changed[1].prompt_hash = "other prompt";
   auto prompt_changed = store.add_problems(run, changed);
   REQUIRE_FALSE(prompt_changed.ok());
-  CHECK(prompt_changed.error().message == "problem 3 changed since run 2 started (prompt hash differs)");
+  CHECK(prompt_changed.error().message == "problem 1/3 changed since run 2 started (prompt hash differs)");
 }
 
 TEST_CASE("samples and evaluations are stored and read back") {
@@ -110,7 +111,7 @@ TEST_CASE("samples and evaluations are stored and read back") {
 
   auto duplicate = store.insert_sample(new_sample(run, 1, 1));
   REQUIRE_FALSE(duplicate.ok());
-  CHECK(duplicate.error().message == path + ": run 1 already has sample 1 of problem 1");
+  CHECK(duplicate.error().message == path + ": run 1 already has sample 1 of problem 1/1");
   NewSample negative = new_sample(run, 1, -1);
   CHECK_FALSE(store.insert_sample(negative).ok());
   NewSample bad_stats = new_sample(run, 1, 5);
@@ -210,9 +211,9 @@ TEST_CASE("a reopened run reports which samples are already done") {
   }
   Store store = open_store(path);
   const auto done = require_ok(store.done_samples(run));
-  const std::set<std::pair<std::int64_t, int>> expected = {{1, 0}, {1, 1}, {2, 0}};
+  const std::set<std::pair<dicebench::ProblemKey, int>> expected = {{{1, 1}, 0}, {{1, 1}, 1}, {{1, 2}, 0}};
   CHECK(done == expected);
-  CHECK(done.count({2, 1}) == 0);
+  CHECK(done.count({{1, 2}, 1}) == 0);
   require_ok(store.add_problems(run, {problem(1, 1, "Add"), problem(2, 1, "Mul")}));
   require_ok(store.insert_sample(new_sample(run, 2, 1)));
   CHECK(require_ok(store.done_samples(run)).size() == 4);
@@ -242,7 +243,7 @@ TEST_CASE("evaluation flags, margins and problem traits are stored and read back
   e.memory_floor_ms = 0.05;
   e.flags = {{EvaluationFlag::borderline, "margin 0.75"}, {EvaluationFlag::below_memory_floor, "0.01 ms, floor 0.05 ms"}};
   require_ok(store.insert_evaluation(e));
-  require_ok(store.set_problem_traits(run, 1, R"(["zeros_pass"])"));
+  require_ok(store.set_problem_traits(run, {1, 1}, R"(["zeros_pass"])"));
 
   const auto evaluations = require_ok(store.evaluations(run));
   REQUIRE(evaluations.size() == 1);
@@ -254,9 +255,9 @@ TEST_CASE("evaluation flags, margins and problem traits are stored and read back
   const auto problems = require_ok(store.problems(run));
   CHECK(problems[0].traits_json == std::optional<std::string>(R"(["zeros_pass"])"));
   CHECK_FALSE(problems[1].traits_json);
-  auto missing = store.set_problem_traits(run, 9, "[]");
+  auto missing = store.set_problem_traits(run, {1, 9}, "[]");
   REQUIRE_FALSE(missing.ok());
-  CHECK(missing.error().message.find("cannot store the traits of problem 9 in run 1: no such problem") != std::string::npos);
+  CHECK(missing.error().message.find("cannot store the traits of problem 1/9 in run 1: no such problem") != std::string::npos);
 
   for (EvaluationFlag flag : kAllEvaluationFlags) CHECK(parse_flag(flag_name(flag)) == flag);
   for (ProblemTrait trait : kAllProblemTraits) CHECK(parse_trait(trait_name(trait)) == trait);

@@ -106,9 +106,11 @@ inline ProblemRow problem(std::int64_t id, int level, const std::string& name) {
                     "content-" + std::to_string(id), "prompt-" + std::to_string(id), std::nullopt};
 }
 
-inline NewSample new_sample(std::int64_t run, std::int64_t problem_id, int index, bool with_candidate = true) {
+inline NewSample new_sample(std::int64_t run, std::int64_t problem_id, int index, bool with_candidate = true,
+                            int level = 1) {
   NewSample sample;
   sample.run = run;
+  sample.level = level;
   sample.problem_id = problem_id;
   sample.sample_index = index;
   sample.prompt_hash = "prompt-" + std::to_string(problem_id);

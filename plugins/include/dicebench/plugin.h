@@ -94,7 +94,7 @@ typedef struct dicebench_suite_api {
   dicebench_status (*describe)(const dicebench_suite* suite, dicebench_text_sink sink, void* user,
                                dicebench_error* error);
   size_t (*problem_count)(const dicebench_suite* suite);
-  /* Problems are ordered by id; their strings stay valid until close. */
+  /* Problems are ordered by level, then id; their strings stay valid until close. */
   dicebench_status (*problem)(const dicebench_suite* suite, size_t index, dicebench_problem* out,
                               dicebench_error* error);
   dicebench_status (*build_prompt)(const dicebench_suite* suite, size_t index,
