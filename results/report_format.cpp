@@ -158,12 +158,24 @@ std::string run_names(const RunReport& report) {
   return "runs " + fmt::format("{}", fmt::join(ids, ", "));
 }
 
+// The kernel language the suite asked for (its prompts' backend, as the run's config records it:
+// "suite": {"backend": ...}); "" when the suite records none.
+std::string run_backend(const RunRow& run) {
+  const auto config = nlohmann::json::parse(run.config_json, nullptr, false);
+  if (!config.is_object()) return "";
+  const auto suite = config.find("suite");
+  if (suite == config.end() || !suite->is_object()) return "";
+  const auto backend = suite->find("backend");
+  return backend != suite->end() && backend->is_string() ? backend->get<std::string>() : "";
+}
+
 }  // namespace
 
 std::string format_report(const RunReport& report) {
   const RunRow& run = report.run;
-  std::string out = fmt::format("{}  model {}  suite {}  status {}  created {}", run_names(report), run.model, run.suite,
-                                run_status_name(run.status), run.created);
+  const std::string backend = run_backend(run);
+  std::string out = fmt::format("{}  model {}  suite {}{}  status {}  created {}", run_names(report), run.model, run.suite,
+                                backend.empty() ? "" : "  backend " + backend, run_status_name(run.status), run.created);
   if (run.finished) out += fmt::format("  finished {}", *run.finished);
   out += '\n';
   if (report.options.exclude_degenerate) {
@@ -225,6 +237,7 @@ nlohmann::json report_json(const RunReport& report) {
       {"id", run.id},
       {"model", run.model},
       {"suite", run.suite},
+      {"backend", run_backend(run)},
       {"status", std::string(run_status_name(run.status))},
       {"created", run.created},
       {"finished", optional_text(run.finished)},

@@ -9,6 +9,7 @@
 #include "results/query.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -80,6 +81,24 @@ TEST_CASE("a replay run stores one sample per file and query and report and show
                         kKernelBench, "--problems", "1-2", "--generate-only", "--db", db});
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);
   CHECK(scalar(db, "select count(*) from samples") == "6");
+}
+
+TEST_CASE("the prompts' backend is recorded in the run and shown by report and show") {
+  TempDir tmp("backend");
+  make_replay_folder(tmp / "replay");
+  const std::string db = tmp / "results.db";
+  auto r = run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root",
+                    kKernelBench, "--generate-only", "--db", db, "--set", "kernelbench.backend=triton"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(scalar(db, "select json_extract(config, '$.suite.backend') from runs") == "triton");
+  auto report = run_cli({"report", "1", "--db", db});
+  REQUIRE_MESSAGE(report.exit_code == 0, report.err);
+  CHECK(report.out.find("suite kernelbench-l1  backend triton") != std::string::npos);
+  auto json = run_cli({"report", "1", "--db", db, "--json"});
+  REQUIRE_MESSAGE(json.exit_code == 0, json.err);
+  CHECK(nlohmann::json::parse(json.out)["run"]["backend"] == "triton");
+  auto show = run_cli({"show", "1", "--db", db});
+  CHECK(show.out.find("\"backend\": \"triton\"") != std::string::npos);
 }
 
 TEST_CASE("a run killed midway resumes without redoing finished samples") {
