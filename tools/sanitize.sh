@@ -22,10 +22,13 @@ tests=(test_sha256 test_model_folder test_tokenizer_files test_kernelbench diceb
 fuzz_targets=(safetensors model_config tokenizer_json chat_prompt run_config gate_rules run_summary
               replay_file_name extract_candidate fastpath_source frame_reader)
 
+# The packages (clang, its runtimes) and the Python environment; the normal build is incremental.
+DICEBENCH_SANITIZERS=1 "$root/tools/bootstrap.sh"
 python=${DICEBENCH_PYTHON:-$root/.venv/bin/python}
-[ -x "$python" ] || python=$(command -v python3)
+[ -n "${DICEBENCH_DEPS_DIR:-}" ] && [ -z "${DICEBENCH_PYTHON:-}" ] && python=$(command -v python3)
 # shellcheck disable=SC2206
 extra=(${DICEBENCH_CMAKE_ARGS:-})
+[ -n "${DICEBENCH_DEPS_DIR:-}" ] && extra+=("-DDICEBENCH_DEPS_DIR=$DICEBENCH_DEPS_DIR")
 if [ ! -f "$build/build.ninja" ]; then
   say "configuring $build"
   CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
