@@ -1,10 +1,9 @@
 // Fuzz target: the host's side of the worker protocol, reading what a worker wrote to its output:
-// length-prefixed frames read until the stream ends or breaks, each payload parsed as JSON and its
-// "type" read as the host reads it.
+// length-prefixed frames read until the stream ends or breaks, each payload read into a message
+// (or one error line), whose fields are then read as WorkerProcess::receive reads them.
 #include "harness/client/frame_io.hpp"
+#include "harness/client/worker_message.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -24,8 +23,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   while ((status = harness::read_frame(fd, &payload, deadline)) == harness::FrameStatus::ok) {
     consumed += 4 + payload.size();
     fuzz::check(consumed <= size, "a frame longer than the stream");
-    const nlohmann::json message = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
-    if (message.is_object()) (void)message.value("type", "");
+    auto message = harness::parse_worker_message(payload);
+    if (!message) {
+      fuzz::check_one_line(message.error().message);
+      continue;
+    }
+    (void)message->value("type", "");
+    (void)message->value("stage", "");
+    (void)message->value("message", "");
+    (void)message->value("protocol", 0);
   }
   close(fd);
   fuzz::check(status != harness::FrameStatus::timeout, "a timeout on a stream that had ended");
