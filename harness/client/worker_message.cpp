@@ -12,6 +12,8 @@ Result<nlohmann::json> parse_worker_message(std::string_view payload) {
   } catch (const nlohmann::json::parse_error& e) {
     // Not e.what(): it quotes the bytes it read, which may hold line breaks.
     return make_error(fmt::format("malformed reply from the worker (not JSON: error {} at byte {})", e.id, e.byte));
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range: a number beyond a double
+    return make_error(fmt::format("malformed reply from the worker (not JSON: error {})", e.id));
   }
   if (!message.is_object()) return make_error("malformed reply from the worker (not a JSON object)");
   const auto has_type = [&](const char* key, auto is_type) {
