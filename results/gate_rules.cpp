@@ -1,5 +1,6 @@
 // Reading gate rules from TOML (toml++ is included here only, in this module).
 #include "results/gate_rules.hpp"
+#include "core/base/one_line.hpp"
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -142,7 +143,7 @@ Result<GateRules> parse_gate_rules(std::string_view text, const std::string& sou
   try {
     table = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
-    return make_error(fmt::format("{}: {}", location(source, e.source()), e.description()));
+    return make_error(fmt::format("{}: {}", location(source, e.source()), on_one_line(e.description())));
   }
   DICEBENCH_TRY(only_keys(table, {"rule", "flips"}, source, "the rules file"));
   GateRules rules;

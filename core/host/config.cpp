@@ -1,5 +1,6 @@
 // Run configuration from TOML (the only translation unit that includes toml++).
 #include "core/host/config.hpp"
+#include "core/base/one_line.hpp"
 
 #include "core/base/text.hpp"
 
@@ -67,7 +68,7 @@ Result<Config> Config::from_toml_string(std::string_view text, const std::string
   try {
     table = toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
-    return make_error(fmt::format("{}: {}", location(source_name, e.source()), e.description()));
+    return make_error(fmt::format("{}: {}", location(source_name, e.source()), on_one_line(e.description())));
   }
   Config config;
   DICEBENCH_TRY(flatten(table, "", source_name, config.values_));
