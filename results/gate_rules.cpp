@@ -31,7 +31,7 @@ Result<void> only_keys(const toml::table& table, std::initializer_list<std::stri
     if (std::find(keys.begin(), keys.end(), key.str()) != keys.end()) continue;
     std::vector<std::string> names(keys.begin(), keys.end());
     const std::string hint = did_you_mean(key.str(), names);
-    return make_error(fmt::format("{}: unknown key '{}' in {}{}", location(source, key.source()), key.str(), what,
+    return make_error(fmt::format("{}: unknown key '{}' in {}{}", location(source, key.source()), on_one_line(key.str()), what,
                                   hint.empty() ? "" : " (" + hint + ")"));
   }
   return {};
@@ -58,7 +58,7 @@ Result<GateRule> parse_rule(const toml::table& table, const std::string& source)
   if (std::find(names.begin(), names.end(), rule.metric) == names.end()) {
     const std::string hint = did_you_mean(rule.metric, names);
     return make_error(fmt::format("{}: unknown metric '{}'{}", location(source, table["metric"].node()->source()),
-                                  rule.metric, hint.empty() ? " (known: " + join(names, ", ") + ")" : " (" + hint + ")"));
+                                  on_one_line(rule.metric), hint.empty() ? " (known: " + join(names, ", ") + ")" : " (" + hint + ")"));
   }
   if (const toml::node* level = table.get("level")) {
     if (!level->is_integer() || level->as_integer()->get() < 0) {
