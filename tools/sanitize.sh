@@ -46,7 +46,7 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]}" >&2
 # halt_on_error and fatal UB reports: the first finding fails the test that met it.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-regex="^($(IFS='|'; echo "${tests[*]}")): |^fuzz replay: "
+regex="^($(IFS="|"; echo "${tests[*]}")):|^fuzz replay: "
 ctest --test-dir "$build" --output-on-failure -j "$jobs" -L unit -R "$regex"
 if [ "$run_fuzz" = 1 ]; then
   ctest --test-dir "$build" --output-on-failure -j "$jobs" -L fuzz
