@@ -16,9 +16,9 @@ say() { printf 'sanitize: %s\n' "$*" >&2; }
 run_fuzz=1
 [ "${1:-}" = "--no-fuzz" ] && run_fuzz=0
 
-# The unit tests that need no torch, and what they link: the parsers and their neighbours.
-tests=(test_sha256 test_model_folder test_tokenizer_files test_kernelbench dicebench_replay_folder_tests
-       test_results test_host test_vocabulary test_fastpath_scanner test_fastpath_splitter test_fastpath_flags)
+# The unit tests of the parsers' libraries (no torch, no Boost.Process, no plugins: CI's time).
+tests=(test_sha256 test_config test_model_folder test_tokenizer_files test_kernelbench dicebench_replay_folder_tests
+       test_results test_fastpath_scanner test_fastpath_splitter test_fastpath_flags)
 fuzz_targets=(safetensors model_config tokenizer_json chat_prompt run_config gate_rules run_summary
               replay_file_name extract_candidate fastpath_source frame_reader)
 
