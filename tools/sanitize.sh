@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sanitizer and fuzzing build: a second build folder (default build-asan/) made with clang,
 # -fsanitize=address,undefined and libFuzzer (DICEBENCH_SANITIZE, DICEBENCH_FUZZ). It builds the
-# torch-free unit tests and the fuzz targets (tests/fuzz) only, runs those tests, replays every
+# parsers' unit tests and the fuzz targets (tests/fuzz) only, runs those tests, replays every
 # fuzz target's seeds and regressions, then fuzzes each target for DICEBENCH_FUZZ_SECONDS (label
 # `fuzz`). Any sanitizer report, leak or crash fails it.
 #   tools/sanitize.sh              all of the above
