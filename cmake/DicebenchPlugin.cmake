@@ -32,8 +32,11 @@ function(dicebench_add_plugin name)
   file(CONFIGURE OUTPUT ${exports} CONTENT "{\n  global: dicebench_plugin_entry;\n  local: *;\n};\n")
   target_link_options(${target} PRIVATE LINKER:--version-script=${exports})
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${exports})
-  # Undefined symbols are an error at link time, not at dlopen time.
-  target_link_options(${target} PRIVATE LINKER:--no-undefined)
+  # Undefined symbols are an error at link time, not at dlopen time (but for the sanitizer build,
+  # where a plugin takes the sanitizers' runtime from the executable that loads it).
+  if(NOT DICEBENCH_SANITIZE)
+    target_link_options(${target} PRIVATE LINKER:--no-undefined)
+  endif()
   if(NOT ARG_NO_MANIFEST)
     if(TARGET dicebench)
       set(cli $<TARGET_FILE:dicebench>)

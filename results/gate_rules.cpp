@@ -1,5 +1,6 @@
 // Reading gate rules from TOML (toml++ is included here only, in this module).
 #include "results/gate_rules.hpp"
+#include "core/base/one_line.hpp"
 
 #include <fmt/format.h>
 
@@ -32,7 +33,7 @@ Result<void> only_keys(const toml::table& table, std::initializer_list<std::stri
     if (std::find(keys.begin(), keys.end(), key.str()) != keys.end()) continue;
     std::vector<std::string> names(keys.begin(), keys.end());
     const std::string hint = did_you_mean(key.str(), names);
-    return make_error(fmt::format("{}: unknown key '{}' in {}{}", location(source, key.source()), key.str(), what,
+    return make_error(fmt::format("{}: unknown key '{}' in {}{}", location(source, key.source()), on_one_line(key.str()), what,
                                   hint.empty() ? "" : " (" + hint + ")"));
   }
   return {};
@@ -59,7 +60,7 @@ Result<GateRule> parse_rule(const toml::table& table, const std::string& source)
   if (std::find(names.begin(), names.end(), rule.metric) == names.end()) {
     const std::string hint = did_you_mean(rule.metric, names);
     return make_error(fmt::format("{}: unknown metric '{}'{}", location(source, table["metric"].node()->source()),
-                                  rule.metric, hint.empty() ? " (known: " + join(names, ", ") + ")" : " (" + hint + ")"));
+                                  on_one_line(rule.metric), hint.empty() ? " (known: " + join(names, ", ") + ")" : " (" + hint + ")"));
   }
   if (const toml::node* level = table.get("level")) {
     if (!level->is_integer() || level->as_integer()->get() < 0) {
@@ -170,7 +171,7 @@ Result<GateRules> parse_gate_rules(std::string_view text, const std::string& sou
   try {
     table = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
-    return make_error(fmt::format("{}: {}", location(source, e.source()), e.description()));
+    return make_error(fmt::format("{}: {}", location(source, e.source()), on_one_line(e.description())));
   }
   DICEBENCH_TRY(only_keys(table, {"rule", "flips"}, source, "the rules file"));
   GateRules rules;

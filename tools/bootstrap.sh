@@ -10,6 +10,8 @@
 #   DICEBENCH_PYTHON      the Python with torch and pybind11 to build the worker against
 #                         (default: the project environment .venv, made from tools/requirements.txt)
 #   DICEBENCH_CMAKE_ARGS  extra CMake arguments
+#   DICEBENCH_SANITIZERS  1: also install clang with its sanitizer and libFuzzer runtimes, for
+#                         tools/sanitize.sh
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,6 +23,7 @@ say() { printf 'bootstrap: %s\n' "$*" >&2; }
 packages=(cmake ninja-build g++ git pkg-config python3-venv python3-dev
           libsqlite3-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
           libboost-dev libboost-filesystem-dev libpcre2-dev libcurl4-openssl-dev chromium chromium-driver)
+[ "${DICEBENCH_SANITIZERS:-}" = 1 ] && packages+=(clang-14 libclang-rt-14-dev)
 
 if [ -z "${DICEBENCH_DEPS_DIR:-}" ]; then
   missing=()

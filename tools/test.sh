@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Sets dicebench up (tools/bootstrap.sh) and runs its tests through ctest. Extra arguments go to
-# ctest, e.g. tools/test.sh -L unit.
+# Sets dicebench up (tools/bootstrap.sh) and runs its tests through ctest; without arguments, then
+# the sanitizer build's tests and 30 s of fuzzing per target (tools/sanitize.sh), as CI does.
+# Arguments go to ctest instead, e.g. tools/test.sh -L unit.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${DICEBENCH_BUILD_DIR:-$root/build}
 "$root/tools/bootstrap.sh"
 jobs=$(nproc 2>/dev/null || echo 2)
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
+[ $# -eq 0 ] && exec "$root/tools/sanitize.sh"
+exit 0

@@ -24,6 +24,7 @@
 // prints a line); hardware-aware options (requires_gpu) are refused; an empty precision uses
 // meta.default_precision (or fp32) and must exist in [precision].
 #include "benchmarks/kernelbench/prompt_toml.hpp"
+#include "core/base/one_line.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -422,7 +423,7 @@ Result<TomlPlan> plan_toml_prompt(const std::filesystem::path& prompts_toml,
       data = toml::parse(bytes.value(), prompts_toml.string());
     } catch (const toml::parse_error& e) {
       return make_error(prompts_toml.string() + ":" + std::to_string(e.source().begin.line) + ":" +
-                        std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
+                        std::to_string(e.source().begin.column) + ": " + on_one_line(e.description()));
     }
     const fs::path prompts_dir = prompts_toml.parent_path();
     // KernelBench checkout roots that the "src/kernelbench/prompts/..." paths are relative to.

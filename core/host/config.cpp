@@ -1,5 +1,6 @@
 // Run configuration from TOML (the only translation unit that includes toml++).
 #include "core/host/config.hpp"
+#include "core/base/one_line.hpp"
 
 #include "core/base/text.hpp"
 
@@ -25,7 +26,7 @@ Result<std::string> scalar_text(const toml::node& node, const std::string& sourc
     std::vector<std::string> parts;
     for (const auto& item : *array) {
       if (item.is_array() || item.is_table())
-        return make_error(fmt::format("{}: '{}' must be a list of plain values", location(source, item.source()), key));
+        return make_error(fmt::format("{}: '{}' must be a list of plain values", location(source, item.source()), on_one_line(key)));
       auto text = scalar_text(item, source, key);
       if (!text) return text.error();
       parts.push_back(*text);
@@ -33,7 +34,7 @@ Result<std::string> scalar_text(const toml::node& node, const std::string& sourc
     return join(parts, ",");
   }
   return make_error(fmt::format("{}: '{}' has an unsupported type (dates and times are not settings)",
-                                location(source, node.source()), key));
+                                location(source, node.source()), on_one_line(key)));
 }
 
 Result<void> flatten(const toml::table& table, const std::string& prefix, const std::string& source,
@@ -50,7 +51,7 @@ Result<void> flatten(const toml::table& table, const std::string& prefix, const 
         std::vector<std::string> names(std::begin(kRunKeys), std::end(kRunKeys));
         std::string hint = did_you_mean(key, names);
         return make_error(fmt::format("{}: unknown setting '{}'{}; plugin settings go in a section such as [kernelbench]",
-                                      location(source, name.source()), key, hint.empty() ? "" : " (" + hint + ")"));
+                                      location(source, name.source()), on_one_line(key), hint.empty() ? "" : " (" + hint + ")"));
       }
     }
     auto text = scalar_text(node, source, key);
@@ -67,7 +68,7 @@ Result<Config> Config::from_toml_string(std::string_view text, const std::string
   try {
     table = toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
-    return make_error(fmt::format("{}: {}", location(source_name, e.source()), e.description()));
+    return make_error(fmt::format("{}: {}", location(source_name, e.source()), on_one_line(e.description())));
   }
   Config config;
   DICEBENCH_TRY(flatten(table, "", source_name, config.values_));

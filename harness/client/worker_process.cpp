@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "harness/client/frame_io.hpp"
+#include "harness/client/worker_message.hpp"
 
 #include <boost/process.hpp>
 #include <fcntl.h>
@@ -84,12 +85,12 @@ Result<void> WorkerProcess::await_hello() {
     return make_error(fmt::format("{} ({} worker) {}: {}; see {}", options.executable, options.role, why,
                                   exit_description(), options.log_path));
   }
-  try {
-    hello_ = nlohmann::json::parse(payload);
-  } catch (const std::exception& e) {
+  auto hello = parse_worker_message(payload);
+  if (!hello) {
     kill();
-    return make_error(fmt::format("{}: malformed hello ({})", options.executable, e.what()));
+    return make_error(fmt::format("{}: {}", options.executable, hello.error().message));
   }
+  hello_ = std::move(*hello);
   if (hello_.value("type", "") != "hello" || hello_.value("protocol", 0) != kProtocolVersion) {
     kill();
     return make_error(fmt::format("{} speaks worker protocol {}, this dicebench speaks {}{}", options.executable,
@@ -165,12 +166,9 @@ CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const Worke
       failed.last_stage = last_stage;
       return failed;
     }
-    nlohmann::json message;
-    try {
-      message = nlohmann::json::parse(payload);
-    } catch (const std::exception& e) {
-      return fail(CallFailure::protocol, fmt::format("malformed reply from the worker ({})", e.what()));
-    }
+    auto parsed = parse_worker_message(payload);
+    if (!parsed) return fail(CallFailure::protocol, parsed.error().message);
+    nlohmann::json message = std::move(*parsed);
     const std::string type = message.value("type", "");
     if (type.size() > 9 && type.ends_with(".progress")) {
       last_stage = message.value("stage", "");

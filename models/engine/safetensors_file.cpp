@@ -59,7 +59,10 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::filesystem::path& path)
 
   SafetensorsFile file;
   file.mapping_ = std::move(*mapping);
-  for (const auto& [name, entry] : header.items()) {
+  for (const auto& item : header.items()) {
+    // Named references, not a structured binding: clang 14 cannot capture one in the lambda below.
+    const std::string& name = item.key();
+    const nlohmann::json& entry = item.value();
     if (name == "__metadata__") continue;
     const auto bad = [&](const std::string& what) { return fail(fmt::format("tensor '{}': {}", name, what)); };
     if (!entry.is_object()) return bad("entry is not an object");

@@ -37,6 +37,15 @@ TEST_CASE("malformed TOML names the file and line and column") {
   CHECK(config.error().message.rfind("bad.toml:2:", 0) == 0);
 }
 
+TEST_CASE("a TOML error quoting a line break stays on one line") {
+  // Found by fuzz_run_config: toml++ quotes what it saw, here "t" and the line break after it.
+  auto config = Config::from_toml_string("model = \"dice-8b\"\ngreedy = t\n", "bad.toml");
+  REQUIRE_FALSE(config.ok());
+  CHECK(config.error().message.rfind("bad.toml:2:", 0) == 0);
+  CHECK(config.error().message.find('\n') == std::string::npos);
+  CHECK(config.error().message.find("saw 't\\n'") != std::string::npos);
+}
+
 TEST_CASE("unknown top-level settings are refused with a hint") {
   auto config = Config::from_toml_string("modle = \"dice-8b\"\n", "run.toml");
   REQUIRE_FALSE(config.ok());

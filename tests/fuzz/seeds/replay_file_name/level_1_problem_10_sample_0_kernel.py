@@ -1,0 +1,1 @@
+level_1_problem_10_sample_0_kernel.py

@@ -1,0 +1,1 @@
+level_1_problem_1_sample_0_kernel.py

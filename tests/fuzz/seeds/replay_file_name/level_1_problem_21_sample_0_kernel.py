@@ -1,0 +1,1 @@
+level_1_problem_21_sample_0_kernel.py

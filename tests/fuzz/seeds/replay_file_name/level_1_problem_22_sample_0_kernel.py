@@ -1,0 +1,1 @@
+level_1_problem_22_sample_0_kernel.py

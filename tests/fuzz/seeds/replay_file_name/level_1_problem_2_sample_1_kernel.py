@@ -1,0 +1,1 @@
+level_1_problem_2_sample_1_kernel.py
