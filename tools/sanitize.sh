@@ -32,7 +32,7 @@ extra=(${DICEBENCH_CMAKE_ARGS:-})
 if [ ! -f "$build/build.ninja" ]; then
   say "configuring $build"
   CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
     -DDICEBENCH_FUZZ=ON "-DPython3_EXECUTABLE=$python" "-DDICEBENCH_FUZZ_SECONDS=$fuzz_seconds" "${extra[@]}" >&2
 else
   cmake "$build" "-DDICEBENCH_FUZZ_SECONDS=$fuzz_seconds" >/dev/null

@@ -9,6 +9,7 @@
 //   backend, precision, prompts_dir       for the prompts.toml styles
 //   template, example_arch, example_new_arch   for the template style
 //   extract         first (default) | last code block
+#include "benchmarks/kernelbench/backends.hpp"
 #include "benchmarks/kernelbench/extract.hpp"
 #include "benchmarks/kernelbench/locate.hpp"
 #include "benchmarks/kernelbench/problems.hpp"
@@ -86,6 +87,10 @@ dicebench_status open_suite(const dicebench_host_services* services, dicebench_s
     options.example_arch = host.config("kernelbench.example_arch").value_or("");
     options.example_new_arch = host.config("kernelbench.example_new_arch").value_or("");
     if (!options.template_file.empty() && !host.config("kernelbench.prompt")) options.style = "template";
+    const kernelbench::KernelBackend* backend = kernelbench::find_backend(options.backend);
+    if (backend != nullptr && !backend->refused.empty())
+      throw sdk::Failure("kernelbench.backend=" + options.backend + " cannot be evaluated: " + std::string(backend->refused) +
+                         "; choose cuda, triton, cute or tilelang");
     suite->prompts.emplace(value_or_fail(kernelbench::PromptBuilder::create(options, levels_root)));
 
     const std::string which = host.config("kernelbench.extract").value_or("first");
@@ -98,6 +103,10 @@ dicebench_status open_suite(const dicebench_host_services* services, dicebench_s
     else settings["level"] = suite->levels.front();
     settings["problems"] = suite->problems.size();
     settings["extract"] = which;
+    // What the candidates import: the host checks that the workers' Python has it before a run.
+    settings["candidate_python_modules"] = nlohmann::json::array();
+    if (backend != nullptr && !backend->python_module.empty())
+      settings["candidate_python_modules"].push_back(std::string(backend->python_module));
     suite->settings_json = settings.dump();
     *out = reinterpret_cast<dicebench_suite*>(suite.release());
     return DICEBENCH_OK;

@@ -7,11 +7,13 @@
 #include "core/host/log.hpp"
 #include "core/host/run_executor.hpp"
 #include "core/host/run_plan.hpp"
+#include "harness/client/python_modules.hpp"
 #include "results/report.hpp"
 #include "results/report_format.hpp"
 #include "results/store.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <memory>
@@ -124,6 +126,17 @@ int run(const RunOptions& o, CLI::App& app) {
     if (!sandbox) return fail(sandbox.error().message);
     host::log_info("sandbox: {}", sandbox->summary());
     p.sandbox_json = sandbox->json();
+    // What the suite's candidates import must be there (a Triton run without triton).
+    const auto suite_settings = nlohmann::json::parse(p.suite_settings_json, nullptr, false);
+    std::vector<std::string> modules;
+    if (suite_settings.is_object())
+      for (const auto& m : suite_settings.value("candidate_python_modules", nlohmann::json::array()))
+        if (m.is_string()) modules.push_back(m.get<std::string>());
+    auto missing = harness::missing_python_modules(modules);
+    if (!missing) return fail(missing.error().message);
+    if (!missing->empty())
+      return fail(fmt::format("this run's candidates import {}, which the workers' Python ({}) lacks; install it there",
+                              fmt::join(*missing, ", "), harness::worker_python()));
   }
 
   size_t total_samples = 0;

@@ -101,6 +101,29 @@ TEST_CASE("the prompts' backend is recorded in the run and shown by report and s
   CHECK(show.out.find("\"backend\": \"triton\"") != std::string::npos);
 }
 
+TEST_CASE("a backend dicebench cannot evaluate, or whose module the workers' Python lacks, is one error line") {
+  TempDir tmp("backend-refused");
+  make_replay_folder(tmp / "replay");
+  const std::string db = tmp / "results.db";
+  for (const std::string backend : {"hip", "thunderkittens"}) {
+    const auto r = run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root",
+                            kKernelBench, "--generate-only", "--db", db, "--set", "kernelbench.backend=" + backend});
+    dicebench::test::check_one_error_line(r, "kernelbench.backend=" + backend + " cannot be evaluated");
+  }
+  // CuTe DSL's module (cutlass) is not in the project's environment, so a run that evaluates stops
+  // before storing anything; generating its prompts needs no module.
+  const auto cute = run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root",
+                             kKernelBench, "--device", "cpu", "--db", db, "--set", "kernelbench.backend=cute"});
+  if (std::system((std::string(DICEBENCH_PYTHON) + " -c 'import cutlass' 2>/dev/null").c_str()) != 0) {
+    dicebench::test::check_one_error_line(cute, "this run's candidates import cutlass, which the workers' Python");
+    CHECK(scalar(db, "select count(*) from runs") == "0");
+  }
+  const auto generated = run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1",
+                                  "--kernelbench-root", kKernelBench, "--generate-only", "--db", db, "--set",
+                                  "kernelbench.backend=cute"});
+  CHECK_MESSAGE(generated.exit_code == 0, generated.err);
+}
+
 TEST_CASE("a run killed midway resumes without redoing finished samples") {
   TempDir tmp("kill");
   const std::string db = tmp / "results.db";

@@ -169,7 +169,7 @@ TEST_CASE("unknown style or backend or precision lists the valid ones") {
         file + ": unknown prompt style 'two_shot'; valid: few_shot, one_shot, zero_shot (from this file), template");
   kb::PromptOptions backend = style("one_shot");
   backend.backend = "metal";
-  CHECK(create_error(backend) == file + ": unknown backend 'metal'; valid: cuda, triton");
+  CHECK(create_error(backend) == file + ": unknown backend 'metal'; valid: cuda, cute, triton");
   kb::PromptOptions precision = style("one_shot");
   precision.precision = "fp8";
   CHECK(create_error(precision) == file + ": unknown precision 'fp8'; valid: fp16, fp32");
