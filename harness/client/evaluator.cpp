@@ -796,7 +796,17 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   DICEBENCH_TRY(judge_traits(job));
   DICEBENCH_TRY(measure_bandwidth(job));
   clock.lap("problem_checks");
-  DICEBENCH_TRY(judge(job, candidate));
+  try {
+    DICEBENCH_TRY(judge(job, candidate));
+  } catch (const nlohmann::json::exception& error) {
+    // A reply whose fields are missing or of the wrong types. The candidate's code runs in its
+    // worker and can rewrite what that worker sends: the breach is charged to the candidate, and
+    // never ends the run (nor a resumed one, which would meet the same candidate first).
+    if (candidate.worker) candidate.worker->kill();
+    job.evaluation.status = job.evaluation.error_class = "crashed";
+    job.evaluation.correct = false;
+    job.evaluation.error_message = fmt::format("the candidate's worker broke the protocol (a malformed reply: {})", error.what());
+  }
   job.evaluation.problem_traits = traits(problem_hash);
   job.evaluation.log_tail = tail_of_file(candidate.folder->path / "candidate.log", 2000);
   return std::move(job.evaluation);

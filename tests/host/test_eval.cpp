@@ -332,3 +332,15 @@ TEST_CASE("the README's first command runs the main job end to end from the chec
   CHECK(r.out.find("next: dicebench show 1") != std::string::npos);
   fs::remove_all(tmp);
 }
+
+TEST_CASE("a candidate that rewrites its worker's replies is crashed, and the candidates after it are judged") {
+  // Its code runs in the worker, so it can send any JSON: mistyped or missing fields are a
+  // protocol breach charged to it, never an error that ends the evaluation (or a run, every resume).
+  const auto e = evaluate_all({"rewrites_reply_types.py", "rewrites_reply_fields.py", "correct.py"});
+  for (int i : {0, 1}) {
+    CHECK_MESSAGE(e[i]["verdict"] == "crashed", e[i].dump());
+    CHECK(e[i]["error_message"].get<std::string>().find("broke the protocol") != std::string::npos);
+  }
+  CHECK(e[2]["verdict"] == "correct");
+  CHECK(worker_processes() == 0);
+}
