@@ -10,6 +10,7 @@ std::string_view flag_name(EvaluationFlag flag) {
     case EvaluationFlag::excessive_speedup: return "excessive_speedup";
     case EvaluationFlag::borderline: return "borderline";
     case EvaluationFlag::fastpath_disagreement: return "fastpath_disagreement";
+    case EvaluationFlag::backend_unused: return "backend_unused";
   }
   return "unknown";
 }
@@ -29,6 +30,8 @@ std::string_view flag_description(EvaluationFlag flag) {
     case EvaluationFlag::borderline: return "margin within [0.5, 2]: new inputs may flip the verdict";
     case EvaluationFlag::fastpath_disagreement:
       return "the NVRTC fast path and torch's toolchain disagree; the toolchain's verdict is stored";
+    case EvaluationFlag::backend_unused:
+      return "its source does not use the kernel language the prompt asked for (read before it ran)";
   }
   return "";
 }

@@ -16,11 +16,12 @@ enum class EvaluationFlag {
   excessive_speedup,      // speedup above eval.speedup_bound (informative only)
   borderline,             // the worst comparison's margin lies in [0.5, 2]: a new draw of inputs may flip it
   fastpath_disagreement,  // the NVRTC fast path and torch's toolchain gave different verdicts
+  backend_unused,         // the source does not use the kernel language the prompt asked for (the suite's review)
 };
 
-inline constexpr std::array<EvaluationFlag, 5> kAllEvaluationFlags = {
+inline constexpr std::array<EvaluationFlag, 6> kAllEvaluationFlags = {
     EvaluationFlag::output_aliases_input, EvaluationFlag::below_memory_floor, EvaluationFlag::excessive_speedup,
-    EvaluationFlag::borderline, EvaluationFlag::fastpath_disagreement,
+    EvaluationFlag::borderline, EvaluationFlag::fastpath_disagreement, EvaluationFlag::backend_unused,
 };
 
 enum class ProblemTrait {

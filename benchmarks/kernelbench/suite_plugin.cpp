@@ -1,7 +1,8 @@
 // The KernelBench suite plugin: suites kernelbench-l1 ... kernelbench-l4, and kernelbench (levels
 // 1-3, and 4 where the checkout has level4/, in one run), over a KernelBench checkout the user
-// names, with prompts from KernelBench's prompt files and first-code-block extraction. Adapts the
-// kernelbench library to the plugin C ABI.
+// names, with prompts from KernelBench's prompt files, first-code-block extraction, and a review of
+// each candidate (the flag backend_unused: backend_check.hpp). Adapts the kernelbench library to the
+// plugin C ABI.
 //
 // Settings (config section [kernelbench], or --set kernelbench.KEY=VALUE):
 //   root            KernelBench checkout or its folder holding level1/... (else $DICEBENCH_KERNELBENCH_ROOT)
@@ -9,6 +10,7 @@
 //   backend, precision, prompts_dir       for the prompts.toml styles
 //   template, example_arch, example_new_arch   for the template style
 //   extract         first (default) | last code block
+#include "benchmarks/kernelbench/backend_check.hpp"
 #include "benchmarks/kernelbench/backends.hpp"
 #include "benchmarks/kernelbench/extract.hpp"
 #include "benchmarks/kernelbench/locate.hpp"
@@ -38,6 +40,7 @@ struct Suite {
   std::vector<std::string> paths;  // problem paths as strings, kept alive for dicebench_problem
   std::optional<kernelbench::PromptBuilder> prompts;
   kernelbench::Which extract_which = kernelbench::Which::First;
+  const kernelbench::KernelBackend* backend = nullptr;  // the language candidates are asked for
   std::string settings_json;
 };
 
@@ -92,6 +95,7 @@ dicebench_status open_suite(const dicebench_host_services* services, dicebench_s
       throw sdk::Failure("kernelbench.backend=" + options.backend + " cannot be evaluated: " + std::string(backend->refused) +
                          "; choose cuda, triton, cute or tilelang");
     suite->prompts.emplace(value_or_fail(kernelbench::PromptBuilder::create(options, levels_root)));
+    suite->backend = backend;
 
     const std::string which = host.config("kernelbench.extract").value_or("first");
     if (which == "last") suite->extract_which = kernelbench::Which::Last;
@@ -156,8 +160,22 @@ dicebench_status extract(const dicebench_suite* s, dicebench_str completion, dic
   });
 }
 
+dicebench_status review(const dicebench_suite* s, size_t index, dicebench_str candidate, dicebench_flag_sink sink,
+                        void* user, dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    const Suite& suite = as_suite(s);
+    if (index >= suite.problems.size()) throw sdk::Failure("problem index out of range");
+    if (suite.backend == nullptr) return DICEBENCH_OK;  // a prompts.toml backend this plugin does not know
+    if (const auto why = kernelbench::backend_unused(*suite.backend, sdk::view(candidate))) {
+      const std::string detail = "asked for " + std::string(suite.backend->name) + ": " + *why;
+      sink(user, str(kernelbench::kBackendUnusedFlag), str(detail));
+    }
+    return DICEBENCH_OK;
+  });
+}
+
 const dicebench_suite_api kApi = {sizeof(dicebench_suite_api), &open_suite, &close_suite, &describe, &problem_count,
-                                  &problem, &build_prompt, &extract};
+                                  &problem, &build_prompt, &extract, &review};
 
 const dicebench_provided_name kNames[] = {
     {str("kernelbench-l1"), str("KernelBench level 1: single operators (100 problems)")},

@@ -173,7 +173,13 @@ int run(const RunOptions& o, CLI::App& app) {
   std::map<ProblemKey, host::ProblemSource> sources;
   for (const auto& problem : p.problems) sources[problem.problem.key()] = {problem.problem.source, problem.problem.content_hash};
   DICEBENCH_CHECK_STORE(store->finish_run(outcome->run, results::RunStatus::running));
-  auto evaluated = host::evaluate_pending(*store, outcome->run, sources, *settings, slots);
+  const host::CandidateReview review = [&p](const ProblemKey& key, const std::string& candidate)
+      -> Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> {
+    const auto index = p.suite->index_of(key);
+    if (!index) return std::vector<std::pair<results::EvaluationFlag, std::string>>{};
+    return p.suite->review(*index, candidate);
+  };
+  auto evaluated = host::evaluate_pending(*store, outcome->run, sources, *settings, slots, review);
   if (!evaluated) {
     (void)store->finish_run(outcome->run, results::RunStatus::failed);
     return stop_line(results::RunStatus::failed, evaluated.error().message);

@@ -269,7 +269,8 @@ Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& c
 Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
                                            const std::map<ProblemKey, ProblemSource>& problems,
                                            const harness::EvaluationSettings& settings,
-                                           const std::vector<std::optional<std::string>>& slots) {
+                                           const std::vector<std::optional<std::string>>& slots,
+                                           const CandidateReview& review) {
   EvaluationSummary summary;
   auto samples = store.samples(run, false);
   if (!samples) return samples.error();
@@ -391,6 +392,11 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
           if (!traits->traits.empty()) ++summary.degenerate_problems;
         }
         row = evaluation_row(sample->id, *evaluation, settings.device);
+        if (review) {
+          auto found = review({sample->level, sample->problem_id}, *sample->candidate);
+          if (!found) return fail(found.error());
+          for (auto& [flag, detail] : *found) row.flags.push_back({flag, std::move(detail)});
+        }
       }
       std::lock_guard guard(lock);
       if (auto inserted = store.insert_evaluation(row); !inserted) return fail(inserted.error());

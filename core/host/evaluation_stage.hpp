@@ -8,6 +8,7 @@
 #include "harness/client/evaluator.hpp"
 #include "results/store.hpp"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -56,10 +57,16 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
 // slots (default 1) without pinning.
 Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& config, const std::string& device);
 
-// Evaluates with one Evaluator (reference worker, candidate workers) per slot, in parallel.
+// What reading a candidate for a problem finds (the suite's review): flags added to its evaluation.
+using CandidateReview = std::function<Result<std::vector<std::pair<results::EvaluationFlag, std::string>>>(
+    const ProblemKey& problem, const std::string& candidate)>;
+
+// Evaluates with one Evaluator (reference worker, candidate workers) per slot, in parallel; `review`
+// (if set) is called for every candidate, from those slots' threads.
 Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
                                            const std::map<ProblemKey, ProblemSource>& problems,
                                            const harness::EvaluationSettings& settings,
-                                           const std::vector<std::optional<std::string>>& slots);
+                                           const std::vector<std::optional<std::string>>& slots,
+                                           const CandidateReview& review = {});
 
 }  // namespace dicebench::host

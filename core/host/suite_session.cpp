@@ -53,4 +53,30 @@ Result<std::optional<std::string>> SuiteSession::extract(const std::string& comp
   return std::optional<std::string>(std::move(out));
 }
 
+Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> SuiteSession::review(size_t index,
+                                                                                         const std::string& candidate) const {
+  struct Findings {
+    std::vector<std::pair<results::EvaluationFlag, std::string>> flags;
+    std::string unknown;
+  } found;
+  if (api_->struct_size < offsetof(dicebench_suite_api, review) + sizeof(void*) || api_->review == nullptr) return found.flags;
+  const auto sink = [](void* user, dicebench_str flag, dicebench_str detail) {
+    auto* f = static_cast<Findings*>(user);
+    if (const auto parsed = results::parse_flag(str_of(flag))) f->flags.emplace_back(*parsed, str_of(detail));
+    else if (f->unknown.empty()) f->unknown = str_of(flag);
+  };
+  dicebench_error error{};
+  const dicebench_status s = api_->review(handle_.get(), index, {candidate.data(), candidate.size()}, sink, &found, &error);
+  if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "review", s, error);
+  if (!found.unknown.empty())
+    return make_error(fmt::format("{}: review reported the flag '{}', which is not an evaluation flag", plugin_path_, found.unknown));
+  return found.flags;
+}
+
+std::optional<size_t> SuiteSession::index_of(const ProblemKey& key) const {
+  for (size_t i = 0; i < problems_.size(); ++i)
+    if (problems_[i].key() == key) return i;
+  return std::nullopt;
+}
+
 }  // namespace dicebench::host

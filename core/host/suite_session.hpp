@@ -5,6 +5,7 @@
 #include "core/base/result.hpp"
 #include "core/host/host_services.hpp"
 #include "core/host/plugin_library.hpp"
+#include "results/flags.hpp"
 
 #include <memory>
 #include <optional>
@@ -41,6 +42,11 @@ class SuiteSession {
   Result<std::string> build_prompt(size_t index) const;
   // The candidate program, or nullopt when the completion holds none.
   Result<std::optional<std::string>> extract(const std::string& completion) const;
+  // What the suite finds by reading a candidate for problems()[index] (none when its plugin has no
+  // review); a flag name outside results/flags.hpp is the plugin's error.
+  Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> review(size_t index, const std::string& candidate) const;
+  // The index in problems() of `key`, if the suite has that problem.
+  std::optional<size_t> index_of(const ProblemKey& key) const;
 
  private:
   SuiteSession() = default;

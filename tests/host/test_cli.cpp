@@ -101,6 +101,26 @@ TEST_CASE("the prompts' backend is recorded in the run and shown by report and s
   CHECK(show.out.find("\"backend\": \"triton\"") != std::string::npos);
 }
 
+TEST_CASE("a Triton run flags the candidate that never launches its kernel (the suite's review), not the one that does") {
+  TempDir tmp("backend-check");
+  const std::string db = tmp / "results.db";
+  auto r = run_cli({"run", "--model", "replay:" + std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/triton", "--suite", "kernelbench-l1",
+                    "--kernelbench-root", kKernelBench, "--problems", "1", "--samples", "2", "--device", "cpu", "--db", db,
+                    "--set", "kernelbench.backend=triton"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("flagged: backend_unused 1") != std::string::npos);
+  const auto verdicts = results::run_query(db, "select s.sample_index, e.status, coalesce(f.detail, '') from samples s join evaluations e on e.sample = s.id "
+                                               "left join evaluation_flags f on f.sample = s.id and f.flag = 'backend_unused' order by s.sample_index");
+  REQUIRE(verdicts.ok());
+  REQUIRE(verdicts->rows.size() == 2);
+  // The launched kernel, under renamed imports and an attribute: correct, not flagged.
+  CHECK(std::get<std::string>(verdicts->rows[0][1]) == "correct");
+  CHECK(std::get<std::string>(verdicts->rows[0][2]).empty());
+  // The decoy: correct (torch adds), flagged with why.
+  CHECK(std::get<std::string>(verdicts->rows[1][1]) == "correct");
+  CHECK(std::get<std::string>(verdicts->rows[1][2]) == "asked for triton: defines triton kernels (add_kernel) but never launches one");
+}
+
 TEST_CASE("a backend dicebench cannot evaluate, or whose module the workers' Python lacks, is one error line") {
   TempDir tmp("backend-refused");
   make_replay_folder(tmp / "replay");

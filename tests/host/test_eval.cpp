@@ -170,10 +170,25 @@ TEST_CASE("a tensor subclass is a runtime error naming its type, no ModelNew is 
 }
 
 TEST_CASE("Triton candidates run under Triton's interpreter on the CPU") {
-  const auto e = evaluate_all({"triton_relu.py", "triton_wrong.py"});
+  const auto e = evaluate_all({"triton_relu.py", "triton_wrong.py", "triton_wrong_shape.py", "triton_kernel_raises.py"});
   CHECK_MESSAGE(e[0]["verdict"] == "correct", e[0]["error_message"]);
   CHECK(e[0]["runtime"]["median_ms"].get<double>() > 0);
   CHECK(e[1]["verdict"] == "output_mismatch");
+  CHECK_MESSAGE(e[2]["verdict"] == "shape_mismatch", e[2].dump());
+  CHECK_MESSAGE(e[3]["verdict"] == "runtime_error", e[3].dump());
+  CHECK(e[3]["error_message"].get<std::string>().find("arange") != std::string::npos);
+}
+
+TEST_CASE("a Triton row reduction, a tl.dot matmul and an autotuned kernel are correct under the interpreter") {
+  // The autotuner times its configs on the CPU there (harness/python/dicebench_harness/triton_interpreter.py);
+  // without that it asked for a GPU driver ("0 active drivers").
+  const std::vector<std::string> short_timing = {"--set", "eval.timing_budget_s=0.5"};
+  const auto autotuned = evaluate("triton_autotuned.py", short_timing);
+  CHECK_MESSAGE(autotuned["verdict"] == "correct", autotuned.dump());
+  const auto row_sum = evaluate("triton_row_sum.py", short_timing, "../kernelbench/level1/10_RowSum.py");
+  CHECK_MESSAGE(row_sum["verdict"] == "correct", row_sum.dump());
+  const auto matmul = evaluate("triton_matmul.py", short_timing, "problem_matmul.py");
+  CHECK_MESSAGE(matmul["verdict"] == "correct", matmul.dump());
 }
 
 TEST_CASE("returning the input is flagged, and a problem whose output is its input has that trait") {

@@ -1,7 +1,8 @@
 // GPU tests of candidate evaluation (label gpu; skipped where no GPU is visible): plain PyTorch
 // and load_inline candidates evaluated on CUDA through the real workers (inputs and outputs as
 // CUDA IPC handles), their compile path and device profile; an abort, an illegal address and a
-// kernel that never ends, none of which may poison the next evaluation.
+// kernel that never ends, none of which may poison the next evaluation; Triton candidates (elementwise,
+// autotuned, a row reduction, a tl.dot matmul, a decoy, a wrong one, an illegal address).
 #include "cli_runner.hpp"
 
 #include <doctest/doctest.h>
@@ -140,26 +141,55 @@ TEST_CASE("three extensions named alike, built at once by torch's toolchain, are
   for (const auto& e : all) CHECK(e["compile"]["path"] != "nvrtc");
 }
 
-TEST_CASE("a Triton candidate's kernels count as its own, a decoy kernel never launched counts for nothing") {
-  const auto r = run_cli({"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + "triton_relu.py",
-                          "--candidate", kEval + "triton_decoy.py", "--json", "--device", "cuda"});
+namespace {
+
+// The candidate's share of device time, and whether a kernel whose name holds `name` was its own.
+bool ran_own_kernel(const nlohmann::json& e, const std::string& name) {
+  if (!e["profile"].is_object() || e["profile"]["candidate_share"].get<double>() <= 0.0) return false;
+  for (const auto& k : e["profile"]["kernels"])
+    if (k["name"].get<std::string>().find(name) != std::string::npos && k["from_candidate"].get<bool>()) return true;
+  return false;
+}
+
+std::vector<nlohmann::json> evaluate_all_on_cuda(const std::vector<std::string>& candidates, const std::string& problem) {
+  std::vector<std::string> args = {"eval", "--problem", kEval + problem, "--json", "--device", "cuda"};
+  for (const auto& c : candidates) args.insert(args.end(), {"--candidate", kEval + c});
+  const auto r = run_cli(args);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const auto all = nlohmann::json::parse(r.out);
-  REQUIRE(all.size() == 2);
-  const auto& triton = all[0];
-  CHECK_MESSAGE(triton["verdict"] == "correct", triton.dump());
-  REQUIRE(triton["profile"].is_object());
-  CHECK(triton["profile"]["candidate_share"].get<double>() > 0.0);
-  bool relu_from_candidate = false;
-  for (const auto& k : triton["profile"]["kernels"])
-    if (k["name"].get<std::string>().find("relu_kernel") != std::string::npos) relu_from_candidate = k["from_candidate"];
-  CHECK(relu_from_candidate);
-  // Compiled at its first launch (a correctness trial), timed apart from every call.
-  CHECK(triton["profile"]["jit"]["count"].get<int>() >= 1);
-  CHECK(triton["profile"]["jit"]["seconds"].get<double>() > 0.0);
-  CHECK(triton["profile"]["jit"]["compiles"][0]["name"] == "relu_kernel");
-  const auto& decoy = all[1];
-  CHECK_MESSAGE(decoy["verdict"] == "correct", decoy.dump());
-  CHECK(decoy["profile"]["candidate_share"].get<double>() == 0.0);
-  CHECK(decoy["profile"]["jit"]["count"].get<int>() == 0);
+  REQUIRE(all.size() == candidates.size());
+  return {all.begin(), all.end()};
+}
+
+}  // namespace
+
+TEST_CASE("Triton candidates on the GPU: each verdict and share, the decoy at 0, a fault charged to its own candidate") {
+  const auto e = evaluate_all_on_cuda({"triton_relu.py", "triton_autotuned.py", "triton_decoy.py", "triton_wrong.py",
+                                       "triton_illegal_address.py", "triton_relu.py"},
+                                      "problem_linear_relu.py");
+  // Elementwise: its kernel is its own, compiled at its first launch (a correctness trial) and
+  // timed apart from every call.
+  CHECK_MESSAGE(e[0]["verdict"] == "correct", e[0].dump());
+  CHECK(ran_own_kernel(e[0], "relu_kernel"));
+  CHECK(e[0]["profile"]["jit"]["count"].get<int>() >= 1);
+  CHECK(e[0]["profile"]["jit"]["seconds"].get<double>() > 0.0);
+  CHECK(e[0]["profile"]["jit"]["compiles"][0]["name"] == "relu_kernel");
+  // Autotuned: every config compiled, the kernel its own.
+  CHECK_MESSAGE(e[1]["verdict"] == "correct", e[1].dump());
+  CHECK(ran_own_kernel(e[1], "relu_kernel"));
+  CHECK(e[1]["profile"]["jit"]["count"].get<int>() >= 2);
+  // The decoy: defined, never launched; torch computes. Correct, share 0, nothing compiled.
+  CHECK_MESSAGE(e[2]["verdict"] == "correct", e[2].dump());
+  CHECK(e[2]["profile"]["candidate_share"].get<double>() == 0.0);
+  CHECK(e[2]["profile"]["jit"]["count"].get<int>() == 0);
+  CHECK(e[3]["verdict"] == "output_mismatch");
+  CHECK_MESSAGE((e[4]["verdict"] == "crashed" || e[4]["verdict"] == "runtime_error"), e[4].dump());
+  CHECK_MESSAGE(e[5]["verdict"] == "correct", e[5].dump());  // after the fault, the same GPU, fine
+
+  const auto row_sum = evaluate_all_on_cuda({"triton_row_sum.py"}, "../kernelbench/level1/10_RowSum.py");
+  CHECK_MESSAGE(row_sum[0]["verdict"] == "correct", row_sum[0].dump());
+  CHECK(ran_own_kernel(row_sum[0], "row_sum_kernel"));
+  const auto matmul = evaluate_all_on_cuda({"triton_matmul.py"}, "problem_matmul.py");
+  CHECK_MESSAGE(matmul[0]["verdict"] == "correct", matmul[0].dump());
+  CHECK(ran_own_kernel(matmul[0], "matmul_kernel"));
 }

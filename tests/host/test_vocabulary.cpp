@@ -1,6 +1,8 @@
 // The vocabularies that cross between the C++ host and the Python worker agree with their one
 // definition: problem traits (results/flags.hpp against protocol.py's PROBLEM_TRAITS), the protocol
-// version (harness/client/worker_process.hpp against protocol.py), and flags spell one way.
+// version (harness/client/worker_process.hpp against protocol.py), and flags spell one way, also
+// where a suite plugin reports one.
+#include "benchmarks/kernelbench/backend_check.hpp"
 #include "harness/client/worker_process.hpp"
 #include "results/flags.hpp"
 
@@ -45,6 +47,10 @@ TEST_CASE("every flag has one spelling and a description") {
     CHECK(!results::flag_description(flag).empty());
   }
   CHECK_FALSE(results::parse_flag("borderlin").has_value());
+}
+
+TEST_CASE("the flag the KernelBench suite's review reports is an evaluation flag") {
+  CHECK(results::parse_flag(kernelbench::kBackendUnusedFlag) == results::EvaluationFlag::backend_unused);
 }
 
 TEST_CASE("the worker's problem traits are the vocabulary's, in its order") {

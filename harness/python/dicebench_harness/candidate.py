@@ -43,7 +43,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from . import jit_kernels, loading, numerics, protocol, seeding, timing, transfer
+from . import jit_kernels, loading, numerics, protocol, seeding, timing, transfer, triton_interpreter
 from .devices import check_device
 from .errors import HostError, exception_line, traceback_tail
 from .tensors import synchronize
@@ -328,6 +328,7 @@ class CandidateRole:
                 failure = _Failure(error)
         summary = self._compile_summary(recorder.calls, fastpath_off)
         self.jit.install()
+        triton_interpreter.install()
         if failure is None:
             self.stage = "loaded"
         return self._reply("candidate.loaded", request, failure, compile=summary)

@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define DICEBENCH_ABI_MAJOR 1
-#define DICEBENCH_ABI_MINOR 0
+#define DICEBENCH_ABI_MINOR 1
 #define DICEBENCH_ENTRY_SYMBOL "dicebench_plugin_entry"
 
 /* A string that is not NUL-terminated: pointer + length in bytes (UTF-8). */
@@ -55,6 +55,8 @@ typedef struct dicebench_error {
 
 /* Receives text produced by a call; the receiver copies it before returning. */
 typedef void (*dicebench_text_sink)(void* user, dicebench_str text);
+/* A named finding with its detail (suite review); the receiver copies both before returning. */
+typedef void (*dicebench_flag_sink)(void* user, dicebench_str flag, dicebench_str detail);
 
 /* What the host offers every plugin. Plugins never link against host symbols. */
 typedef struct dicebench_host_services {
@@ -102,6 +104,13 @@ typedef struct dicebench_suite_api {
   /* Candidate program from a completion; DICEBENCH_NOT_FOUND when it holds none. */
   dicebench_status (*extract)(const dicebench_suite* suite, dicebench_str completion,
                               dicebench_text_sink sink, void* user, dicebench_error* error);
+  /* ABI 1.1, optional (NULL, or absent from a 1.0 table): what the suite finds in a candidate for
+   * problem `index` by reading it, before it runs. Each finding goes to `sink` as an evaluation
+   * flag's name, in the host's vocabulary (an unknown name fails the run), and a one-line detail.
+   * Findings qualify the verdict; they never change it. The host may call it from several threads
+   * at once. */
+  dicebench_status (*review)(const dicebench_suite* suite, size_t index, dicebench_str candidate,
+                             dicebench_flag_sink sink, void* user, dicebench_error* error);
 } dicebench_suite_api;
 
 /* ---------------------------------------------------------------- models */
