@@ -74,6 +74,13 @@ write("replay_file_name", "prompt.txt", "level_1_problem_3_prompt.txt")
 
 write("extract_candidate", "two_blocks.txt", "Here:\n```python\nprint(1)\n```\nand\n```cpp\nint x;\n```\n")
 write("extract_candidate", "unclosed.txt", "```python\nimport torch\n")
+# The backend check also replays tests/data/eval's candidates; these add aliases, decorators with
+# arguments, raw strings, continuations and a statement split across brackets.
+write("backend_check", "triton_alias.py", "import triton\nimport triton.language as tl\n\n@triton.autotune(configs=[], key=[\"n\"])\n"
+      "@triton.jit\ndef k(x, n, B: tl.constexpr):\n    tl.store(x, tl.load(x))\n\nclass M:\n    def __init__(self):\n"
+      "        self.k = k\n    def f(self, x):\n        self.k[(1,)](x, 1, B=2)\n")
+write("backend_check", "cuda_build.py", "from torch.utils.cpp_extension import load_inline as b\n"
+      "src = r\"\"\"__global__ void k() {}\"\"\"  # c\nm = b(\"m\", \"\", src, functions=[\"f\"]); x = (1,\n  2) \\\n  + 3\n")
 
 for path in sorted((tests / "fastpath" / "candidates").glob("*.py")):
     for i, block in enumerate(re.findall(r'r?"""(.*?)"""', path.read_text(), re.S)):

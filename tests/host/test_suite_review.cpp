@@ -84,7 +84,7 @@ TEST_CASE("a suite plugin built against ABI 1.0 has no review, and finds nothing
   CHECK(found->empty());
 }
 
-TEST_CASE("a review reporting a flag outside the vocabulary is an error naming the plugin; a failing one, its own line") {
+TEST_CASE("a review reporting a flag outside the vocabulary is an error naming the plugin, and a failing one its own line") {
   const auto session = open_session(kTable);
   g_flag = "looks_fishy";
   const auto unknown = session.review(0, "x");

@@ -1,0 +1,1 @@
+level_2_problem_1_sample_0_kernel.py

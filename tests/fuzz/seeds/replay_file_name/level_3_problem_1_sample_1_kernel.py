@@ -1,0 +1,1 @@
+level_3_problem_1_sample_1_kernel.py
