@@ -1,4 +1,4 @@
-// Reading gate rules from TOML (toml++ is included here only, in this module).
+// Reading gate rules from TOML (one of three translation units that include toml++: see core/host/config.cpp).
 #include "results/gate_rules.hpp"
 #include "core/base/one_line.hpp"
 

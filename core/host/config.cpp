@@ -1,4 +1,5 @@
-// Run configuration from TOML (the only translation unit that includes toml++).
+// Run configuration from TOML files and --set overrides (toml++ is included here, in results/gate_rules.cpp and in
+// benchmarks/kernelbench/prompt_toml.cpp: each reads its own kind of file, and only these link dicebench_tomlplusplus).
 #include "core/host/config.hpp"
 #include "core/base/one_line.hpp"
 

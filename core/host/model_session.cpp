@@ -36,7 +36,7 @@ void result_sink(void* user, size_t index, const dicebench_generation_result* re
   Generation generation;
   generation.completion = str_of(result->completion);
   generation.stats_json = result->stats_json.data ? str_of(result->stats_json) : "{}";
-  if (result->candidate.data) generation.candidate = str_of(result->candidate);
+  if (result->optional_candidate.data) generation.candidate = str_of(result->optional_candidate);
   if (auto stored = (*state->on_result)(index, std::move(generation)); !stored) state->error = stored.error().message;
 }
 
@@ -70,13 +70,13 @@ size_t ModelSession::preferred_batch() const {
 }
 
 bool ModelSession::serves_stored_samples() const {
-  return api_->struct_size >= offsetof(dicebench_model_api, stored_samples) + sizeof(void*) && api_->stored_samples;
+  return api_->struct_size >= offsetof(dicebench_model_api, optional_stored_samples) + sizeof(void*) && api_->optional_stored_samples;
 }
 
 Result<std::map<int64_t, int>> ModelSession::stored_samples(int level) const {
   std::string out;
   dicebench_error error{};
-  const dicebench_status s = api_->stored_samples(handle_.get(), level, &append_to_string, &out, &error);
+  const dicebench_status s = api_->optional_stored_samples(handle_.get(), level, &append_to_string, &out, &error);
   if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "stored_samples", s, error);
   std::map<int64_t, int> counts;
   try {

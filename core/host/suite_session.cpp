@@ -59,14 +59,14 @@ Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> SuiteSessio
     std::vector<std::pair<results::EvaluationFlag, std::string>> flags;
     std::string unknown;
   } found;
-  if (api_->struct_size < offsetof(dicebench_suite_api, review) + sizeof(void*) || api_->review == nullptr) return found.flags;
+  if (api_->struct_size < offsetof(dicebench_suite_api, optional_review) + sizeof(void*) || api_->optional_review == nullptr) return found.flags;
   const auto sink = [](void* user, dicebench_str flag, dicebench_str detail) {
     auto* f = static_cast<Findings*>(user);
     if (const auto parsed = results::parse_flag(str_of(flag))) f->flags.emplace_back(*parsed, str_of(detail));
     else if (f->unknown.empty()) f->unknown = str_of(flag);
   };
   dicebench_error error{};
-  const dicebench_status s = api_->review(handle_.get(), index, {candidate.data(), candidate.size()}, sink, &found, &error);
+  const dicebench_status s = api_->optional_review(handle_.get(), index, {candidate.data(), candidate.size()}, sink, &found, &error);
   if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "review", s, error);
   if (!found.unknown.empty())
     return make_error(fmt::format("{}: review reported the flag '{}', which is not an evaluation flag", plugin_path_, found.unknown));

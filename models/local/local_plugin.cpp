@@ -115,7 +115,7 @@ dicebench_status local_generate(dicebench_model* model, const dicebench_generati
       dicebench_generation_result result{};
       result.completion = sdk::str(completions[i].answer.text);
       result.stats_json = sdk::str(stats);
-      result.candidate = {nullptr, 0};  // the suite extracts the candidate
+      result.optional_candidate = {nullptr, 0};  // the suite extracts the candidate
       sink(user, i, &result);
     }
     return DICEBENCH_OK;

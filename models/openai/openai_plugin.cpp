@@ -116,7 +116,7 @@ void emit(dicebench_result_sink sink, void* user, size_t index, const std::strin
   dicebench_generation_result result{};
   result.completion = sdk::str(completion);
   result.stats_json = sdk::str(text);
-  result.candidate = dicebench_str{nullptr, 0};
+  result.optional_candidate = dicebench_str{nullptr, 0};
   sink(user, index, &result);
 }
 

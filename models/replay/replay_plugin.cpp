@@ -107,7 +107,7 @@ dicebench_status replay_generate(dicebench_model* model, const dicebench_generat
       result.completion = sdk::str(sample.text);
       result.stats_json = sdk::str(stats);
       // A KernelBench kernel file is the candidate already; a raw completion is extracted by the suite.
-      result.candidate = sample.kind == FileKind::kernel ? sdk::str(sample.text) : dicebench_str{nullptr, 0};
+      result.optional_candidate = sample.kind == FileKind::kernel ? sdk::str(sample.text) : dicebench_str{nullptr, 0};
       sink(user, i, &result);
     }
     return DICEBENCH_OK;

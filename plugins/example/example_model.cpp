@@ -128,7 +128,7 @@ dicebench_status example_generate(dicebench_model* model, const dicebench_genera
       dicebench_generation_result result{};
       result.completion = sdk::str(completion);
       result.stats_json = sdk::str(stats);
-      result.candidate = {nullptr, 0};  // NULL: let the suite extract the candidate from the completion
+      result.optional_candidate = {nullptr, 0};  // NULL: let the suite extract the candidate from the completion
       sink(user, i, &result);
     }
     return DICEBENCH_OK;
@@ -143,7 +143,7 @@ const dicebench_model_api kApi = {
     &example_preferred_batch,
     &example_prepare,
     &example_generate,
-    nullptr,  // stored_samples: only for models that serve stored completions (see replay)
+    nullptr,  // optional_stored_samples: only for models that serve stored completions (see replay)
 };
 
 // The names this plugin serves, each with one line for `dicebench list models`.

@@ -48,7 +48,7 @@ dicebench_status review(const dicebench_suite*, size_t index, dicebench_str cand
 const dicebench_suite_api kTable = {sizeof(dicebench_suite_api), &open, &close, &describe, &problem_count,
                                     &problem, &build_prompt, &extract, &review};
 // A plugin built against ABI 1.0: its table ends before review (whatever memory lies after it).
-const dicebench_suite_api kTable10 = {offsetof(dicebench_suite_api, review), &open, &close, &describe, &problem_count,
+const dicebench_suite_api kTable10 = {offsetof(dicebench_suite_api, optional_review), &open, &close, &describe, &problem_count,
                                       &problem, &build_prompt, &extract, &review};
 
 host::SuiteSession open_session(const dicebench_suite_api& table) {

@@ -96,7 +96,7 @@ struct ResultCollector {
     copy.request_index = request_index;
     copy.completion = text_of(result->completion);
     copy.stats_json = text_of(result->stats_json);
-    if (result->candidate.data) copy.candidate = text_of(result->candidate);
+    if (result->optional_candidate.data) copy.candidate = text_of(result->optional_candidate);
     self->results.push_back(std::move(copy));
     if (self->host && self->cancel_after && self->results.size() >= self->cancel_after) self->host->cancel = true;
   }

@@ -45,7 +45,7 @@ std::vector<ReceivedResult> generate(dicebench_model* model,
 
 }  // namespace
 
-TEST_CASE("example plugin: descriptor serves example-echo with every model function but stored_samples") {
+TEST_CASE("example plugin: descriptor serves example-echo with every model function but the optional optional_stored_samples") {
   std::string error;
   const dicebench_plugin_descriptor* descriptor = load_plugin(DICEBENCH_EXAMPLE_PLUGIN, &error);
   REQUIRE_MESSAGE(descriptor, error);
@@ -57,7 +57,7 @@ TEST_CASE("example plugin: descriptor serves example-echo with every model funct
   CHECK(text_of(descriptor->provides[0].name) == "example-echo");
   const auto* api = static_cast<const dicebench_model_api*>(descriptor->api);
   CHECK(api->struct_size == sizeof(dicebench_model_api));
-  CHECK((api->stored_samples == nullptr));
+  CHECK((api->optional_stored_samples == nullptr));
 }
 
 TEST_CASE("example plugin: completions are deterministic fenced blocks naming the problem") {

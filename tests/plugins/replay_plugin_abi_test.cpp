@@ -72,7 +72,7 @@ TEST_CASE("replay plugin: descriptor through the entry symbol") {
   CHECK((api->preferred_batch != nullptr));
   CHECK((api->prepare != nullptr));
   CHECK((api->generate != nullptr));
-  CHECK((api->stored_samples != nullptr));
+  CHECK((api->optional_stored_samples != nullptr));
 }
 
 TEST_CASE("replay plugin: open fails with one line naming the folder and the expected files") {
@@ -117,10 +117,10 @@ TEST_CASE("replay plugin: describe, stored samples, prepare and generate") {
   CHECK(description.at("content_sha256").get<std::string>().size() == 64);
 
   std::string stored;
-  REQUIRE(api.stored_samples(model, 1, &append_text, &stored, &e) == DICEBENCH_OK);
+  REQUIRE(api.optional_stored_samples(model, 1, &append_text, &stored, &e) == DICEBENCH_OK);
   CHECK(nlohmann::json::parse(stored) == nlohmann::json{{"1", 2}, {"2", 2}});
   std::string none;
-  CHECK(api.stored_samples(model, 2, &append_text, &none, &e) == DICEBENCH_FAILED);
+  CHECK(api.optional_stored_samples(model, 2, &append_text, &none, &e) == DICEBENCH_FAILED);
   CHECK(std::string(e.message).find("level 2") != std::string::npos);
   CHECK(none.empty());
 

@@ -6,6 +6,15 @@
  * descriptor's size. The host refuses a plugin whose ABI major differs from its own; a higher
  * minor adds fields at the end of structs only, which the host detects through struct_size.
  *
+ * Sizes: every table that crosses (dicebench_host_services, dicebench_suite_api,
+ * dicebench_model_api) starts with `uint32_t struct_size`, sizeof the table as its builder compiled
+ * it; a reader uses a field only if the table is long enough to hold it. The descriptor alone puts
+ * the version first and its size third: the host must read the major before it trusts any other
+ * field, so those two words keep their place in every major.
+ *
+ * Optional calls: a field documented "optional" may be NULL (or lie past a shorter table); the host
+ * asks for such a capability before using it. Required calls are never NULL.
+ *
  * Ownership: strings a plugin hands out stay valid as documented per call; text produced by a
  * call travels through a sink callback and the receiver copies it before the call returns.
  */
@@ -109,8 +118,8 @@ typedef struct dicebench_suite_api {
    * flag's name, in the host's vocabulary (an unknown name fails the run), and a one-line detail.
    * Findings qualify the verdict; they never change it. The host may call it from several threads
    * at once. */
-  dicebench_status (*review)(const dicebench_suite* suite, size_t index, dicebench_str candidate,
-                             dicebench_flag_sink sink, void* user, dicebench_error* error);
+  dicebench_status (*optional_review)(const dicebench_suite* suite, size_t index, dicebench_str candidate,
+                                      dicebench_flag_sink sink, void* user, dicebench_error* error);
 } dicebench_suite_api;
 
 /* ---------------------------------------------------------------- models */
@@ -130,9 +139,9 @@ typedef struct dicebench_generation_request {
 typedef struct dicebench_generation_result {
   dicebench_str completion;
   dicebench_str stats_json;   /* one JSON object: tokens, passes, seconds, ... ("{}" if none) */
-  /* When data is non-NULL the completion is already the candidate program (a stored kernel
-   * file, for example) and the suite's extraction is skipped. */
-  dicebench_str candidate;
+  /* Optional, for replay: when data is non-NULL the completion is already the candidate program (a
+   * stored kernel file, for example) and the suite's extraction is skipped. */
+  dicebench_str optional_candidate;
 } dicebench_generation_result;
 
 /* Called once per finished request; the receiver copies what it keeps. */
@@ -158,11 +167,11 @@ typedef struct dicebench_model_api {
   dicebench_status (*generate)(dicebench_model* model, const dicebench_generation_request* requests,
                                size_t count, dicebench_result_sink sink, void* user,
                                dicebench_error* error);
-  /* Optional (NULL for models that generate): for models that serve stored completions, the
+  /* Optional (NULL for models that generate), for replay: for models that serve stored completions, the
    * problems of `level` they hold, as a JSON object {"<problem id>": <number of samples>, ...}.
    * The host then covers those problems (and that many samples) unless the user chose. */
-  dicebench_status (*stored_samples)(const dicebench_model* model, int32_t level,
-                                     dicebench_text_sink sink, void* user, dicebench_error* error);
+  dicebench_status (*optional_stored_samples)(const dicebench_model* model, int32_t level, dicebench_text_sink sink,
+                                              void* user, dicebench_error* error);
 } dicebench_model_api;
 
 /* ---------------------------------------------------------------- descriptor */
