@@ -110,8 +110,8 @@ struct Bandwidth {
 };
 
 struct Evaluation {
-  // The verdict (results/verdict.hpp; never extraction_failed here). What a worker replies is
-  // parsed into it: a name outside the vocabulary is the worker breaking the protocol.
+  // The verdict (results/verdict.hpp). What a worker replies is parsed into it: a name outside the
+  // vocabulary is the worker breaking the protocol.
   results::Verdict status = results::Verdict::crashed;
   bool compiled = false;
   bool correct = false;

@@ -41,13 +41,12 @@ class Timing:
 class Evaluation:
     """One candidate's verdict, with the fields of `dicebench eval --json`.
 
-    verdict is one of dicebench.VERDICTS (never extraction_failed: the candidate is given as code).
-    runtime and baseline are set when correct. flags qualify the verdict ({name: detail}, names
-    from dicebench.FLAGS). details holds all of eval --json (compile log and records, device
-    profile, phases, timed calls and how many were checked). dicebench.EVALUATION_FIELDS says, for
-    every field, its attribute here ("python") or key in details ("json", "a.b" for details["a"]["b"]),
-    its unit and what it means. cached is True when the result came from the Evaluator's memory
-    instead of the workers."""
+    verdict is one of dicebench.VERDICTS. runtime and baseline are set when correct. flags qualify
+    the verdict ({name: detail}, names from dicebench.FLAGS). details holds all of eval --json
+    (compile log and records, device profile, phases, timed calls and how many were checked).
+    dicebench.EVALUATION_FIELDS says, for every field, its attribute here ("python") or key in
+    details ("json", "a.b" for details["a"]["b"]), its unit and what it means. cached is True when
+    the result came from the Evaluator's memory instead of the workers."""
 
     verdict: str
     correct: bool
