@@ -8,12 +8,15 @@
 #include "core/host/evaluation_stage.hpp"
 #include "harness/client/evaluation_json.hpp"
 #include "harness/client/evaluator.hpp"
+#include "results/evaluation_fields.hpp"
+#include "results/flags.hpp"
 #include "results/query.hpp"
 #include "results/report.hpp"
 #include "results/report_format.hpp"
 #include "results/run_results.hpp"
 #include "results/schema.hpp"
 #include "results/store.hpp"
+#include "results/verdict.hpp"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -182,6 +185,20 @@ PYBIND11_MODULE(_dicebench, m) {
   m.doc() = "dicebench's compiled core; use the dicebench package instead";
   py::register_exception<python::ModuleError>(m, "Error");
   m.attr("SCHEMA_VERSION") = results::kSchemaVersion;
+  // The vocabularies and the evaluation record's fields, from their one definition in C++.
+  py::list verdicts, flags, fields;
+  for (const auto verdict : results::kAllVerdicts) verdicts.append(std::string(results::verdict_name(verdict)));
+  for (const auto flag : results::kAllEvaluationFlags) flags.append(std::string(results::flag_name(flag)));
+  for (const auto& field : results::kEvaluationFields) {
+    py::dict f;
+    for (const auto& [key, value] : {std::pair{"json", field.json}, {"stored", field.stored}, {"python", field.python},
+                                     {"worker", field.worker}, {"unit", field.unit}, {"meaning", field.meaning}})
+      f[key] = std::string(value);
+    fields.append(f);
+  }
+  m.attr("VERDICTS") = py::tuple(verdicts);
+  m.attr("FLAGS") = py::tuple(flags);
+  m.attr("EVALUATION_FIELDS") = py::tuple(fields);
 
   m.def("check_database", [](const std::string& path) { return value_or_raise(python::check_database(path)); },
         py::arg("path"), "The schema version of a dicebench database; Error for anything else.");

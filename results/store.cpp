@@ -372,7 +372,11 @@ Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
     if (!*row) break;
     EvaluationRow e;
     e.sample = stmt->column_int64(0);
-    e.status = parse_verdict(stmt->column_text(1)).value_or(Verdict::crashed);
+    const auto status = parse_verdict(stmt->column_text(1));  // the CHECK allows no other
+    if (!status)
+      return make_error(fmt::format("{}: sample {} has verdict '{}', which this build does not know", path(), e.sample,
+                                    stmt->column_text(1)));
+    e.status = *status;
     e.compiled = stmt->column_int64(2) != 0;
     e.correct = stmt->column_int64(3) != 0;
     e.device = stmt->column_text(4);

@@ -17,7 +17,7 @@ namespace dicebench::cli {
 namespace {
 
 void print_evaluation(const harness::Evaluation& e, const std::string& device) {
-  fmt::print("verdict: {}{}{}\n", e.status, e.failed_trial ? fmt::format(" (trial {})", *e.failed_trial) : "",
+  fmt::print("verdict: {}{}{}\n", results::verdict_name(e.status), e.failed_trial ? fmt::format(" (trial {})", *e.failed_trial) : "",
              e.failed_call ? fmt::format(" (timed call {})", *e.failed_call) : "");
   if (e.runtime && e.baseline)
     fmt::print("runtime: {:.4f} ms median, baseline {:.4f} ms, speedup {:.3f}x\n", e.runtime->median_ms,

@@ -39,10 +39,6 @@ Result<T> number_setting(const Config& config, const std::string& key, T fallbac
   return value;
 }
 
-results::Verdict verdict_of(const std::string& status) {
-  return results::parse_verdict(status).value_or(results::Verdict::runtime_error);
-}
-
 std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 // Baselines are shared by runs on the same GPU, torch and timing method (the reference worker says
@@ -175,7 +171,7 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
   results::NewEvaluation row;
   for (const auto& [flag, detail] : e.flags) row.flags.push_back({flag, detail});
   row.sample = sample;
-  row.status = verdict_of(e.status);
+  row.status = e.status;
   row.compiled = e.compiled;
   row.correct = e.correct;
   row.device = device;

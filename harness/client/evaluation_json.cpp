@@ -47,7 +47,7 @@ nlohmann::json flags_json(const std::vector<std::pair<results::EvaluationFlag, s
 }  // namespace
 
 nlohmann::json evaluation_json(const Evaluation& e, const std::string& device) {
-  return {{"verdict", e.status},
+  return {{"verdict", results::verdict_name(e.status)},
           {"compiled", e.compiled},
           {"correct", e.correct},
           {"device", device},

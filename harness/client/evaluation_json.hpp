@@ -10,10 +10,8 @@
 
 namespace dicebench::harness {
 
-// {"verdict", "compiled", "correct", "device", "runtime" / "baseline" (timing stats or null),
-// "speedup", "speedup_mean", "max_abs_diff", "mean_abs_diff", "failed_trial", "error_class",
-// "error_message", "seconds", "phases" (wall seconds by phase), "compile" (path, reason, seconds, log, records, or null),
-// "profile" (device time per call and per kernel, or null)}.
+// Its keys, units and meanings: results/evaluation_fields.hpp (the `json` of each field), which a
+// test checks this against; objects absent from an evaluation are null.
 nlohmann::json evaluation_json(const Evaluation& evaluation, const std::string& device);
 
 }  // namespace dicebench::harness

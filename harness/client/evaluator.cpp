@@ -16,12 +16,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 namespace dicebench::harness {
 namespace {
 
 namespace fs = std::filesystem;
+using results::Verdict;
 
 uint64_t mix(uint64_t secret, const std::string& problem_hash, uint64_t index) {
   // Seeds the candidate cannot derive: SHA-256 over the run's secret, the problem and the index.
@@ -352,19 +354,46 @@ void Evaluator::launch_ahead() {
 
 namespace {
 
+// A candidate worker's reply that names something outside the vocabulary (protocol.py), which the
+// JSON library cannot see; evaluate_with charges it to the candidate as it does a mistyped reply.
+struct ProtocolBreach : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The verdict a failed candidate call's error_class names (results::kCandidateFailureVerdicts); an
+// empty or absent one means runtime_error.
+Verdict candidate_failure_verdict(const nlohmann::json& reply) {
+  const std::string name = reply.value("error_class", "");
+  if (name.empty()) return Verdict::runtime_error;
+  const auto verdict = results::parse_verdict(name);
+  const auto& allowed = results::kCandidateFailureVerdicts;
+  if (!verdict || std::find(allowed.begin(), allowed.end(), *verdict) == allowed.end())
+    throw ProtocolBreach(fmt::format("error_class '{}' names no failure of a candidate", name));
+  return *verdict;
+}
+
+// The verdict of a reference.compared reply (results::kComparisonVerdicts). The reference worker is
+// the harness's own, so another name is the harness failing.
+Result<Verdict> compared_verdict(const nlohmann::json& reply) {
+  const std::string name = reply.value("verdict", "");
+  const auto verdict = results::parse_verdict(name);
+  const auto& allowed = results::kComparisonVerdicts;
+  if (verdict && std::find(allowed.begin(), allowed.end(), *verdict) != allowed.end()) return *verdict;
+  return make_error(fmt::format("the reference worker broke the protocol: '{}' is not a comparison's verdict", name));
+}
+
 // A failed candidate call as its verdict: timeout, crashed, or the reply's own error class.
 void charge_failure(Evaluation& e, const CallResult& result, const std::string& stage, const std::string& note,
                     const fs::path& log = {}) {
   if (result.failure != CallFailure::none) {
-    e.status = result.failure == CallFailure::timeout ? "timeout" : "crashed";
-    e.error_class = e.status;
+    e.status = result.failure == CallFailure::timeout ? Verdict::timeout : Verdict::crashed;
+    e.error_class = results::verdict_name(e.status);
     e.error_message = fmt::format("{} during {}{}{}", result.message, stage, note, log.empty() ? "" : sandbox_notes(log));
     return;
   }
   const nlohmann::json& reply = *result.reply;
-  e.error_class = reply.value("error_class", "runtime_error");
-  if (e.error_class.empty()) e.error_class = "runtime_error";
-  e.status = e.error_class == "compile_failed" ? "compile_failed" : "runtime_error";
+  e.status = candidate_failure_verdict(reply);
+  e.error_class = results::verdict_name(e.status);
   e.error_message = reply.value("message", "") + note;
   const std::string trace = reply.value("traceback_tail", "");
   if (!trace.empty()) e.error_message += "\n" + trace;
@@ -413,7 +442,8 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
   e.output_bytes = std::max(e.output_bytes, inputs.reply->value("output_bytes", int64_t{0}));
   const auto left = remaining(job.deadline);
   if (left.count() <= 0) {
-    e.status = e.error_class = "timeout";
+    e.status = Verdict::timeout;
+    e.error_class = results::verdict_name(e.status);
     e.error_message = fmt::format("the candidate used up its {:.0f} s", settings_.candidate_timeout.count() / 1000.0);
     return false;
   }
@@ -432,9 +462,11 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
       settings_.reference_timeout);
   if (compared.failure != CallFailure::none) return make_error("the reference worker failed while comparing: " + compared.message);
   const nlohmann::json& c = *compared.reply;
-  const std::string verdict = c.value("verdict", "output_mismatch");
-  if (verdict != "correct") {
-    e.status = e.error_class = verdict;
+  const auto verdict = compared_verdict(c);
+  if (!verdict) return verdict.error();
+  if (*verdict != Verdict::correct) {
+    e.status = *verdict;
+    e.error_class = results::verdict_name(e.status);
     e.failed_trial = trial;
     e.error_message = c.value("message", "") + job.note;
     e.max_abs_diff = number(c, "max_abs_diff");
@@ -517,9 +549,14 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
       }
       ++e.checked_calls;
       const nlohmann::json& r = *compared.reply;
-      const std::string verdict = r.value("verdict", "output_mismatch");
-      if (verdict != "correct") {
-        e.status = e.error_class = verdict;
+      const auto verdict = compared_verdict(r);
+      if (!verdict) {
+        harness_error = verdict.error().message;
+        return stop();
+      }
+      if (*verdict != Verdict::correct) {
+        e.status = *verdict;
+        e.error_class = results::verdict_name(e.status);
         e.failed_call = call;
         e.error_message = fmt::format("timed call {}: {}", call, r.value("message", ""));
         e.max_abs_diff = number(r, "max_abs_diff");
@@ -628,7 +665,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
   clock.lap("after_timing");
 
   e.failed_stage.clear();
-  e.status = "correct";
+  e.status = Verdict::correct;
   e.correct = true;
   e.max_abs_diff = job.max_abs;
   e.mean_abs_diff = job.compared_count ? job.mean_abs_sum / job.compared_count : 0.0;
@@ -685,7 +722,7 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
   Evaluation& e = job.evaluation;
   if (job.aliased_trial)
     e.flags.emplace_back(results::EvaluationFlag::output_aliases_input, fmt::format("an output shares storage with an input (trial {})", *job.aliased_trial));
-  if (e.margin && (e.correct || e.status == "output_mismatch") && results::is_borderline_margin(*e.margin))
+  if (e.margin && (e.correct || e.status == Verdict::output_mismatch) && results::is_borderline_margin(*e.margin))
     e.flags.emplace_back(results::EvaluationFlag::borderline, fmt::format("margin {:.3g}", *e.margin));
   if (!e.correct) return {};
   PhaseClock clock{&e.phases};
@@ -713,8 +750,8 @@ namespace {
 // the fast path's own glue (argument conversion, the ATen shim) could be the cause.
 bool fastpath_could_cause(const Evaluation& e) {
   if (!e.compile || (e.compile->path != "nvrtc" && e.compile->path != "mixed")) return false;
-  return e.status == "crashed" || e.status == "runtime_error" || e.status == "shape_mismatch" ||
-         e.status == "dtype_mismatch";
+  return e.status == Verdict::crashed || e.status == Verdict::runtime_error || e.status == Verdict::shape_mismatch ||
+         e.status == Verdict::dtype_mismatch;
 }
 
 }  // namespace
@@ -747,11 +784,12 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
     auto rejudged = evaluate_with(problem_source, problem_hash, *again);
     if (!rejudged) return rejudged.error();
     Evaluation toolchain = std::move(*rejudged);
-    toolchain.fastpath_outcome = nlohmann::json{{"verdict", e.status}, {"error_message", e.error_message.substr(0, 2000)},
+    toolchain.fastpath_outcome = nlohmann::json{{"verdict", results::verdict_name(e.status)}, {"error_message", e.error_message.substr(0, 2000)},
                                                 {"compile_path", e.compile ? e.compile->path : "none"}};
     if (toolchain.status != e.status)
       toolchain.flags.emplace_back(results::EvaluationFlag::fastpath_disagreement,
-                                   fmt::format("fast path: {}; torch's toolchain: {}", e.status, toolchain.status));
+                                   fmt::format("fast path: {}; torch's toolchain: {}", results::verdict_name(e.status),
+                                               results::verdict_name(toolchain.status)));
     for (const auto& [phase, seconds] : e.phases) toolchain.phases["fastpath_" + phase] = seconds;
     if (!toolchain.traits_measured) toolchain.traits_measured = std::move(e.traits_measured);
     if (!toolchain.bandwidth_measured) toolchain.bandwidth_measured = std::move(e.bandwidth_measured);
@@ -796,16 +834,22 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   DICEBENCH_TRY(judge_traits(job));
   DICEBENCH_TRY(measure_bandwidth(job));
   clock.lap("problem_checks");
+  // A reply whose fields are missing, of the wrong types or outside the vocabulary. The candidate's
+  // code runs in its worker and can rewrite what that worker sends: the breach is charged to the
+  // candidate, and never ends the run (nor a resumed one, which would meet the same candidate first).
+  const auto breach = [&](const char* what) {
+    if (candidate.worker) candidate.worker->kill();
+    job.evaluation.status = Verdict::crashed;
+    job.evaluation.error_class = results::verdict_name(Verdict::crashed);
+    job.evaluation.correct = false;
+    job.evaluation.error_message = fmt::format("the candidate's worker broke the protocol (a malformed reply: {})", what);
+  };
   try {
     DICEBENCH_TRY(judge(job, candidate));
   } catch (const nlohmann::json::exception& error) {
-    // A reply whose fields are missing or of the wrong types. The candidate's code runs in its
-    // worker and can rewrite what that worker sends: the breach is charged to the candidate, and
-    // never ends the run (nor a resumed one, which would meet the same candidate first).
-    if (candidate.worker) candidate.worker->kill();
-    job.evaluation.status = job.evaluation.error_class = "crashed";
-    job.evaluation.correct = false;
-    job.evaluation.error_message = fmt::format("the candidate's worker broke the protocol (a malformed reply: {})", error.what());
+    breach(error.what());
+  } catch (const ProtocolBreach& error) {
+    breach(error.what());
   }
   job.evaluation.problem_traits = traits(problem_hash);
   job.evaluation.log_tail = tail_of_file(candidate.folder->path / "candidate.log", 2000);

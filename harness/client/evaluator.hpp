@@ -14,6 +14,7 @@
 #include "harness/client/sandbox_launch.hpp"
 #include "harness/client/worker_process.hpp"
 #include "results/flags.hpp"
+#include "results/verdict.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -53,8 +54,8 @@ struct EvaluationSettings {
   // Bytes per second for the memory floor; 0: measured on the GPU by the reference worker (and none
   // on the CPU, where no floor applies unless this is set).
   double bandwidth = 0;
-  // Re-judge a failing candidate built on the NVRTC fast path with torch's toolchain (verdicts
-  // crashed, runtime_error, shape_mismatch, dtype_mismatch) before its verdict is kept.
+  // Re-judge a failing candidate built on the NVRTC fast path with torch's toolchain (the verdicts
+  // of evaluator.cpp's fastpath_could_cause) before its verdict is kept.
   bool confirm_fastpath_failures = true;
 };
 
@@ -109,7 +110,9 @@ struct Bandwidth {
 };
 
 struct Evaluation {
-  std::string status;  // a verdict: compile_failed, runtime_error, timeout, crashed, shape_mismatch, ...
+  // The verdict (results/verdict.hpp). What a worker replies is parsed into it: a name outside the
+  // vocabulary is the worker breaking the protocol.
+  results::Verdict status = results::Verdict::crashed;
   bool compiled = false;
   bool correct = false;
   std::optional<Timing> runtime;

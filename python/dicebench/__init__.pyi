@@ -3,7 +3,10 @@
 import os
 from typing import Any
 
+from ._dicebench import EVALUATION_FIELDS as EVALUATION_FIELDS
+from ._dicebench import FLAGS as FLAGS
 from ._dicebench import SCHEMA_VERSION as SCHEMA_VERSION
+from ._dicebench import VERDICTS as VERDICTS
 from ._dicebench import Error as Error
 
 DEFAULT_DATABASE: str
@@ -51,6 +54,8 @@ class Evaluation:
     error_message: str
     seconds: float
     cached: bool
+    margin: float | None
+    flags: dict[str, str]
     details: dict[str, Any]
     def to_dict(self) -> dict[str, Any]: ...
 

@@ -41,15 +41,12 @@ class Timing:
 class Evaluation:
     """One candidate's verdict, with the fields of `dicebench eval --json`.
 
-    verdict is one of compile_failed, runtime_error, timeout, crashed, shape_mismatch,
-    dtype_mismatch, output_mismatch, correct. runtime and baseline are set when correct; speedup
-    is the baseline's median over the candidate's. failed_trial is the first correctness trial
-    that failed. compile_path says how load_inline calls were built (nvrtc, fallback, mixed,
-    none). margin is the worst compared element's |c - r| / (atol + rtol * |r|) (at most 1 when
-    correct). flags qualify the verdict ({name: detail}; output_aliases_input, below_memory_floor,
-    excessive_speedup, borderline, fastpath_disagreement). details holds everything else (compile
-    log and records, device profile, phases, timed calls and how many were checked). cached is True
-    when the result came from the Evaluator's memory instead of the workers."""
+    verdict is one of dicebench.VERDICTS. runtime and baseline are set when correct. flags qualify
+    the verdict ({name: detail}, names from dicebench.FLAGS). details holds all of eval --json
+    (compile log and records, device profile, phases, timed calls and how many were checked).
+    dicebench.EVALUATION_FIELDS says, for every field, its attribute here ("python") or key in
+    details ("json", "a.b" for details["a"]["b"]), its unit and what it means. cached is True when
+    the result came from the Evaluator's memory instead of the workers."""
 
     verdict: str
     correct: bool

@@ -359,3 +359,15 @@ TEST_CASE("a candidate that rewrites its worker's replies is crashed, and the ca
   CHECK(e[2]["verdict"] == "correct");
   CHECK(worker_processes() == 0);
 }
+
+TEST_CASE("a candidate whose worker names a verdict outside the vocabulary is crashed, not a runtime_error") {
+  // Its forward replies fail with error class "almost_correct": a protocol breach charged to it.
+  const auto e = evaluate_all({"rewrites_reply_verdict.py", "correct.py"});
+  CHECK_MESSAGE(e[0]["verdict"] == "crashed", e[0].dump());
+  CHECK(e[0]["error_class"] == "crashed");
+  const std::string message = e[0]["error_message"];
+  CHECK(message.find("broke the protocol") != std::string::npos);
+  CHECK(message.find("almost_correct") != std::string::npos);
+  CHECK(e[1]["verdict"] == "correct");
+  CHECK(worker_processes() == 0);
+}

@@ -1,13 +1,20 @@
-// The vocabularies that cross between the C++ host and the Python worker agree with their one
-// definition: problem traits (results/flags.hpp against protocol.py's PROBLEM_TRAITS), the protocol
-// version (harness/client/worker_process.hpp against protocol.py), and flags spell one way, also
-// where a suite plugin reports one.
+// The vocabularies that cross between the C++ host, the Python worker, SQL, suite plugins and the
+// docs agree with their one definition: verdicts (results/verdict.hpp against the evaluations.status
+// CHECK and protocol.py's VERDICTS and CANDIDATE_ERROR_CLASSES), problem traits (results/flags.hpp
+// against protocol.py's PROBLEM_TRAITS), the protocol version (harness/client/worker_process.hpp
+// against protocol.py and harness/PROTOCOL.md), the flag the KernelBench suite's review reports, and
+// flags and verdicts spell one way.
 #include "benchmarks/kernelbench/backend_check.hpp"
 #include "harness/client/worker_process.hpp"
 #include "results/flags.hpp"
+#include "results/sqlite_handle.hpp"
+#include "results/store.hpp"
+#include "results/verdict.hpp"
 
 #include <doctest/doctest.h>
+#include <stdlib.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -19,11 +26,21 @@ using namespace dicebench;
 
 namespace {
 
-std::string protocol_py() {
-  std::ifstream in(std::string(DICEBENCH_SOURCE_DIR) + "/harness/python/dicebench_harness/protocol.py");
+std::string source_file(const std::string& relative) {
+  std::ifstream in(std::string(DICEBENCH_SOURCE_DIR) + "/" + relative);
+  REQUIRE_MESSAGE(in.good(), relative);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+std::string protocol_py() { return source_file("harness/python/dicebench_harness/protocol.py"); }
+
+template <class Range>
+std::vector<std::string> verdict_names(const Range& verdicts) {
+  std::vector<std::string> names;
+  for (const auto verdict : verdicts) names.emplace_back(results::verdict_name(verdict));
+  return names;
 }
 
 // The quoted names of a Python tuple assignment `NAME = ("a", "b", ...)` in protocol.py.
@@ -62,11 +79,59 @@ TEST_CASE("the worker's problem traits are the vocabulary's, in its order") {
   CHECK(python_tuple("PROBLEM_TRAITS") == vocabulary);
 }
 
-TEST_CASE("host and worker speak one protocol version") {
+TEST_CASE("host, worker and PROTOCOL.md speak one protocol version") {
   const std::string text = protocol_py();
   std::smatch found;
   REQUIRE(std::regex_search(text, found, std::regex(R"(\nPROTOCOL_VERSION = (\d+))")));
   CHECK(std::stoi(found[1]) == harness::kProtocolVersion);
+  const std::string doc = source_file("harness/PROTOCOL.md");
+  REQUIRE(std::regex_search(doc, found, std::regex(R"(^# dicebench worker protocol, version (\d+)\n)")));
+  CHECK(std::stoi(found[1]) == harness::kProtocolVersion);
+}
+
+TEST_CASE("every verdict has one spelling") {
+  std::set<std::string> names;
+  for (const auto verdict : results::kAllVerdicts) {
+    CHECK(results::parse_verdict(results::verdict_name(verdict)) == verdict);
+    names.emplace(results::verdict_name(verdict));
+  }
+  CHECK(names.size() == results::kAllVerdicts.size());
+  CHECK_FALSE(results::parse_verdict("almost_correct").has_value());
+  CHECK_FALSE(results::parse_verdict("").has_value());
+}
+
+TEST_CASE("the worker's verdicts and candidate error classes are the vocabulary's") {
+  CHECK(python_tuple("VERDICTS") == verdict_names(results::kComparisonVerdicts));
+  std::vector<std::string> classes{""};  // an ok reply's
+  for (const auto& name : verdict_names(results::kCandidateFailureVerdicts)) classes.push_back(name);
+  CHECK(python_tuple("CANDIDATE_ERROR_CLASSES") == classes);
+}
+
+TEST_CASE("the database's CHECK on evaluations.status allows exactly the verdicts") {
+  // SQLite cannot change a CHECK in place: a verdict added to the enum needs a migration step that
+  // rebuilds the evaluations table (results/schema.cpp); this fails until it has one.
+  std::string pattern = (std::filesystem::temp_directory_path() / "dicebench-vocabulary-XXXXXX").string();
+  REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+  const std::string path = pattern + "/results.db";
+  {
+    auto store = results::Store::open(path);
+    REQUIRE_MESSAGE(store.ok(), (store.ok() ? "" : store.error().message));
+  }
+  auto db = results::Database::open_read_only(path);
+  REQUIRE(db.ok());
+  auto stmt = db->prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'evaluations'", "test");
+  REQUIRE(stmt.ok());
+  REQUIRE(*stmt->step("test"));
+  const std::string sql = stmt->column_text(0);
+  std::smatch found;
+  REQUIRE(std::regex_search(sql, found, std::regex(R"(status TEXT NOT NULL CHECK \(status IN \(([^)]*)\)\))")));
+  std::vector<std::string> allowed;
+  const std::string list = found[1];
+  const std::regex quoted("'([^']*)'");
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), quoted); it != std::sregex_iterator(); ++it)
+    allowed.push_back((*it)[1]);
+  CHECK(allowed == verdict_names(results::kAllVerdicts));
+  std::filesystem::remove_all(pattern);
 }
 
 TEST_CASE("borderline margins are those within [0.5, 2]") {

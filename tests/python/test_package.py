@@ -1,7 +1,10 @@
-"""The dicebench package without workers: it imports with its stubs, and bad input (sources that
+"""The dicebench package without workers: it imports with its stubs, its Evaluation has the fields of
+the evaluation record's one definition (dicebench.EVALUATION_FIELDS), and bad input (sources that
 are not a candidate or a problem, databases that are missing, foreign or newer, runs that do not
 exist) raises one clear exception each."""
 
+import ast
+import dataclasses
 import os
 import pathlib
 import sqlite3
@@ -24,6 +27,21 @@ class Package(unittest.TestCase):
         self.assertTrue(dicebench.evaluate.__doc__ and dicebench.open.__doc__ and dicebench.report.__doc__)
         self.assertTrue(issubclass(dicebench.CandidateError, dicebench.Error))
         self.assertTrue(issubclass(dicebench.CandidateError, ValueError))
+
+    def test_evaluation_attributes_are_the_fields_table(self):
+        # dicebench.EVALUATION_FIELDS is results/evaluation_fields.hpp; Evaluation and its stub give an
+        # attribute to each field it names, and to nothing else but cached (the Evaluator's own).
+        named = {f["python"] for f in dicebench.EVALUATION_FIELDS if f["python"]}
+        attributes = {f.name for f in dataclasses.fields(dicebench.Evaluation)} - {"cached"}
+        self.assertEqual(attributes, named)
+        stub = ast.parse((pathlib.Path(dicebench.__file__).parent / "__init__.pyi").read_text())
+        [evaluation] = [n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Evaluation"]
+        stubbed = {n.target.id for n in evaluation.body if isinstance(n, ast.AnnAssign)} - {"cached"}
+        self.assertEqual(stubbed, named)
+        self.assertIn("correct", dicebench.VERDICTS)
+        self.assertIn("borderline", dicebench.FLAGS)
+        for field in dicebench.EVALUATION_FIELDS:
+            self.assertEqual(set(field), {"json", "stored", "python", "worker", "unit", "meaning"})
 
 
 class BadSources(unittest.TestCase):

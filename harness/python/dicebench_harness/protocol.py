@@ -21,6 +21,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+# Checked by tests/host/test_vocabulary.cpp against the host's (harness/client/worker_process.hpp)
+# and harness/PROTOCOL.md's title.
 PROTOCOL_VERSION = 4
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct("<I")
@@ -31,11 +33,14 @@ TOLERANCE_MODES = ("kernelbench", "compat")
 # is what KernelBench's own evaluator does (it never calls .eval()): it changes BatchNorm (batch
 # statistics) and Dropout. Reference and candidate must be sent the same mode.
 MODEL_MODES = ("eval", "train")
+# The verdicts a comparison gives, and the error classes of a candidate's failed reply: the one
+# definition is results/verdict.hpp (kComparisonVerdicts, kCandidateFailureVerdicts), which a test
+# checks these against; the host takes any other name from a candidate as a protocol breach.
 VERDICTS = ("correct", "shape_mismatch", "dtype_mismatch", "output_mismatch")
+CANDIDATE_ERROR_CLASSES = ("", "compile_failed", "runtime_error")  # "": an ok reply's
 # A problem's degenerate traits (reference.traits_judged), judged from its reference alone; the one
 # definition is results/flags.hpp (kAllProblemTraits), which a test checks this list against.
 PROBLEM_TRAITS = ("constant_output", "zeros_pass", "output_equals_input", "near_constant_output")
-CANDIDATE_ERROR_CLASSES = ("", "compile_failed", "runtime_error")
 # Seeds are non-negative 63-bit integers (they fit int64 on the host and torch.manual_seed).
 MAX_SEED = 2**63 - 1
 
