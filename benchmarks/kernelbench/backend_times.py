@@ -5,7 +5,7 @@ path or torch's toolchain) and by Triton candidates (compiled by Triton's JIT at
 Runs `dicebench eval --json` once per language with all of its candidates, prints a table of
 medians, and writes the per-candidate figures as JSON.
 
-Compile time: compile.seconds for CUDA (the load_inline build), profile.jit.seconds for Triton (the
+Compile time: compile.seconds for CUDA (the load_inline build), compile.jit.seconds for Triton (the
 JIT's compiles, which happen inside the first correctness trial). Evaluation time: the candidate's
 whole evaluation (start, compile, trials, timing, baseline lookup), as `seconds` in its JSON.
 
@@ -33,7 +33,7 @@ CANDIDATES = {
 
 def compile_seconds(backend: str, e: dict) -> float | None:
     if backend == "triton":
-        jit = (e.get("profile") or {}).get("jit") or {}
+        jit = (e.get("compile") or {}).get("jit") or {}
         return jit.get("seconds")
     return (e.get("compile") or {}).get("seconds")
 

@@ -30,6 +30,9 @@ void print_evaluation(const harness::Evaluation& e, const std::string& device) {
   if (e.compile && e.compile->path != "none")
     fmt::print("compiled: {} path in {:.2f} s{}\n", e.compile->path, e.compile->seconds,
                e.compile->reason.empty() ? "" : " (" + e.compile->reason + ")");
+  if (e.compile && e.compile->jit.value("count", 0) > 0)
+    fmt::print("JIT-compiled: {} kernel(s) at their first launch in {:.2f} s (in no call's time)\n", e.compile->jit.value("count", 0),
+               e.compile->jit.value("seconds", 0.0));
   if (e.profile) {
     fmt::print("device: {:.4f} ms busy per call, {:.0f}% in the candidate's own kernels\n", e.profile->busy_ms,
                100.0 * e.profile->candidate_share);

@@ -203,7 +203,7 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
   if (e.timed_calls) details["timed_calls"] = {{"calls", e.timed_calls}, {"checked", e.checked_calls}};
   if (e.input_bytes || e.output_bytes) details["io_bytes"] = {{"inputs", e.input_bytes}, {"outputs", e.output_bytes}};
   if (e.fastpath_outcome) details["fastpath_outcome"] = *e.fastpath_outcome;
-  if (e.profile && e.profile->jit.value("count", 0) > 0) details["jit_compile"] = e.profile->jit;
+  if (e.compile && e.compile->jit.value("count", 0) > 0) details["jit_compile"] = e.compile->jit;
   if (e.runtime) details["runtime_trials"] = e.runtime->trials;
   if (e.baseline) {
     details["baseline_trials"] = e.baseline->trials;

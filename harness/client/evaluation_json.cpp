@@ -17,7 +17,8 @@ nlohmann::json optional_json(const std::optional<T>& v) {
 
 nlohmann::json compile_json(const std::optional<CompileInfo>& c) {
   if (!c) return nullptr;
-  return {{"path", c->path}, {"reason", c->reason}, {"seconds", c->seconds}, {"log", c->log}, {"records", c->records}};
+  return {{"path", c->path}, {"reason", c->reason}, {"seconds", c->seconds}, {"log", c->log}, {"records", c->records},
+          {"jit", c->jit}};
 }
 
 nlohmann::json profile_json(const std::optional<DeviceProfile>& p) {
@@ -33,8 +34,7 @@ nlohmann::json profile_json(const std::optional<DeviceProfile>& p) {
           {"launch_latency_ms", p->launch_latency_ms},
           {"span_ms", p->span_ms},
           {"candidate_share", p->candidate_share},
-          {"kernels", kernels},
-          {"jit", p->jit}};
+          {"kernels", kernels}};
 }
 
 // {"name": "detail", ...} in the order they were set.

@@ -401,6 +401,16 @@ void charge_failure(Evaluation& e, const CallResult& result, const std::string& 
 
 bool failed(const CallResult& result) { return result.failure != CallFailure::none || !result.reply->value("ok", false); }
 
+// The JIT compiles a candidate's reply reports so far (candidate.outputs and candidate.timed carry
+// them, failed or not), kept beside the load-time compile.
+void note_jit(Evaluation& e, const CallResult& result) {
+  if (result.failure != CallFailure::none || !result.reply) return;
+  const auto jit = result.reply->find("jit");
+  if (jit == result.reply->end() || !jit->is_object()) return;
+  if (!e.compile) e.compile = CompileInfo{};
+  e.compile->jit = *jit;
+}
+
 CompileInfo compile_info_from(const nlohmann::json& j) {
   CompileInfo c;
   c.path = j.value("path", "none");
@@ -419,7 +429,6 @@ DeviceProfile profile_from(const nlohmann::json& j) {
   p.launch_latency_ms = j.value("launch_latency_ms", 0.0);
   p.span_ms = j.value("span_ms", 0.0);
   p.candidate_share = j.value("candidate_share", 0.0);
-  if (const auto jit = j.find("jit"); jit != j.end() && jit->is_object()) p.jit = *jit;
   for (const auto& k : j.value("kernels", nlohmann::json::array()))
     p.kernels.push_back({k.value("name", ""), k.value("kind", "kernel"), k.value("from_candidate", false),
                          k.value("launches_per_call", 0.0), k.value("ms_per_call", 0.0), k.value("grid", ""),
@@ -451,6 +460,7 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
       {{"type", "candidate.forward"}, {"job", job.id}, {"trial", trial}, {"inputs", inputs.reply->at("inputs")},
        {"outputs_path", (job.candidate->folder->path / fmt::format("outputs-{}.pt", trial)).string()}},
       left);
+  note_jit(e, outputs);
   if (failed(outputs)) {
     charge_failure(e, outputs, fmt::format("trial {}", trial), job.note, job.candidate->log());
     e.failed_trial = trial;
@@ -596,6 +606,7 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
   }
   if (!harness_error.empty()) return make_error(harness_error);
   if (decided) return false;
+  note_jit(e, timed);
   if (failed(timed)) {
     charge_failure(e, timed, fmt::format("timing (call {})", e.timed_calls), "", c.log());
     return false;

@@ -75,12 +75,16 @@ struct KernelTime {
   std::string grid, block;
 };
 
-// How the candidate's load_inline calls were built.
+// How the candidate's load_inline calls were built (at load), and what a JIT DSL (Triton) compiled
+// at its kernels' first launches (inside trials or timed calls, whose times leave it out).
 struct CompileInfo {
   std::string path = "none";  // nvrtc, fallback, mixed, none
   std::string reason, log;
   double seconds = 0;
   nlohmann::json records = nlohmann::json::array();
+  // {"count", "seconds", "compiles": [{"name", "kernel", "seconds"}]}, whatever the verdict; count 0
+  // when nothing was JIT-compiled.
+  nlohmann::json jit = nlohmann::json::object();
 };
 
 // What the timed calls ran on the device (CUDA only); medians over the timed calls.
@@ -92,9 +96,6 @@ struct DeviceProfile {
   double span_ms = 0;            // that marker -> the call's last device work (launch latency included)
   double candidate_share = 0;
   std::vector<KernelTime> kernels;
-  // Kernels a JIT DSL (Triton) compiled in the candidate's process: {"count", "seconds", "compiles":
-  // [{"name", "kernel", "seconds"}]}; their compile time is in no call's time.
-  nlohmann::json jit = nlohmann::json::object();
 };
 
 // A problem's degenerate traits, judged from its reference alone (reference.traits).

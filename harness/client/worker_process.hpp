@@ -18,7 +18,7 @@
 
 namespace dicebench::harness {
 
-inline constexpr int kProtocolVersion = 4;
+inline constexpr int kProtocolVersion = 5;
 
 struct WorkerOptions {
   std::string executable;                      // dicebench-worker

@@ -61,7 +61,8 @@ harness::Evaluation full_evaluation() {
   e.problem_traits = harness::ProblemTraits{nlohmann::json::array({"zeros_pass"}), nlohmann::json::object()};
   e.fastpath_outcome = nlohmann::json{{"verdict", "crashed"}};
   e.baseline_measured = true;
-  e.compile = harness::CompileInfo{"nvrtc", "every call", "the log", 1.5, nlohmann::json::array({{{"name", "ext"}}})};
+  e.compile = harness::CompileInfo{"nvrtc", "every call", "the log", 1.5, nlohmann::json::array({{{"name", "ext"}}}),
+                                   {{"count", 1}, {"seconds", 0.3}, {"compiles", nlohmann::json::array()}}};
   harness::DeviceProfile profile;
   profile.busy_ms = 0.8;
   profile.host_ms = 1.0;
@@ -70,7 +71,6 @@ harness::Evaluation full_evaluation() {
   profile.span_ms = 0.9;
   profile.candidate_share = 0.75;
   profile.kernels = {{"relu_kernel", "kernel", true, 1.0, 0.5, "1,1,1", "256,1,1"}};
-  profile.jit = {{"count", 1}, {"seconds", 0.3}, {"compiles", nlohmann::json::array()}};
   e.profile = profile;
   e.log_tail = "printed";
   e.seconds = 3.0;

@@ -463,7 +463,7 @@ class CandidateRole:
         except BaseException as error:  # noqa: BLE001
             failure = _Failure(error)
         return self._reply("candidate.outputs", request, failure, trial=request["trial"], outputs=descriptor,
-                           aliases_input=aliased)
+                           aliases_input=aliased, jit=self.jit.summary())
 
     # ---------------------------------------------------------------------------------------
     def time(self, request: dict) -> dict:
@@ -501,7 +501,7 @@ class CandidateRole:
         finally:
             link.inputs, link.outputs = None, None
         return self._reply("candidate.timed", request, failure, timing=summary, profile=profile,
-                           calls=link.call, stopped=stopped)
+                           calls=link.call, stopped=stopped, jit=self.jit.summary())
 
     def _profile(self, timer: "timing.CuptiTimer", trials: int) -> dict:
         import dicebench_cuda
@@ -529,6 +529,6 @@ class CandidateRole:
         def median(key: str) -> float:
             return statistics.median(c[key] for c in calls) if calls else 0.0
 
-        return {"jit": self.jit.summary(), "busy_ms": median("busy_ms"), "host_ms": median("host_ms"),
+        return {"busy_ms": median("busy_ms"), "host_ms": median("host_ms"),
                 "call_host_ms": median("call_host_ms"), "launch_latency_ms": median("launch_latency_ms"),
                 "span_ms": median("span_ms"), "candidate_share": summary["candidate_share"], "kernels": rows}

@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping
 
 # Checked by tests/host/test_vocabulary.cpp against the host's (harness/client/worker_process.hpp)
 # and harness/PROTOCOL.md's title.
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct("<I")
 
@@ -298,10 +298,9 @@ COMPILE_SUMMARY = Spec("compile", None, {
     "log": STR, "records": _simple("list", lambda v: isinstance(v, list)),
 })
 
-# What the timed calls ran on the device (candidate.timed's "profile"; CUDA only). "jit": the
-# kernels a JIT DSL (Triton) compiled in the candidate's process, {"count", "seconds", "compiles"}.
+# What the timed calls ran on the device (candidate.timed's "profile"; CUDA only).
 PROFILE = Spec("profile", None, {
-    "jit": OBJECT, "busy_ms": NUMBER, "host_ms": NUMBER, "call_host_ms": NUMBER, "launch_latency_ms": NUMBER,
+    "busy_ms": NUMBER, "host_ms": NUMBER, "call_host_ms": NUMBER, "launch_latency_ms": NUMBER,
     "span_ms": NUMBER, "candidate_share": NUMBER,
     "kernels": _simple("list", lambda v: isinstance(v, list)),
 })
@@ -350,11 +349,13 @@ REPLIES: dict[str, Spec] = {s.type: s for s in [
     Spec("candidate.ready", None, {
         "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES),
     }),
-    # aliases_input: an output shares storage with one of the inputs it was given.
+    # aliases_input: an output shares storage with one of the inputs it was given. jit: the kernels
+    # a JIT DSL (Triton) compiled in the candidate's process so far, {"count", "seconds",
+    # "compiles"} (also in candidate.timed), failed or not.
     Spec("candidate.outputs", None, {
         "job": STR, "trial": int_range(0), **FAILURE_FIELDS,
         "error_class": one_of(*CANDIDATE_ERROR_CLASSES), "outputs": OPT_TRANSFER,
-        "aliases_input": BOOL,
+        "aliases_input": BOOL, "jit": OBJECT,
     }),
     # Sent by a candidate during candidate.time after every call (warm-up, timed or extra): that
     # call's outputs, and whether its timing loop wants another call (more).
@@ -364,7 +365,7 @@ REPLIES: dict[str, Spec] = {s.type: s for s in [
     # stopped: the host ended timing early (a checked call failed); timing is then null.
     Spec("candidate.timed", None, {
         "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES),
-        "timing": OPT_OBJECT, "profile": OPT_OBJECT, "calls": int_range(0), "stopped": BOOL,
+        "timing": OPT_OBJECT, "profile": OPT_OBJECT, "calls": int_range(0), "stopped": BOOL, "jit": OBJECT,
     }, nested={"timing": TIMING_RESULT, "profile": PROFILE}),
 ]}
 
