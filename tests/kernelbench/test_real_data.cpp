@@ -21,6 +21,7 @@
 #include <optional>
 #include <set>
 
+#include "benchmarks/kernelbench/backend_check.hpp"
 #include "benchmarks/kernelbench/file_io.hpp"
 #include "benchmarks/kernelbench/locate.hpp"
 #include "benchmarks/kernelbench/problems.hpp"
@@ -392,4 +393,34 @@ TEST_CASE("every prompt of every style builds for all 250 problems") {
     REQUIRE(prompt.ok());
     CHECK(prompt->find(p.source) != std::string::npos);
   }
+}
+
+TEST_CASE("KernelBench's own example kernels pass the backend check of their language") {
+  KB_REQUIRE_REAL_ROOT(levels_root, root);
+  // The prompts folder holds prompts.toml and each backend's example answer (model_new_ex_add_*.py).
+  fs::path prompts;
+  for (const fs::path& candidate : {levels_root / "prompts", levels_root.parent_path() / "prompts",
+                                    levels_root / "src" / "kernelbench" / "prompts"})
+    if (fs::exists(candidate / "prompts.toml")) prompts = candidate;
+  if (prompts.empty()) {
+    MESSAGE("skipped: no prompts folder beside " << levels_root.string());
+    return;
+  }
+  const std::map<std::string, std::vector<std::string>> examples = {
+      {"cuda", {"model_new_ex_add.py", "few_shot/model_new_ex_add.py", "few_shot/model_new_ex_fuse_gelu.py",
+                "few_shot/model_new_ex_tiled_matmul.py", "few_shot/model_new_ex_flash_attn.py"}},
+      {"triton", {"model_new_ex_add_triton.py"}},
+      {"cute", {"model_new_ex_add_cute.py"}},
+      {"tilelang", {"model_new_ex_add_tilelang.py"}},
+  };
+  for (const auto& [backend, files] : examples)
+    for (const auto& file : files) {
+      const auto source = kb::read_file_bytes(prompts / file);
+      REQUIRE_MESSAGE(source.ok(), (prompts / file).string());
+      const auto why = kb::backend_unused(*kb::find_backend(backend), *source);
+      CHECK_MESSAGE(!why.has_value(), backend << " " << file << ": " << why.value_or(""));
+      // ... and a CUDA example is not Triton, nor the other way round.
+      const std::string other = backend == "triton" ? "cuda" : "triton";
+      CHECK_MESSAGE(kb::backend_unused(*kb::find_backend(other), *source).has_value(), other << " " << file);
+    }
 }
