@@ -63,7 +63,7 @@ for i, text in enumerate(texts):
 write("run_config", "run.toml", (tests / "host" / "test_config.cpp").read_text().split('R"(', 1)[1].split(')"', 1)[0])
 write("run_config", "flat.toml", 'model = "dice-8b"\nsamples = 3\n[sampling]\ntemperature = 0.0\n')
 
-gate = (tests / "results" / "gate_test.cpp").read_text()
+gate = (tests / "results" / "test_gate.cpp").read_text()
 for i, rules in enumerate(re.findall(r'parse_gate_rules\(R"\((.*?)\)"', gate, re.S)):
     write("gate_rules", f"rules_{i}.toml", rules)
 
