@@ -1,5 +1,6 @@
 // Reading gate rules from TOML (one of three translation units that include toml++: see core/host/config.cpp).
 #include "results/gate_rules.hpp"
+#include "core/base/whole_file.hpp"
 #include "core/base/one_line.hpp"
 
 #include <fmt/format.h>
@@ -194,9 +195,9 @@ Result<GateRules> parse_gate_rules(std::string_view text, const std::string& sou
 }
 
 Result<GateRules> read_gate_rules(const std::string& path) {
-  std::string text, why;
-  if (!read_file(path, &text, &why)) return make_error(fmt::format("cannot read rules file {}: {}", path, why));
-  return parse_gate_rules(text, path);
+  const auto text = read_whole_file(path, "rules file");
+  if (!text) return text.error();
+  return parse_gate_rules(*text, path);
 }
 
 }  // namespace dicebench::results

@@ -1,5 +1,6 @@
 // Writing and reading run summary files.
 #include "results/summary_file.hpp"
+#include "core/base/whole_file.hpp"
 
 #include <fmt/format.h>
 
@@ -80,9 +81,9 @@ std::string write_summary(const RunResults& run) {
 
 Result<RunResults> read_summary(const std::filesystem::path& path) {
   const std::string name = path.string();
-  std::string text, why;
-  if (!read_file(name, &text, &why)) return make_error(fmt::format("cannot read run summary {}: {}", name, why));
-  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto text = read_whole_file(path, "run summary");
+  if (!text) return text.error();
+  const nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return make_error(fmt::format("{}: not JSON (expected a dicebench run summary)", name));
   if (!doc.is_object() || doc.value("format", "") != kSummaryFormat || !doc.contains("version") ||
       !doc["version"].is_number_integer()) {

@@ -1,5 +1,5 @@
-// Files for tests: a temporary folder removed at the end, writing a file (its folders made),
-// a file's hash, and the single value of a one-cell query on a results database.
+// Files for tests: a temporary folder removed at the end, writing and reading a file (its folders
+// made), a file's hash, and the single value of a one-cell query on a results database.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -13,6 +13,7 @@
 
 #include "core/base/sha256.hpp"
 #include "core/base/text.hpp"
+#include "core/base/whole_file.hpp"
 #include "results/query.hpp"
 
 namespace dicebench::test {
@@ -33,11 +34,14 @@ inline void write(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-inline std::string file_hash(const std::string& path) {
-  std::string text, why;
-  read_file(path, &text, &why);
-  return sha256_hex(text);
+// The file's bytes; a file that cannot be read fails the test, naming it and why.
+inline std::string read_text(const std::filesystem::path& path) {
+  auto text = read_whole_file(path);
+  REQUIRE_MESSAGE(text.ok(), (text.ok() ? "" : text.error().message));
+  return std::move(*text);
 }
+
+inline std::string file_hash(const std::string& path) { return sha256_hex(read_whole_file(path).value_or("")); }
 
 // The single value of a one-cell query, as text, read through the CLI's query code path.
 inline std::string scalar(const std::string& db, const std::string& sql) {

@@ -5,7 +5,7 @@
 #include <exception>
 #include <optional>
 
-#include "benchmarks/kernelbench/file_io.hpp"
+#include "core/base/whole_file.hpp"
 #include "core/base/sha256.hpp"
 
 namespace dicebench::kernelbench {
@@ -67,7 +67,7 @@ Result<std::vector<Problem>> load_level(const std::filesystem::path& levels_root
       if (!parsed) continue;
       std::error_code type_ec;
       if (!fs::is_regular_file(path, type_ec)) continue;
-      Result<std::string> source = read_file_bytes(path);
+      Result<std::string> source = read_whole_file(path);
       if (!source) return source.error();
       Problem problem;
       problem.id = parsed->id;

@@ -5,7 +5,7 @@
 #include <exception>
 #include <optional>
 
-#include "benchmarks/kernelbench/file_io.hpp"
+#include "core/base/whole_file.hpp"
 #include "core/base/sha256.hpp"
 
 namespace dicebench::kernelbench::detail {
@@ -44,7 +44,7 @@ Result<TemplatePlan> plan_template_prompt(const std::filesystem::path& template_
     if (template_file.empty()) {
       return make_error("prompt style 'template' needs a template file, and none was given");
     }
-    Result<std::string> text = read_file_bytes(template_file);
+    Result<std::string> text = read_whole_file(template_file);
     if (!text) return text.error();
     TemplatePlan plan;
     plan.files.push_back(PromptFile{"template", template_file, sha256_hex(text.value())});
@@ -83,7 +83,7 @@ Result<TemplatePlan> plan_template_prompt(const std::filesystem::path& template_
                     std::string* out) -> Result<void> {
       if (!used) return {};
       const fs::path path = given.empty() ? dir / default_name : given;
-      Result<std::string> bytes = read_file_bytes(path);
+      Result<std::string> bytes = read_whole_file(path);
       if (!bytes) {
         return make_error(template_file.string() + " uses {{" +
                           std::string(std::string_view(role) == "example_arch" ? "EXAMPLE_ARCH" : "EXAMPLE_NEW_ARCH") +

@@ -32,7 +32,8 @@
 
 #include <toml++/toml.h>
 
-#include "benchmarks/kernelbench/file_io.hpp"
+#include "benchmarks/kernelbench/text_mode.hpp"
+#include "core/base/whole_file.hpp"
 #include "core/base/sha256.hpp"
 
 namespace dicebench::kernelbench::detail {
@@ -156,7 +157,7 @@ class Composer {
     for (const fs::path& candidate : candidates) {
       std::error_code ec;
       if (!fs::is_regular_file(candidate, ec)) continue;
-      Result<std::string> bytes = read_file_bytes(candidate);
+      Result<std::string> bytes = read_whole_file(candidate);
       if (!bytes) return bytes.error();
       files->push_back(PromptFile{role, candidate, sha256_hex(bytes.value())});
       return universal_newlines(bytes.value());
@@ -416,7 +417,7 @@ Result<TomlPlan> plan_toml_prompt(const std::filesystem::path& prompts_toml,
                                   const std::filesystem::path& levels_root, const std::string& option,
                                   const std::string& backend, const std::string& precision) {
   try {
-    Result<std::string> bytes = read_file_bytes(prompts_toml);
+    Result<std::string> bytes = read_whole_file(prompts_toml);
     if (!bytes) return bytes.error();
     toml::table data;
     try {

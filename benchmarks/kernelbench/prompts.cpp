@@ -1,11 +1,11 @@
 // PromptBuilder: picks the prompt source for a style and builds each problem's prompt.
 #include "benchmarks/kernelbench/prompts.hpp"
+#include "benchmarks/kernelbench/text_mode.hpp"
 
 #include <exception>
 
 #include <nlohmann/json.hpp>
 
-#include "benchmarks/kernelbench/file_io.hpp"
 #include "benchmarks/kernelbench/prompt_template.hpp"
 #include "benchmarks/kernelbench/prompt_toml.hpp"
 

@@ -28,6 +28,8 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  // The value, or `fallback` when this holds an error (for callers to whom the why does not matter).
+  T value_or(T fallback) && { return ok() ? std::get<0>(std::move(state_)) : std::move(fallback); }
 
   const Error& error() const { return std::get<1>(state_); }
 

@@ -79,20 +79,4 @@ std::string utc_now_iso8601() {
   return buffer;
 }
 
-bool read_file(const std::string& path, std::string* contents, std::string* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = std::strerror(errno);
-    return false;
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    *error = "read error";
-    return false;
-  }
-  *contents = std::move(buffer).str();
-  return true;
-}
-
 }  // namespace dicebench

@@ -20,7 +20,4 @@ std::string did_you_mean(std::string_view name, const std::vector<std::string>& 
 // Current UTC time as "2026-11-29T15:42:52Z".
 std::string utc_now_iso8601();
 
-// Reads a whole file; false with errno-based text in *error when it cannot.
-bool read_file(const std::string& path, std::string* contents, std::string* error);
-
 }  // namespace dicebench

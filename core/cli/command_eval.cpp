@@ -3,6 +3,7 @@
 // candidates start and compile while one runs), printing each verdict (or JSON: an object for one
 // candidate, an array for several).
 #include "core/base/sha256.hpp"
+#include "core/base/whole_file.hpp"
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
 #include "core/host/evaluation_stage.hpp"
@@ -72,11 +73,14 @@ Command add_eval_command(CLI::App& parent) {
   app->add_option("--set", o->sets, "Any eval setting as KEY=VALUE, e.g. eval.sandbox=require");
   app->add_flag("--json", o->json, "Print the evaluation as JSON");
   return {app, [o]() {
-            std::string problem, why;
-            if (!read_file(o->problem, &problem, &why)) return fail(fmt::format("cannot read problem {}: {}", o->problem, why));
+            const auto read_problem = read_whole_file(o->problem, "problem");
+            if (!read_problem) return fail(read_problem.error().message);
+            const std::string& problem = *read_problem;
             std::vector<std::string> candidates;
             for (const auto& path : o->candidates) {
-              if (!read_file(path, &candidates.emplace_back(), &why)) return fail(fmt::format("cannot read candidate {}: {}", path, why));
+              auto candidate = read_whole_file(path, "candidate");
+              if (!candidate) return fail(candidate.error().message);
+              candidates.push_back(std::move(*candidate));
             }
             host::Config config;
             if (!o->device.empty()) config.set("eval.device", o->device);

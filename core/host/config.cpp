@@ -1,6 +1,7 @@
 // Run configuration from TOML files and --set overrides (toml++ is included here, in results/gate_rules.cpp and in
 // benchmarks/kernelbench/prompt_toml.cpp: each reads its own kind of file, and only these link dicebench_tomlplusplus).
 #include "core/host/config.hpp"
+#include "core/base/whole_file.hpp"
 #include "core/base/one_line.hpp"
 
 #include "core/base/text.hpp"
@@ -77,9 +78,9 @@ Result<Config> Config::from_toml_string(std::string_view text, const std::string
 }
 
 Result<Config> Config::from_toml_file(const std::string& path) {
-  std::string text, why;
-  if (!read_file(path, &text, &why)) return make_error(fmt::format("cannot read config {}: {}", path, why));
-  return from_toml_string(text, path);
+  const auto text = read_whole_file(path, "config");
+  if (!text) return text.error();
+  return from_toml_string(*text, path);
 }
 
 std::optional<std::string> Config::get(const std::string& key) const {

@@ -1,5 +1,6 @@
 // Plugin manifests beside plugin libraries: written at build time, read by the registry.
 #include "core/host/plugin_manifest.hpp"
+#include "core/base/whole_file.hpp"
 
 #include "core/base/text.hpp"
 
@@ -63,8 +64,9 @@ Result<std::string> write_manifest(const std::string& library_path) {
 Result<std::optional<PluginInfo>> read_manifest(const std::string& library_path) {
   const std::string path = manifest_path_for(library_path);
   if (!fs::exists(path)) return std::optional<PluginInfo>{};
-  std::string text, why;
-  if (!read_file(path, &text, &why)) return make_error(fmt::format("cannot read {}: {}", path, why));
+  const auto read = read_whole_file(path);
+  if (!read) return read.error();
+  const std::string& text = *read;
   try {
     const auto manifest = nlohmann::json::parse(text);
     auto stamp = stamp_of(library_path);

@@ -1,5 +1,6 @@
 // The reproducibility record of a run, read without creating a CUDA context.
 #include "core/host/repro.hpp"
+#include "core/base/whole_file.hpp"
 
 #include "core/base/text.hpp"
 
@@ -32,15 +33,15 @@ std::optional<std::string> cuda_toolkit_version() {
   if (const char* home = std::getenv("CUDA_HOME")) roots.push_back(home);
   roots.push_back("/usr/local/cuda");
   for (const auto& root : roots) {
-    std::string text, why;
-    if (read_file(root + "/version.json", &text, &why)) {
+    if (const auto version = read_whole_file(root + "/version.json")) {
       try {
-        return nlohmann::json::parse(text).at("cuda").at("version").get<std::string>();
+        return nlohmann::json::parse(*version).at("cuda").at("version").get<std::string>();
       } catch (const std::exception&) {
       }
     }
     // Toolkits without version.json (the pip-packaged layout): CUDA_VERSION in cuda.h, e.g. 13000.
-    if (read_file(root + "/include/cuda.h", &text, &why)) {
+    if (const auto header = read_whole_file(root + "/include/cuda.h")) {
+      const std::string& text = *header;
       const std::string marker = "#define CUDA_VERSION ";
       if (const size_t at = text.find(marker); at != std::string::npos) {
         const long version = std::strtol(text.c_str() + at + marker.size(), nullptr, 10);

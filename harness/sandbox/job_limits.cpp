@@ -1,5 +1,6 @@
 // Resource limits of a sandboxed job (job_limits.hpp).
 #include "harness/sandbox/job_limits.hpp"
+#include "core/base/whole_file.hpp"
 
 #include <dirent.h>
 #include <signal.h>
@@ -23,12 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+// A /proc or cgroup file's text; "" once the process or group is gone.
+std::string read_text(const std::string& path) { return read_whole_file(path).value_or(""); }
 
 bool write_text(const std::string& path, const std::string& text, std::string* why) {
   std::ofstream out(path);

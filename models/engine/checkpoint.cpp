@@ -1,5 +1,6 @@
 // Opening single-file and sharded safetensors checkpoints.
 #include "models/engine/checkpoint.hpp"
+#include "core/base/whole_file.hpp"
 
 #include <fmt/format.h>
 
@@ -16,9 +17,9 @@ Result<Checkpoint> Checkpoint::open(const std::filesystem::path& folder) {
   const auto index = folder / "model.safetensors.index.json";
   if (std::filesystem::exists(index)) {
     checkpoint.index_ = index;
-    std::string text, error;
-    if (!read_file(index.string(), &text, &error)) return make_error(fmt::format("{}: {}", index.string(), error));
-    const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    auto text = read_whole_file(index);
+    if (!text) return text.error();
+    const auto doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     const auto map = doc.is_object() ? doc.find("weight_map") : doc.end();
     if (map == doc.end() || !map->is_object() || map->empty())
       return make_error(fmt::format("{}: no 'weight_map' object naming the shards", index.string()));

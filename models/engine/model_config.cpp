@@ -1,5 +1,6 @@
 // Parsing and checking of config.json and generation_config.json.
 #include "models/engine/model_config.hpp"
+#include "core/base/whole_file.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,9 +19,9 @@ using nlohmann::json;
 constexpr const char* kArchitectures[] = {"Qwen3ForCausalLM", "SDARForCausalLM"};
 
 Result<json> read_json(const std::filesystem::path& path) {
-  std::string text, error;
-  if (!read_file(path.string(), &text, &error)) return make_error(fmt::format("{}: {}", path.string(), error));
-  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto text = read_whole_file(path);
+  if (!text) return text.error();
+  json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || !parsed.is_object()) return make_error(fmt::format("{}: not a JSON object", path.string()));
   return parsed;
 }

@@ -1,5 +1,6 @@
 // The model folder's identity hash: JSON files whole, safetensors files by their headers.
 #include "models/local/folder_identity.hpp"
+#include "core/base/whole_file.hpp"
 
 #include <fmt/format.h>
 
@@ -46,9 +47,9 @@ Result<std::string> folder_identity(const fs::path& folder) {
   for (const char* name : kJsonFiles) {
     const fs::path path = folder / name;
     if (!fs::exists(path, ec)) continue;
-    std::string text, why;
-    if (!read_file(path.string(), &text, &why)) return make_error(fmt::format("{}: {}", path.string(), why));
-    add_part(hash, name, text);
+    auto text = read_whole_file(path);
+    if (!text) return text.error();
+    add_part(hash, name, *text);
   }
   std::vector<fs::path> weights;
   for (const auto& entry : fs::directory_iterator(folder, ec))

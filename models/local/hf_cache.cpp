@@ -1,6 +1,7 @@
 // Hugging Face hub cache lookup: the cache folder from the environment, then the repository's
 // snapshot.
 #include "models/local/hf_cache.hpp"
+#include "core/base/whole_file.hpp"
 
 #include <fmt/format.h>
 
@@ -53,8 +54,8 @@ Result<CachedModel> find_cached_model(const fs::path& hub_cache, std::string_vie
   if (!fs::is_directory(snapshots, ec)) return not_cached(hub_repo, snapshots, "does not exist");
 
   CachedModel found;
-  if (std::string text, why; read_file((repo / "refs" / "main").string(), &text, &why)) {
-    found.revision = std::string(trim(text));
+  if (const auto text = read_whole_file(repo / "refs" / "main")) {
+    found.revision = std::string(trim(*text));
     if (!fs::is_directory(snapshots / found.revision, ec))
       return not_cached(hub_repo, repo / "refs" / "main",
                         fmt::format("names revision {}, which has no snapshot folder", found.revision));

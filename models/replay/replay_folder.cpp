@@ -1,5 +1,6 @@
 // Scanning, checking and reading a replay folder (see replay_folder.hpp).
 #include "models/replay/replay_folder.hpp"
+#include "core/base/whole_file.hpp"
 
 #include "core/base/sha256.hpp"
 
@@ -30,19 +31,6 @@ std::string list_indices(const std::vector<int32_t>& sorted) {
     i = j + 1;
   }
   return out;
-}
-
-// Reads a whole file; the error text says why (errno).
-Result<std::string> read_bytes(const fs::path& path) {
-  errno = 0;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) return make_error(std::strerror(errno));
-  std::string bytes;
-  char buffer[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) bytes.append(buffer, n);
-  if (std::ferror(file.get())) return make_error(errno ? std::strerror(errno) : "read error");
-  return bytes;
 }
 
 fs::path absolute_folder(const fs::path& folder) {
@@ -179,10 +167,8 @@ Result<ReplayFolder::Sample> ReplayFolder::read(const SampleKey& key) const {
   if (!entry)
     return make_error("replay folder " + path_.string() + " has no file for " + describe(key) + " (expected " +
                       file_name(key, FileKind::kernel) + " or " + file_name(key, FileKind::completion) + ")");
-  auto bytes = read_bytes(path_ / entry->name);
-  if (!bytes)
-    return make_error("replay folder " + path_.string() + ": cannot read " + entry->name + ": " +
-                      bytes.error().message);
+  auto bytes = read_whole_file(path_ / entry->name, "replay file");
+  if (!bytes) return bytes.error();
   return Sample{entry->name, std::move(bytes).value(), entry->kind};
 }
 
@@ -193,10 +179,8 @@ Result<std::string> ReplayFolder::content_sha256() const {
   std::sort(entries.begin(), entries.end(), [](const Entry* a, const Entry* b) { return a->name < b->name; });
   std::string listing;
   for (const Entry* entry : entries) {
-    auto bytes = read_bytes(path_ / entry->name);
-    if (!bytes)
-      return make_error("replay folder " + path_.string() + ": cannot read " + entry->name + ": " +
-                        bytes.error().message);
+    auto bytes = read_whole_file(path_ / entry->name, "replay file");
+    if (!bytes) return bytes.error();
     listing += entry->name + '\t' + sha256_hex(*bytes) + '\n';
   }
   return sha256_hex(listing);

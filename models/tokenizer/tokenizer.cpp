@@ -1,6 +1,7 @@
 // The tokenizer's pipeline (see tokenizer.hpp): added tokens, normalizer, pre-tokenizer, BPE;
 // decoding through the byte-level alphabet; the chat prompt.
 #include "models/tokenizer/tokenizer.hpp"
+#include "core/base/whole_file.hpp"
 
 #include "core/base/text.hpp"
 #include "models/tokenizer/added_tokens.hpp"
@@ -48,9 +49,9 @@ std::string decoded_bytes(const std::string& token_text) {
 Result<std::optional<std::string>> read_tokenizer_config(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::optional<std::string>();
-  std::string text, read_error;
-  if (!read_file(path, &text, &read_error)) return make_error(path + ": cannot read: " + read_error);
-  const nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
+  auto text = read_whole_file(path);
+  if (!text) return text.error();
+  const nlohmann::json config = nlohmann::json::parse(*text, nullptr, false);
   if (config.is_discarded() || !config.is_object()) return make_error(path + ": not a valid JSON object");
   const nlohmann::json chat_template = config.value("chat_template", nlohmann::json());
   if (chat_template.is_string() && chat_template.get<std::string>().find("<|im_start|>") == std::string::npos)

@@ -1,5 +1,6 @@
 // Parsing and checking tokenizer.json (see tokenizer_json.hpp).
 #include "models/tokenizer/tokenizer_json.hpp"
+#include "core/base/whole_file.hpp"
 
 #include "core/base/text.hpp"
 
@@ -135,11 +136,11 @@ void read_added_tokens(const json& list, TokenizerJson& out) {
 }  // namespace
 
 Result<TokenizerJson> read_tokenizer_json(const std::string& path) {
-  std::string text, read_error;
-  if (!read_file(path, &text, &read_error)) return make_error(path + ": cannot read: " + read_error);
+  const auto text = read_whole_file(path);
+  if (!text) return text.error();
   TokenizerJson out;
   try {
-    const json root = json::parse(text);
+    const json root = json::parse(*text);
     if (!root.is_object()) throw Unsupported("not a JSON object");
     read_model(root.contains("model") ? root["model"] : json(), out);
     read_normalizer(root.value("normalizer", json()), out);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/text.hpp"
+#include "core/base/whole_file.hpp"
 #include "models/engine/engine.hpp"
 #include "models/engine/safetensors_file.hpp"
 
@@ -42,10 +43,9 @@ struct Fixture {
 Fixture open(const std::string& model) {
   Fixture fixture;
   fixture.folder = fs::path(DICEBENCH_BUILD_DIR) / "tests" / kFolder / model;
-  std::string text, error;
-  REQUIRE_MESSAGE(read_file((fixture.folder / "references.json").string(), &text, &error),
-                  "no references (run the fixture make_references.py): " << error);
-  fixture.references = nlohmann::json::parse(text);
+  const auto text = read_whole_file(fixture.folder / "references.json");
+  REQUIRE_MESSAGE(text.ok(), "no references (run the fixture make_references.py): " << (text.ok() ? "" : text.error().message));
+  fixture.references = nlohmann::json::parse(*text);
   // The DICE-8B references name a model folder elsewhere; the small models sit beside theirs.
   auto engine = Engine::load(fixture.references.value("model_folder", fixture.folder.string()), {kDevice, kDType});
   REQUIRE_MESSAGE(engine.ok(), engine.error().message);

@@ -2,6 +2,7 @@
 #include "cli_runner.hpp"
 
 #include "core/base/text.hpp"
+#include "core/base/whole_file.hpp"
 
 #include <doctest/doctest.h>
 
@@ -60,9 +61,8 @@ CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::s
   const std::string base = "/tmp/dicebench-cli-" + std::to_string(getpid());
   CliResult result;
   result.exit_code = wait_cli(spawn(args, env, base + ".out", base + ".err"));
-  std::string why;
-  read_file(base + ".out", &result.out, &why);
-  read_file(base + ".err", &result.err, &why);
+  result.out = read_whole_file(base + ".out").value_or("");
+  result.err = read_whole_file(base + ".err").value_or("");
   unlink((base + ".out").c_str());
   unlink((base + ".err").c_str());
   return result;

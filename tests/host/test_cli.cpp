@@ -289,9 +289,7 @@ TEST_CASE("a newer or foreign database is refused and left as it was") {
   write(foreign, "these are my notes, not a database\n");
   args.back() = foreign;
   check_one_error_line(run_cli(args), foreign);
-  std::string text, why;
-  read_file(foreign, &text, &why);
-  CHECK(text == "these are my notes, not a database\n");
+  CHECK(read_text(foreign) == "these are my notes, not a database\n");
 
   check_one_error_line(run_cli({"query", "select 1", "--db", tmp / "absent.db"}), "absent.db");
   CHECK_FALSE(fs::exists(tmp / "absent.db"));

@@ -43,8 +43,7 @@ nlohmann::json probe() {
   const std::string out = fs::temp_directory_path() / ("dicebench-probe-" + std::to_string(getpid()) + ".json");
   const std::string command = kSandbox + " --probe --memory-max 1073741824 --pids-max 512 > " + out + " 2>/dev/null";
   REQUIRE(std::system(command.c_str()) == 0);
-  std::string text, why;
-  REQUIRE(read_file(out, &text, &why));
+  const std::string text = test::read_text(out);
   fs::remove(out);
   return nlohmann::json::parse(text).at("protections");
 }
@@ -61,8 +60,7 @@ std::string add_candidate(const std::string& hostile, const std::string& in_forw
 int processes_with(const std::string& marker) {
   int count = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::string cmdline, why;
-    if (!read_file((entry.path() / "cmdline").string(), &cmdline, &why)) continue;
+    std::string cmdline = read_whole_file(entry.path() / "cmdline").value_or("");
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     if (cmdline.find(marker) != std::string::npos && cmdline.find("python3 -c") == std::string::npos) ++count;
   }

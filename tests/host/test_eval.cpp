@@ -4,6 +4,7 @@
 #include "cli_runner.hpp"
 
 #include "core/base/text.hpp"
+#include "core/base/whole_file.hpp"
 #include "results/query.hpp"
 
 #include <doctest/doctest.h>
@@ -53,10 +54,10 @@ nlohmann::json evaluate(const std::string& candidate, std::vector<std::string> e
 int worker_processes() {
   int count = 0;
   for (const auto& entry : fs::directory_iterator("/proc")) {
-    std::string cmdline, environ, why;
-    if (!read_file((entry.path() / "cmdline").string(), &cmdline, &why)) continue;
+    // A process may end between listing and reading: nothing to read, not counted.
+    const std::string cmdline = read_whole_file(entry.path() / "cmdline").value_or("");
     if (cmdline.find("dicebench-worker") == std::string::npos) continue;
-    if (!read_file((entry.path() / "environ").string(), &environ, &why)) continue;
+    const std::string environ = read_whole_file(entry.path() / "environ").value_or("");
     if (environ.find(kTag + '\0') != std::string::npos) ++count;
   }
   return count;

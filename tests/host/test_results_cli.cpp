@@ -28,11 +28,7 @@ namespace {
 const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
 
 
-std::string read(const std::string& path) {
-  std::string text, why;
-  REQUIRE_MESSAGE(read_file(path, &text, &why), why);
-  return text;
-}
+std::string read(const std::string& path) { return dicebench::test::read_text(path); }
 
 // Candidates for the three level-1 test problems, each correct but slowed by a sleep so that
 // no speedup comes near 1 (fast_1 is 0 in every run, whatever the CPU's timing noise); with

@@ -25,11 +25,7 @@ using results::testing::set_traits;
 
 namespace {
 
-std::string read(const std::string& path) {
-  std::string text, why;
-  REQUIRE_MESSAGE(dicebench::read_file(path, &text, &why), why);
-  return text;
-}
+std::string read(const std::string& path) { return dicebench::test::read_text(path); }
 
 nlohmann::json json_of(const dicebench::test::CliResult& r) {
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);

@@ -29,11 +29,7 @@ namespace {
 const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
 const std::string kQuickstart = "replay:" + std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/quickstart";
 
-std::string read(const std::string& path) {
-  std::string text, why;
-  REQUIRE_MESSAGE(read_file(path, &text, &why), why);
-  return text;
-}
+std::string read(const std::string& path) { return dicebench::test::read_text(path); }
 
 nlohmann::json json_of(const test::CliResult& r) {
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);

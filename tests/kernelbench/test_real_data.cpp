@@ -22,7 +22,8 @@
 #include <set>
 
 #include "benchmarks/kernelbench/backend_check.hpp"
-#include "benchmarks/kernelbench/file_io.hpp"
+#include "benchmarks/kernelbench/text_mode.hpp"
+#include "core/base/whole_file.hpp"
 #include "benchmarks/kernelbench/locate.hpp"
 #include "benchmarks/kernelbench/problems.hpp"
 #include "benchmarks/kernelbench/prompts.hpp"
@@ -415,7 +416,7 @@ TEST_CASE("KernelBench's own example kernels pass the backend check of their lan
   };
   for (const auto& [backend, files] : examples)
     for (const auto& file : files) {
-      const auto source = kb::read_file_bytes(prompts / file);
+      const auto source = dicebench::read_whole_file(prompts / file);
       REQUIRE_MESSAGE(source.ok(), (prompts / file).string());
       const auto why = kb::backend_unused(*kb::find_backend(backend), *source);
       CHECK_MESSAGE(!why.has_value(), backend << " " << file << ": " << why.value_or(""));

@@ -2,6 +2,7 @@
 // that includes torch's headers for the fast path: everything a candidate's glue does with
 // tensors comes through the dbfp_api table defined here, onto real ATen and the dispatcher.
 #include "harness/native/fastpath/module/torch_bridge.hpp"
+#include "core/base/whole_file.hpp"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -564,11 +565,9 @@ std::mutex g_loaded_mutex;
 std::map<std::string, std::shared_ptr<LoadedGlue>> g_loaded;  // by entry folder; never unloaded
 
 std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  auto bytes = read_whole_file(path);
+  if (!bytes) throw std::runtime_error(bytes.error().message);
+  return std::move(*bytes);
 }
 
 template <class T>

@@ -1,5 +1,6 @@
 // The fast compile path and its cache (fastpath_compiler.hpp).
 #include "harness/native/fastpath/src/fastpath_compiler.hpp"
+#include "core/base/whole_file.hpp"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -29,12 +30,10 @@ constexpr const char* kManifestVersion = "dbfp-manifest 2";
 // The files of an entry whose SHA-256 the manifest records and a read checks.
 constexpr const char* kEntryFiles[] = {"glue.so", "kernels.cubin"};
 
+// "" for a file that cannot be read (a manifest check then fails).
 std::string file_digest(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return sha256_hex(bytes.str());
+  auto bytes = read_whole_file(path);
+  return bytes ? sha256_hex(*bytes) : "";
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -50,13 +49,6 @@ void hash_field(Sha256& h, std::string_view field) {
 void hash_list(Sha256& h, const std::vector<std::string>& items) {
   hash_field(h, std::to_string(items.size()));
   for (const auto& item : items) hash_field(h, item);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
 }
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -76,7 +68,7 @@ void hash_tree(Sha256& h, const std::string& root) {
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
     hash_field(h, fs::relative(f, root).string());
-    hash_field(h, read_file(f.string()));
+    hash_field(h, read_whole_file(f).value_or(""));
   }
 }
 
