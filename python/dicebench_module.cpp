@@ -5,7 +5,7 @@
 // Errors are values inside; each binding turns one into `_dicebench.Error` at this boundary.
 #include "core/base/sha256.hpp"
 #include "core/host/config.hpp"
-#include "core/host/evaluation_stage.hpp"
+#include "core/host/evaluation_settings.hpp"
 #include "harness/client/evaluation_json.hpp"
 #include "harness/client/evaluator.hpp"
 #include "results/evaluation_fields.hpp"

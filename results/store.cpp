@@ -252,6 +252,16 @@ Result<void> Store::finish_run(std::int64_t run, RunStatus status) {
   const std::string context = fmt::format("cannot update run {}", run);
   auto transaction = Transaction::begin(db_, context);
   if (!transaction.ok()) return transaction.error();
+  {  // Forward only: a finished run stays finished.
+    auto current = db_.prepare("SELECT status FROM runs WHERE id = ?", context);
+    if (!current.ok()) return current.error();
+    current->bind(1, run);
+    auto row = current->step(context);
+    if (!row.ok()) return row.error();
+    if (!*row) return make_error(fmt::format("no run {} in {}", run, path()));
+    if (current->column_text(0) == run_status_name(RunStatus::finished) && status != RunStatus::finished)
+      return make_error(fmt::format("{}: {}: it is finished, and a finished run's status does not change", path(), context));
+  }
   auto stmt = db_.prepare(
       fmt::format("UPDATE runs SET status = ?1, finished = CASE WHEN ?1 = 'running' THEN NULL ELSE {} END "
                   "WHERE id = ?2",

@@ -51,7 +51,8 @@ class Store {
   Result<void> insert_evaluation(const NewEvaluation& evaluation);
   // Records a problem's degenerate traits (a JSON array of trait names) in a run.
   Result<void> set_problem_traits(std::int64_t run, const ProblemKey& problem, const std::string& traits_json);
-  // Sets the run's status; any status but 'running' also stamps the finish time.
+  // Sets the run's status; any status but 'running' also stamps the finish time. A finished run's
+  // status stays finished (it moves forward only).
   Result<void> finish_run(std::int64_t run, RunStatus status);
 
   // ---- reads ----

@@ -6,7 +6,7 @@
 #include "core/base/whole_file.hpp"
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
-#include "core/host/evaluation_stage.hpp"
+#include "core/host/evaluation_settings.hpp"
 #include "harness/client/evaluation_json.hpp"
 
 #include <fmt/format.h>

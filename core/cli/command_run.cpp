@@ -1,40 +1,17 @@
-// `dicebench run`: generate completions for a suite with a model and store them (then evaluate,
-// once the evaluation worker exists); `--resume RUN` continues a stored run.
+// `dicebench run`: its options, mapped to a run request for the run lifecycle (core/run), and the
+// summary printed from what comes back; `--resume RUN` continues a stored run.
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
-#include "core/host/evaluation_stage.hpp"
-#include "core/host/host_services.hpp"
-#include "core/host/log.hpp"
-#include "core/host/run_executor.hpp"
-#include "core/host/run_plan.hpp"
-#include "harness/client/python_modules.hpp"
-#include "results/report.hpp"
+#include "core/run/run_lifecycle.hpp"
 #include "results/report_format.hpp"
-#include "results/store.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include <memory>
 #include <optional>
 
-#define DICEBENCH_CHECK_STORE(expr)                        \
-  do {                                                     \
-    if (auto checked_ = (expr); !checked_) return fail(checked_.error().message); \
-  } while (0)
-
 namespace dicebench::cli {
 namespace {
-
-// Samples of a run that still need an evaluation row.
-Result<size_t> unevaluated_samples(results::Store& store, int64_t run) {
-  auto samples = store.sample_count(run);
-  if (!samples) return samples.error();
-  auto evaluations = store.evaluations(run);
-  if (!evaluations) return evaluations.error();
-  return static_cast<size_t>(*samples) - evaluations->size();
-}
 
 struct RunOptions {
   std::string model, model_path, suite, problems, config_file, kernelbench_root, device, tolerance, gpus;
@@ -70,144 +47,76 @@ Result<host::Config> resolve_config(const RunOptions& o) {
   return config;
 }
 
+// The generation part of the summary, printed when generation ends.
+void print_generated(const run::RunOutcome& outcome) {
+  const auto& generation = outcome.generation;
+  fmt::print("run {}: {} on {}, {} problems, {} samples\n", outcome.run, outcome.model_spec, outcome.suite_name, outcome.problems,
+             outcome.samples);
+  fmt::print("  generated {}{}\n", generation.timing,
+             generation.already_done ? fmt::format(", {} stored before", generation.already_done) : "");
+  fmt::print("{}", generation.totals.summary(generation.generation_seconds));
+  fmt::print("  no code block in {} completion(s) (stored as extraction failures)\n", generation.extraction_failures);
+}
+
+// The evaluation part: verdicts, where they ran, flags and degenerate problems.
+void print_evaluated(const run::RunOutcome& outcome) {
+  const run::EvaluationSummary& evaluated = *outcome.evaluation;
+  std::string verdicts;
+  for (const auto& [verdict, count] : evaluated.verdicts) verdicts += fmt::format("{}{} {}", verdicts.empty() ? "" : ", ", verdict, count);
+  std::string where = outcome.evaluation_device;
+  if (outcome.evaluation_device == "cuda") {
+    std::vector<std::string> gpus;
+    for (const auto& slot : outcome.evaluation_slots) gpus.push_back(slot.value_or("?"));
+    where += fmt::format(" (GPU {})", join(gpus, ","));
+  } else if (outcome.evaluation_slots.size() > 1) {
+    where += fmt::format(" ({} workers)", outcome.evaluation_slots.size());
+  }
+  fmt::print("  evaluated {} on {}: {}\n", evaluated.timing, where, verdicts.empty() ? "nothing to do" : verdicts);
+  // What qualifies those verdicts; a fast-path disagreement is a defect of the fast path.
+  std::string flags;
+  for (const auto& [flag, count] : evaluated.flags) flags += fmt::format("{}{} {}", flags.empty() ? "" : ", ", flag, count);
+  if (!flags.empty()) fmt::print("  flagged: {}\n", flags);
+  if (evaluated.degenerate_problems)
+    fmt::print("  degenerate problems (their answer can pass without being computed): {}\n", evaluated.degenerate_problems);
+}
+
 int run(const RunOptions& o, CLI::App& app) {
-  host::HostServices::install_signal_handlers();
-  const auto registry = host::PluginRegistry::discover(host::PluginRegistry::default_search_dirs());
-
-  // The database first: a read-only, locked or newer database fails before any work.
-  const std::string db = o.db;
-  auto store = results::Store::open(db);
-  if (!store) return fail(store.error().message);
-
-  std::optional<host::ResumeState> resume;
-  host::Config config;
+  run::RunRequest request;
+  request.db = o.db;
+  request.generate_only = o.generate_only;
   if (o.resume) {
     for (const char* flag : {"--model", "--model-path", "--suite", "--problems", "--samples", "--seed", "--config", "--set", "--batch-size",
                              "--device", "--trials", "--tolerance"})
       if (app.count(flag)) return fail(fmt::format("--resume continues run {} with its own settings; drop {}", *o.resume, flag));
-    auto stored = store->run(*o.resume);
-    if (!stored) return fail(stored.error().message);
-    auto pending = unevaluated_samples(*store, *o.resume);
-    if (!pending) return fail(pending.error().message);
-    if (stored->status == results::RunStatus::finished && (o.generate_only || *pending == 0))
-      return fail(fmt::format("run {} is already finished; nothing to resume", *o.resume));
-    auto restored = host::config_from_run_json(stored->config_json);
-    if (!restored) return fail(fmt::format("run {}: {}", *o.resume, restored.error().message));
-    config = std::move(*restored);
-    config.set("db", db);  // where the database is now (a model's cache lives beside it)
-    if (!o.kernelbench_root.empty()) config.set("kernelbench.root", o.kernelbench_root);
-    auto done = store->done_samples(*o.resume);
-    if (!done) return fail(done.error().message);
-    resume = host::ResumeState{*o.resume, std::move(*done), ""};
-    resume->model_settings_json = nlohmann::json::parse(stored->config_json).at("model").dump();
+    request.resume = o.resume;
+    if (!o.kernelbench_root.empty()) request.settings.set("kernelbench.root", o.kernelbench_root);
   } else {
     auto resolved = resolve_config(o);
     if (!resolved) return fail(resolved.error().message);
-    config = std::move(*resolved);
-    config.set("db", db);
+    request.settings = std::move(*resolved);
   }
 
-  auto plan = host::plan_run(std::move(config), registry, resume ? &*resume : nullptr);
-  if (!plan) return fail(plan.error().message);
-  auto& p = **plan;
-
-  // Evaluation settings are checked before anything is generated or stored.
-  std::optional<harness::EvaluationSettings> settings;
-  std::vector<std::optional<std::string>> slots;
-  if (!o.generate_only) {
-    auto resolved = host::evaluation_settings(p.config);
-    if (!resolved) return fail(resolved.error().message);
-    settings = std::move(*resolved);
-    auto resolved_slots = host::evaluation_slots(p.config, settings->device);
-    if (!resolved_slots) return fail(resolved_slots.error().message);
-    slots = std::move(*resolved_slots);
-    // Which protections candidates get here, said before anything runs (and refused under require).
-    auto sandbox = harness::sandbox_status(settings->sandbox);
-    if (!sandbox) return fail(sandbox.error().message);
-    host::log_info("sandbox: {}", sandbox->summary());
-    p.sandbox_json = sandbox->json();
-    // What the suite's candidates import must be there (a Triton run without triton).
-    const auto suite_settings = nlohmann::json::parse(p.suite_settings_json, nullptr, false);
-    std::vector<std::string> modules;
-    if (suite_settings.is_object())
-      for (const auto& m : suite_settings.value("candidate_python_modules", nlohmann::json::array()))
-        if (m.is_string()) modules.push_back(m.get<std::string>());
-    auto missing = harness::missing_python_modules(modules);
-    if (!missing) return fail(missing.error().message);
-    if (!missing->empty())
-      return fail(fmt::format("this run's candidates import {}, which the workers' Python ({}) lacks; install it there",
-                              fmt::join(*missing, ", "), harness::worker_python()));
-  }
-
-  size_t total_samples = 0;
-  for (const auto& problem : p.problems) total_samples += static_cast<size_t>(problem.samples);
-  host::log_info("{} {}: {} problems, {} samples to generate{}", o.resume ? "resuming run" : "run", o.resume ? std::to_string(*o.resume) : p.model_spec + " on " + p.suite_name,
-                 p.problems.size(), p.requests.size(),
-                 resume ? fmt::format(" ({} already stored)", resume->done.size()) : "");
-
-  auto outcome = host::execute_run(p, *store, o.resume, resume ? resume->done.size() : 0);
+  auto outcome = run::run_lifecycle(request, {print_generated});
   if (!outcome) return fail(outcome.error().message);
-
-  fmt::print("run {}: {} on {}, {} problems, {} samples\n", outcome->run, p.model_spec, p.suite_name, p.problems.size(), total_samples);
-  fmt::print("  generated {}{}\n", outcome->timing,
-             outcome->already_done ? fmt::format(", {} stored before", outcome->already_done) : "");
-  fmt::print("{}", outcome->totals.summary(outcome->generation_seconds));
-  fmt::print("  no code block in {} completion(s) (stored as extraction failures)\n", outcome->extraction_failures);
-  const auto stop_line = [&](results::RunStatus status, const std::string& why) {
+  const std::string& db = o.db;
+  const std::string again = fmt::format("dicebench run --resume {}{} --db {}", outcome->run, o.generate_only ? " --generate-only" : "", db);
+  const auto stopped = [&] {
     fmt::print("  database: {}\n", db);
-    if (status == results::RunStatus::interrupted) {
-      fmt::print("  interrupted: continue with dicebench run --resume {}{} --db {}\n", outcome->run,
-                 o.generate_only ? " --generate-only" : "", db);
+    if (outcome->status == results::RunStatus::interrupted) {
+      fmt::print("  interrupted: continue with {}\n", again);
       return 130;
     }
-    return fail(fmt::format("run {} stopped: {}; what was stored is kept, continue with dicebench run --resume {}{} --db {}",
-                            outcome->run, why, outcome->run, o.generate_only ? " --generate-only" : "", db));
+    return fail(fmt::format("run {} stopped: {}; what was stored is kept, continue with {}", outcome->run, outcome->error, again));
   };
-  if (outcome->status != results::RunStatus::finished) return stop_line(outcome->status, outcome->error);
-
-  if (o.generate_only) {
-    fmt::print("  evaluation: not run (--generate-only)\n  database: {}\n  next: dicebench show {} --db {}\n", db,
-               outcome->run, db);
+  if (!outcome->evaluation) {
+    if (outcome->status != results::RunStatus::finished) return stopped();
+    fmt::print("  evaluation: not run (--generate-only)\n  database: {}\n  next: dicebench show {} --db {}\n", db, outcome->run, db);
     return 0;
   }
-  std::map<ProblemKey, host::ProblemSource> sources;
-  for (const auto& problem : p.problems) sources[problem.problem.key()] = {problem.problem.source, problem.problem.content_hash};
-  DICEBENCH_CHECK_STORE(store->finish_run(outcome->run, results::RunStatus::running));
-  const host::CandidateReview review = [&p](const ProblemKey& key, const std::string& candidate)
-      -> Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> {
-    const auto index = p.suite->index_of(key);
-    if (!index) return std::vector<std::pair<results::EvaluationFlag, std::string>>{};
-    return p.suite->review(*index, candidate);
-  };
-  auto evaluated = host::evaluate_pending(*store, outcome->run, sources, *settings, slots, review);
-  if (!evaluated) {
-    (void)store->finish_run(outcome->run, results::RunStatus::failed);
-    return stop_line(results::RunStatus::failed, evaluated.error().message);
-  }
-  const auto final_status = evaluated->interrupted ? results::RunStatus::interrupted : results::RunStatus::finished;
-  DICEBENCH_CHECK_STORE(store->finish_run(outcome->run, final_status));
-  std::string verdicts;
-  for (const auto& [verdict, count] : evaluated->verdicts) verdicts += fmt::format("{}{} {}", verdicts.empty() ? "" : ", ", verdict, count);
-  std::string where = settings->device;
-  if (settings->device == "cuda") {
-    std::vector<std::string> gpus;
-    for (const auto& slot : slots) gpus.push_back(slot.value_or("?"));
-    where += fmt::format(" (GPU {})", join(gpus, ","));
-  } else if (slots.size() > 1) {
-    where += fmt::format(" ({} workers)", slots.size());
-  }
-  fmt::print("  evaluated {} on {}: {}\n", evaluated->timing, where, verdicts.empty() ? "nothing to do" : verdicts);
-  // What qualifies those verdicts; a fast-path disagreement is a defect of the fast path.
-  std::string flags;
-  for (const auto& [flag, count] : evaluated->flags) flags += fmt::format("{}{} {}", flags.empty() ? "" : ", ", flag, count);
-  if (!flags.empty()) fmt::print("  flagged: {}\n", flags);
-  if (evaluated->degenerate_problems)
-    fmt::print("  degenerate problems (their answer can pass without being computed): {}\n", evaluated->degenerate_problems);
-  if (final_status != results::RunStatus::finished) return stop_line(final_status, "");
+  print_evaluated(*outcome);
+  if (outcome->status != results::RunStatus::finished || !outcome->report) return stopped();
   // The run's report, as `dicebench report RUN` prints it.
-  auto report = results::compute_report(*store, outcome->run);
-  if (!report) return stop_line(final_status, report.error().message);
-  fmt::print("\n{}", results::format_report(*report));
+  fmt::print("\n{}", results::format_report(*outcome->report));
   fmt::print("  database: {}\n  next: dicebench show {} --db {}\n", db, outcome->run, db);
   return 0;
 }

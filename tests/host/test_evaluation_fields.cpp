@@ -4,7 +4,7 @@
 // Python module's Evaluation is checked in tests/python/test_package.py. A field added to one shape
 // and not to the table fails here.
 #include "../results/test_support.hpp"
-#include "core/host/evaluation_stage.hpp"
+#include "core/run/evaluation_row.hpp"
 #include "harness/client/evaluation_json.hpp"
 #include "results/evaluation_fields.hpp"
 
@@ -216,7 +216,7 @@ TEST_CASE("a stored evaluation fills every column, details key and table of its 
   const auto run = results::testing::require_ok(store.create_run(results::testing::sample_run()));
   results::testing::require_ok(store.add_problems(run, {results::testing::problem(1, 1, "Relu")}));
   const auto sample = results::testing::require_ok(store.insert_sample(results::testing::new_sample(run, 1, 0)));
-  const results::NewEvaluation row = host::evaluation_row(sample, full_evaluation(), "cuda");
+  const results::NewEvaluation row = run::evaluation_row(sample, full_evaluation(), "cuda");
 
   check_keys(nlohmann::json::parse(row.details_json),
              table_paths([](const auto& f) { return f.stored; }, "evaluations.details."), "evaluations.details");

@@ -1,7 +1,7 @@
 // Evaluation settings from a config: the helper executables the harness runs sit beside the
 // worker (a missing compile step sent every load_inline call to torch's toolchain on the GPU
 // host), and bad values of the verdict settings are one error naming the setting.
-#include "core/host/evaluation_stage.hpp"
+#include "core/host/evaluation_settings.hpp"
 
 #include <doctest/doctest.h>
 

@@ -48,6 +48,17 @@ TEST_CASE("runs are created, read back and finished") {
   // Resuming sets it running again and clears the finish time.
   require_ok(store.finish_run(first, RunStatus::running));
   CHECK_FALSE(require_ok(store.run(first)).finished.has_value());
+  // Forward only: a finished run stays finished, its finish time too.
+  require_ok(store.finish_run(first, RunStatus::finished));
+  const auto finished_at = require_ok(store.run(first)).finished;
+  for (const RunStatus back : {RunStatus::running, RunStatus::interrupted, RunStatus::failed}) {
+    auto refused = store.finish_run(first, back);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message ==
+          path + ": cannot update run " + std::to_string(first) + ": it is finished, and a finished run's status does not change");
+  }
+  CHECK(require_ok(store.run(first)).status == RunStatus::finished);
+  CHECK(require_ok(store.run(first)).finished == finished_at);
 
   const auto runs = require_ok(store.runs());
   REQUIRE(runs.size() == 2);

@@ -1,0 +1,157 @@
+// The evaluation settings: [eval] keys checked and resolved, slots, the worker's executables.
+#include "core/host/evaluation_settings.hpp"
+
+#include "core/base/text.hpp"
+#include "core/host/repro.hpp"
+#include "harness/client/sandbox_launch.hpp"
+#include "harness/sandbox/protections.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+namespace dicebench::host {
+namespace {
+
+template <class T>
+Result<T> number_setting(const Config& config, const std::string& key, T fallback, T minimum) {
+  const auto text = config.get(key);
+  if (!text) return fallback;
+  T value{};
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size() || value < minimum)
+    return make_error(fmt::format("setting '{}' must be a number of at least {}, not '{}'", key, minimum, *text));
+  return value;
+}
+
+// eval.sandbox = best | require | off, eval.keep_jobs, and the sandbox's limits.
+Result<void> sandbox_settings(const Config& config, harness::EvaluationSettings& s) {
+  s.sandbox.mode = config.get("eval.sandbox").value_or("best");
+  if (std::find(sandbox::kModes.begin(), sandbox::kModes.end(), s.sandbox.mode) == sandbox::kModes.end())
+    return make_error(fmt::format("eval.sandbox must be best, require or off, not '{}'", s.sandbox.mode));
+  s.sandbox.executable = beside_worker(s.worker_executable, "dicebench-sandbox", "DICEBENCH_SANDBOX");
+  const std::string keep = config.get("eval.keep_jobs").value_or("false");
+  if (keep != "true" && keep != "false") return make_error(fmt::format("eval.keep_jobs must be true or false, not '{}'", keep));
+  s.keep_jobs = keep == "true";
+  const std::pair<const char*, uint64_t*> sizes[] = {{"eval.memory_max", &s.sandbox.memory_max_bytes},
+                                                     {"eval.file_size_max", &s.sandbox.file_size_max_bytes}};
+  s.sandbox.memory_max_bytes = harness::half_of_physical_memory();
+  for (const auto& [key, target] : sizes) {
+    const auto text = config.get(key);
+    if (!text) continue;
+    const auto bytes = harness::parse_size(*text);
+    if (!bytes || *bytes == 0)
+      return make_error(fmt::format("setting '{}' must be a size such as 16GiB or 512MiB{}, not '{}'", key,
+                                    std::string(key) == "eval.memory_max" ? " (or auto: half of this machine's memory)" : "", *text));
+    *target = *bytes;
+  }
+  auto pids = number_setting<uint64_t>(config, "eval.pids_max", s.sandbox.pids_max, 16);
+  if (!pids) return pids.error();
+  s.sandbox.pids_max = *pids;
+  auto files = number_setting<uint64_t>(config, "eval.open_files_max", s.sandbox.open_files_max, 64);
+  if (!files) return files.error();
+  s.sandbox.open_files_max = *files;
+  return {};
+}
+
+}  // namespace
+
+Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
+  harness::EvaluationSettings s;
+  s.worker_executable = worker_executable();
+  // The fast path's trusted compile step (without it every load_inline call fell back to torch's
+  // toolchain: "dicebench-sandbox: cannot run : No such file or directory", on the H200).
+  s.compile_executable = beside_worker(s.worker_executable, "dicebench-compile", "DICEBENCH_COMPILE");
+  // Default: CUDA where a GPU is visible (nvidia-smi, without touching CUDA here), else the CPU.
+  s.device = config.get("eval.device").value_or(std::system("nvidia-smi -L > /dev/null 2>&1") == 0 ? "cuda" : "cpu");
+  if (s.device != "cpu" && s.device != "cuda") return make_error(fmt::format("eval.device must be cpu or cuda, not '{}'", s.device));
+  s.tolerance = config.get("eval.tolerance").value_or("kernelbench");
+  if (s.tolerance != "kernelbench" && s.tolerance != "compat")
+    return make_error(fmt::format("eval.tolerance must be kernelbench or compat, not '{}'", s.tolerance));
+  s.model_mode = config.get("eval.model_mode").value_or("train");
+  if (s.model_mode != "train" && s.model_mode != "eval")
+    return make_error(fmt::format("eval.model_mode must be train (KernelBench's) or eval, not '{}'", s.model_mode));
+  auto trials = number_setting<int>(config, "eval.trials", 5, 1);
+  if (!trials) return trials.error();
+  s.trials = *trials;
+  auto timeout = number_setting<double>(config, "eval.timeout_s", 300.0, 1.0);
+  if (!timeout) return timeout.error();
+  s.candidate_timeout = std::chrono::milliseconds(static_cast<long long>(*timeout * 1000));
+  auto compile_timeout = number_setting<double>(config, "eval.compile_timeout_s", 600.0, 1.0);
+  if (!compile_timeout) return compile_timeout.error();
+  s.compile_timeout = std::chrono::milliseconds(static_cast<long long>(*compile_timeout * 1000));
+  const std::string fastpath = config.get("eval.fastpath").value_or("on");
+  if (fastpath != "on" && fastpath != "off") return make_error(fmt::format("eval.fastpath must be on or off, not '{}'", fastpath));
+  s.fastpath = fastpath == "on";
+  s.fastpath_cache = config.get("eval.fastpath_cache").value_or("");
+  auto prefetch = number_setting<int>(config, "eval.prefetch", 4, 0);
+  if (!prefetch) return prefetch.error();
+  s.prefetch = *prefetch;
+  s.baseline_method = config.get("eval.baseline").value_or("eager");
+  if (s.baseline_method != "eager" && s.baseline_method != "compile")
+    return make_error(fmt::format("eval.baseline must be eager or compile (torch.compile), not '{}'", s.baseline_method));
+  auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.0);
+  if (!budget) return budget.error();
+  s.budget_seconds = *budget;
+  auto bound = number_setting<double>(config, "eval.speedup_bound", 10.0, 0.0);
+  if (!bound) return bound.error();
+  s.speedup_bound = *bound;
+  auto gbps = number_setting<double>(config, "eval.bandwidth_gbps", 0.0, 0.0);
+  if (!gbps) return gbps.error();
+  s.bandwidth = *gbps * 1e9;
+  const std::string confirm = config.get("eval.confirm_fastpath").value_or("on");
+  if (confirm != "on" && confirm != "off")
+    return make_error(fmt::format("eval.confirm_fastpath must be on or off, not '{}'", confirm));
+  s.confirm_fastpath_failures = confirm == "on";
+  DICEBENCH_TRY(sandbox_settings(config, s));
+  // Secret per process: never stored, so nothing a candidate can read reveals the input seeds.
+  std::random_device random;
+  s.secret = (static_cast<uint64_t>(random()) << 32) ^ random();
+  return s;
+}
+
+std::string beside_worker(const std::string& worker, const char* name, const char* variable) {
+  if (const char* env = std::getenv(variable)) return env;
+  return (std::filesystem::path(worker).parent_path() / name).string();
+}
+
+std::string worker_executable() {
+  if (const char* env = std::getenv("DICEBENCH_WORKER")) return env;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (self.parent_path() / "dicebench-worker").string();
+}
+
+Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& config, const std::string& device) {
+  std::vector<std::optional<std::string>> slots;
+  if (device == "cpu") {
+    auto workers = number_setting<int>(config, "eval.cpu_workers", 1, 1);
+    if (!workers) return workers.error();
+    slots.assign(static_cast<size_t>(*workers), std::nullopt);
+    return slots;
+  }
+  const std::vector<std::string> visible = visible_gpus();
+  const std::string wanted = config.get("eval.gpus").value_or("all");
+  if (wanted == "all") {
+    if (visible.empty()) return make_error("no GPU is visible (nvidia-smi lists none); evaluate with --device cpu");
+    for (const auto& gpu : visible) slots.emplace_back(gpu);
+    return slots;
+  }
+  for (const auto& entry : split(wanted, ',')) {
+    const std::string gpu(trim(entry));
+    if (std::find(visible.begin(), visible.end(), gpu) == visible.end())
+      return make_error(fmt::format("eval.gpus names GPU '{}', but the visible GPUs are: {}", gpu,
+                                    visible.empty() ? "none" : join(visible, ",")));
+    if (std::find(slots.begin(), slots.end(), std::optional<std::string>(gpu)) != slots.end())
+      return make_error(fmt::format("eval.gpus names GPU '{}' twice", gpu));
+    slots.emplace_back(gpu);
+  }
+  if (slots.empty()) return make_error("eval.gpus names no GPU");
+  return slots;
+}
+
+}  // namespace dicebench::host

@@ -1,0 +1,66 @@
+// The generation stage: batches through the model, one transaction per stored sample.
+#include "core/run/generation_stage.hpp"
+
+#include "core/host/progress.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace dicebench::run {
+
+GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, int64_t run, size_t already_done) {
+  GenerationOutcome outcome;
+  outcome.already_done = already_done;
+  host::Progress progress("generating", plan.requests.size(), "samples");
+  const auto generation_start = std::chrono::steady_clock::now();
+  std::string failure;
+  for (size_t start = 0; start < plan.requests.size() && failure.empty(); start += plan.batch_size) {
+    if (host::HostServices::cancel_requested()) break;
+    const size_t end = std::min(plan.requests.size(), start + plan.batch_size);
+    const std::vector<host::GenerationRequest> batch(plan.requests.begin() + static_cast<std::ptrdiff_t>(start),
+                                               plan.requests.begin() + static_cast<std::ptrdiff_t>(end));
+    // Progress moves once per batch: a batch's samples arrive together when it ends, and counting
+    // them one by one would make the first of them look like the rate (an ETA of hours).
+    size_t stored_in_batch = 0;
+    auto generated = plan.model->generate(batch, [&](size_t index, host::Generation&& generation) -> Result<void> {
+      const host::GenerationRequest& request = batch[index];
+      const host::PlannedProblem* problem = plan.find_problem({request.level, request.problem_id});
+      results::NewSample sample;
+      sample.run = run;
+      sample.level = request.level;
+      sample.problem_id = request.problem_id;
+      sample.sample_index = request.sample_index;
+      sample.prompt_hash = problem->prompt_hash;
+      sample.gen_stats_json = generation.stats_json.empty() ? "{}" : generation.stats_json;
+      outcome.totals.add(sample.gen_stats_json);
+      if (generation.candidate) {
+        sample.candidate = std::move(generation.candidate);
+      } else {
+        auto candidate = plan.suite->extract(generation.completion);
+        if (!candidate) return candidate.error();
+        sample.candidate = std::move(*candidate);
+      }
+      if (!sample.candidate) ++outcome.extraction_failures;
+      sample.completion = std::move(generation.completion);
+      auto stored = store.insert_sample(sample);
+      if (!stored) return stored.error();
+      ++outcome.stored;
+      ++stored_in_batch;
+      return {};
+    });
+    progress.advance(stored_in_batch);
+    if (!generated) failure = generated.error().message;
+  }
+  outcome.timing = progress.finish();
+  outcome.generation_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - generation_start).count();
+
+  if (!failure.empty() && failure != "cancelled") {
+    outcome.end = StageEnd::failed;
+    outcome.error = failure;
+  } else if (host::HostServices::cancel_requested() || failure == "cancelled") {
+    outcome.end = StageEnd::interrupted;
+  }
+  return outcome;
+}
+
+}  // namespace dicebench::run

@@ -1,0 +1,132 @@
+// The run lifecycle: resume or plan, preflight, record, generate, evaluate, report.
+#include "core/run/run_lifecycle.hpp"
+
+#include "core/host/log.hpp"
+#include "core/host/plugin_registry.hpp"
+#include "core/host/run_plan.hpp"
+#include "core/run/evaluation_preflight.hpp"
+#include "core/run/resume.hpp"
+#include "core/run/run_record.hpp"
+#include "core/run/run_status.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace dicebench::run {
+namespace {
+
+// The settings the run starts from: a new run's, or a resumed run's own with the request's
+// replacements; either way with the database where it is now (a model's cache lives beside it).
+host::Config starting_config(const RunRequest& request, const std::optional<ResumedRun>& resumed) {
+  host::Config config = resumed ? resumed->config : request.settings;
+  if (resumed)
+    for (const auto& [key, value] : request.settings.values()) config.set(key, value);
+  config.set("db", request.db);
+  return config;
+}
+
+std::map<ProblemKey, ProblemSource> problem_sources(const host::RunPlan& plan) {
+  std::map<ProblemKey, ProblemSource> sources;
+  for (const auto& problem : plan.problems) sources[problem.problem.key()] = {problem.problem.source, problem.problem.content_hash};
+  return sources;
+}
+
+// The suite's reading of a candidate (flags added to its evaluation).
+CandidateReview suite_review(const host::RunPlan& plan) {
+  return [&plan](const ProblemKey& key, const std::string& candidate)
+             -> Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> {
+    const auto index = plan.suite->index_of(key);
+    if (!index) return std::vector<std::pair<results::EvaluationFlag, std::string>>{};
+    return plan.suite->review(*index, candidate);
+  };
+}
+
+// Evaluates the run's pending samples, ends the run and, when it finished, makes its report.
+Result<void> evaluate(host::RunPlan& plan, results::Store& store, const EvaluationSetup& setup, RunStatusKeeper& status,
+                      RunOutcome& outcome) {
+  outcome.evaluation_device = setup.settings.device;
+  outcome.evaluation_slots = setup.slots;
+  auto evaluated = evaluate_pending(store, outcome.run, problem_sources(plan), setup.settings, setup.slots, suite_review(plan));
+  if (!evaluated) {
+    (void)status.end(StageEnd::failed);
+    outcome.status = results::RunStatus::failed;
+    outcome.error = evaluated.error().message;
+    return {};
+  }
+  const StageEnd end = evaluated->interrupted ? StageEnd::interrupted : StageEnd::completed;
+  DICEBENCH_TRY(status.end(end));
+  outcome.status = status_of(end);
+  outcome.evaluation = std::move(*evaluated);
+  if (end != StageEnd::completed) return {};
+  auto report = results::compute_report(store, outcome.run);
+  if (report) outcome.report = std::move(*report);
+  else outcome.error = report.error().message;
+  return {};
+}
+
+}  // namespace
+
+Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& events) {
+  host::HostServices::install_signal_handlers();
+  const auto registry = host::PluginRegistry::discover(request.plugin_dirs.empty() ? host::PluginRegistry::default_search_dirs()
+                                                                                  : request.plugin_dirs);
+  // The database first: a read-only, locked or newer database fails before any work.
+  auto store = results::Store::open(request.db);
+  if (!store) return store.error();
+  std::optional<ResumedRun> resumed;
+  if (request.resume) {
+    auto read = resume_run(*store, *request.resume, request.generate_only);
+    if (!read) return read.error();
+    resumed = std::move(*read);
+  }
+  auto planned = host::plan_run(starting_config(request, resumed), registry, resumed ? &resumed->state : nullptr);
+  if (!planned) return planned.error();
+  host::RunPlan& plan = **planned;
+  // Evaluation's settings and prerequisites are checked before anything is generated or stored.
+  std::optional<EvaluationSetup> evaluation;
+  if (!request.generate_only) {
+    auto prepared = prepare_evaluation(plan.config, plan.suite_settings_json);
+    if (!prepared) return prepared.error();
+    plan.sandbox_json = prepared->sandbox_json;
+    evaluation = std::move(*prepared);
+  }
+
+  RunOutcome outcome;
+  outcome.model_spec = plan.model_spec;
+  outcome.suite_name = plan.suite_name;
+  outcome.problems = plan.problems.size();
+  for (const auto& problem : plan.problems) outcome.samples += static_cast<size_t>(problem.samples);
+  const size_t already_done = resumed ? resumed->state.done.size() : 0;
+  host::log_info("{} {}: {} problems, {} samples to generate{}", resumed ? "resuming run" : "run",
+                 resumed ? std::to_string(*request.resume) : plan.model_spec + " on " + plan.suite_name, plan.problems.size(),
+                 plan.requests.size(), resumed ? fmt::format(" ({} already stored)", already_done) : "");
+
+  if (resumed) {
+    outcome.run = *request.resume;
+  } else {
+    auto id = record_run(plan, *store);
+    if (!id) return id.error();
+    outcome.run = *id;
+  }
+  RunStatusKeeper status(*store, outcome.run, resumed ? resumed->status : results::RunStatus::running);
+  if (auto recorded = record_problems(plan, *store, outcome.run); !recorded) {
+    if (!resumed) (void)status.end(StageEnd::failed);
+    return recorded.error();
+  }
+  DICEBENCH_TRY(status.reopen());
+
+  outcome.generation = generate_samples(plan, *store, outcome.run, already_done);
+  if (outcome.generation.end != StageEnd::completed || !evaluation) {
+    DICEBENCH_TRY(status.end(outcome.generation.end));
+    outcome.status = status_of(outcome.generation.end);
+    outcome.error = outcome.generation.error;
+    if (events.generated) events.generated(outcome);
+    return outcome;
+  }
+  if (events.generated) events.generated(outcome);
+  DICEBENCH_TRY(evaluate(plan, *store, *evaluation, status, outcome));
+  return outcome;
+}
+
+}  // namespace dicebench::run
