@@ -1,4 +1,4 @@
-"""The evaluate() throughput benchmark (benchmarks/kernelbench/evaluate_throughput.py) runs on the
+"""The evaluate() throughput benchmark (tools/benchmarks/evaluate_throughput.py) runs on the
 CPU on small problems and reports what it measured: verdicts of every call and its figures."""
 
 import json
@@ -11,7 +11,7 @@ import unittest
 from support import KERNELBENCH
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(HERE, "..", "..", "benchmarks", "kernelbench", "evaluate_throughput.py")
+SCRIPT = os.path.join(HERE, "..", "..", "tools", "benchmarks", "evaluate_throughput.py")
 
 
 class ThroughputBenchmark(unittest.TestCase):

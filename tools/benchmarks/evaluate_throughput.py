@@ -7,7 +7,7 @@ usage: evaluate_throughput.py --kernelbench-root DIR [--candidates DIR] [--devic
                               [--passes 2] [--threads 2] [--workers 2] [--spares 1] [--json FILE]
 
 --candidates holds KernelBench-style files (level_L_problem_P_sample_S_kernel.py; default
-benchmarks/kernelbench/candidates); each is paired with problem P of level L under
+tools/benchmarks/candidates); each is paired with problem P of level L under
 --kernelbench-root (the repository root or the folder holding level1/). Steps, timed with a wall
 clock in this process:
 1. first call: one evaluation on a fresh Evaluator (reference and candidate workers start).

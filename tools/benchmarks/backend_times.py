@@ -9,7 +9,7 @@ Compile time: compile.seconds for CUDA (the load_inline build), compile.jit.seco
 JIT's compiles, which happen inside the first correctness trial). Evaluation time: the candidate's
 whole evaluation (start, compile, trials, timing, baseline lookup), as `seconds` in its JSON.
 
-  python3 benchmarks/kernelbench/backend_times.py --dicebench build/bin/dicebench --json out.json
+  python3 tools/benchmarks/backend_times.py --dicebench build/bin/dicebench --json out.json
 """
 
 from __future__ import annotations
