@@ -19,8 +19,6 @@ run_fuzz=1
 # The unit tests of the parsers' libraries (no torch, no Boost.Process, no plugins: CI's time).
 tests=(test_sha256 test_config test_model_folder test_tokenizer_files test_kernelbench dicebench_replay_folder_tests
        test_results test_fastpath_scanner test_fastpath_splitter test_fastpath_flags)
-fuzz_targets=(safetensors model_config tokenizer_json chat_prompt run_config gate_rules run_summary
-              replay_file_name extract_candidate fastpath_source frame_reader)
 
 # The packages (clang, its runtimes) and the Python environment; the normal build is incremental.
 DICEBENCH_SANITIZERS=1 "$root/tools/bootstrap.sh"
@@ -37,10 +35,12 @@ if [ ! -f "$build/build.ninja" ]; then
 else
   cmake "$build" "-DDICEBENCH_FUZZ_SECONDS=$fuzz_seconds" >/dev/null
 fi
+# Every fuzz target tests/fuzz/CMakeLists.txt defines in this build (read from the build, never
+# listed here: a new target is built, replayed and fuzzed without touching this script).
 targets=("${tests[@]}")
-for name in "${fuzz_targets[@]}"; do
-  grep -q "^build tests/fuzz/fuzz_$name:" "$build/build.ninja" && targets+=("fuzz_$name")
-done
+mapfile -t fuzz_targets < <(sed -n 's|^build tests/fuzz/\(fuzz_[a-z0-9_]*\): .*|\1|p' "$build/build.ninja" | sort -u)
+[ "${#fuzz_targets[@]}" -gt 0 ] || { echo "sanitize: no fuzz targets in $build/build.ninja" >&2; exit 1; }
+targets+=("${fuzz_targets[@]}")
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake --build "$build" -j "$jobs" --target "${targets[@]}" >&2
 
