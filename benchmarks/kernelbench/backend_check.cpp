@@ -140,12 +140,18 @@ bool does_device_work(const std::vector<PyLine>& lines, const Kernel& kernel, co
   return found;
 }
 
-// Whether a dotted reference is one of `names` or an attribute of one ("k", "k.run" for k).
+// Whether a dotted reference is one of `names` or an attribute of one ("k", "k.run" for k): a set
+// lookup per prefix, so the cost does not grow with the number of names.
 bool refers_to(std::string_view dotted, const std::set<std::string, std::less<>>& names) {
-  for (const auto& name : names)
-    if (dotted == name || (dotted.starts_with(name) && dotted[name.size()] == '.')) return true;
-  return false;
+  for (size_t end = dotted.find('.');; end = dotted.find('.', end + 1)) {
+    if (names.contains(dotted.substr(0, end))) return true;
+    if (end == std::string_view::npos) return false;
+  }
 }
+
+// Renamings followed from a kernel's name (k -> self.k -> self.spare -> ...): honest code renames a
+// kernel once or twice; a bound keeps a candidate's source from making the host's review quadratic.
+constexpr int kMaxRenamingRounds = 8;
 
 // Whether some kernel is used outside kernel code and the lines that define kernels: launched
 // (k[grid](...), k(...).launch(...)), returned, or handed to a call. Storing it under another name
@@ -168,8 +174,8 @@ bool any_launched(const std::vector<PyLine>& lines, const std::vector<Kernel>& k
     if (value_span == 0 || target_span + 1 + value_span != t.size()) return std::nullopt;
     return std::make_pair(target, value);
   };
-  for (bool grew = true; grew;) {  // every name a kernel is stored under, however often renamed
-    grew = false;
+  for (int round = 0, grew = 1; grew && round < kMaxRenamingRounds; ++round) {  // the names a kernel is stored under
+    grew = 0;
     for (size_t i = 0; i < lines.size(); ++i)
       if (const auto alias = skip[i] ? std::nullopt : stored(lines[i]); alias && refers_to(alias->second, names))
         grew = names.insert(alias->first).second || grew;

@@ -213,3 +213,14 @@ TEST_CASE("backends without a source check (refused ones) report nothing") {
   CHECK_FALSE(check("hip", "anything").has_value());
   CHECK_FALSE(check("thunderkittens", "anything").has_value());
 }
+
+TEST_CASE("a source built to make the check quadratic (thousands of renamings in reverse order) is read in bounded time") {
+  // Before the renaming bound, 4000 such lines kept the host's review busy for over two minutes.
+  std::string source = kTritonHeader + kTritonKernel;
+  for (int i = 4000; i > 0; --i) source += "a" + std::to_string(i) + " = a" + std::to_string(i - 1) + "\n";
+  source += "a0 = relu_kernel\na4000[(1,)](1, 2, 3, BLOCK=4)\n";
+  // Renamings deeper than any honest candidate's are not followed: the launch is not seen.
+  CHECK(verdict("triton", source) == "defines triton kernels (relu_kernel) but never launches one");
+  // A short chain still is.
+  CHECK(verdict("triton", kTritonHeader + kTritonKernel + "b = a\na = relu_kernel\nb[(1,)](1, 2, 3, BLOCK=4)\n") == "uses it");
+}
