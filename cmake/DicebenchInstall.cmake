@@ -1,7 +1,7 @@
 # Install rules and the exported CMake package. Layout under the prefix:
 #   bin/dicebench, bin/dicebench-worker, bin/dicebench-sandbox  the executables
 #   share/dicebench/python/            the worker's Python harness
-#   lib/dicebench/python/              dicebench_cuda (CUPTI timing), where CUDA was found
+#   lib/dicebench/python/              dicebench_cuda and dicebench_fastpath_native, where CUDA was found
 #   lib/dicebench/plugins/             plugins and their manifests (the host looks beside itself)
 #   include/dicebench/                 the plugin SDK headers
 #   lib/cmake/dicebench/               dicebenchConfig.cmake: find_package(dicebench) gives
@@ -26,12 +26,17 @@ install(TARGETS dicebench dicebench-worker dicebench-sandbox RUNTIME DESTINATION
 if(TARGET dicebench-compile)
   install(TARGETS dicebench-compile RUNTIME DESTINATION ${DICEBENCH_INSTALL_BIN_DIR})
 endif()
-# The worker's Python: the harness package and, where CUDA was found, the dicebench_cuda module.
-install(DIRECTORY ${DICEBENCH_SOURCE_ROOT}/harness/python/dicebench_harness DESTINATION share/dicebench/python
-        PATTERN __pycache__ EXCLUDE)
-if(TARGET dicebench_cuda)
-  install(TARGETS dicebench_cuda LIBRARY DESTINATION lib/dicebench/python)
-endif()
+# The worker's Python, gathered from the harness's concerns into one folder (the worker's package,
+# CUPTI timing and the fast path's package), and the compiled modules where they were built.
+install(DIRECTORY ${DICEBENCH_SOURCE_ROOT}/harness/worker/python/dicebench_harness
+                  ${DICEBENCH_SOURCE_ROOT}/harness/fastpath/python/dicebench_fastpath
+        DESTINATION share/dicebench/python PATTERN __pycache__ EXCLUDE)
+install(FILES ${DICEBENCH_SOURCE_ROOT}/harness/timing/python/dicebench_timing.py DESTINATION share/dicebench/python)
+foreach(module dicebench_cuda dicebench_fastpath_native)
+  if(TARGET ${module})
+    install(TARGETS ${module} LIBRARY DESTINATION lib/dicebench/python)
+  endif()
+endforeach()
 
 foreach(plugin IN LISTS DICEBENCH_INSTALLED_PLUGINS)
   if(NOT TARGET ${plugin})

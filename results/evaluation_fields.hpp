@@ -1,6 +1,6 @@
 // The evaluation record's fields, defined once: every datum an evaluation carries, with its type,
 // unit and meaning, and where each shape of the record holds it: the worker's replies
-// (harness/python/dicebench_harness/protocol.py), `dicebench eval --json` (evaluation_json.cpp,
+// (harness/worker/python/dicebench_harness/protocol.py), `dicebench eval --json` (evaluation_json.cpp,
 // also the Python module's Evaluation.details), the Python module's Evaluation attributes
 // (python/dicebench/_evaluate.py, which gets this table as dicebench.EVALUATION_FIELDS) and the
 // results database (the evaluations table, its details JSON, and the tables beside it). C++ has no

@@ -188,7 +188,7 @@ JOIN problems AS p ON p.run = s.run AND p.problem_id = s.problem_id
 LEFT JOIN evaluations AS e ON e.sample = s.id;
 )sql";
 
-// How a timed call divides (medians over the timed calls; harness/native/README.md): the host's own
+// How a timed call divides (medians over the timed calls; harness/timing/README.md): the host's own
 // time in the call, the latency from the harness's start marker to the call's first device work,
 // and the span from that marker to its last device work (what a timer started before the call
 // would measure). runtime_ms is the longer of the device span and call_host_ms.

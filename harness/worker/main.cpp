@@ -6,18 +6,21 @@
 #include <pybind11/embed.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace py = pybind11;
 
 namespace {
 
 // An installed worker finds its Python beside itself (<prefix>/share/dicebench/python and
-// <prefix>/lib/dicebench/python); one in the build tree uses the source and build folders.
+// <prefix>/lib/dicebench/python); one in the build tree uses the source folders of the harness's
+// concerns (worker, timing, fastpath: DICEBENCH_HARNESS_PYTHON_PATH) and the build's module folder.
 std::string beside_executable(const char* relative, const char* fallback) {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -28,11 +31,23 @@ std::string beside_executable(const char* relative, const char* fallback) {
   return fallback;
 }
 
+// The folders of a PYTHONPATH-style list (DIR:DIR), empty entries dropped.
+std::vector<std::string> split_path(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  while (begin <= list.size()) {
+    const std::size_t end = std::min(list.find(':', begin), list.size());
+    if (end > begin) out.push_back(list.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
+
 struct Arguments {
   std::string role;
   std::string device = "cpu";
   std::string log = "/dev/null";
-  std::string harness_path = beside_executable("../share/dicebench/python", DICEBENCH_HARNESS_PYTHON_DIR);
+  std::string harness_path = beside_executable("../share/dicebench/python", DICEBENCH_HARNESS_PYTHON_PATH);
 };
 
 bool parse(int argc, char** argv, Arguments& out) {
@@ -69,7 +84,7 @@ bool take_over_channel(const std::string& log, int& channel_in, int& channel_out
 int main(int argc, char** argv) {
   Arguments args;
   if (!parse(argc, argv, args)) {
-    std::fprintf(stderr, "usage: dicebench-worker --role reference|candidate [--device cpu|cuda] [--log FILE] [--harness-path DIR]\n"
+    std::fprintf(stderr, "usage: dicebench-worker --role reference|candidate [--device cpu|cuda] [--log FILE] [--harness-path DIR[:DIR...]]\n"
                          "       dicebench-worker --runtime-paths   (the folders it reads, one a line, for the sandbox)\n");
     return 2;
   }
@@ -89,20 +104,21 @@ int main(int argc, char** argv) {
     PyConfig_SetBytesString(&config, &config.program_name, DICEBENCH_PYTHON_EXECUTABLE);
     py::scoped_interpreter interpreter(&config);
     const auto sys_path = py::module_::import("sys").attr("path");
-    sys_path.attr("insert")(0, args.harness_path);
+    std::size_t position = 0;
+    for (const auto& folder : split_path(args.harness_path)) sys_path.attr("insert")(position++, folder);
 #if DICEBENCH_HAVE_CUDA_MODULE
-    sys_path.attr("insert")(1, beside_executable("../lib/dicebench/python", DICEBENCH_NATIVE_PYTHON_DIR));  // dicebench_cuda
+    sys_path.attr("insert")(position, beside_executable("../lib/dicebench/python", DICEBENCH_MODULE_DIR));  // dicebench_cuda
 #endif
     if (runtime_paths) {
-      // This executable's tree, the interpreter's prefixes, every folder on sys.path, the sources.
+      // This executable's tree, the interpreter's prefixes, every folder on sys.path, and the fast
+      // path's shim headers (which its compilers read) where the worker runs from the build tree.
       std::error_code ec;
       std::printf("%s\n", std::filesystem::read_symlink("/proc/self/exe", ec).parent_path().parent_path().c_str());
       const auto sys = py::module_::import("sys");
       for (const char* prefix : {"prefix", "base_prefix", "exec_prefix", "base_exec_prefix"})
         std::printf("%s\n", sys.attr(prefix).cast<std::string>().c_str());
       for (const auto& entry : sys_path) std::printf("%s\n", entry.cast<std::string>().c_str());
-      // The source tree the harness's Python comes from (the fast path's shim headers live there).
-      std::printf("%s\n", std::filesystem::path(args.harness_path).parent_path().parent_path().c_str());
+      if (std::filesystem::is_directory(DICEBENCH_FASTPATH_SOURCE_DIR, ec)) std::printf("%s\n", DICEBENCH_FASTPATH_SOURCE_DIR);
       return 0;
     }
     const auto worker = py::module_::import("dicebench_harness.worker");

@@ -1,7 +1,7 @@
 // Fuzz target: the fast path's source scanner and splitter on a candidate's CUDA/C++ text. Tokens
 // are ordered, disjoint ranges of the source; the two programs a split produces scan again.
-#include "harness/native/fastpath/src/source_scanner.hpp"
-#include "harness/native/fastpath/src/source_splitter.hpp"
+#include "harness/fastpath/src/source_scanner.hpp"
+#include "harness/fastpath/src/source_splitter.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 using namespace dicebench;

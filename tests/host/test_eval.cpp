@@ -181,7 +181,7 @@ TEST_CASE("Triton candidates run under Triton's interpreter on the CPU") {
 }
 
 TEST_CASE("a Triton row reduction, a tl.dot matmul and an autotuned kernel are correct under the interpreter") {
-  // The autotuner times its configs on the CPU there (harness/python/dicebench_harness/triton_interpreter.py);
+  // The autotuner times its configs on the CPU there (harness/worker/python/dicebench_harness/triton_interpreter.py);
   // without that it asked for a GPU driver ("0 active drivers").
   const std::vector<std::string> short_timing = {"--set", "eval.timing_budget_s=0.5"};
   const auto autotuned = evaluate("triton_autotuned.py", short_timing);

@@ -233,7 +233,7 @@ TEST_CASE("a stored evaluation fills every column, details key and table of its 
 }
 
 TEST_CASE("the worker reply fields the table names are protocol.py's, and no profile or compile field is dropped") {
-  const std::string protocol = source_file("harness/python/dicebench_harness/protocol.py");
+  const std::string protocol = source_file("harness/worker/python/dicebench_harness/protocol.py");
   std::map<std::string, std::set<std::string>> named;  // by Spec type
   for (const auto& field : kEvaluationFields) {
     if (field.worker.empty()) continue;

@@ -34,7 +34,7 @@ std::string source_file(const std::string& relative) {
   return text.str();
 }
 
-std::string protocol_py() { return source_file("harness/python/dicebench_harness/protocol.py"); }
+std::string protocol_py() { return source_file("harness/worker/python/dicebench_harness/protocol.py"); }
 
 template <class Range>
 std::vector<std::string> verdict_names(const Range& verdicts) {

@@ -1,0 +1,3 @@
+// Shim of <ATen/Functions.h> for the fast path (harness/fastpath/README.md).
+#pragma once
+#include "dbfp/torch_api.h"

@@ -1,0 +1,3 @@
+// Shim of <torch/all.h> for the fast path (harness/fastpath/README.md).
+#pragma once
+#include "dbfp/torch_api.h"

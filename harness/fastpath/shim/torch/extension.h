@@ -1,0 +1,3 @@
+// Shim of <torch/extension.h> for the fast path (harness/fastpath/README.md).
+#pragma once
+#include "dbfp/torch_api.h"

@@ -1,3 +1,0 @@
-// Shim of <ATen/core/Tensor.h> for the fast path (harness/native/fastpath/README.md).
-#pragma once
-#include "dbfp/torch_api.h"

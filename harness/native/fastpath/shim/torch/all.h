@@ -1,3 +1,0 @@
-// Shim of <torch/all.h> for the fast path (harness/native/fastpath/README.md).
-#pragma once
-#include "dbfp/torch_api.h"

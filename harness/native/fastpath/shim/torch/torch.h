@@ -1,3 +1,0 @@
-// Shim of <torch/torch.h> for the fast path (harness/native/fastpath/README.md).
-#pragma once
-#include "dbfp/torch_api.h"

@@ -1,0 +1,183 @@
+"""The worker's request loop: hello, then read, validate, dispatch, reply, until shutdown or EOF.
+
+serve(role, device, fd_in, fd_out) is what the C++ dicebench-worker (and `python -m
+dicebench_harness`) calls once the process's stdin/stdout have been moved to the private fds
+fd_in / fd_out. It returns the process exit code:
+  0  shutdown request or EOF on fd_in
+  1  the channel could not be written (the host went away)
+  2  the channel is out of sync (truncated frame, oversized frame) or the role is unknown
+  3  the device cannot be used (an "error" message is sent instead of hello)
+
+Every request gets exactly one reply frame (shutdown excepted). A request that does not validate,
+is for the other role, or whose handler fails in any way (any BaseException, SystemExit and
+KeyboardInterrupt included) gets {"type": "error", "job", "message"}. Handlers turn failures of
+problem or candidate code into ordinary replies themselves (reference_failed, runtime_error...),
+so "error" means the request or the harness is at fault. Every reply is checked against
+protocol.REPLIES before it is sent.
+
+Each request is logged as one line on stderr (the worker's log file).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from typing import Any
+
+from . import protocol
+from .errors import HostError, exception_line, traceback_tail
+
+EXIT_OK = 0
+EXIT_CHANNEL_WRITE = 1
+EXIT_PROTOCOL = 2
+EXIT_DEVICE = 3
+
+
+class _Shutdown(Exception):
+    pass
+
+
+def _log(text: str) -> None:
+    try:
+        sys.stderr.write(f"[dicebench-worker {os.getpid()}] {text}\n")
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - logging must never break the loop
+        pass
+
+
+def _flush_std_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def handle_message(role: str, handlers: dict, message: dict) -> dict:
+    """One decoded request -> one reply (raises _Shutdown for a shutdown request)."""
+    job = message.get("job", "")
+    try:
+        request = protocol.validate_request(message)
+    except protocol.ValidationError as error:
+        return protocol.error_reply(job, f"invalid request: {error}")
+    kind = request["type"]
+    if kind == "shutdown":
+        raise _Shutdown()
+    wanted = protocol.request_role(kind)
+    if wanted is not None and wanted != role:
+        return protocol.error_reply(job, f"request {kind!r} is for a {wanted} worker; "
+                                    f"this is a {role} worker")
+    handler = handlers.get(kind)
+    if handler is None:
+        return protocol.error_reply(job, f"request {kind!r} has no handler in a {role} worker")
+    try:
+        reply = handler(request)
+    except HostError as error:
+        return protocol.error_reply(job, str(error))
+    except BaseException as error:  # noqa: BLE001 - nothing may escape the loop
+        return protocol.error_reply(job, f"{kind} failed inside the harness: "
+                                    f"{exception_line(error)}\n{traceback_tail(error)}")
+    try:
+        return protocol.validate_reply(reply)
+    except BaseException as error:  # noqa: BLE001
+        return protocol.error_reply(job, f"harness bug: {kind} produced an invalid reply: {error}")
+
+
+def _hello(role: str, device: str, device_name: str) -> dict:
+    import torch
+
+    from dicebench_timing import timer_for_device
+
+    # The timer is made here, before any candidate code runs; its name keys cached baselines.
+    return {"type": "hello", "protocol": protocol.PROTOCOL_VERSION, "role": role,
+            "pid": os.getpid(), "python": platform.python_version(), "torch": torch.__version__,
+            "device": device, "device_name": device_name, "timer": timer_for_device(device).name}
+
+
+def serve(role: str, device: str, fd_in: int, fd_out: int) -> int:
+    """Run the worker loop on the channel fds; returns the exit code (see the module docstring)."""
+    if role not in protocol.ROLES:
+        _send_quietly(fd_out, protocol.error_reply("", f"unknown role {role!r}"))
+        return EXIT_PROTOCOL
+    try:
+        from . import numerics
+        from .devices import open_device
+
+        device, device_name = open_device(device)
+        numerics.apply_numerics()
+    except BaseException as error:  # noqa: BLE001
+        _send_quietly(fd_out, protocol.error_reply("", f"worker cannot start on device "
+                                                   f"{device!r}: {exception_line(error)}"))
+        return EXIT_DEVICE
+
+    if not getattr(sys, "argv", None):  # an embedded interpreter may have none; some tools read it
+        sys.argv = [f"dicebench-worker-{role}"]
+    # The reference writes the problem's source file here, not in the job folder the candidate sees.
+    private_dir = tempfile.mkdtemp(prefix="dicebench-reference-") if role == "reference" else None
+    try:
+        if role == "reference":
+            from .reference import ReferenceRole
+
+            handlers = ReferenceRole(device, private_dir).handlers()
+        else:
+            from .candidate import CandidateRole
+
+            handlers = CandidateRole(device, channel=(fd_in, fd_out)).handlers()
+        try:
+            protocol.write_frame(fd_out, _hello(role, device, device_name))
+        except OSError:
+            return EXIT_CHANNEL_WRITE
+        _log(f"{role} worker on {device} ({device_name}) ready")
+        return _loop(role, handlers, fd_in, fd_out)
+    finally:
+        if private_dir:
+            shutil.rmtree(private_dir, ignore_errors=True)
+
+
+def _loop(role: str, handlers: dict, fd_in: int, fd_out: int) -> int:
+    while True:
+        try:
+            message = protocol.read_frame(fd_in)
+        except protocol.ProtocolError as error:
+            _log(f"protocol error: {error}")
+            if not _send_quietly(fd_out, protocol.error_reply("", f"protocol error: {error}")):
+                return EXIT_CHANNEL_WRITE
+            if error.fatal:
+                return EXIT_PROTOCOL
+            continue
+        except OSError as error:
+            _log(f"channel read failed: {error}")
+            return EXIT_PROTOCOL
+        if message is None:
+            _log("end of input; exiting")
+            return EXIT_OK
+        started = time.perf_counter()
+        kind = message.get("type")
+        try:
+            reply = handle_message(role, handlers, message)
+        except _Shutdown:
+            _log("shutdown")
+            return EXIT_OK
+        _flush_std_streams()
+        _log(f"{kind} job={message.get('job', '')!r} -> {reply.get('type')} "
+             f"in {time.perf_counter() - started:.3f} s")
+        try:
+            protocol.write_frame(fd_out, reply)
+        except protocol.ProtocolError as error:
+            if not _send_quietly(fd_out, protocol.error_reply(reply.get("job", ""), str(error))):
+                return EXIT_CHANNEL_WRITE
+        except OSError as error:
+            _log(f"channel write failed: {error}")
+            return EXIT_CHANNEL_WRITE
+
+
+def _send_quietly(fd_out: int, message: Any) -> bool:
+    try:
+        protocol.write_frame(fd_out, message)
+        return True
+    except OSError:
+        return False

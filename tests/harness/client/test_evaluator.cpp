@@ -1,0 +1,149 @@
+// The evaluator (harness/client/evaluator.hpp) driven through its C++ API, as the run's slot
+// workers and the Python module drive it, on the CPU through real workers: a correct candidate and
+// the figures it carries, the baseline it reuses, given or timed, prefetching, a candidate's
+// failures as verdicts against a harness failure as an error, and the tolerance it was given.
+#include "core/base/whole_file.hpp"
+#include "harness/client/evaluator.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+using namespace dicebench;
+using harness::Evaluator;
+using results::Verdict;
+
+namespace {
+
+const std::string kEval = std::string(DICEBENCH_TEST_DATA_DIR) + "/eval/";
+
+std::string source(const std::string& name) {
+  auto text = read_whole_file(kEval + name, "test file");
+  REQUIRE_MESSAGE(text, text.error().message);
+  return *text;
+}
+
+harness::EvaluationSettings cpu_settings() {
+  harness::EvaluationSettings s;
+  s.worker_executable = std::string(DICEBENCH_BUILD_DIR) + "/bin/dicebench-worker";
+  s.sandbox.executable = std::string(DICEBENCH_BUILD_DIR) + "/bin/dicebench-sandbox";
+  s.device = "cpu";
+  s.fastpath = false;
+  s.trials = 3;
+  s.min_trials = 6;
+  s.max_trials = 12;
+  s.budget_seconds = 1.0;
+  s.secret = 42;
+  return s;
+}
+
+const std::string kProblem = "problem_linear_relu.py";
+const std::string kHash = "sha256:test-evaluator-linear-relu";
+
+}  // namespace
+
+TEST_CASE("a correct candidate carries its times, its speedup and the phases it went through") {
+  Evaluator evaluator(cpu_settings());
+  auto first = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
+  REQUIRE_MESSAGE(first, first ? "" : first.error().message);
+  CHECK(first->status == Verdict::correct);
+  CHECK(first->compiled);
+  CHECK(first->correct);
+  CHECK(first->failed_stage.empty());
+  REQUIRE(first->runtime);
+  REQUIRE(first->baseline);
+  CHECK(first->runtime->trials >= 6);
+  CHECK(first->runtime->trials <= 12);
+  CHECK(first->runtime->median_ms > 0);
+  REQUIRE(first->speedup);
+  CHECK(*first->speedup == doctest::Approx(first->baseline->median_ms / first->runtime->median_ms));
+  CHECK(first->baseline_measured);
+  CHECK(first->max_abs_diff.value_or(1) < 1e-5);
+  CHECK(first->input_bytes == 16 * 32 * 4);
+  CHECK(first->output_bytes == 16 * 32 * 4);
+  for (const char* phase : {"prepare", "trials", "timing", "baseline"}) CHECK_MESSAGE(first->phases.count(phase) == 1, phase);
+
+  // The same problem again: the baseline timed once is reused, not timed again.
+  auto second = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
+  REQUIRE(second);
+  CHECK(second->status == Verdict::correct);
+  CHECK_FALSE(second->baseline_measured);
+  REQUIRE(second->baseline);
+  CHECK(second->baseline->median_ms == first->baseline->median_ms);
+}
+
+TEST_CASE("a baseline given from the results cache is used instead of timing one") {
+  Evaluator evaluator(cpu_settings());
+  harness::Timing given;
+  given.median_ms = given.mean_ms = 1000.0;
+  given.trials = 7;
+  evaluator.set_baseline(kHash, given);
+  auto e = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
+  REQUIRE_MESSAGE(e, e ? "" : e.error().message);
+  CHECK_FALSE(e->baseline_measured);
+  REQUIRE(e->baseline);
+  CHECK(e->baseline->median_ms == 1000.0);
+  REQUIRE(e->speedup);
+  CHECK(*e->speedup == doctest::Approx(1000.0 / e->runtime->median_ms));
+}
+
+TEST_CASE("a prefetched candidate loads ahead and is then judged like any other") {
+  Evaluator evaluator(cpu_settings());
+  const std::string wrong = source("wrong_shape.py");
+  CHECK(evaluator.load_state(wrong) == Evaluator::LoadState::queued);
+  evaluator.prefetch(wrong);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (evaluator.load_state(wrong) != Evaluator::LoadState::ready && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE(evaluator.load_state(wrong) == Evaluator::LoadState::ready);
+  auto e = evaluator.evaluate(source(kProblem), kHash, wrong);
+  REQUIRE_MESSAGE(e, e ? "" : e.error().message);
+  CHECK(e->status == Verdict::shape_mismatch);
+  CHECK(e->compiled);
+  CHECK_FALSE(e->correct);
+  CHECK(e->failed_trial == 0);
+  CHECK(e->failed_stage == "trials");
+  CHECK_FALSE(e->runtime);
+  CHECK_FALSE(e->speedup);
+}
+
+TEST_CASE("a candidate's failures are verdicts; a reference that cannot run is the harness's error") {
+  Evaluator evaluator(cpu_settings());
+  auto raises = evaluator.evaluate(source(kProblem), kHash, source("raises.py"));
+  REQUIRE_MESSAGE(raises, raises ? "" : raises.error().message);
+  CHECK(raises->status == Verdict::runtime_error);
+  CHECK_FALSE(raises->error_message.empty());
+
+  auto syntax = evaluator.evaluate(source(kProblem), kHash, source("syntax_error.py"));
+  REQUIRE(syntax);
+  CHECK(syntax->status == Verdict::compile_failed);
+  CHECK_FALSE(syntax->compiled);
+
+  // The problem itself raises: no candidate is to blame, and no verdict is made up.
+  const std::string broken_problem = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                                     "        raise RuntimeError('reference broke')\n"
+                                     "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n";
+  auto broken = evaluator.evaluate(broken_problem, "sha256:test-evaluator-broken", source("correct.py"));
+  CHECK_FALSE(broken);
+}
+
+TEST_CASE("the tolerance the evaluator is given decides a near miss") {
+  auto strict = cpu_settings();
+  Evaluator strict_evaluator(strict);
+  auto off = strict_evaluator.evaluate(source(kProblem), kHash, source("off_by_1e3.py"));
+  REQUIRE_MESSAGE(off, off ? "" : off.error().message);
+  CHECK(off->status == Verdict::output_mismatch);
+  REQUIRE(off->margin);
+  CHECK(*off->margin > 1.0);
+
+  auto loose = cpu_settings();
+  loose.tolerance = "compat";
+  Evaluator loose_evaluator(loose);
+  auto passes = loose_evaluator.evaluate(source(kProblem), kHash, source("off_by_1e3.py"));
+  REQUIRE(passes);
+  CHECK(passes->status == Verdict::correct);
+  REQUIRE(passes->margin);
+  CHECK(*passes->margin <= 1.0);
+}

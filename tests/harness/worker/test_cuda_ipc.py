@@ -1,0 +1,133 @@
+"""CUDA IPC of the harness's transfers (harness/timing/cuda_ipc.hpp through dicebench_harness.transfer)
+between two processes on a GPU (label gpu): tensors of every kind arrive intact, a handle open twice
+maps once, nothing is written to /dev/shm (so the candidate's sandbox keeps a private one), and
+hostile descriptors give TransferError without a sticky CUDA error. Exits 77 (skipped) where torch
+or a CUDA device is missing."""
+
+import base64
+import multiprocessing
+import os
+import sys
+import unittest
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+if torch is None or not torch.cuda.is_available():
+    print("[skipped] torch with a visible CUDA device is needed")
+    sys.exit(77)
+
+import dicebench_cuda  # noqa: E402,F401  (after torch)
+from dicebench_harness import transfer  # noqa: E402
+
+
+def sample_tree():
+    """Deterministic tensors of several dtypes and layouts, several of them in one allocation."""
+    g = torch.Generator(device="cuda").manual_seed(7)
+    base = torch.randn(64, 48, device="cuda", generator=g)
+    return [
+        base,
+        base.t(),  # non-contiguous: the same storage as base
+        base[5:9, 3:],  # a storage offset
+        torch.randn(33, device="cuda", generator=g).to(torch.bfloat16),
+        torch.randn(7, 5, device="cuda", generator=g, dtype=torch.float64),
+        torch.arange(10, device="cuda", dtype=torch.int64) % 3 == 0,
+        torch.randn(4, device="cuda", generator=g, dtype=torch.complex64),
+        torch.empty(0, 3, device="cuda"),
+        (3, 2.5, None, [True]),
+    ]
+
+
+def sender(connection):
+    """The other process: exports sample_tree(), sends the descriptor, keeps the export alive until
+    told, then answers whether its memory still holds the values (the receiver wrote nothing)."""
+    value = sample_tree()
+    descriptor, keep = transfer.export_tree(value, "cuda:0", "")
+    connection.send(descriptor)
+    connection.recv()
+    connection.send(bool(torch.equal(value[0], sample_tree()[0])))
+    del keep
+    connection.close()
+
+
+def shm_entries():
+    return set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+
+
+class CudaIpcTransferTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.context = multiprocessing.get_context("spawn")
+        cls.shm_before = shm_entries()
+        cls.parent, child = cls.context.Pipe()
+        cls.process = cls.context.Process(target=sender, args=(child,))
+        cls.process.start()
+        cls.descriptor = cls.parent.recv()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.parent.send("done")
+        cls.intact = cls.parent.recv()
+        cls.process.join(60)
+
+    def test_every_kind_of_tensor_arrives_intact(self):
+        received = transfer.import_tree(self.descriptor, torch.device("cuda:0"), clone=False)
+        expected = sample_tree()
+        for got, want in zip(received[:8], expected[:8]):
+            self.assertEqual(got.dtype, want.dtype)
+            self.assertEqual(got.shape, want.shape)
+            self.assertEqual(got.stride(), want.stride())
+            self.assertTrue(torch.equal(got, want))
+        self.assertEqual(received[8], (3, 2.5, None, [True]))
+        cloned = transfer.import_tree(self.descriptor, torch.device("cuda:0"), clone=True)
+        self.assertTrue(torch.equal(cloned[1], expected[1]))
+
+    def test_one_allocation_is_mapped_once_and_unmapped_after_its_last_tensor(self):
+        tree = self.descriptor["tree"]["list"]
+        handles = {node["tensor"]["handle"] for node in tree[:3]}
+        self.assertEqual(len(handles), 1, "base, its transpose and its slice share one allocation")
+        first = transfer.import_tree(self.descriptor, torch.device("cuda:0"), clone=False)
+        second = transfer.import_tree(self.descriptor, torch.device("cuda:0"), clone=False)
+        self.assertEqual(first[0].data_ptr(), second[0].data_ptr())
+        del first, second
+        again = transfer.import_tree(self.descriptor, torch.device("cuda:0"), clone=False)
+        self.assertTrue(torch.equal(again[0], sample_tree()[0]))
+
+    def test_nothing_is_written_to_dev_shm(self):
+        transfer.import_tree(self.descriptor, torch.device("cuda:0"), clone=True)
+        created = {e for e in shm_entries() - self.shm_before if e.startswith("torch_")}
+        self.assertEqual(created, set())
+
+    def refused(self, change, why):
+        node = {**self.descriptor["tree"]["list"][0]["tensor"], **change}
+        with self.assertRaises(transfer.TransferError) as caught:
+            transfer.import_tree({"transport": "cuda_ipc", "tree": {"tensor": node}}, torch.device("cuda:0"), clone=False)
+        self.assertIn(why, str(caught.exception))
+        # No sticky error: the device still runs work.
+        self.assertEqual(int(torch.ones(3, device="cuda").sum().item()), 3)
+
+    def test_hostile_descriptors_are_refused(self):
+        size = self.descriptor["tree"]["list"][0]["tensor"]["size_bytes"]
+        self.refused({"size_bytes": 1 << 40}, "does not fit the shared allocation")
+        self.refused({"offset_bytes": 4}, "not a multiple of")
+        self.refused({"offset_bytes": 1 << 40}, "does not fit the shared allocation")
+        self.refused({"shape": [64, 49]}, "do not fit")
+        self.refused({"stride": [48, 1000]}, "do not fit")
+        self.refused({"offset": size}, "do not fit")
+        self.refused({"size_bytes": size - 2}, "a float32 storage of")
+        self.refused({"handle": base64.b64encode(bytes(64)).decode()}, "cannot open shared")
+        self.refused({"handle": base64.b64encode(os.urandom(64)).decode()}, "cannot open shared")
+        self.refused({"handle": base64.b64encode(bytes(10)).decode()}, "64 bytes")
+        self.refused({"handle": "not base64!"}, "not valid base64")
+        self.refused({"device": 7}, "this worker uses 0")
+
+
+def tearDownModule():
+    # The sender saw its memory unchanged by every import (views were read, never written).
+    assert CudaIpcTransferTest.intact, "the sender's memory changed"
+
+
+if __name__ == "__main__":
+    unittest.main()
