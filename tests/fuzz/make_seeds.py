@@ -47,7 +47,7 @@ generation = {"eos_token_id": [2, 3], "bos_token_id": 1, "pad_token_id": 0, "tem
 write("model_config", "qwen3.json", json.dumps(qwen3) + "\0" + json.dumps(generation))
 write("model_config", "sdar.json", json.dumps(sdar) + "\0" + json.dumps({"eos_token_id": 2}))
 
-# The hand-written tokenizer of tests/tokenizer/test_tokenizer_files.cpp.
+# The hand-written tokenizer of tests/models/tokenizer/test_tokenizer_files.cpp.
 source = (tests / "tokenizer" / "test_tokenizer_files.cpp").read_text()
 minimal = json.loads(re.search(r'json minimal_tokenizer\(\) \{\s*return json::parse\(R"\((.*?)\)"\);', source, re.S).group(1))
 config = {"eos_token": {"content": "<|im_end|>"}, "chat_template": "{{ '<|im_start|>' }}"}

@@ -14,7 +14,7 @@
 #include <map>
 #include <thread>
 
-#include "../engine/safetensors_writer.hpp"
+#include "tests/models/engine/safetensors_writer.hpp"
 #include "../test_files.hpp"
 
 using namespace dicebench;

@@ -6,7 +6,7 @@
 #include "benchmarks/kernelbench/locate.hpp"
 #include "benchmarks/kernelbench/problems.hpp"
 #include "core/base/sha256.hpp"
-#include "tests/kernelbench/test_support.hpp"
+#include "tests/benchmarks/kernelbench/test_support.hpp"
 
 namespace kb = dicebench::kernelbench;
 using kbtest::ScratchDir;

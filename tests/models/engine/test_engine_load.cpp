@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "models/engine/engine.hpp"
-#include "tests/engine/safetensors_writer.hpp"
+#include "tests/models/engine/safetensors_writer.hpp"
 
 using namespace dicebench::engine;
 using namespace dicebench::engine::testing;

@@ -35,7 +35,7 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 nlohmann::json run_hf_reference(const std::filesystem::path& out, const std::string& arguments) {
   const std::string log = (out / "hf_reference.log").string();
   const std::string command = std::string("'") + DICEBENCH_PYTHON + "' -B '" + DICEBENCH_SOURCE_DIR +
-                              "/tests/tokenizer/hf_reference.py' '" + DICEBENCH_TEST_DATA_DIR +
+                              "/tests/models/tokenizer/hf_reference.py' '" + DICEBENCH_TEST_DATA_DIR +
                               "/tokenizer/cases.json' '" + out.string() + "' " + arguments + " > '" + log +
                               "' 2>&1";
   const int status = std::system(command.c_str());

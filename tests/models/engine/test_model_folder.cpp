@@ -7,7 +7,7 @@
 #include "models/engine/checkpoint.hpp"
 #include "models/engine/decode_settings.hpp"
 #include "models/engine/model_config.hpp"
-#include "tests/engine/safetensors_writer.hpp"
+#include "tests/models/engine/safetensors_writer.hpp"
 
 using namespace dicebench::engine;
 using namespace dicebench::engine::testing;

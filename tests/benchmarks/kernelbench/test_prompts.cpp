@@ -8,7 +8,7 @@
 #include "benchmarks/kernelbench/problems.hpp"
 #include "benchmarks/kernelbench/prompts.hpp"
 #include "core/base/sha256.hpp"
-#include "tests/kernelbench/test_support.hpp"
+#include "tests/benchmarks/kernelbench/test_support.hpp"
 
 namespace kb = dicebench::kernelbench;
 using kbtest::ScratchDir;
