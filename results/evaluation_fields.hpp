@@ -5,7 +5,7 @@
 // (python/dicebench/_evaluate.py, which gets this table as dicebench.EVALUATION_FIELDS) and the
 // results database (the evaluations table, its details JSON, and the tables beside it). C++ has no
 // reflection: harness::Evaluation and results::NewEvaluation are written by hand, and
-// tests/host/test_evaluation_fields.cpp and tests/python/test_package.py check every shape against
+// tests/results/test_evaluation_fields.cpp and tests/python/test_package.py check every shape against
 // this table, so a field added to one shape and not here fails them.
 #pragma once
 

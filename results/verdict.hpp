@@ -29,7 +29,7 @@ inline constexpr std::array<Verdict, 9> kAllVerdicts = {
 
 // The verdicts a comparison of outputs gives (the reference worker's reference.compared), and those
 // a candidate worker's failed reply names as its error_class; protocol.py's VERDICTS and
-// CANDIDATE_ERROR_CLASSES, which tests/host/test_vocabulary.cpp checks against these.
+// CANDIDATE_ERROR_CLASSES, which tests/results/test_vocabulary.cpp checks against these.
 inline constexpr std::array<Verdict, 4> kComparisonVerdicts = {
     Verdict::correct, Verdict::shape_mismatch, Verdict::dtype_mismatch, Verdict::output_mismatch};
 inline constexpr std::array<Verdict, 2> kCandidateFailureVerdicts = {Verdict::compile_failed, Verdict::runtime_error};

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "tests/models/engine/safetensors_writer.hpp"
-#include "../test_files.hpp"
+#include "tests/test_files.hpp"
 
 using namespace dicebench;
 using namespace dicebench::local;

@@ -2,8 +2,8 @@
 // folders of make_local_models.py: DICE's done-when command on a tiny SDAR folder, an AR Qwen3
 // folder, models found in a Hugging Face cache tree, settings recorded with the run, and bad
 // folders and settings ending in one error line with nothing stored lost.
-#include "../host/cli_runner.hpp"
-#include "../test_files.hpp"
+#include "tests/core/cli/cli_runner.hpp"
+#include "tests/test_files.hpp"
 
 #include "core/base/sha256.hpp"
 #include "core/base/text.hpp"

@@ -5,7 +5,7 @@
 #include "models/openai/request_cache.hpp"
 #include "models/openai/retry_policy.hpp"
 
-#include "../plugins/temp_folder.hpp"
+#include "tests/plugins/temp_folder.hpp"
 
 #include <doctest/doctest.h>
 

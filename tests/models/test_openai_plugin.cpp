@@ -2,8 +2,8 @@
 // server on 127.0.0.1 (openai_test_server.py, the project's Python, a free port): the happy path,
 // retries and Retry-After, concurrency, the request cache on a re-run, a missing key, an unreachable
 // server, bad replies, and a resume after kill -9. Nothing leaves the machine.
-#include "../host/cli_runner.hpp"
-#include "../test_files.hpp"
+#include "tests/core/cli/cli_runner.hpp"
+#include "tests/test_files.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

@@ -21,7 +21,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-# Checked by tests/host/test_vocabulary.cpp against the host's (harness/client/worker_process.hpp)
+# Checked by tests/results/test_vocabulary.cpp against the host's (harness/client/worker_process.hpp)
 # and harness/PROTOCOL.md's title.
 PROTOCOL_VERSION = 5
 MAX_FRAME_BYTES = 64 * 1024 * 1024

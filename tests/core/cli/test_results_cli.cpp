@@ -3,7 +3,7 @@
 // candidate run that lost a correct problem, kept in another database, and an equal run), and
 // every bad input ending in one error line. The HTML page in a browser: html_report_browser_test.py.
 #include "cli_runner.hpp"
-#include "../test_files.hpp"
+#include "tests/test_files.hpp"
 
 #include "core/base/text.hpp"
 

@@ -4,7 +4,7 @@
 // compare and gate; LEVEL/IDS selections, their errors and a resumed run; and report over several
 // single-level runs of one model as one table by level.
 #include "cli_runner.hpp"
-#include "../test_files.hpp"
+#include "tests/test_files.hpp"
 
 #include "results/store.hpp"
 

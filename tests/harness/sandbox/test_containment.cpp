@@ -3,8 +3,8 @@
 // machine refuses a protection (dicebench-sandbox --probe says which), the tests check the degraded
 // behaviour the run reports instead of the protected one. Built twice: on the CPU (integration),
 // and with DICEBENCH_CONTAINMENT_ON_CUDA the hostile set alone on CUDA (gpu, test_containment_gpu).
-#include "cli_runner.hpp"
-#include "../test_files.hpp"
+#include "tests/core/cli/cli_runner.hpp"
+#include "tests/test_files.hpp"
 
 #include "harness/sandbox/protections.hpp"
 

@@ -4,8 +4,8 @@
 // or failures, with a summary-file baseline) and export. The databases are written through the
 // results store, so no worker or torch runs here.
 #include "cli_runner.hpp"
-#include "../results/planned_run.hpp"
-#include "../test_files.hpp"
+#include "tests/results/planned_run.hpp"
+#include "tests/test_files.hpp"
 
 #include "core/base/text.hpp"
 

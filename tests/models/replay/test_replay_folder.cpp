@@ -1,7 +1,7 @@
 // Unit tests of the replay folder library: file names, scanning both kinds of file,
 // collisions, gaps, missing requests, reading and the content digest.
 #include "models/replay/replay_folder.hpp"
-#include "temp_folder.hpp"
+#include "tests/plugins/temp_folder.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,7 +3,7 @@
 // evaluation stage stores (columns and details JSON) and the worker's reply fields (protocol.py); the
 // Python module's Evaluation is checked in tests/python/test_package.py. A field added to one shape
 // and not to the table fails here.
-#include "../results/test_support.hpp"
+#include "tests/results/test_support.hpp"
 #include "core/run/evaluation_row.hpp"
 #include "harness/client/evaluation_json.hpp"
 #include "results/evaluation_fields.hpp"

@@ -2,7 +2,7 @@
 // test model, query/report/show, resume after a kill and after Ctrl-C, and every bad-input path
 // ending in one error line, a non-zero exit and an untouched database.
 #include "cli_runner.hpp"
-#include "../test_files.hpp"
+#include "tests/test_files.hpp"
 
 #include "core/base/sha256.hpp"
 #include "core/base/text.hpp"

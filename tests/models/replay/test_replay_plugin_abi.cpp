@@ -1,7 +1,7 @@
 // The built replay plugin, loaded as the host loads it and driven through the C ABI only:
 // descriptor, open errors, describe, stored_samples, prepare, generate and cancellation.
-#include "c_abi_harness.hpp"
-#include "temp_folder.hpp"
+#include "tests/plugins/c_abi_harness.hpp"
+#include "tests/plugins/temp_folder.hpp"
 
 #include <dicebench/plugin.h>
 
