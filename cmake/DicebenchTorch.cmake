@@ -4,7 +4,10 @@
 # when torch was built with CUDA, DICEBENCH_TORCH_CUDA.
 # Explicit targets instead of find_package(Torch): TorchConfig.cmake of a CUDA wheel insists on
 # finding a matching CUDA toolkit, cuDNN and NVTX even for code that only calls ATen.
-if(TARGET dicebench_torch)
+if(TARGET dicebench_torch)  # found already, from another folder: the same results here
+  get_property(DICEBENCH_TORCH_RPATH GLOBAL PROPERTY DICEBENCH_TORCH_RPATH)
+  get_property(DICEBENCH_TORCH_CUDA GLOBAL PROPERTY DICEBENCH_TORCH_CUDA)
+  set(DICEBENCH_TORCH_FOUND ON)
   return()
 endif()
 set(DICEBENCH_TORCH_FOUND OFF)
@@ -59,4 +62,6 @@ endif()
 # Executables find torch where the wheel keeps it (its libraries find their CUDA ones themselves).
 set(DICEBENCH_TORCH_RPATH "${_torch_libdir}")
 set(DICEBENCH_TORCH_FOUND ON)
+set_property(GLOBAL PROPERTY DICEBENCH_TORCH_RPATH "${DICEBENCH_TORCH_RPATH}")
+set_property(GLOBAL PROPERTY DICEBENCH_TORCH_CUDA ${DICEBENCH_TORCH_CUDA})
 message(STATUS "dicebench: libtorch ${_torch_version} (CUDA: ${DICEBENCH_TORCH_CUDA}) in ${_torch_libdir}")
