@@ -8,7 +8,7 @@ usage: problem_traits.py --kernelbench-root DIR [--levels 1,2,3] [--device cuda]
 
 Each problem is prepared as the reference worker prepares it (Model(*get_init_inputs()) under a
 seed, in KernelBench's training mode by default) and judged on --draws draws of get_inputs(): the
-traits constant_output, zeros_pass, output_equals_input and near_constant_output (harness/python/
+traits constant_output, zeros_pass, output_equals_input and near_constant_output (harness/worker/python/
 dicebench_harness/reference.py says what each means). Prints the flagged problems as a table and
 per-level counts, and writes every problem's traits, details and seconds as JSON.
 """
@@ -25,7 +25,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "harness", "python"))
+for concern in ("fastpath", "timing", "worker"):  # the harness's Python, each concern's python/ folder
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "harness", concern, "python"))
 
 from dicebench_harness import protocol  # noqa: E402
 from dicebench_harness.reference import ReferenceRole  # noqa: E402
