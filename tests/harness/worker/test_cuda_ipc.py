@@ -1,13 +1,15 @@
-"""CUDA IPC of the harness's transfers (harness/timing/cuda_ipc.hpp through dicebench_harness.transfer)
+"""CUDA IPC of the harness's transfers (harness/worker/cuda_ipc.hpp through dicebench_harness.transfer)
 between two processes on a GPU (label gpu): tensors of every kind arrive intact, a handle open twice
 maps once, nothing is written to /dev/shm (so the candidate's sandbox keeps a private one), and
-hostile descriptors give TransferError without a sticky CUDA error. Exits 77 (skipped) where torch
-or a CUDA device is missing."""
+hostile descriptors give TransferError without a sticky CUDA error; and the reference exports no
+allocation that holds what it computes from (its own inputs) or compares with (its outputs). Exits 77
+(skipped) where torch or a CUDA device is missing."""
 
 import base64
 import multiprocessing
 import os
 import sys
+import tempfile
 import unittest
 
 try:
@@ -20,7 +22,8 @@ if torch is None or not torch.cuda.is_available():
     sys.exit(77)
 
 import dicebench_cuda  # noqa: E402,F401  (after torch)
-from dicebench_harness import transfer  # noqa: E402
+from dicebench_harness import protocol, transfer  # noqa: E402
+from dicebench_harness.reference import ReferenceRole  # noqa: E402
 
 
 def sample_tree():
@@ -127,6 +130,62 @@ class CudaIpcTransferTest(unittest.TestCase):
 def tearDownModule():
     # The sender saw its memory unchanged by every import (views were read, never written).
     assert CudaIpcTransferTest.intact, "the sender's memory changed"
+
+
+REFERENCE_PROBLEM = """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.linear = torch.nn.Linear(n, n)
+    def forward(self, x, y):
+        return torch.relu(self.linear(x)) + y
+def get_inputs():
+    return [torch.randn(256, 64), torch.randn(256, 64)]
+def get_init_inputs():
+    return [64]
+"""
+
+
+def storages(tree):
+    """(first byte, size) of every tensor's storage in a (nested) list or tuple."""
+    if isinstance(tree, torch.Tensor):
+        storage = tree.untyped_storage()
+        return [(storage.data_ptr(), storage.nbytes())]
+    if isinstance(tree, (list, tuple)):
+        return [item for value in tree for item in storages(value)]
+    return []
+
+
+class ReferenceExportTest(unittest.TestCase):
+    def test_exported_allocations_hold_nothing_the_reference_judges_with(self):
+        # A candidate may keep a trial's mapping of what the reference exported, and the allocator
+        # may hand that memory out again: whatever lies in an exported allocation, trial after
+        # trial, is the candidate's to write. The reference's own inputs and outputs never may.
+        with tempfile.TemporaryDirectory() as work, tempfile.TemporaryDirectory() as private:
+            role = ReferenceRole("cuda:0", private)
+            prepared = role.prepare(protocol.validate_request({
+                "type": "reference.prepare", "job": "j", "problem_source": REFERENCE_PROBLEM, "device": "cuda",
+                "init_seed": 1, "work_dir": work}))
+            self.assertTrue(prepared["ok"], prepared)
+            for trial in range(4):
+                ready = role.trial(protocol.validate_request(
+                    {"type": "reference.trial", "job": "j", "trial": trial, "seed": 100 + trial}))
+                self.assertTrue(ready["ok"], ready)
+                state = role.jobs["j"]
+                ranges = []
+                for value in state.exported:
+                    pointer = value.untyped_storage().data_ptr()
+                    _, base, size = dicebench_cuda.ipc_export(pointer, 0)
+                    ranges.append((base, base + size))
+                self.assertEqual(len(ranges), 2)
+                for pointer, nbytes in storages(state.inputs) + storages(state.outputs):
+                    for low, high in ranges:
+                        self.assertFalse(low <= pointer < high or low < pointer + nbytes <= high,
+                                         f"trial {trial}: the reference's own memory lies in an exported allocation")
+                # The candidate receives the same values the reference computed from.
+                for mine, theirs in zip(state.inputs, state.exported):
+                    self.assertTrue(torch.equal(mine, theirs))
 
 
 if __name__ == "__main__":

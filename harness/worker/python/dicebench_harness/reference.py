@@ -10,12 +10,14 @@ Handlers (requests and replies are defined in protocol.py):
   with weights_only=True, since the candidate loads them that way). A failure in the problem's
   code is ok=false with error_class "reference_failed".
 - reference.trial: seed_everything(seed); inputs = get_inputs() under the device as torch's
-  default device (inputs are made on the GPU directly: level-1 inputs reach 17 GB), allocated
-  from this worker's export pool (transfer.py); unless `outputs` is false (a timed call the host
-  will not check), the model runs on its own clones and the outputs stay in this process's
-  memory, replacing the previous trial's (whose memory is zeroed first, so no later allocation can
-  find them). The inputs are exported to the candidate (transfer.py); the reply gives the inputs'
-  and outputs' sizes in bytes (the memory floor).
+  default device (inputs are made on the GPU directly: level-1 inputs reach 17 GB), in this
+  process's own memory; unless `outputs` is false (a timed call the host will not check), the
+  model runs on its own clones and the outputs stay in this process's memory, replacing the
+  previous trial's (whose memory is zeroed first, so no later allocation can find them). Only then
+  is a copy of the inputs made in this worker's export pool and exported to the candidate
+  (transfer.py): a candidate that kept an earlier trial's mapping of the pool, which the allocator
+  may hand out again, can write only into what it is given, never into the inputs the reference
+  computes from. The reply gives the inputs' and outputs' sizes in bytes (the memory floor).
 - reference.compare: receives the candidate's outputs (a file loaded with weights_only=True, or
   CUDA IPC handles checked field by field; what cannot be received is "output_mismatch") and
   compares them with the kept outputs of that trial (compare.py).
@@ -186,7 +188,7 @@ class ReferenceRole:
         self._drop_trial(state)
         device = state.device
         try:
-            inputs = self._make_inputs(state, request["seed"], self.pool)
+            inputs = self._make_inputs(state, request["seed"], None)
             outputs = None
             if request["outputs"]:
                 with numerics.harness_call():
@@ -202,8 +204,15 @@ class ReferenceRole:
                          message=f"reference run failed: {type(error).__name__}: {error}")
             return reply
         state.trial, state.inputs = trial, inputs
+        exported = inputs
+        if self.pool is not None:  # the candidate's copy, made after the reference's outputs
+            try:
+                with transfer.allocating_from(self.pool, device):
+                    exported = clone_tree(inputs)
+            except BaseException as error:  # noqa: BLE001 - out of memory, say
+                raise HostError(f"copying the inputs for export failed: {type(error).__name__}: {error}") from None
         path = os.path.join(state.work_dir, f"inputs-{trial}.pt")
-        descriptor, state.exported = transfer.export_tree(inputs, device, path)
+        descriptor, state.exported = transfer.export_tree(exported, device, path)
         state.inputs_file = path if descriptor.get("transport") == "file" else None
         reply.update(ok=True, inputs=descriptor, input_bytes=tree_bytes(inputs),
                      output_bytes=tree_bytes(state.outputs) if request["outputs"] else 0)

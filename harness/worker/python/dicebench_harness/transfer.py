@@ -20,9 +20,11 @@ receiver of untrusted descriptors (the reference, receiving a candidate's output
 field before use: dtypes from a fixed list, integer shapes and strides that fit the shared
 allocation (torch's set_ refuses out-of-range views), the device it runs on.
 
-An IPC handle exposes the whole allocation around a tensor. So the reference allocates what it
-exports (its inputs) from a memory pool of its own (`export_pool()`), which never holds reference
-outputs; and the candidate exports clones of its outputs.
+An IPC handle exposes the whole allocation around a tensor, and a receiver may keep it mapped
+after the sender has freed the tensor and its allocator has reused the memory. So the reference
+exports copies of its inputs, made in a memory pool of its own (`export_pool()`) that holds
+nothing else, after it has computed its outputs from its own copy; and the candidate exports
+clones of its outputs.
 """
 
 from __future__ import annotations
