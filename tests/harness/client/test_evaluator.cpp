@@ -21,7 +21,7 @@ const std::string kEval = std::string(DICEBENCH_TEST_DATA_DIR) + "/eval/";
 
 std::string source(const std::string& name) {
   auto text = read_whole_file(kEval + name, "test file");
-  REQUIRE_MESSAGE(text, text.error().message);
+  REQUIRE_MESSAGE(text.ok(), (text ? std::string() : text.error().message));
   return *text;
 }
 
@@ -47,7 +47,7 @@ const std::string kHash = "sha256:test-evaluator-linear-relu";
 TEST_CASE("a correct candidate carries its times, its speedup and the phases it went through") {
   Evaluator evaluator(cpu_settings());
   auto first = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
-  REQUIRE_MESSAGE(first, first ? "" : first.error().message);
+  REQUIRE_MESSAGE(first.ok(), (first ? std::string() : first.error().message));
   CHECK(first->status == Verdict::correct);
   CHECK(first->compiled);
   CHECK(first->correct);
@@ -67,7 +67,7 @@ TEST_CASE("a correct candidate carries its times, its speedup and the phases it 
 
   // The same problem again: the baseline timed once is reused, not timed again.
   auto second = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
-  REQUIRE(second);
+  REQUIRE(second.ok());
   CHECK(second->status == Verdict::correct);
   CHECK_FALSE(second->baseline_measured);
   REQUIRE(second->baseline);
@@ -81,7 +81,7 @@ TEST_CASE("a baseline given from the results cache is used instead of timing one
   given.trials = 7;
   evaluator.set_baseline(kHash, given);
   auto e = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
-  REQUIRE_MESSAGE(e, e ? "" : e.error().message);
+  REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
   CHECK_FALSE(e->baseline_measured);
   REQUIRE(e->baseline);
   CHECK(e->baseline->median_ms == 1000.0);
@@ -99,7 +99,7 @@ TEST_CASE("a prefetched candidate loads ahead and is then judged like any other"
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   REQUIRE(evaluator.load_state(wrong) == Evaluator::LoadState::ready);
   auto e = evaluator.evaluate(source(kProblem), kHash, wrong);
-  REQUIRE_MESSAGE(e, e ? "" : e.error().message);
+  REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
   CHECK(e->status == Verdict::shape_mismatch);
   CHECK(e->compiled);
   CHECK_FALSE(e->correct);
@@ -109,15 +109,15 @@ TEST_CASE("a prefetched candidate loads ahead and is then judged like any other"
   CHECK_FALSE(e->speedup);
 }
 
-TEST_CASE("a candidate's failures are verdicts; a reference that cannot run is the harness's error") {
+TEST_CASE("a candidate's failures are verdicts, and a reference that cannot run is the harness's error") {
   Evaluator evaluator(cpu_settings());
   auto raises = evaluator.evaluate(source(kProblem), kHash, source("raises.py"));
-  REQUIRE_MESSAGE(raises, raises ? "" : raises.error().message);
+  REQUIRE_MESSAGE(raises.ok(), (raises ? std::string() : raises.error().message));
   CHECK(raises->status == Verdict::runtime_error);
   CHECK_FALSE(raises->error_message.empty());
 
   auto syntax = evaluator.evaluate(source(kProblem), kHash, source("syntax_error.py"));
-  REQUIRE(syntax);
+  REQUIRE(syntax.ok());
   CHECK(syntax->status == Verdict::compile_failed);
   CHECK_FALSE(syntax->compiled);
 
@@ -126,14 +126,14 @@ TEST_CASE("a candidate's failures are verdicts; a reference that cannot run is t
                                      "        raise RuntimeError('reference broke')\n"
                                      "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n";
   auto broken = evaluator.evaluate(broken_problem, "sha256:test-evaluator-broken", source("correct.py"));
-  CHECK_FALSE(broken);
+  CHECK_FALSE(broken.ok());
 }
 
 TEST_CASE("the tolerance the evaluator is given decides a near miss") {
   auto strict = cpu_settings();
   Evaluator strict_evaluator(strict);
   auto off = strict_evaluator.evaluate(source(kProblem), kHash, source("off_by_1e3.py"));
-  REQUIRE_MESSAGE(off, off ? "" : off.error().message);
+  REQUIRE_MESSAGE(off.ok(), (off ? std::string() : off.error().message));
   CHECK(off->status == Verdict::output_mismatch);
   REQUIRE(off->margin);
   CHECK(*off->margin > 1.0);
@@ -142,7 +142,7 @@ TEST_CASE("the tolerance the evaluator is given decides a near miss") {
   loose.tolerance = "compat";
   Evaluator loose_evaluator(loose);
   auto passes = loose_evaluator.evaluate(source(kProblem), kHash, source("off_by_1e3.py"));
-  REQUIRE(passes);
+  REQUIRE(passes.ok());
   CHECK(passes->status == Verdict::correct);
   REQUIRE(passes->margin);
   CHECK(*passes->margin <= 1.0);

@@ -14,7 +14,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "tiny_model"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools", "tiny_model"))
 
 
 def byte_token_ids(tokenizer, values):
