@@ -2,6 +2,7 @@
 // summary printed from what comes back; `--resume RUN` continues a stored run.
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
+#include "core/cli/tolerance_option.hpp"
 #include "core/run/run_lifecycle.hpp"
 #include "results/report_format.hpp"
 
@@ -142,8 +143,7 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--device", o->device, "Evaluate on cpu or cuda (default: cuda where a GPU is visible)")->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--gpus", o->gpus, "GPUs to evaluate on, one worker set each, e.g. 0,1 (default: all visible)");
   app->add_option("--trials", o->trials, "Correctness trials per candidate (default 5)")->check(CLI::PositiveNumber);
-  app->add_option("--tolerance", o->tolerance, "kernelbench (fp32 1e-4, fp16/bf16 1e-2) or compat (1e-2 for all)")
-      ->check(CLI::IsMember({"kernelbench", "compat"}));
+  add_tolerance_option(*app, o->tolerance);
   return {app, [o, app]() { return run(*o, *app); }};
 }
 

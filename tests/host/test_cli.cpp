@@ -296,3 +296,17 @@ TEST_CASE("a newer or foreign database is refused and left as it was") {
   check_one_error_line(run_cli({"query", "delete from runs", "--db", newer}), "read-only");
   check_one_error_line(run_cli({"report", "5", "--db", tmp / "absent.db"}), "absent.db");
 }
+
+TEST_CASE("--tolerance takes the tolerance modes and their old names, and nothing else") {
+  TempDir tmp("tolerance");
+  make_replay_folder(tmp / "replay");
+  const std::string db = tmp / "results.db";
+  for (const std::string mode : {"per_dtype", "uniform", "kernelbench", "compat"}) {
+    const auto r = run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench,
+                            "--tolerance", mode, "--generate-only", "--db", db});
+    CHECK_MESSAGE(r.exit_code == 0, std::string(mode + ": " + r.err));
+  }
+  check_one_error_line(run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root",
+                                kKernelBench, "--tolerance", "loose", "--generate-only", "--db", db}),
+                       "--tolerance: must be per_dtype or uniform (or the old names: kernelbench for per_dtype, compat for uniform), not 'loose'");
+}
