@@ -5,7 +5,8 @@
 // plugin C ABI.
 //
 // Settings (config section [kernelbench], or --set kernelbench.KEY=VALUE):
-//   root            KernelBench checkout or its folder holding level1/... (else $DICEBENCH_KERNELBENCH_ROOT)
+//   root            KernelBench checkout or its folder holding level1/... (else $DICEBENCH_KERNELBENCH_ROOT);
+//                   the flag --kernelbench-root, which this plugin declares, sets it too
 //   prompt          zero_shot | one_shot (default) | few_shot | template
 //   backend, precision, prompts_dir       for the prompts.toml styles
 //   template, example_arch, example_new_arch   for the template style
@@ -185,8 +186,13 @@ const dicebench_provided_name kNames[] = {
     {str(kWholeBenchmark), str("KernelBench levels 1-3 in one run, and level 4 where the checkout has level4/")},
 };
 
+// The flags `dicebench run` takes for this suite.
+const dicebench_option kOptions[] = {
+    {str("kernelbench-root"), str("kernelbench.root"), str("PATH"), str("KernelBench checkout (or its folder holding level1/...)")},
+};
+
 const dicebench_plugin_descriptor kDescriptor =
-    sdk::descriptor(DICEBENCH_KIND_SUITE, "kernelbench", DICEBENCH_VERSION, DICEBENCH_GIT_SHA, kNames, &kApi);
+    sdk::descriptor(DICEBENCH_KIND_SUITE, "kernelbench", DICEBENCH_VERSION, DICEBENCH_GIT_SHA, kNames, &kApi, kOptions);
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include "core/base/whole_file.hpp"
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
+#include "core/cli/tolerance_option.hpp"
 #include "core/host/evaluation_settings.hpp"
 #include "harness/client/evaluation_json.hpp"
 
@@ -49,7 +50,7 @@ void print_evaluation(const harness::Evaluation& e, const std::string& device) {
 
 Command add_eval_command(CLI::App& parent) {
   struct Options {
-    std::string problem, device, tolerance = "kernelbench";
+    std::string problem, device, tolerance;
     std::vector<std::string> candidates;
     int trials = 5;
     double timeout = 300, compile_timeout = 600;
@@ -63,7 +64,7 @@ Command add_eval_command(CLI::App& parent) {
   app->add_option("--device", o->device, "cpu or cuda (default: cuda where a GPU is visible)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--trials", o->trials, "Correctness trials")->check(CLI::PositiveNumber)->capture_default_str();
-  app->add_option("--tolerance", o->tolerance, "kernelbench or compat")->check(CLI::IsMember({"kernelbench", "compat"}))->capture_default_str();
+  add_tolerance_option(*app, o->tolerance);
   const CLI::Range seconds(1.0, 86400.0);
   app->add_option("--timeout", o->timeout, "Seconds the candidate may run (init, trials, timing)")
       ->check(seconds)->capture_default_str();
@@ -84,7 +85,7 @@ Command add_eval_command(CLI::App& parent) {
             }
             host::Config config;
             if (!o->device.empty()) config.set("eval.device", o->device);
-            config.set("eval.tolerance", o->tolerance);
+            if (!o->tolerance.empty()) config.set("eval.tolerance", o->tolerance);
             config.set("eval.trials", std::to_string(o->trials));
             config.set("eval.timeout_s", fmt::format("{}", o->timeout));
             config.set("eval.compile_timeout_s", fmt::format("{}", o->compile_timeout));

@@ -1,7 +1,11 @@
-// `dicebench run`: its options, mapped to a run request for the run lifecycle (core/run), and the
-// summary printed from what comes back; `--resume RUN` continues a stored run.
+// `dicebench run`: its options (the host's, and the flags the installed suite plugins declare:
+// suite_flags.hpp), mapped to a run request for the run lifecycle (core/run), and the summary printed
+// from what comes back; `--resume RUN` continues a stored run.
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
+#include "core/cli/suite_flags.hpp"
+#include "core/cli/tolerance_option.hpp"
+#include "core/host/plugin_registry.hpp"
 #include "core/run/run_lifecycle.hpp"
 #include "results/report_format.hpp"
 
@@ -14,7 +18,7 @@ namespace dicebench::cli {
 namespace {
 
 struct RunOptions {
-  std::string model, model_path, suite, problems, config_file, kernelbench_root, device, tolerance, gpus;
+  std::string model, model_path, suite, problems, config_file, device, tolerance, gpus;
   std::optional<int> trials;
   std::string db = kDefaultDatabase;
   std::optional<int> samples;
@@ -22,6 +26,7 @@ struct RunOptions {
   std::optional<int> batch_size;
   std::vector<std::string> sets;
   bool generate_only = false;
+  SuiteFlags suite_flags;  // --kernelbench-root and the like, declared by suite plugins
 };
 
 Result<host::Config> resolve_config(const RunOptions& o) {
@@ -38,7 +43,7 @@ Result<host::Config> resolve_config(const RunOptions& o) {
   if (o.samples) config.set("samples", std::to_string(*o.samples));
   if (o.seed) config.set("seed", std::to_string(*o.seed));
   if (o.batch_size) config.set("batch_size", std::to_string(*o.batch_size));
-  if (!o.kernelbench_root.empty()) config.set("kernelbench.root", o.kernelbench_root);
+  o.suite_flags.apply(config);
   if (!o.device.empty()) config.set("eval.device", o.device);
   if (!o.gpus.empty()) config.set("eval.gpus", o.gpus);
   if (!o.tolerance.empty()) config.set("eval.tolerance", o.tolerance);
@@ -84,12 +89,13 @@ int run(const RunOptions& o, CLI::App& app) {
   run::RunRequest request;
   request.db = o.db;
   request.generate_only = o.generate_only;
+  if (!o.suite_flags.conflicts.empty()) return fail(o.suite_flags.conflicts.front());
   if (o.resume) {
     for (const char* flag : {"--model", "--model-path", "--suite", "--problems", "--samples", "--seed", "--config", "--set", "--batch-size",
                              "--device", "--trials", "--tolerance"})
       if (app.count(flag)) return fail(fmt::format("--resume continues run {} with its own settings; drop {}", *o.resume, flag));
     request.resume = o.resume;
-    if (!o.kernelbench_root.empty()) request.settings.set("kernelbench.root", o.kernelbench_root);
+    o.suite_flags.apply(request.settings);  // they replace the stored values (where the suite's files are now)
   } else {
     auto resolved = resolve_config(o);
     if (!resolved) return fail(resolved.error().message);
@@ -136,14 +142,17 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--resume", o->resume, "Continue the stored run RUN where it stopped");
   app->add_option("--seed", o->seed, "Run seed (default: random, recorded)")->check(CLI::NonNegativeNumber);
   app->add_option("--batch-size", o->batch_size, "Requests per generate call (default: the model's)")->check(CLI::PositiveNumber);
-  app->add_option("--kernelbench-root", o->kernelbench_root, "KernelBench checkout (or its folder holding level1/...)");
   app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. kernelbench.prompt=zero_shot");
   app->add_flag("--generate-only", o->generate_only, "Store samples without evaluating them");
   app->add_option("--device", o->device, "Evaluate on cpu or cuda (default: cuda where a GPU is visible)")->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--gpus", o->gpus, "GPUs to evaluate on, one worker set each, e.g. 0,1 (default: all visible)");
   app->add_option("--trials", o->trials, "Correctness trials per candidate (default 5)")->check(CLI::PositiveNumber);
-  app->add_option("--tolerance", o->tolerance, "kernelbench (fp32 1e-4, fp16/bf16 1e-2) or compat (1e-2 for all)")
-      ->check(CLI::IsMember({"kernelbench", "compat"}));
+  add_tolerance_option(*app, o->tolerance);
+  // The suites' own flags, from the installed plugins' manifests: looked for once `run` is on the
+  // command line (other commands need no plugins), before its arguments are parsed.
+  app->preparse_callback([o, app](size_t) {
+    add_suite_flags(*app, host::PluginRegistry::discover(host::PluginRegistry::default_search_dirs()), o->suite_flags);
+  });
   return {app, [o, app]() { return run(*o, *app); }};
 }
 

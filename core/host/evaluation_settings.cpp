@@ -17,6 +17,10 @@
 namespace dicebench::host {
 namespace {
 
+// The tolerance modes' names before they said what the modes do: KernelBench's rule per dtype, and
+// the DICE paper's 1e-2 for every dtype.
+constexpr std::pair<std::string_view, std::string_view> kOldToleranceNames[] = {{"kernelbench", "per_dtype"}, {"compat", "uniform"}};
+
 template <class T>
 Result<T> number_setting(const Config& config, const std::string& key, T fallback, T minimum) {
   const auto text = config.get(key);
@@ -69,9 +73,10 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   // Default: CUDA where a GPU is visible (nvidia-smi, without touching CUDA here), else the CPU.
   s.device = config.get("eval.device").value_or(std::system("nvidia-smi -L > /dev/null 2>&1") == 0 ? "cuda" : "cpu");
   if (s.device != "cpu" && s.device != "cuda") return make_error(fmt::format("eval.device must be cpu or cuda, not '{}'", s.device));
-  s.tolerance = config.get("eval.tolerance").value_or("kernelbench");
-  if (s.tolerance != "kernelbench" && s.tolerance != "compat")
-    return make_error(fmt::format("eval.tolerance must be kernelbench or compat, not '{}'", s.tolerance));
+  const std::string tolerance = config.get("eval.tolerance").value_or(std::string(harness::kDefaultToleranceMode));
+  const auto mode = tolerance_mode(tolerance);
+  if (!mode) return make_error(fmt::format("eval.tolerance must be {}, not '{}'", tolerance_modes_text(), tolerance));
+  s.tolerance = *mode;
   s.model_mode = config.get("eval.model_mode").value_or("train");
   if (s.model_mode != "train" && s.model_mode != "eval")
     return make_error(fmt::format("eval.model_mode must be train (KernelBench's) or eval, not '{}'", s.model_mode));
@@ -112,6 +117,20 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   std::random_device random;
   s.secret = (static_cast<uint64_t>(random()) << 32) ^ random();
   return s;
+}
+
+std::optional<std::string> tolerance_mode(std::string_view name) {
+  for (const auto mode : harness::kToleranceModes)
+    if (name == mode) return std::string(mode);
+  for (const auto& [old_name, mode] : kOldToleranceNames)
+    if (name == old_name) return std::string(mode);
+  return std::nullopt;
+}
+
+std::string tolerance_modes_text() {
+  std::vector<std::string> modes(harness::kToleranceModes.begin(), harness::kToleranceModes.end()), old_names;
+  for (const auto& [old_name, mode] : kOldToleranceNames) old_names.push_back(fmt::format("{} for {}", old_name, mode));
+  return fmt::format("{} (or the old names: {})", join(modes, " or "), join(old_names, ", "));
 }
 
 std::string beside_worker(const std::string& worker, const char* name, const char* variable) {

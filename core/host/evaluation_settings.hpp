@@ -7,12 +7,14 @@
 #include "harness/client/evaluator.hpp"
 
 #include <optional>
-#include <vector>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace dicebench::host {
 
-// Settings (section [eval] or flags): device = cpu|cuda (default: cuda where a GPU is visible), trials, tolerance = kernelbench|compat,
+// Settings (section [eval] or flags): device = cpu|cuda (default: cuda where a GPU is visible),
+// trials, tolerance = per_dtype|uniform (harness::kToleranceModes, or an old name: tolerance_mode),
 // model_mode = train (KernelBench's) | eval, compile_timeout_s (worker start-up and the candidate's
 // compile), timeout_s (the candidate's init, trials and timing), timing_budget_s, fastpath = on|off
 // (NVRTC compiles of load_inline calls on CUDA), fastpath_cache (its cache folder), baseline =
@@ -24,6 +26,15 @@ namespace dicebench::host {
 // measured on the GPU, none on the CPU), confirm_fastpath = on|off (re-judge fast-path failures with
 // torch's toolchain).
 Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
+
+// The tolerance mode (one of harness::kToleranceModes) that `name` stands for: a mode's own name,
+// or the name it had before the modes were named for what they do (kernelbench: per_dtype, compat:
+// uniform), which runs stored in eval.tolerance and scripts pass to --tolerance; nullopt for
+// anything else. evaluation_settings() reads eval.tolerance through it: the one place old names
+// are translated, so the worker only ever sees the modes' own names.
+std::optional<std::string> tolerance_mode(std::string_view name);
+// What eval.tolerance accepts, for help and errors: "per_dtype or uniform (or the old names ...)".
+std::string tolerance_modes_text();
 
 // dicebench-worker: $DICEBENCH_WORKER, else beside this executable.
 std::string worker_executable();

@@ -16,6 +16,21 @@ std::string to_string(dicebench_str s) { return s.data ? std::string(s.data, s.s
 constexpr size_t kMinDescriptorSize = offsetof(dicebench_plugin_descriptor, api) + sizeof(void*);
 constexpr size_t kMinModelApiSize = offsetof(dicebench_model_api, generate) + sizeof(void*);
 constexpr size_t kMinSuiteApiSize = offsetof(dicebench_suite_api, extract) + sizeof(void*);
+// A descriptor that holds the declared options (ABI 1.2).
+constexpr size_t kOptionsDescriptorSize = offsetof(dicebench_plugin_descriptor, optional_options_count) + sizeof(size_t);
+
+// The options a descriptor declares: none where it is shorter than ABI 1.2's.
+Result<std::vector<DeclaredOption>> declared_options(const std::string& path, const dicebench_plugin_descriptor& d) {
+  std::vector<DeclaredOption> options;
+  if (d.struct_size < kOptionsDescriptorSize || d.optional_options_count == 0) return options;
+  if (!d.optional_options)
+    return make_error(fmt::format("{}: descriptor declares {} option(s) but no array of them", path, d.optional_options_count));
+  for (size_t i = 0; i < d.optional_options_count; ++i) {
+    const dicebench_option& o = d.optional_options[i];
+    options.push_back({to_string(o.flag), to_string(o.setting), to_string(o.value_name), to_string(o.help)});
+  }
+  return options;
+}
 
 }  // namespace
 
@@ -95,6 +110,10 @@ Result<LoadedPlugin> load_plugin_library(const std::string& path) {
     if (name.empty()) return make_error(fmt::format("{}: provided name #{} is empty", path, i));
     plugin.info.provides.push_back({name, to_string(d->provides[i].summary)});
   }
+  auto options = declared_options(path, *d);
+  if (!options) return options.error();
+  DICEBENCH_TRY(check_declared_options(path, d->kind, plugin.info.name, *options));
+  plugin.info.options = std::move(*options);
   return plugin;
 }
 

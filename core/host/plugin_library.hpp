@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/base/result.hpp"
+#include "core/host/declared_options.hpp"
 
 #include <dicebench/plugin.h>
 
@@ -27,6 +28,7 @@ struct PluginInfo {
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
   std::vector<ProvidedName> provides;
+  std::vector<DeclaredOption> options;  // the flags a suite plugin declares (ABI 1.2; none before)
 };
 
 struct LoadedPlugin {
@@ -40,7 +42,8 @@ const char* kind_name(dicebench_kind kind);
 // The kind a plugin file name announces (libdicebench-model-*.so, libdicebench-suite-*.so).
 Result<dicebench_kind> kind_from_file_name(const std::string& path);
 
-// dlopen + entry symbol + descriptor checks; every error is one line naming the file.
+// dlopen + entry symbol + descriptor checks (declared options included); every error is one line
+// naming the file.
 Result<LoadedPlugin> load_plugin_library(const std::string& path);
 
 }  // namespace dicebench::host

@@ -43,10 +43,13 @@ Result<std::string> write_manifest(const std::string& library_path) {
   const PluginInfo& info = plugin->info;
   nlohmann::json provides = nlohmann::json::array();
   for (const auto& p : info.provides) provides.push_back({{"name", p.name}, {"summary", p.summary}});
+  nlohmann::json options = nlohmann::json::array();
+  for (const auto& o : info.options)
+    options.push_back({{"flag", o.flag}, {"setting", o.setting}, {"value_name", o.value_name}, {"help", o.help}});
   const nlohmann::json manifest = {
       {"abi_major", info.abi_major}, {"abi_minor", info.abi_minor}, {"kind", kind_name(info.kind)},
       {"name", info.name},           {"version", info.version},     {"build_id", info.build_id},
-      {"provides", provides},
+      {"provides", provides},        {"options", options},
       {"library", {{"file", fs::path(library_path).filename().string()}, {"size", stamp->size}, {"mtime_ns", stamp->mtime_ns}}}};
   const std::string out_path = manifest_path_for(library_path);
   const std::string temp_path = out_path + ".tmp";
@@ -87,6 +90,16 @@ Result<std::optional<PluginInfo>> read_manifest(const std::string& library_path)
     info.abi_minor = manifest.at("abi_minor").get<uint32_t>();
     for (const auto& p : manifest.at("provides"))
       info.provides.push_back({p.at("name").get<std::string>(), p.at("summary").get<std::string>()});
+    // Written before ABI 1.2: no options, which is all a plugin of that time can declare; a 1.2
+    // plugin's manifest without them was written by an older dicebench, and is stale.
+    if (!manifest.contains("options")) {
+      if (info.abi_minor >= 2) return std::optional<PluginInfo>{};
+    } else {
+      for (const auto& o : manifest.at("options"))
+        info.options.push_back({o.at("flag").get<std::string>(), o.at("setting").get<std::string>(),
+                                o.at("value_name").get<std::string>(), o.at("help").get<std::string>()});
+      DICEBENCH_TRY(check_declared_options(path, info.kind, info.name, info.options));
+    }
     return std::optional<PluginInfo>(std::move(info));
   } catch (const std::exception& e) {
     return make_error(fmt::format("{}: malformed plugin manifest ({}); rebuild the plugin or delete the file", path, e.what()));

@@ -1,7 +1,8 @@
 // Plugin manifests: <library>.manifest.json beside a plugin, written at build time by
 // `dicebench plugin-manifest`, so the registry can list names without loading the library
-// (and whatever heavy libraries it links). A manifest whose recorded library size or
-// modification time differs from the file's is stale and ignored.
+// (and whatever heavy libraries it links), nor to find the flags suite plugins declare. A manifest
+// whose recorded library size or modification time differs from the file's is stale and ignored,
+// as is one of an ABI 1.2 plugin written without the "options" key (by a dicebench before 1.2).
 #pragma once
 
 #include "core/base/result.hpp"

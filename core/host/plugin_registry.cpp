@@ -122,6 +122,13 @@ std::vector<RegistryEntry> PluginRegistry::entries(dicebench_kind kind) const {
   return out;
 }
 
+std::vector<const PluginInfo*> PluginRegistry::plugins(dicebench_kind kind) const {
+  std::vector<const PluginInfo*> out;
+  for (const auto& plugin : plugins_)
+    if (plugin->kind == kind) out.push_back(plugin.get());
+  return out;
+}
+
 Result<ResolvedName> PluginRegistry::resolve(dicebench_kind kind, const std::string& spec) const {
   const std::string what = kind_name(kind);
   if (spec.empty()) return make_error(fmt::format("no {} given", what));
@@ -160,6 +167,9 @@ Result<LoadedPlugin> PluginRegistry::load(const PluginInfo& info) const {
   if (expected != actual || loaded->info.kind != info.kind || loaded->info.name != info.name)
     return make_error(fmt::format("{}: its manifest is stale (it names {} but the library provides {}); rebuild the plugin",
                                   info.path, join(expected, ", "), join(actual, ", ")));
+  if (loaded->info.options != info.options)
+    return make_error(fmt::format("{}: its manifest is stale (the library declares other command-line options); rebuild the plugin",
+                                  info.path));
   return loaded;
 }
 

@@ -33,12 +33,14 @@ class PluginRegistry {
   static PluginRegistry discover(const std::vector<std::string>& dirs);
 
   std::vector<RegistryEntry> entries(dicebench_kind kind) const;
+  // The usable plugins of one kind, in the order they were found.
+  std::vector<const PluginInfo*> plugins(dicebench_kind kind) const;
   // One line per plugin that could not be used (load errors, duplicate names).
   const std::vector<std::string>& problems() const { return problems_; }
 
   // "dice-8b" or "replay:/runs/x"; unknown names get a "did you mean" hint.
   Result<ResolvedName> resolve(dicebench_kind kind, const std::string& spec) const;
-  // Loads the plugin and checks it still says what its manifest said.
+  // Loads the plugin and checks it still says what its manifest said (names, kind, options).
   Result<LoadedPlugin> load(const PluginInfo& info) const;
 
  private:

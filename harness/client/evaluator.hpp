@@ -16,22 +16,31 @@
 #include "results/flags.hpp"
 #include "results/verdict.hpp"
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dicebench::harness {
+
+// How close a candidate's floating outputs must be to the reference's (|c - r| <= atol + rtol * |r|,
+// atol = rtol): per_dtype, the default, allows 1e-4 for float32 and other float dtypes and 1e-2 for
+// float16 and bfloat16; uniform allows 1e-2 for every float dtype. The one definition on this side;
+// protocol.py's TOLERANCE_MODES is the worker's, and tests/host/test_vocabulary.cpp checks they agree.
+inline constexpr std::array<std::string_view, 2> kToleranceModes = {"per_dtype", "uniform"};
+inline constexpr std::string_view kDefaultToleranceMode = kToleranceModes[0];
 
 struct EvaluationSettings {
   std::string worker_executable;
   std::string device = "cpu";                  // "cpu" or "cuda"
   std::optional<std::string> visible_devices;  // the GPU this evaluator's workers use
   int trials = 5;                              // correctness trials, fresh inputs each
-  std::string tolerance = "kernelbench";       // or "compat" (atol = rtol = 1e-2 for every dtype)
+  std::string tolerance{kDefaultToleranceMode};  // one of kToleranceModes
   // "train" runs both models as KernelBench does (nn.Module's default mode: BatchNorm uses batch
   // statistics); "eval" calls .eval() on both.
   std::string model_mode = "train";

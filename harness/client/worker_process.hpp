@@ -18,7 +18,7 @@
 
 namespace dicebench::harness {
 
-inline constexpr int kProtocolVersion = 5;
+inline constexpr int kProtocolVersion = 6;
 
 struct WorkerOptions {
   std::string executable;                      // dicebench-worker

@@ -65,7 +65,7 @@ class Evaluator:
         device: str | None = None,
         *,
         trials: int = 5,
-        tolerance: str = "kernelbench",
+        tolerance: str = "per_dtype",
         timeout: float = 300.0,
         compile_timeout: float = 600.0,
         fastpath: bool = True,

@@ -110,7 +110,8 @@ class Evaluator:
     """Evaluates candidates with fixed settings through a pool of isolated workers.
 
     device: "cuda" or "cpu" (default: cuda where a GPU is visible). trials: correctness trials.
-    tolerance: "kernelbench" (per dtype) or "compat" (1e-2). timeout and compile_timeout: seconds
+    tolerance: "per_dtype" (1e-4 for fp32 and other floats, 1e-2 for fp16/bf16) or "uniform" (1e-2
+    for every float dtype); "kernelbench" and "compat" are their old names. timeout and compile_timeout: seconds
     a candidate may run, and take to start and compile. fastpath: NVRTC for load_inline calls
     (CUDA). model_mode: "train" (KernelBench's) or "eval". baseline: "eager" or "compile".
     timing_budget: seconds of timing per call site. workers: evaluators on the CPU (default 2);
@@ -126,7 +127,7 @@ class Evaluator:
         device: str | None = None,
         *,
         trials: int = 5,
-        tolerance: str = "kernelbench",
+        tolerance: str = "per_dtype",
         timeout: float = 300.0,
         compile_timeout: float = 600.0,
         fastpath: bool = True,

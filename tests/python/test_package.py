@@ -76,7 +76,7 @@ class BadSources(unittest.TestCase):
     def test_bad_settings(self):
         with self.assertRaises(dicebench.Error) as raised:
             dicebench.Evaluator("cpu", tolerance="loose")
-        self.assertIn("eval.tolerance must be kernelbench or compat", str(raised.exception))
+        self.assertIn("eval.tolerance must be per_dtype or uniform", str(raised.exception))
         with self.assertRaises(dicebench.Error):
             dicebench.Evaluator("tpu")
 

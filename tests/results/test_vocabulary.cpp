@@ -1,10 +1,12 @@
 // The vocabularies that cross between the C++ host, the Python worker, SQL, suite plugins and the
 // docs agree with their one definition: verdicts (results/verdict.hpp against the evaluations.status
 // CHECK and protocol.py's VERDICTS and CANDIDATE_ERROR_CLASSES), problem traits (results/flags.hpp
-// against protocol.py's PROBLEM_TRAITS), the protocol version (harness/client/worker_process.hpp
-// against protocol.py and harness/PROTOCOL.md), the flag the KernelBench suite's review reports, and
-// flags and verdicts spell one way.
+// against protocol.py's PROBLEM_TRAITS), tolerance modes (harness/client/evaluator.hpp against
+// protocol.py's TOLERANCE_MODES), the protocol version (harness/client/worker_process.hpp against
+// protocol.py and harness/PROTOCOL.md), the flag the KernelBench suite's review reports, and flags
+// and verdicts spell one way.
 #include "benchmarks/kernelbench/backend_check.hpp"
+#include "harness/client/evaluator.hpp"
 #include "harness/client/worker_process.hpp"
 #include "results/flags.hpp"
 #include "results/sqlite_handle.hpp"
@@ -77,6 +79,13 @@ TEST_CASE("the worker's problem traits are the vocabulary's, in its order") {
     CHECK(results::parse_trait(results::trait_name(trait)) == trait);
   }
   CHECK(python_tuple("PROBLEM_TRAITS") == vocabulary);
+}
+
+TEST_CASE("the worker's tolerance modes are the host's, in its order (the first is the default)") {
+  const std::vector<std::string> host(harness::kToleranceModes.begin(), harness::kToleranceModes.end());
+  CHECK(python_tuple("TOLERANCE_MODES") == host);
+  CHECK(harness::kDefaultToleranceMode == harness::kToleranceModes[0]);
+  CHECK(harness::EvaluationSettings{}.tolerance == harness::kDefaultToleranceMode);
 }
 
 TEST_CASE("host, worker and PROTOCOL.md speak one protocol version") {

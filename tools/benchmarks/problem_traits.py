@@ -4,7 +4,7 @@
 harness, the same code), run over a whole KernelBench checkout.
 
 usage: problem_traits.py --kernelbench-root DIR [--levels 1,2,3] [--device cuda] [--draws 3]
-                         [--tolerance kernelbench] [--model-mode train] [--json FILE]
+                         [--tolerance per_dtype] [--model-mode train] [--json FILE]
 
 Each problem is prepared as the reference worker prepares it (Model(*get_init_inputs()) under a
 seed, in KernelBench's training mode by default) and judged on --draws draws of get_inputs(): the
@@ -78,7 +78,7 @@ def main() -> int:
     parser.add_argument("--levels", default="1,2,3")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--draws", type=int, default=3)
-    parser.add_argument("--tolerance", default="kernelbench", choices=protocol.TOLERANCE_MODES)
+    parser.add_argument("--tolerance", default=protocol.TOLERANCE_MODES[0], choices=protocol.TOLERANCE_MODES)
     parser.add_argument("--model-mode", default="train", choices=protocol.MODEL_MODES)
     parser.add_argument("--json", default="")
     args = parser.parse_args()

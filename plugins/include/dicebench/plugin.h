@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define DICEBENCH_ABI_MAJOR 1
-#define DICEBENCH_ABI_MINOR 1
+#define DICEBENCH_ABI_MINOR 2
 #define DICEBENCH_ENTRY_SYMBOL "dicebench_plugin_entry"
 
 /* A string that is not NUL-terminated: pointer + length in bytes (UTF-8). */
@@ -183,6 +183,24 @@ typedef struct dicebench_provided_name {
   dicebench_str summary;      /* one line for `dicebench list` */
 } dicebench_provided_name;
 
+/* ABI 1.2: a command-line flag a suite plugin declares for `dicebench run`, setting one of the
+ * plugin's own settings (which it reads back through config_get). The host adds it to `run` before
+ * parsing, in a group named after the plugin, and `--<flag> VALUE` sets `setting` to VALUE: it
+ * overrides the --config file and `--set` overrides it, as with the host's own flags. With
+ * `run --resume` it replaces the stored value (where the suite's files are now), so declare as flags
+ * settings that locate things, not ones that change what is generated. The host refuses the plugin,
+ * naming its file, for: a flag that is not a lowercase letter followed by lowercase letters, digits
+ * and '-'; a setting outside the plugin's own section ("<plugin name>.<key>"), so that no plugin sets
+ * the host's (eval.device, ...); a flag or a setting declared twice; options on a model plugin. A run
+ * stops while two installed suite plugins declare one flag, or one declares a flag of `run` itself.
+ * The layout is fixed for ABI 1.x: a later minor that needs more declares another array. */
+typedef struct dicebench_option {
+  dicebench_str flag;         /* "kernelbench-root" for --kernelbench-root */
+  dicebench_str setting;      /* "kernelbench.root" */
+  dicebench_str value_name;   /* what the value is, for --help ("PATH"; empty: VALUE) */
+  dicebench_str help;         /* one line for --help */
+} dicebench_option;
+
 typedef struct dicebench_plugin_descriptor {
   uint32_t abi_major;
   uint32_t abi_minor;
@@ -194,6 +212,10 @@ typedef struct dicebench_plugin_descriptor {
   const dicebench_provided_name* provides;
   size_t provides_count;
   const void* api;            /* dicebench_model_api* or dicebench_suite_api*, per kind */
+  /* ABI 1.2, optional (NULL and 0, or absent from a 1.0 or 1.1 descriptor): the flags a suite
+   * plugin declares (dicebench_option); they stay valid for the life of the process. */
+  const dicebench_option* optional_options;
+  size_t optional_options_count;
 } dicebench_plugin_descriptor;
 
 typedef const dicebench_plugin_descriptor* (*dicebench_entry_fn)(void);

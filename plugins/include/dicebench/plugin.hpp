@@ -31,12 +31,14 @@ constexpr dicebench_str str(std::string_view s) { return dicebench_str{s.data(),
 inline std::string_view view(dicebench_str s) { return s.data ? std::string_view(s.data, s.size) : std::string_view(); }
 
 // What a plugin's entry returns, at the ABI version it is built against: its kind, own name,
-// version, build id (git sha, options), the names it provides and its api table.
+// version, build id (git sha, options), the names it provides, its api table and, for a suite, the
+// command-line flags it declares (dicebench_option; none by default).
 constexpr dicebench_plugin_descriptor descriptor(dicebench_kind kind, std::string_view name, std::string_view version,
                                                  std::string_view build_id,
-                                                 std::span<const dicebench_provided_name> provides, const void* api) {
+                                                 std::span<const dicebench_provided_name> provides, const void* api,
+                                                 std::span<const dicebench_option> options = {}) {
   return {DICEBENCH_ABI_MAJOR, DICEBENCH_ABI_MINOR, sizeof(dicebench_plugin_descriptor), kind, str(name), str(version),
-          str(build_id), provides.data(), provides.size(), api};
+          str(build_id), provides.data(), provides.size(), api, options.empty() ? nullptr : options.data(), options.size()};
 }
 
 inline void set_error(dicebench_error* error, std::string_view message) {

@@ -1,6 +1,7 @@
 // Integration tests of the dicebench CLI: list, run --generate-only with replay and a scriptable
-// test model, query/report/show, resume after a kill and after Ctrl-C, and every bad-input path
-// ending in one error line, a non-zero exit and an untouched database.
+// test model, query/report/show, resume after a kill and after Ctrl-C, the flags suite plugins
+// declare, and every bad-input path ending in one error line, a non-zero exit and an untouched
+// database.
 #include "cli_runner.hpp"
 #include "tests/test_files.hpp"
 
@@ -30,6 +31,11 @@ namespace {
 
 const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
 const std::string kTestPlugins = std::string("DICEBENCH_PLUGIN_PATH=") + DICEBENCH_TEST_PLUGINS + "/good";
+// The test model and the test suite that declares --test-greeting, with `more` folders of test plugins.
+std::string suite_option_plugins(const std::string& more = "") {
+  const std::string folders = DICEBENCH_TEST_PLUGINS;
+  return "DICEBENCH_PLUGIN_PATH=" + folders + "/good:" + folders + "/suite_options" + (more.empty() ? "" : ":" + folders + "/" + more);
+}
 
 
 void make_replay_folder(const std::string& dir) {
@@ -295,4 +301,69 @@ TEST_CASE("a newer or foreign database is refused and left as it was") {
   CHECK_FALSE(fs::exists(tmp / "absent.db"));
   check_one_error_line(run_cli({"query", "delete from runs", "--db", newer}), "read-only");
   check_one_error_line(run_cli({"report", "5", "--db", tmp / "absent.db"}), "absent.db");
+}
+
+TEST_CASE("a flag a suite plugin declares sets its setting: over the config file, under --set, and again on resume") {
+  TempDir tmp("suite-flag");
+  const std::string db = tmp / "results.db";
+  const std::vector<std::string> env = {suite_option_plugins()};
+  const auto help = run_cli({"run", "--help"}, env);
+  CHECK(help.exit_code == 0);
+  CHECK_MESSAGE(help.out.find("Options of the testopts suite plugin") != std::string::npos, help.out);
+  CHECK(help.out.find("--test-greeting TEXT") != std::string::npos);
+  CHECK(help.out.find("(sets testopts.greeting)") != std::string::npos);
+  CHECK(help.out.find("Options of the kernelbench suite plugin") != std::string::npos);
+  CHECK(help.out.find("--kernelbench-root PATH") != std::string::npos);
+
+  // The flag over the config file; the run fails at problem 2 (as configured) after storing problem 1.
+  write(tmp / "run.toml", "[testopts]\ngreeting = \"from-file\"\n");
+  const auto first = run_cli({"run", "--model", "test-slow", "--suite", "test-options", "--config", tmp / "run.toml", "--test-greeting",
+                              "hello", "--set", "test.fail_at=2", "--generate-only", "--db", db},
+                             env);
+  CHECK(first.exit_code == 1);
+  CHECK(first.err.find("test-options: greeting 'hello'") != std::string::npos);
+  CHECK(scalar(db, "select json_extract(config, '$.suite.greeting') from runs where id = 1") == "hello");
+  CHECK(scalar(db, "select json_extract(config, '$.settings.\"testopts.greeting\"') from runs where id = 1") == "hello");
+  CHECK(scalar(db, "select count(*) from samples where run = 1") == "1");
+
+  // On resume the flag replaces the stored value, as --kernelbench-root says where the suite is now.
+  const auto resumed = run_cli({"run", "--resume", "1", "--test-greeting", "again", "--generate-only", "--db", db}, env);
+  CHECK(resumed.err.find("test-options: greeting 'again'") != std::string::npos);
+
+  // --set over the flag.
+  const auto set = run_cli({"run", "--model", "test-slow", "--suite", "test-options", "--test-greeting", "hello", "--set",
+                            "testopts.greeting=from-set", "--generate-only", "--db", db},
+                           env);
+  REQUIRE_MESSAGE(set.exit_code == 0, set.err);
+  CHECK(scalar(db, "select json_extract(config, '$.suite.greeting') from runs where id = 2") == "from-set");
+}
+
+TEST_CASE("a flag two suite plugins declare, or one run has itself, stops the run with one line naming both") {
+  TempDir tmp("suite-flag-clash");
+  const std::string db = tmp / "results.db";
+  const std::vector<std::string> run = {"run", "--model", "test-slow", "--suite", "test-options", "--test-greeting", "hello",
+                                        "--generate-only", "--db", db};
+  const auto twice = run_cli(run, {suite_option_plugins("flag_clash")});
+  check_one_error_line(twice, "--test-greeting is declared by two suite plugins, suite plugin 'testopts' (");
+  CHECK(twice.err.find("suite_options/libdicebench-suite-testopts.so) and suite plugin 'testclash' (") != std::string::npos);
+  CHECK(twice.err.find("flag_clash/libdicebench-suite-testclash.so); remove one of them") != std::string::npos);
+  const auto seed = run_cli(run, {suite_option_plugins("host_flag_clash")});
+  check_one_error_line(seed, "suite plugin 'testseed' (");
+  CHECK(seed.err.find("host_flag_clash/libdicebench-suite-testseed.so) declares --seed, which is dicebench run's own flag") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(db));
+}
+
+TEST_CASE("--tolerance takes the tolerance modes and their old names, and nothing else") {
+  TempDir tmp("tolerance");
+  make_replay_folder(tmp / "replay");
+  const std::string db = tmp / "results.db";
+  for (const std::string mode : {"per_dtype", "uniform", "kernelbench", "compat"}) {
+    const auto r = run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench,
+                            "--tolerance", mode, "--generate-only", "--db", db});
+    CHECK_MESSAGE(r.exit_code == 0, std::string(mode + ": " + r.err));
+  }
+  check_one_error_line(run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root",
+                                kKernelBench, "--tolerance", "loose", "--generate-only", "--db", db}),
+                       "--tolerance: must be per_dtype or uniform (or the old names: kernelbench for per_dtype, compat for uniform), not 'loose'");
 }

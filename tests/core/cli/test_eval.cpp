@@ -80,11 +80,13 @@ TEST_CASE("a correct candidate is correct and timed against a live baseline") {
   CHECK(e["failed_stage"] == "");
 }
 
-TEST_CASE("tolerance follows KernelBench per dtype or the compat setting") {
+TEST_CASE("tolerance is per dtype by default, or uniform, and the old name compat is uniform") {
   const auto strict = evaluate("off_by_1e3.py");
   CHECK(strict["verdict"] == "output_mismatch");
   CHECK(strict["max_abs_diff"].get<double>() == doctest::Approx(1e-3).epsilon(0.01));
   CHECK(strict["failed_trial"] == 0);
+  const auto uniform = evaluate("off_by_1e3.py", {"--tolerance", "uniform"});
+  CHECK(uniform["verdict"] == "correct");
   const auto compat = evaluate("off_by_1e3.py", {"--tolerance", "compat"});
   CHECK(compat["verdict"] == "correct");
 }
@@ -278,7 +280,7 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
   REQUIRE(traits.ok());
   CHECK(std::get<std::int64_t>(traits->rows[0][0]) == 2);  // problems 1 and 2; 10 has no candidate
   CHECK(std::get<std::string>(traits->rows[0][1]) == "[]");
-  CHECK(std::get<std::string>(traits->rows[0][2]) == "kernelbench");
+  CHECK(std::get<std::string>(traits->rows[0][2]) == "per_dtype");
   auto recorded = results::run_query(db, "select problem_id, traits from problems where run = 1 order by problem_id");
   REQUIRE(recorded.ok());
   REQUIRE(recorded->rows.size() == 3);

@@ -1,6 +1,7 @@
 // Evaluation settings from a config: the helper executables the harness runs sit beside the
 // worker (a missing compile step sent every load_inline call to torch's toolchain on the GPU
-// host), and bad values of the verdict settings are one error naming the setting.
+// host), bad values of the verdict settings are one error naming the setting, and eval.tolerance
+// takes the tolerance modes and their old names.
 #include "core/host/evaluation_settings.hpp"
 
 #include <doctest/doctest.h>
@@ -39,5 +40,30 @@ TEST_CASE("verdict settings are read, and bad values name the setting") {
     auto refused = host::evaluation_settings(bad);
     REQUIRE_FALSE(refused.ok());
     CHECK(refused.error().message.find(key) != std::string::npos);
+  }
+}
+
+TEST_CASE("eval.tolerance is a tolerance mode, by its name or its old one, and the worker is sent the name") {
+  const std::pair<const char*, const char*> read_as[] = {
+      {"per_dtype", "per_dtype"}, {"uniform", "uniform"}, {"kernelbench", "per_dtype"}, {"compat", "uniform"}};
+  for (const auto& [given, mode] : read_as) {
+    host::Config config;
+    config.set("eval.tolerance", given);
+    auto s = host::evaluation_settings(config);
+    REQUIRE_MESSAGE(s.ok(), given);
+    CHECK(s->tolerance == mode);
+    CHECK(host::tolerance_mode(given) == std::optional<std::string>(mode));
+  }
+  auto unset = host::evaluation_settings(host::Config{});
+  REQUIRE(unset.ok());
+  CHECK(unset->tolerance == "per_dtype");
+  for (const char* bad : {"loose", "", "Per_dtype", "kernelbench "}) {
+    CHECK_FALSE(host::tolerance_mode(bad).has_value());
+    host::Config config;
+    config.set("eval.tolerance", bad);
+    auto refused = host::evaluation_settings(config);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message == std::string("eval.tolerance must be per_dtype or uniform (or the old names: kernelbench for "
+                                                 "per_dtype, compat for uniform), not '") + bad + "'");
   }
 }

@@ -1,15 +1,18 @@
 // Tests of plugin loading and discovery: every ABI error case with a deliberately broken plugin,
-// duplicate names, shadowing, manifests (listing without loading), and the in-tree plugins.
+// duplicate names, shadowing, manifests (listing without loading), the options suite plugins
+// declare (ABI 1.2; a 1.1 descriptor still loads), and the in-tree plugins.
 #include "core/host/plugin_library.hpp"
 #include "core/host/plugin_manifest.hpp"
 #include "core/host/plugin_registry.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <unistd.h>
 
 using namespace dicebench::host;
@@ -163,4 +166,103 @@ TEST_CASE("the in-tree plugins provide the KernelBench suites and replay") {
   auto typo = registry.resolve(DICEBENCH_KIND_SUITE, "kernelbench-l5");
   REQUIRE_FALSE(typo.ok());
   CHECK(contains(typo.error().message, "unknown suite 'kernelbench-l5'; did you mean"));
+}
+
+TEST_CASE("a suite plugin's declared options load with it") {
+  auto loaded = load_plugin_library(plugin("suite_options", "dicebench-suite-testopts"));
+  REQUIRE_MESSAGE(loaded.ok(), (loaded.ok() ? "" : loaded.error().message));
+  CHECK(loaded->info.abi_minor == DICEBENCH_ABI_MINOR);
+  CHECK(loaded->info.options ==
+        std::vector<DeclaredOption>{{"test-greeting", "testopts.greeting", "TEXT", "A greeting the suite reports in its settings"}});
+}
+
+TEST_CASE("an ABI 1.1 descriptor loads and declares no options, whatever lies past its size") {
+  auto loaded = load_plugin_library(plugin("abi_1_1", "dicebench-suite-testold"));
+  REQUIRE_MESSAGE(loaded.ok(), (loaded.ok() ? "" : loaded.error().message));
+  CHECK(loaded->info.abi_minor == 1);
+  CHECK(loaded->info.provides.at(0).name == "test-old");
+  CHECK(loaded->info.options.empty());
+}
+
+TEST_CASE("declared options that break a rule are refused at load, naming the file") {
+  const std::string bad_flag = plugin("bad_flag_name", "dicebench-suite-testbadflag");
+  const std::string foreign = plugin("foreign_setting", "dicebench-suite-testforeign");
+  const std::string twice = plugin("flag_twice", "dicebench-suite-testtwice");
+  const std::string model = plugin("model_options", "dicebench-model-modeloptions");
+  const std::pair<std::string, std::string> cases[] = {
+      {bad_flag, bad_flag + ": plugin 'testbadflag' declares the flag 'Test_Greeting'; a flag is a lowercase letter followed by "
+                            "lowercase letters, digits and '-' (\"kernelbench-root\" for --kernelbench-root)"},
+      {foreign, foreign + ": plugin 'testforeign' maps --test-device to the setting 'eval.device', which is not in its own section "
+                          "(testforeign.KEY)"},
+      {twice, twice + ": plugin 'testtwice' declares --test-greeting twice"},
+      {model, model + ": plugin 'model-options' declares command-line options, which only suite plugins may"},
+  };
+  for (const auto& [path, message] : cases) {
+    auto loaded = load_plugin_library(path);
+    REQUIRE_FALSE(loaded.ok());
+    CHECK(loaded.error().message == message);
+  }
+  // Discovery reports them and goes on.
+  auto registry = PluginRegistry::discover({kPlugins + "/suite_options", kPlugins + "/foreign_setting"});
+  CHECK(registry.plugins(DICEBENCH_KIND_SUITE).size() == 1);
+  REQUIRE(registry.problems().size() == 1);
+  CHECK(contains(registry.problems()[0], "not in its own section"));
+}
+
+TEST_CASE("a manifest carries the declared options, and one without them reads as none before ABI 1.2 and as stale after") {
+  const fs::path dir = fresh_dir("manifest-options");
+  const fs::path library = dir / "libdicebench-suite-testopts.so";
+  fs::copy_file(plugin("suite_options", "dicebench-suite-testopts"), library);
+  REQUIRE(write_manifest(library.string()).ok());
+  auto read = read_manifest(library.string());
+  REQUIRE(read.ok());
+  REQUIRE(read->has_value());
+  CHECK((*read)->options ==
+        std::vector<DeclaredOption>{{"test-greeting", "testopts.greeting", "TEXT", "A greeting the suite reports in its settings"}});
+
+  // The same manifest rewritten: without "options" (as a dicebench before ABI 1.2 wrote it), with
+  // other options, with options that break a rule.
+  const std::string manifest_path = manifest_path_for(library.string());
+  const auto written = nlohmann::json::parse(std::ifstream(manifest_path));
+  const auto rewrite = [&](const std::function<void(nlohmann::json&)>& change) {
+    nlohmann::json manifest = written;
+    change(manifest);
+    std::ofstream(manifest_path, std::ios::trunc) << manifest.dump();
+  };
+  rewrite([](nlohmann::json& m) { m.erase("options"); });
+  auto stale = read_manifest(library.string());
+  REQUIRE(stale.ok());
+  CHECK_FALSE(stale->has_value());
+  rewrite([](nlohmann::json& m) {
+    m.erase("options");
+    m["abi_minor"] = 1;
+  });
+  auto old = read_manifest(library.string());
+  REQUIRE(old.ok());
+  REQUIRE(old->has_value());
+  CHECK((*old)->options.empty());
+  rewrite([](nlohmann::json& m) { m["options"][0]["help"] = "something else"; });
+  auto registry = PluginRegistry::discover({dir.string()});
+  REQUIRE(registry.plugins(DICEBENCH_KIND_SUITE).size() == 1);
+  CHECK(registry.plugins(DICEBENCH_KIND_SUITE)[0]->options.at(0).help == "something else");
+  auto loaded = registry.load(*registry.plugins(DICEBENCH_KIND_SUITE)[0]);
+  REQUIRE_FALSE(loaded.ok());
+  CHECK(loaded.error().message == library.string() + ": its manifest is stale (the library declares other command-line options); rebuild the plugin");
+  rewrite([](nlohmann::json& m) { m["options"][0]["setting"] = "eval.device"; });
+  auto foreign = read_manifest(library.string());
+  REQUIRE_FALSE(foreign.ok());
+  CHECK(foreign.error().message.rfind(manifest_path + ": plugin 'testopts' maps --test-greeting to the setting 'eval.device'", 0) == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the in-tree KernelBench suite declares --kernelbench-root for kernelbench.root") {
+  auto registry = PluginRegistry::discover(PluginRegistry::default_search_dirs());
+  const PluginInfo* kernelbench = nullptr;
+  for (const PluginInfo* suite : registry.plugins(DICEBENCH_KIND_SUITE))
+    if (suite->name == "kernelbench") kernelbench = suite;
+  REQUIRE(kernelbench != nullptr);
+  REQUIRE(kernelbench->options.size() == 1);
+  CHECK(kernelbench->options[0].flag == "kernelbench-root");
+  CHECK(kernelbench->options[0].setting == "kernelbench.root");
+  CHECK(kernelbench->options[0].value_name == "PATH");
 }

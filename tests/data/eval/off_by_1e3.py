@@ -1,4 +1,4 @@
-# Off by 1e-3: wrong under KernelBench's fp32 tolerance (1e-4), right under compat (1e-2).
+# Off by 1e-3: wrong under the per_dtype tolerance (1e-4 for fp32), right under uniform (1e-2).
 import torch
 import torch.nn as nn
 

@@ -139,7 +139,7 @@ TEST_CASE("the tolerance the evaluator is given decides a near miss") {
   CHECK(*off->margin > 1.0);
 
   auto loose = cpu_settings();
-  loose.tolerance = "compat";
+  loose.tolerance = "uniform";
   Evaluator loose_evaluator(loose);
   auto passes = loose_evaluator.evaluate(source(kProblem), kHash, source("off_by_1e3.py"));
   REQUIRE(passes.ok());

@@ -31,7 +31,7 @@ class WorkerProcessTest(unittest.TestCase):
         cls.prepared = cls.reference.request({
             "type": "reference.prepare", "job": "p1", "problem_source": programs.PROBLEM,
             "problem_name": "linear_relu", "device": "cpu", "init_seed": 7,
-            "work_dir": cls.dir, "tolerance": "kernelbench"})
+            "work_dir": cls.dir, "tolerance": "per_dtype"})
         cls.count = 0
 
     @classmethod

@@ -127,7 +127,7 @@ class ValidatorTest(unittest.TestCase):
     def test_valid_request_gets_defaults(self):
         checked = protocol.validate_request(_prepare())
         self.assertEqual(checked["type"], "reference.prepare")
-        self.assertEqual(checked["tolerance"], "kernelbench")
+        self.assertEqual(checked["tolerance"], "per_dtype")
         self.assertEqual(checked["problem_name"], "problem")
         self.assertEqual(checked["model_mode"], "eval")
 
@@ -147,6 +147,8 @@ class ValidatorTest(unittest.TestCase):
             ({"job": ""}, "job"),
             ({"job": 5}, "job"),
             ({"tolerance": "loose"}, "tolerance"),
+            ({"tolerance": "kernelbench"}, "tolerance"),  # old names are the host's to translate
+            ({"tolerance": "compat"}, "tolerance"),
             ({"model_mode": "training"}, "model_mode"),
         ]
         for overrides, field in cases:

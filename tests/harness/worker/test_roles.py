@@ -50,7 +50,7 @@ def inputs_of(reference, job):
 class RoleTestBase(unittest.TestCase):
     problem = programs.PROBLEM
     problem_name = "linear_relu"
-    tolerance = "kernelbench"
+    tolerance = "per_dtype"
     seeds = [11, 22, 33]
 
     @classmethod
@@ -330,7 +330,7 @@ class CandidateVerdictTest(RoleTestBase):
         for name in os.listdir(self.dir):
             self.assertFalse(name.startswith("reference"), name)
 
-    def test_off_by_1e2_fails_in_kernelbench_mode(self):
+    def test_off_by_1e2_fails_in_per_dtype_mode(self):
         outcome = self.run_candidate(programs.OFF_BY_1E2)
         reply = outcome.compares[0]
         self.assertEqual(reply["verdict"], "output_mismatch")
@@ -509,16 +509,16 @@ class CandidateVerdictTest(RoleTestBase):
         self.assertEqual(kernel_base_name("void add_kernel(float*, float*, int)"), "add_kernel")
 
 
-class CompatModeTest(RoleTestBase):
-    tolerance = "compat"
+class UniformModeTest(RoleTestBase):
+    tolerance = "uniform"
 
-    def test_small_error_passes_in_compat_mode(self):
+    def test_small_error_passes_in_uniform_mode(self):
         self.assertEqual(self.run_candidate(programs.OFF_BY_5E3).verdicts, ["correct"] * 3)
         self.assertEqual(self.run_candidate(programs.OFF_BY_1E2).verdicts, ["correct"] * 3)
 
 
-class KernelbenchSmallErrorTest(RoleTestBase):
-    def test_5e3_fails_in_kernelbench_mode(self):
+class PerDtypeSmallErrorTest(RoleTestBase):
+    def test_5e3_fails_in_per_dtype_mode(self):
         self.assertEqual(self.run_candidate(programs.OFF_BY_5E3).verdicts, ["output_mismatch"] * 3)
 
 
@@ -573,7 +573,7 @@ class AliasingTest(RoleTestBase):
 class TraitsTest(unittest.TestCase):
     """reference.traits on problems written to have (or lack) each trait."""
 
-    def judge(self, problem, tolerance="kernelbench"):
+    def judge(self, problem, tolerance="per_dtype"):
         work = tempfile.mkdtemp(prefix="dicebench-traits-")
         self.addCleanup(shutil.rmtree, work, ignore_errors=True)
         os.mkdir(os.path.join(work, "private"))
@@ -609,7 +609,7 @@ class TraitsTest(unittest.TestCase):
         # A softmax over 256 elements: its values (2e-3 to 7e-3) fail 1e-4 but pass 1e-2 as zeros.
         problem = programs.TINY_SOFTMAX_PROBLEM.replace("65536", "256")
         self.assertNotIn("zeros_pass", self.judge(problem)["traits"])
-        self.assertIn("zeros_pass", self.judge(problem, tolerance="compat")["traits"])
+        self.assertIn("zeros_pass", self.judge(problem, tolerance="uniform")["traits"])
 
     def test_bandwidth_is_measured(self):
         reference = ReferenceRole("cpu", tempfile.mkdtemp(prefix="dicebench-bw-"))

@@ -13,9 +13,9 @@ Rules:
   sparse tensors) is "output_mismatch".
 - Floating and complex values: NaN must sit exactly where the reference has NaN, +-Inf exactly
   where the reference has the same infinity; elsewhere |c - r| <= atol + rtol * |r| (torch.allclose
-  semantics, computed in float64 / complex128 on the reference's device). "kernelbench" mode:
-  atol = rtol = 1e-4 for float32 and other float dtypes, 1e-2 for float16 and bfloat16.
-  "compat" mode: atol = rtol = 1e-2 for every float dtype.
+  semantics, computed in float64 / complex128 on the reference's device). "per_dtype" mode (the
+  default): atol = rtol = 1e-4 for float32 and other float dtypes, 1e-2 for float16 and bfloat16.
+  "uniform" mode: atol = rtol = 1e-2 for every float dtype. protocol.TOLERANCE_MODES lists them.
 - Integer and bool values must be equal.
 - max_abs_diff / mean_abs_diff: over every element where both sides are finite, across all
   outputs; None when shapes or dtypes differ (nothing was compared).
@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import math
 from typing import Any
+
+from .protocol import TOLERANCE_MODES
 
 CHUNK_ELEMENTS = 1 << 24
 
@@ -48,11 +50,11 @@ def tolerance_for(dtype: Any, mode: str) -> float:
     """atol (= rtol) for a dtype in a tolerance mode; 0.0 means exact equality."""
     import torch
 
-    if mode not in ("kernelbench", "compat"):
+    if mode not in TOLERANCE_MODES:
         raise ValueError(f"unknown tolerance mode {mode!r}")
     if not (dtype.is_floating_point or dtype.is_complex):
         return 0.0
-    if mode == "compat":
+    if mode == "uniform":
         return 1e-2
     if dtype in (torch.float16, torch.bfloat16):
         return 1e-2
@@ -211,11 +213,11 @@ def _compare_values(path: str, ref, cand, mode: str, stats: _Stats) -> str | Non
             f"{failures} of {total} elements fail")
 
 
-def compare(reference: Any, candidate: Any, tolerance_mode: str = "kernelbench") -> dict:
+def compare(reference: Any, candidate: Any, tolerance_mode: str = TOLERANCE_MODES[0]) -> dict:
     """Compare candidate outputs with reference outputs; see the module docstring."""
     import torch
 
-    if tolerance_mode not in ("kernelbench", "compat"):
+    if tolerance_mode not in TOLERANCE_MODES:
         raise ValueError(f"unknown tolerance mode {tolerance_mode!r}")
     unsupported = find_unsupported(candidate)
     if unsupported:

@@ -1,6 +1,7 @@
 // Deliberately broken plugins for the loader's error tests; BAD_CASE picks the defect:
 //   1 wrong ABI major, 2 no entry symbol, 3 wrong kind (declares a suite in a model file),
-//   4 unresolved symbol, 5 a valid model plugin providing "dup-model" (built twice: duplicate).
+//   4 unresolved symbol, 5 a valid model plugin providing "dup-model" (built twice: duplicate),
+//   6 a model plugin declaring a command-line option (only suites may).
 #include <dicebench/plugin.hpp>
 
 namespace {
@@ -33,8 +34,14 @@ constexpr dicebench_kind kKind = DICEBENCH_KIND_SUITE;
 #else
 constexpr dicebench_kind kKind = DICEBENCH_KIND_MODEL;
 #endif
+#if BAD_CASE == 6
+const dicebench_option kOptions[] = {{str("model-greeting"), str(BAD_PROVIDES ".greeting"), str("TEXT"), str("")}};
+const dicebench_plugin_descriptor kDescriptor = {kMajor, DICEBENCH_ABI_MINOR, sizeof(dicebench_plugin_descriptor), kKind, str(BAD_PROVIDES),
+                                                 str("1"), str("test"), kNames, 1, &kApi, kOptions, 1};
+#else
 const dicebench_plugin_descriptor kDescriptor = {kMajor, 0, sizeof(dicebench_plugin_descriptor), kKind, str(BAD_PROVIDES),
-                                                 str("1"), str("test"), kNames, 1, &kApi};
+                                                 str("1"), str("test"), kNames, 1, &kApi, nullptr, 0};
+#endif
 }  // namespace
 
 #if BAD_CASE == 4

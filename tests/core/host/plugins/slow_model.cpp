@@ -70,7 +70,7 @@ const dicebench_model_api kApi = {sizeof(dicebench_model_api), &open, &close, &d
 const dicebench_provided_name kNames[] = {{str("test-slow"), str("test model: slow, scriptable failures")}};
 const dicebench_plugin_descriptor kDescriptor = {DICEBENCH_ABI_MAJOR, DICEBENCH_ABI_MINOR, sizeof(dicebench_plugin_descriptor),
                                                  DICEBENCH_KIND_MODEL, str("test-slow"), str("1"), str("test"),
-                                                 kNames, 1, &kApi};
+                                                 kNames, 1, &kApi, nullptr, 0};
 }  // namespace
 
 DICEBENCH_PLUGIN_ENTRY(kDescriptor)
