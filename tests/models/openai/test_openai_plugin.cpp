@@ -31,7 +31,7 @@ extern char** environ;
 namespace {
 
 const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
-const std::string kServerScript = std::string(DICEBENCH_SOURCE_DIR) + "/tests/models/openai_test_server.py";
+const std::string kServerScript = std::string(DICEBENCH_SOURCE_DIR) + "/tests/models/openai/openai_test_server.py";
 const std::string kKey = "sk-dicebench-test-5ec7e7-never-stored";
 const std::string kKeyVariable = "DICEBENCH_TEST_OPENAI_KEY";
 
