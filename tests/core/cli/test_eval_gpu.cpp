@@ -2,11 +2,16 @@
 // and load_inline candidates evaluated on CUDA through the real workers (inputs and outputs as
 // CUDA IPC handles), their compile path and device profile; an abort, an illegal address and a
 // kernel that never ends, none of which may poison the next evaluation; Triton candidates (elementwise,
-// autotuned, a row reduction, a tl.dot matmul, a decoy, a wrong one, an illegal address).
+// autotuned, a row reduction, a tl.dot matmul, a decoy, a wrong one, an illegal address); and
+// `run --gpus` on the one GPU such a host has: a run on it, and GPUs that are not there.
 #include "cli_runner.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
 
 using dicebench::test::run_cli;
 
@@ -195,4 +200,47 @@ TEST_CASE("Triton candidates on the GPU: each verdict and share, the decoy at 0,
   const auto matmul = evaluate_all_on_cuda({"triton_matmul.py"}, "problem_matmul.py");
   CHECK_MESSAGE(matmul[0]["verdict"] == "correct", matmul[0].dump());
   CHECK(ran_own_kernel(matmul[0], "matmul_kernel"));
+}
+
+TEST_CASE("run --gpus 0 evaluates every sample on that GPU; a GPU that is not there, or named twice, is one error line") {
+  namespace fs = std::filesystem;
+  const fs::path tmp = fs::temp_directory_path() / ("dicebench-gpus-" + std::to_string(getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  const std::string db = (tmp / "runs.db").string();
+  const std::string replay = std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/quickstart";
+  const std::string kernelbench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
+  const auto run = run_cli({"run", "--model", "replay:" + replay, "--suite", "kernelbench-l1", "--kernelbench-root", kernelbench,
+                            "--device", "cuda", "--gpus", "0", "--db", db});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  // Every sample with a candidate has a verdict, judged on the GPU (its name, not "cpu").
+  const auto judged = run_cli({"query", "--db", db, "--format", "json",
+                               "select count(*) as n, sum(e.device = 'cpu') as on_cpu, count(distinct e.device) as devices, "
+                               "sum(e.status = 'correct') as correct from samples s join evaluations e on e.sample = s.id"});
+  REQUIRE_MESSAGE(judged.exit_code == 0, judged.err);
+  const auto rows = nlohmann::json::parse(judged.out);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["n"].get<int>() >= 4);
+  CHECK(rows[0]["on_cpu"].get<int>() == 0);
+  CHECK(rows[0]["devices"].get<int>() == 1);
+  CHECK(rows[0]["correct"].get<int>() >= 1);
+
+  const int gpus = [] {
+    int count = 0;
+    for (int i = 0; i < 64; ++i)
+      if (fs::exists("/dev/nvidia" + std::to_string(i))) ++count;
+    return count;
+  }();
+  const std::string missing = std::to_string(gpus > 0 ? gpus : 1);
+  for (const std::string& wanted : {"0," + missing, std::string("0,0")}) {
+    const auto refused = run_cli({"run", "--model", "replay:" + replay, "--suite", "kernelbench-l1", "--kernelbench-root",
+                                  kernelbench, "--device", "cuda", "--gpus", wanted, "--db", db});
+    CHECK(refused.exit_code != 0);
+    CHECK_MESSAGE(refused.err.find("eval.gpus names GPU") != std::string::npos, refused.err);
+    CHECK(refused.err.find('\n') == refused.err.size() - 1);  // one line
+  }
+  const auto runs = run_cli({"query", "--db", db, "--format", "json", "select count(*) as n from runs"});
+  REQUIRE(runs.exit_code == 0);
+  CHECK(nlohmann::json::parse(runs.out)[0]["n"] == 1);  // the refused runs stored nothing
+  fs::remove_all(tmp);
 }
