@@ -202,7 +202,7 @@ TEST_CASE("Triton candidates on the GPU: each verdict and share, the decoy at 0,
   CHECK(ran_own_kernel(matmul[0], "matmul_kernel"));
 }
 
-TEST_CASE("run --gpus 0 evaluates every sample on that GPU; a GPU that is not there, or named twice, is one error line") {
+TEST_CASE("run --gpus 0 evaluates every sample on that GPU, and a GPU that is not there, or named twice, is one error line") {
   namespace fs = std::filesystem;
   const fs::path tmp = fs::temp_directory_path() / ("dicebench-gpus-" + std::to_string(getpid()));
   fs::remove_all(tmp);
