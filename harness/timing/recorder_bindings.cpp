@@ -30,10 +30,6 @@ T value_or_raise(Result<T> result) {
   return std::move(result).value();
 }
 
-void value_or_raise(Result<void> result) {
-  if (!result) throw std::runtime_error("dicebench_cuda: " + result.error().message);
-}
-
 py::list triple(const std::array<std::int32_t, 3>& values) {
   py::list out;
   for (std::int32_t v : values) out.append(v);
