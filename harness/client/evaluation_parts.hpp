@@ -1,0 +1,141 @@
+// The parts of an evaluation the evaluator's files share (evaluator.cpp orchestrates,
+// candidate_launch.cpp starts candidate workers, trial_calls.cpp runs trials and timed calls,
+// evaluation_parts.cpp reads workers' replies): the candidate worker and job records, the secret
+// seed derivation, and the helpers that turn replies into an Evaluation. Internal to harness/client.
+#pragma once
+
+#include "harness/client/evaluator.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace dicebench::harness {
+namespace parts {
+
+namespace fs = std::filesystem;
+using results::Verdict;
+
+// Seeds the candidate cannot derive: SHA-256 over the run's secret, the problem and the index.
+uint64_t mix(uint64_t secret, const std::string& problem_hash, uint64_t index);
+
+// Seed indexes of the secret draws besides the correctness trials (mix() keys them apart).
+inline constexpr uint64_t kInitSeedIndex = 1'000'003;
+inline constexpr uint64_t kTimedCallSeeds = 2'000'000;   // + call: the inputs of timed call `call`
+inline constexpr uint64_t kCheckDraws = 3'000'000;       // + call: whether timed call `call` is checked
+inline constexpr uint64_t kTraitSeeds = 4'000'000;       // + draw: the inputs the traits are judged on
+inline constexpr uint64_t kBaselineSeed = 5'000'000;     // the reference's timing loop
+inline constexpr int kTraitDraws = 3;
+// Timed calls checked against the reference: kMinChecks secret ones among the calls every timing
+// loop makes, each later one with probability 1/kCheckOneIn, and at least a tenth of all, made up
+// by checked calls after the loop where needed (a loop cut short by its budget).
+inline constexpr uint64_t kCheckOneIn = 10;
+inline constexpr int kMinChecks = 3;
+
+// A number field that may be absent or null (a shape mismatch has no difference to report).
+std::optional<double> number(const nlohmann::json& j, const char* key);
+// The part of a compare reply an evaluation keeps: its margin (null when infinite).
+std::optional<double> margin_of(const nlohmann::json& compared);
+Timing timing_from(const nlohmann::json& j);
+CompileInfo compile_info_from(const nlohmann::json& j);
+DeviceProfile profile_from(const nlohmann::json& j);
+// The last `bytes` of a file the candidate could have replaced (never through a link, only a
+// regular file).
+std::string tail_of_file(const fs::path& path, size_t bytes);
+std::string default_fastpath_cache();
+std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadline);
+std::string work_root_of(const std::string& root);
+// Environment both kinds of worker get (evaluation_parts.cpp says why).
+std::vector<std::pair<std::string, std::string>> worker_environment(const std::string& device);
+// What the sandbox launcher said about how the job ended, for a crash's message.
+std::string sandbox_notes(const fs::path& log);
+
+// A job folder only this user can enter, removed when the evaluation ends unless kept.
+struct JobFolder {
+  fs::path path;
+  bool keep = false;
+  JobFolder(const std::string& root, bool keep_it) : keep(keep_it) {
+    std::string pattern = (fs::path(work_root_of(root)) / "dicebench-job-XXXXXX").string();
+    if (mkdtemp(pattern.data())) path = pattern;
+  }
+  ~JobFolder() {
+    std::error_code ec;
+    if (!path.empty() && !keep) fs::remove_all(path, ec);
+  }
+};
+
+// A candidate worker's reply that names something outside the vocabulary (protocol.py), which the
+// JSON library cannot see; evaluate_with charges it to the candidate as it does a mistyped reply.
+struct ProtocolBreach : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The verdict of a reference.compared reply (results::kComparisonVerdicts); another name is the
+// harness failing.
+Result<Verdict> compared_verdict(const nlohmann::json& reply);
+// A failed candidate call as its verdict: timeout, crashed, or the reply's own error class.
+void charge_failure(Evaluation& e, const CallResult& result, const std::string& stage, const std::string& note,
+                    const fs::path& log = {});
+bool failed(const CallResult& result);
+// The JIT compiles a candidate's reply reports so far, kept beside the load-time compile.
+void note_jit(Evaluation& e, const CallResult& result);
+
+// Adds the wall time since the last lap to a phase.
+struct PhaseClock {
+  std::map<std::string, double>* phases;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  void lap(const char* phase) {
+    const auto now = std::chrono::steady_clock::now();
+    (*phases)[phase] += std::chrono::duration<double>(now - last).count();
+    last = now;
+  }
+};
+
+}  // namespace parts
+
+// A candidate worker: spawned, sent its candidate.load at once; a thread of its own receives the
+// load's reply, compiling what the candidate asks for on the way (compile_service.hpp), so that
+// prefetched candidates compile while the host is busy with another.
+struct Evaluator::Candidate {
+  std::string source_hash;
+  std::string job;
+  std::unique_ptr<parts::JobFolder> folder;
+  std::unique_ptr<WorkerProcess> worker;
+  std::string start_error;              // the worker could not be started
+  std::optional<CallResult> loaded;     // candidate.load's outcome, once received
+  std::thread loader;                   // receives the load's reply into `loaded`
+  std::atomic<bool> load_done{false};
+  std::chrono::steady_clock::time_point started;
+  ~Candidate() {
+    if (!loader.joinable()) return;
+    if (worker) worker->signal_kill();  // ends the loader's wait at once
+    loader.join();
+  }
+  std::filesystem::path log() const { return folder && !folder->path.empty() ? folder->path / "candidate.log" : std::filesystem::path(); }
+};
+
+struct Evaluator::Job {
+  std::string id, problem_hash, init_inputs;
+  uint64_t init_seed = 0;
+  Candidate* candidate = nullptr;
+  WorkerProcess* reference = nullptr;
+  Evaluation evaluation;
+  std::chrono::steady_clock::time_point deadline;  // of the candidate's run (init, trials, timing)
+  std::string note;                                // appended to a failing verdict's message
+  double max_abs = 0, mean_abs_sum = 0;
+  int compared_count = 0;
+  std::optional<double> margin;                    // the worst margin of the passed comparisons
+  std::optional<int> aliased_trial;                // a trial whose outputs shared storage with its inputs
+  void note_compared(const nlohmann::json& compared);  // a passed comparison's figures
+};
+
+}  // namespace dicebench::harness

@@ -1,0 +1,195 @@
+// The candidate's calls on the reference's inputs: correctness trials, and the timing loop on fresh
+// inputs with its secret checked calls (PROTOCOL.md).
+#include "harness/client/evaluation_parts.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace dicebench::harness {
+
+using namespace parts;
+
+// One trial: the reference makes inputs and keeps its outputs, the candidate runs, the reference
+// compares. false once a verdict is decided (the candidate failed); errors are the harness's.
+Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
+  Evaluation& e = job.evaluation;
+  auto inputs = job.reference->call({{"type", "reference.trial"}, {"job", job.id}, {"trial", trial}, {"seed", seed}},
+                                    settings_.reference_timeout);
+  if (inputs.failure != CallFailure::none) return make_error("the reference worker failed: " + inputs.message);
+  if (!inputs.reply->value("ok", false))
+    return make_error(fmt::format("the reference program failed on trial {}: {}", trial, inputs.reply->value("message", "")));
+  e.input_bytes = std::max(e.input_bytes, inputs.reply->value("input_bytes", int64_t{0}));
+  e.output_bytes = std::max(e.output_bytes, inputs.reply->value("output_bytes", int64_t{0}));
+  const auto left = remaining(job.deadline);
+  if (left.count() <= 0) {
+    e.status = Verdict::timeout;
+    e.error_class = results::verdict_name(e.status);
+    e.error_message = fmt::format("the candidate used up its {:.0f} s", settings_.candidate_timeout.count() / 1000.0);
+    return false;
+  }
+  auto outputs = job.candidate->worker->call(
+      {{"type", "candidate.forward"}, {"job", job.id}, {"trial", trial}, {"inputs", inputs.reply->at("inputs")},
+       {"outputs_path", (job.candidate->folder->path / fmt::format("outputs-{}.pt", trial)).string()}},
+      left);
+  note_jit(e, outputs);
+  if (failed(outputs)) {
+    charge_failure(e, outputs, fmt::format("trial {}", trial), job.note, job.candidate->log());
+    e.failed_trial = trial;
+    return false;
+  }
+  if (outputs.reply->value("aliases_input", false)) job.aliased_trial = trial;
+  auto compared = job.reference->call(
+      {{"type", "reference.compare"}, {"job", job.id}, {"trial", trial}, {"outputs", outputs.reply->at("outputs")}},
+      settings_.reference_timeout);
+  if (compared.failure != CallFailure::none) return make_error("the reference worker failed while comparing: " + compared.message);
+  const nlohmann::json& c = *compared.reply;
+  const auto verdict = compared_verdict(c);
+  if (!verdict) return verdict.error();
+  if (*verdict != Verdict::correct) {
+    e.status = *verdict;
+    e.error_class = results::verdict_name(e.status);
+    e.failed_trial = trial;
+    e.error_message = c.value("message", "") + job.note;
+    e.max_abs_diff = number(c, "max_abs_diff");
+    e.mean_abs_diff = number(c, "mean_abs_diff");
+    e.margin = margin_of(c);
+    return false;
+  }
+  job.note_compared(c);
+  return true;
+}
+
+void Evaluator::Job::note_compared(const nlohmann::json& compared) {
+  max_abs = std::max(max_abs, number(compared, "max_abs_diff").value_or(0.0));
+  mean_abs_sum += number(compared, "mean_abs_diff").value_or(0.0);
+  const auto m = margin_of(compared);
+  margin = m && margin ? std::max(*m, *margin) : m ? m : margin;
+  ++compared_count;
+}
+
+// Timing on fresh inputs (PROTOCOL.md): the reference makes every call's inputs from a secret seed
+// and hands them over one call at a time; after each call the candidate hands its outputs back, and
+// a secret subset of the calls is compared with the reference's outputs for the same inputs, so an
+// answer cached on an input's pointer, identity or contents fails. true with *runtime set when the
+// candidate passed; false once a verdict is decided; errors are the harness's.
+Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
+  Evaluation& e = job.evaluation;
+  Candidate& c = *job.candidate;
+  const int first_trial = settings_.trials + 1;  // timed call k is trial first_trial + k (trials + 0: after timing)
+  // Which calls are checked is secret: kMinChecks of the calls every loop makes (its warm-up and
+  // min_trials), and each later call with probability 1/kCheckOneIn.
+  const int sure_calls = settings_.warmup + settings_.min_trials;
+  std::set<int> sure_checks;
+  for (uint64_t draw = 0; static_cast<int>(sure_checks.size()) < std::min(kMinChecks, sure_calls); ++draw)
+    sure_checks.insert(static_cast<int>(mix(settings_.secret, job.problem_hash, kCheckDraws + 1'000'000 + draw) %
+                                        static_cast<uint64_t>(sure_calls)));
+  const auto checked_draw = [&](int call) {
+    if (call < sure_calls) return sure_checks.count(call) > 0;
+    return mix(settings_.secret, job.problem_hash, kCheckDraws + static_cast<uint64_t>(call)) % kCheckOneIn == 0;
+  };
+  std::set<int> checked;  // calls whose outputs the reference keeps and compares
+  std::string harness_error;
+  bool decided = false;   // a checked call failed: the verdict is set
+  // Asks the reference for call `call`'s inputs (keeping its outputs when checked): the
+  // descriptor, or null after a failure (harness_error is then set).
+  const auto inputs_for = [&](int call, bool check) -> nlohmann::json {
+    if (check) checked.insert(call);
+    auto made = job.reference->call({{"type", "reference.trial"}, {"job", job.id}, {"trial", first_trial + call},
+                                     {"seed", mix(settings_.secret, job.problem_hash, kTimedCallSeeds + static_cast<uint64_t>(call))},
+                                     {"outputs", check}},
+                                    settings_.reference_timeout);
+    if (made.failure != CallFailure::none) {
+      harness_error = "the reference worker failed: " + made.message;
+      return nullptr;
+    }
+    if (!made.reply->value("ok", false)) {
+      harness_error = fmt::format("the reference program failed on timed call {}: {}", call, made.reply->value("message", ""));
+      return nullptr;
+    }
+    e.output_bytes = std::max(e.output_bytes, made.reply->value("output_bytes", int64_t{0}));
+    return made.reply->at("inputs");
+  };
+  const auto stop = [&] { return nlohmann::json{{"type", "timing.stop"}, {"job", job.id}}; };
+  int expected = 0;
+  const auto on_call_done = [&](const nlohmann::json& message) -> std::optional<nlohmann::json> {
+    if (message.value("type", "") != "candidate.call_done") return std::nullopt;
+    const int call = message.value("call", -1);
+    if (call != expected || !message.contains("outputs")) return std::nullopt;
+    // A loop makes at most warmup + max_trials calls that want more: a worker that asks for more
+    // (the host's time in answering does not count against its time limit) breaks the protocol.
+    if (message.value("more", false) && call + 1 >= settings_.warmup + settings_.max_trials) return std::nullopt;
+    ++expected;
+    e.timed_calls = expected;
+    if (checked.count(call)) {
+      auto compared = job.reference->call({{"type", "reference.compare"}, {"job", job.id}, {"trial", first_trial + call},
+                                           {"outputs", message.at("outputs")}},
+                                          settings_.reference_timeout);
+      if (compared.failure != CallFailure::none) {
+        harness_error = "the reference worker failed while comparing: " + compared.message;
+        return stop();
+      }
+      ++e.checked_calls;
+      const nlohmann::json& r = *compared.reply;
+      const auto verdict = compared_verdict(r);
+      if (!verdict) {
+        harness_error = verdict.error().message;
+        return stop();
+      }
+      if (*verdict != Verdict::correct) {
+        e.status = *verdict;
+        e.error_class = results::verdict_name(e.status);
+        e.failed_call = call;
+        e.error_message = fmt::format("timed call {}: {}", call, r.value("message", ""));
+        e.max_abs_diff = number(r, "max_abs_diff");
+        e.mean_abs_diff = number(r, "mean_abs_diff");
+        e.margin = margin_of(r);
+        decided = true;
+        return stop();
+      }
+      job.note_compared(r);
+    }
+    const bool more = message.value("more", false);
+    const int needed = std::max(kMinChecks, (expected + 9) / 10);
+    if (!more && static_cast<int>(checked.size()) >= needed) return stop();
+    // The loop goes on (a secret draw decides the check), or one more checked call makes up the count.
+    auto inputs = inputs_for(expected, more ? checked_draw(expected) : true);
+    if (inputs.is_null()) return stop();
+    return nlohmann::json{{"type", "timing.next"}, {"job", job.id}, {"call", expected}, {"inputs", std::move(inputs)}};
+  };
+  auto first = inputs_for(0, checked_draw(0));
+  if (first.is_null()) return make_error(harness_error);
+  // The loop's budget leaves half the candidate's time limit for the rest: a slow machine makes
+  // timing stop early (stop_reason "budget"), never a correct candidate run out of time.
+  const double left_s = std::chrono::duration<double>(remaining(job.deadline)).count();
+  const double budget_s = std::max(0.05, std::min(settings_.budget_seconds, left_s / 2));
+  nlohmann::json request = {{"type", "candidate.time"}, {"job", job.id}, {"inputs", std::move(first)},
+                            {"outputs_path", (c.folder->path / "outputs-timed.pt").string()},
+                            {"warmup", settings_.warmup}, {"min_trials", settings_.min_trials},
+                            {"max_trials", settings_.max_trials}, {"budget_s", budget_s},
+                            {"target_rel_ci", settings_.target_rel_ci}};
+  CallResult timed;
+  if (!c.worker->send(request)) {
+    timed.failure = CallFailure::crashed;
+    timed.message = "the candidate worker ended before it read its request";
+  } else {
+    timed = c.worker->receive(std::max(remaining(job.deadline), std::chrono::milliseconds(1)), on_call_done,
+                              /*handler_time_counts=*/false);
+  }
+  if (!harness_error.empty()) return make_error(harness_error);
+  if (decided) return false;
+  note_jit(e, timed);
+  if (failed(timed)) {
+    charge_failure(e, timed, fmt::format("timing (call {})", e.timed_calls), "", c.log());
+    return false;
+  }
+  if (timed.reply->value("stopped", false) || !timed.reply->contains("timing") || !timed.reply->at("timing").is_object())
+    return make_error("the candidate ended timing without a result the host asked for");
+  *runtime = timing_from(timed.reply->at("timing"));
+  if (timed.reply->contains("profile") && timed.reply->at("profile").is_object())
+    e.profile = profile_from(timed.reply->at("profile"));
+  return true;
+}
+
+}  // namespace dicebench::harness
