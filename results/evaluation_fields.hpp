@@ -100,9 +100,16 @@ inline constexpr auto kEvaluationFields = std::to_array<EvaluationField>({
     {"error_class", "evaluations.error_class", "error_class", "", FieldType::text, "",
      "the verdict's name when not correct"},
     {"error_message", "evaluations.error_message", "error_message", "", FieldType::text, "", "why it failed"},
-    {"seconds", "evaluations.details.seconds", "seconds", "", FieldType::real, "s", "wall time of the whole evaluation"},
+    {"seconds", "evaluations.details.seconds", "seconds", "", FieldType::real, "s",
+     "the GPU's wall time on the candidate (its evaluation, a re-judge's, and waiting for its load with nothing else ready)"},
+    {"latency_seconds", "evaluations.details.latency_seconds", "", "", FieldType::real, "s",
+     "wall time from its submission to its final verdict (builds and queueing included)"},
     {"phases", "evaluations.details.phases", "", "", FieldType::object, "s",
-     "wall time by phase (prepare, compile_wait, init, trials, timing, after_timing, baseline, ...)"},
+     "wall time by phase (slot_wait, compile_wait, prepare, problem_checks, init, trials, timing, after_timing, "
+     "baseline; fastpath_* of a re-judged fast-path evaluation)"},
+    {"toolchain", "evaluations.details.toolchain", "", "", FieldType::object, "",
+     "its builds with torch's toolchain in the toolchain pool (builds, cache_hits, failures, queued_seconds, "
+     "build_seconds); absent without any"},
     {"compile.path", "evaluations.compile_path", "compile_path", "compile.path", FieldType::text, "",
      "how load_inline calls were built: nvrtc, fallback, mixed or none"},
     {"compile.reason", "evaluations.compile_reason", "", "compile.reason", FieldType::text, "", "why that way"},

@@ -93,6 +93,13 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   if (fastpath != "on" && fastpath != "off") return make_error(fmt::format("eval.fastpath must be on or off, not '{}'", fastpath));
   s.fastpath = fastpath == "on";
   s.fastpath_cache = config.get("eval.fastpath_cache").value_or("");
+  auto toolchain_jobs = number_setting<int>(config, "eval.toolchain_jobs", 0, 0);
+  if (!toolchain_jobs) return toolchain_jobs.error();
+  s.toolchain_jobs = *toolchain_jobs;
+  auto toolchain_timeout = number_setting<double>(config, "eval.toolchain_timeout_s", 600.0, 1.0);
+  if (!toolchain_timeout) return toolchain_timeout.error();
+  s.toolchain_timeout = std::chrono::milliseconds(static_cast<long long>(*toolchain_timeout * 1000));
+  s.toolchain_cache = config.get("eval.toolchain_cache").value_or("");
   auto prefetch = number_setting<int>(config, "eval.prefetch", 4, 0);
   if (!prefetch) return prefetch.error();
   s.prefetch = *prefetch;

@@ -46,7 +46,8 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
   row.memory_floor_ms = e.memory_floor_ms;
   if (!e.error_class.empty()) row.error_class = e.error_class;
   if (!e.error_message.empty()) row.error_message = e.error_message.substr(0, 8000);
-  nlohmann::json details = {{"seconds", e.seconds}, {"phases", e.phases}};
+  nlohmann::json details = {{"seconds", e.seconds}, {"latency_seconds", e.latency_seconds}, {"phases", e.phases}};
+  if (e.toolchain) details["toolchain"] = *e.toolchain;
   if (e.max_abs_diff) details["max_abs_diff"] = *e.max_abs_diff;
   if (e.mean_abs_diff) details["mean_abs_diff"] = *e.mean_abs_diff;
   if (e.failed_trial) details["failed_trial"] = *e.failed_trial;

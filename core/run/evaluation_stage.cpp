@@ -16,7 +16,11 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
   auto todo = pending_samples(store, run, problems);
   if (!todo) return todo.error();
   host::Progress progress("evaluating", todo->size(), "samples");
-  SharedEvaluation shared{store, run, *todo, problems, settings, review, progress};
+  // One pool of torch's toolchain builds for every slot: its limit is the machine's.
+  harness::EvaluationSettings shared_settings = settings;
+  if (!shared_settings.toolchain_builds)
+    shared_settings.toolchain_builds = std::make_shared<harness::ToolchainBuilds>(harness::toolchain_build_settings(settings));
+  SharedEvaluation shared{store, run, *todo, problems, shared_settings, review, progress};
   if (slots.size() <= 1) {
     run_slot(shared, slots.empty() ? std::nullopt : slots.front());
   } else {

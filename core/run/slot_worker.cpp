@@ -3,10 +3,12 @@
 
 #include "core/host/host_services.hpp"
 #include "core/run/evaluation_row.hpp"
-#include "core/run/sample_picking.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
 
 namespace dicebench::run {
 namespace {
@@ -21,24 +23,16 @@ Result<void> note_problem_traits(SharedEvaluation& shared, const harness::Evalua
   return {};
 }
 
-// The evaluation row of a sample that has a candidate: the evaluator gets the cached measurements,
-// evaluates, and what it measured, the problem's traits and the suite's review (its calls
-// serialised by the lock) go with it.
-Result<results::NewEvaluation> evaluate_candidate(SharedEvaluation& shared, harness::Evaluator& evaluator, const std::string& slot,
-                                                  const results::SampleRow& sample) {
+// The evaluation row of a sample the evaluator has judged: what it measured goes to the caches,
+// the problem's traits to the run, and the suite's review (its calls serialised by the lock) with
+// the row. Callers hold the lock.
+Result<results::NewEvaluation> finished_row(SharedEvaluation& shared, const harness::Evaluator& evaluator, const CacheKeys& keys,
+                                            const results::SampleRow& sample, Result<harness::Evaluation> evaluation) {
   const ProblemKey key{sample.level, sample.problem_id};
   const ProblemSource& problem = shared.problems.at(key);
-  auto keys = cache_keys(evaluator, problem.content_hash);
-  if (!keys) return keys.error();
-  {
-    std::lock_guard guard(shared.lock);
-    DICEBENCH_TRY(shared.caches.prime(shared.store, evaluator, slot, *keys));
-  }
-  auto evaluation = evaluator.evaluate(problem.source, problem.content_hash, *sample.candidate);
   if (!evaluation)
     return make_error(fmt::format("problem {} sample {}: {}", problem_key_text(key), sample.sample_index, evaluation.error().message));
-  std::lock_guard guard(shared.lock);
-  DICEBENCH_TRY(store_measured(shared.store, *keys, *evaluation));
+  DICEBENCH_TRY(store_measured(shared.store, keys, *evaluation));
   DICEBENCH_TRY(note_problem_traits(shared, evaluator, key, problem.content_hash));
   results::NewEvaluation row = evaluation_row(sample.id, *evaluation, shared.settings.device);
   if (shared.review) {
@@ -70,26 +64,67 @@ void SharedEvaluation::fail(Error error) {
 
 bool SharedEvaluation::stopping() const { return stop || host::HostServices::cancel_requested(); }
 
+// The slot's evaluator takes samples from the shared cursor while it wants more (its prefetch
+// room, toolchain_builds.hpp's waiting room), and judges whichever has loaded first; a sample
+// without a candidate is stored at once. Before the GPU judges anything, the evaluator gets the
+// stored baselines and traits of the problems claimed so far.
 void run_slot(SharedEvaluation& shared, const std::optional<std::string>& slot) {
   harness::EvaluationSettings mine = shared.settings;
   mine.visible_devices = slot;
   harness::Evaluator evaluator(mine);
   evaluator.start_reference();
   const std::string slot_name = slot.value_or("cpu");
-  ClaimedSamples claimed(shared.todo, shared.cursor,
-                         {[&](const std::string& candidate) { evaluator.prefetch(candidate); },
-                          [&](const std::string& candidate) { return evaluator.load_state(candidate); }},
-                         mine.prefetch);
-  while (!claimed.empty() && !shared.stop) {
+  std::map<int64_t, const results::SampleRow*> submitted;  // by sample id
+  std::map<std::string, CacheKeys> keys;                   // by problem hash, once primed
+  std::set<std::string> to_prime;
+  const auto claim = [&]() -> Result<bool> {
+    const size_t index = shared.cursor++;
+    if (index >= shared.todo.size()) return false;
+    const results::SampleRow& sample = shared.todo[index];
+    if (!sample.candidate) {
+      DICEBENCH_TRY(record(shared, extraction_failed_row(sample.id, shared.settings.device)));
+      return true;
+    }
+    const ProblemSource& problem = shared.problems.at({sample.level, sample.problem_id});
+    evaluator.submit({sample.id, problem.source, problem.content_hash, *sample.candidate});
+    submitted[sample.id] = &sample;
+    if (!keys.count(problem.content_hash)) to_prime.insert(problem.content_hash);
+    return true;
+  };
+  while (!shared.stop) {
     if (host::HostServices::cancel_requested()) {
       std::lock_guard guard(shared.lock);
       shared.summary.interrupted = true;
       shared.stop = true;
       break;
     }
-    const results::SampleRow& sample = claimed.take([&] { return shared.stopping(); });
-    auto row = sample.candidate ? evaluate_candidate(shared, evaluator, slot_name, sample)
-                                : Result<results::NewEvaluation>(extraction_failed_row(sample.id, shared.settings.device));
+    while (evaluator.wants_more() && !shared.stop) {
+      auto claimed = claim();
+      if (!claimed) return shared.fail(claimed.error());
+      if (!*claimed) break;
+    }
+    if (evaluator.pending() == 0) {
+      if (shared.cursor >= shared.todo.size()) break;
+      continue;  // everything claimed so far was stored without evaluation
+    }
+    for (const auto& hash : to_prime) {
+      auto primed = cache_keys(evaluator, hash);
+      if (!primed) return shared.fail(primed.error());
+      std::lock_guard guard(shared.lock);
+      if (auto done = shared.caches.prime(shared.store, evaluator, slot_name, *primed); !done) return shared.fail(done.error());
+      keys.emplace(hash, std::move(*primed));
+    }
+    to_prime.clear();
+    auto finished = evaluator.next([&] { return shared.stopping(); });
+    if (!finished) continue;  // stopping: the loop's top says why
+    const results::SampleRow& sample = *submitted.at(finished->tag);
+    submitted.erase(finished->tag);
+    const std::string& hash = shared.problems.at({sample.level, sample.problem_id}).content_hash;
+    Result<results::NewEvaluation> row = make_error("unset");
+    {
+      std::lock_guard guard(shared.lock);
+      row = finished_row(shared, evaluator, keys.at(hash), sample, std::move(finished->evaluation));
+    }
     if (!row) return shared.fail(row.error());
     if (auto stored = record(shared, *row); !stored) return shared.fail(stored.error());
   }

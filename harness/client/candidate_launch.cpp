@@ -14,6 +14,27 @@ namespace dicebench::harness {
 
 using namespace parts;
 
+void Evaluator::Candidate::note_toolchain(const ToolchainOutcome& outcome) {
+  if (outcome.kind == ToolchainOutcome::Kind::declined) return;
+  ++toolchain_builds;
+  if (outcome.cache_hit) ++toolchain_cache_hits;
+  if (outcome.kind == ToolchainOutcome::Kind::failed) ++toolchain_failures;
+  toolchain_queued_seconds += outcome.queued_seconds;
+  toolchain_build_seconds += outcome.build_seconds;
+}
+
+void Evaluator::Candidate::charge_toolchain_timeout(CallResult& result) const {
+  if (toolchain_timeout.empty() || result.failure == CallFailure::none) return;
+  result.failure = CallFailure::timeout;
+  result.message = toolchain_timeout;
+}
+
+nlohmann::json Evaluator::Candidate::toolchain_use() const {
+  if (!toolchain_builds) return nullptr;
+  return {{"builds", toolchain_builds}, {"cache_hits", toolchain_cache_hits}, {"failures", toolchain_failures},
+          {"queued_seconds", toolchain_queued_seconds}, {"build_seconds", toolchain_build_seconds}};
+}
+
 std::unique_ptr<Evaluator::Candidate> Evaluator::spawn_candidate() {
   auto c = std::make_unique<Candidate>();
   c->job = fmt::format("job-{}", ++next_job_);
@@ -41,6 +62,45 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::spawn_candidate() {
   return c;
 }
 
+// Serves a candidate's requests for compiles: the fast path's (candidate.compile, answered by the
+// trusted compile step within the candidate's compile time) and torch's toolchain's
+// (candidate.toolchain, answered by the toolchain pool, whose time is its own: the candidate is
+// marked as waiting on it meanwhile, and a build past the pool's time limit ends the candidate with
+// a timeout, as a build past the compile time limit in its own process did).
+WorkerRequestHandler Evaluator::compile_requests(Candidate& candidate, std::chrono::steady_clock::time_point deadline) {
+  const CompileService service{settings_.compile_executable, settings_.fastpath_cache, settings_.sandbox};
+  ToolchainBuilds* builds = toolchain_.get();
+  const double limit_s = std::chrono::duration<double>(settings_.toolchain_timeout).count();
+  return [&candidate, service, builds, deadline, limit_s](const nlohmann::json& message) -> std::optional<WorkerAnswer> {
+    const std::string type = message.value("type", "");
+    const nlohmann::json request = message.value("request", nlohmann::json());
+    if (type == "candidate.compile")
+      return WorkerAnswer(nlohmann::json{{"type", "compile.result"}, {"job", message.value("job", "")},
+                                         {"outcome", compile_for_candidate(request, service, deadline)}});
+    if (type != "candidate.toolchain") return std::nullopt;
+    // What one candidate's builds may take together (their waits are not its compile time, so a
+    // candidate asking for build after build must meet a limit of their own).
+    ToolchainOutcome outcome;
+    if (candidate.toolchain_build_seconds >= limit_s || candidate.toolchain_requests >= kToolchainRequestsPerCandidate) {
+      outcome.kind = ToolchainOutcome::Kind::timed_out;
+      outcome.message = fmt::format("torch's toolchain: the candidate's builds ran past {:.0f} s or {} calls", limit_s,
+                                    kToolchainRequestsPerCandidate);
+    } else {
+      ++candidate.toolchain_requests;
+      candidate.toolchain_waiting = true;
+      outcome = builds->build(request, candidate.job);
+      candidate.toolchain_waiting = false;
+    }
+    candidate.note_toolchain(outcome);
+    if (outcome.kind == ToolchainOutcome::Kind::timed_out) {
+      candidate.toolchain_timeout = outcome.message;
+      candidate.worker->signal_kill();  // the candidate's call then ends, charged as a timeout
+    }
+    return WorkerAnswer(nlohmann::json{{"type", "toolchain.result"}, {"job", message.value("job", "")}, {"outcome", outcome.answer()}},
+                        /*time_counts=*/false);
+  };
+}
+
 std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candidate_source, bool fastpath) {
   std::unique_ptr<Candidate> c;
   while (!spares_.empty() && !c) {
@@ -49,13 +109,16 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candi
   }
   if (!c) c = spawn_candidate();
   c->source_hash = sha256_hex(candidate_source);
+  c->fastpath = settings_.device == "cuda" && fastpath;
+  c->builds = toolchain_.get();
   c->started = std::chrono::steady_clock::now();  // the compile time limit counts from the load
   if (!c->worker) return c;
   nlohmann::json load = {{"type", "candidate.load"}, {"job", c->job}, {"candidate_source", candidate_source},
-                         {"device", settings_.device}, {"work_dir", c->folder->path.string()}};
-  // The candidate compiles nothing itself: its load_inline calls come back as compile requests.
-  if (settings_.device == "cuda" && fastpath)
-    load["fastpath"] = {{"cache_dir", settings_.fastpath_cache}, {"service", true}};
+                         {"device", settings_.device}, {"work_dir", c->folder->path.string()},
+                         {"toolchain", {{"service", true}}}};
+  // The candidate compiles nothing itself: its load_inline calls come back as compile requests
+  // (the fast path's), or as build requests where they take torch's toolchain.
+  if (c->fastpath) load["fastpath"] = {{"cache_dir", settings_.fastpath_cache}, {"service", true}};
   if (!c->worker->send(load)) {
     CallResult failed;
     failed.failure = CallFailure::crashed;
@@ -66,15 +129,14 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candi
   }
   Candidate* candidate = c.get();
   const auto deadline = c->started + settings_.compile_timeout;
-  const CompileService service{settings_.compile_executable, settings_.fastpath_cache, settings_.sandbox};
-  candidate->loader = std::thread([candidate, deadline, service] {
-    const auto compile = [&](const nlohmann::json& message) -> std::optional<nlohmann::json> {
-      if (message.value("type", "") != "candidate.compile") return std::nullopt;
-      return nlohmann::json{{"type", "compile.result"}, {"job", message.value("job", "")},
-                            {"outcome", compile_for_candidate(message.value("request", nlohmann::json()), service, deadline)}};
-    };
-    candidate->loaded = candidate->worker->receive(std::max(remaining(deadline), std::chrono::milliseconds(1)), compile);
+  candidate->loader = std::thread([this, candidate, deadline, requests = compile_requests(*c, deadline)] {
+    // The compile time limit counts from the load; a build with torch's toolchain has its own.
+    CallResult loaded = candidate->worker->receive(std::max(remaining(deadline), std::chrono::milliseconds(1)), requests);
+    candidate->charge_toolchain_timeout(loaded);
+    candidate->loaded = std::move(loaded);
     candidate->load_done = true;
+    std::lock_guard guard(ready_mutex_);
+    ready_signal_.notify_all();
   });
   return c;
 }
@@ -85,27 +147,6 @@ void Evaluator::await_load(Candidate& c) {
 
 void Evaluator::top_up_spares() {
   while (static_cast<int>(spares_.size()) < settings_.warm_spares) spares_.push_back(spawn_candidate());
-}
-
-void Evaluator::prefetch(const std::string& candidate_source) {
-  queued_.push_back(candidate_source);
-  launch_ahead();
-}
-
-Evaluator::LoadState Evaluator::load_state(const std::string& candidate_source) {
-  const std::string hash = sha256_hex(candidate_source);
-  const auto found = std::find_if(ahead_.begin(), ahead_.end(), [&](const auto& c) { return c->source_hash == hash; });
-  if (found == ahead_.end()) return LoadState::queued;
-  Candidate& c = **found;
-  if (c.load_done || !c.worker || remaining(c.started + settings_.compile_timeout).count() <= 0) return LoadState::ready;
-  return LoadState::loading;
-}
-
-void Evaluator::launch_ahead() {
-  while (static_cast<int>(ahead_.size()) < settings_.prefetch && !queued_.empty()) {
-    ahead_.push_back(launch(queued_.front(), settings_.fastpath));
-    queued_.pop_front();
-  }
 }
 
 }  // namespace dicebench::harness

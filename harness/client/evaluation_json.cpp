@@ -71,7 +71,9 @@ nlohmann::json evaluation_json(const Evaluation& e, const std::string& device) {
           {"error_class", e.error_class},
           {"error_message", e.error_message},
           {"seconds", e.seconds},
+          {"latency_seconds", e.latency_seconds},
           {"phases", e.phases},
+          {"toolchain", e.toolchain ? *e.toolchain : nlohmann::json(nullptr)},
           {"compile", compile_json(e.compile)},
           {"profile", profile_json(e.profile)}};
 }

@@ -69,6 +69,12 @@ std::string default_fastpath_cache() {
   return (fs::temp_directory_path() / "dicebench-fastpath").string();
 }
 
+std::string default_toolchain_cache() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/dicebench/toolchain";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/dicebench/toolchain";
+  return (fs::temp_directory_path() / "dicebench-toolchain").string();
+}
+
 std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadline) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
 }
@@ -148,6 +154,12 @@ void note_jit(Evaluation& e, const CallResult& result) {
   if (jit == result.reply->end() || !jit->is_object()) return;
   if (!e.compile) e.compile = CompileInfo{};
   e.compile->jit = *jit;
+}
+
+void note_fastpath_calls(Evaluation& e, const CallResult& result) {
+  if (result.failure != CallFailure::none || !result.reply) return;
+  const auto calls = result.reply->find("fastpath_calls");
+  if (calls != result.reply->end() && calls->is_number_integer()) e.fastpath_calls = calls->get<int64_t>();
 }
 
 CompileInfo compile_info_from(const nlohmann::json& j) {

@@ -35,6 +35,9 @@ inline constexpr uint64_t kCheckDraws = 3'000'000;       // + call: whether time
 inline constexpr uint64_t kTraitSeeds = 4'000'000;       // + draw: the inputs the traits are judged on
 inline constexpr uint64_t kBaselineSeed = 5'000'000;     // the reference's timing loop
 inline constexpr int kTraitDraws = 3;
+// The most load_inline calls one candidate may have built with torch's toolchain (2.4% of real
+// candidates call load_inline more than once; none was seen calling it more than a few times).
+inline constexpr int kToolchainRequestsPerCandidate = 16;
 // Timed calls checked against the reference: kMinChecks secret ones among the calls every timing
 // loop makes, each later one with probability 1/kCheckOneIn, and at least a tenth of all, made up
 // by checked calls after the loop where needed (a loop cut short by its budget).
@@ -52,6 +55,7 @@ DeviceProfile profile_from(const nlohmann::json& j);
 // regular file).
 std::string tail_of_file(const fs::path& path, size_t bytes);
 std::string default_fastpath_cache();
+std::string default_toolchain_cache();
 std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadline);
 std::string work_root_of(const std::string& root);
 // Environment both kinds of worker get (evaluation_parts.cpp says why).
@@ -88,6 +92,8 @@ void charge_failure(Evaluation& e, const CallResult& result, const std::string& 
 bool failed(const CallResult& result);
 // The JIT compiles a candidate's reply reports so far, kept beside the load-time compile.
 void note_jit(Evaluation& e, const CallResult& result);
+// The fast path's calls a candidate's reply counts (its fastpath_calls), where it has one.
+void note_fastpath_calls(Evaluation& e, const CallResult& result);
 
 // Adds the wall time since the last lap to a phase.
 struct PhaseClock {
@@ -103,24 +109,39 @@ struct PhaseClock {
 }  // namespace parts
 
 // A candidate worker: spawned, sent its candidate.load at once; a thread of its own receives the
-// load's reply, compiling what the candidate asks for on the way (compile_service.hpp), so that
-// prefetched candidates compile while the host is busy with another.
+// load's reply, serving the compiles the candidate asks for on the way (compile_service.hpp, and
+// torch's toolchain through toolchain_builds.hpp), so that candidates compile while the host is
+// busy with another.
 struct Evaluator::Candidate {
   std::string source_hash;
   std::string job;
+  bool fastpath = false;                // its load_inline calls take the fast path first
   std::unique_ptr<parts::JobFolder> folder;
   std::unique_ptr<WorkerProcess> worker;
   std::string start_error;              // the worker could not be started
   std::optional<CallResult> loaded;     // candidate.load's outcome, once received
   std::thread loader;                   // receives the load's reply into `loaded`
   std::atomic<bool> load_done{false};
+  std::atomic<bool> toolchain_waiting{false};  // a build of torch's toolchain is asked for, not answered
+  std::string toolchain_timeout;        // why the candidate was ended: a build ran past its limit
+  ToolchainBuilds* builds = nullptr;    // the pool its builds go to
   std::chrono::steady_clock::time_point started;
+  // Its builds with torch's toolchain (toolchain.result outcomes it was sent).
+  int toolchain_requests = 0, toolchain_builds = 0, toolchain_cache_hits = 0, toolchain_failures = 0;
+  double toolchain_queued_seconds = 0, toolchain_build_seconds = 0;
+
   ~Candidate() {
     if (!loader.joinable()) return;
+    if (builds) builds->abandon(job);   // ends a wait for a build, and a build nobody else wants
     if (worker) worker->signal_kill();  // ends the loader's wait at once
     loader.join();
   }
   std::filesystem::path log() const { return folder && !folder->path.empty() ? folder->path / "candidate.log" : std::filesystem::path(); }
+  void note_toolchain(const ToolchainOutcome& outcome);
+  // A call that ended because a build ran past its limit is the candidate's timeout, not a crash.
+  void charge_toolchain_timeout(CallResult& result) const;
+  // {"builds", "cache_hits", "failures", "queued_seconds", "build_seconds"}, or null without any.
+  nlohmann::json toolchain_use() const;
 };
 
 struct Evaluator::Job {

@@ -12,11 +12,28 @@ namespace dicebench::harness {
 
 using namespace parts;
 
+// A submission (or a prefetched candidate, its problem not known yet) until its verdict is final.
+struct Evaluator::Entry {
+  int64_t tag = 0;
+  bool has_problem = false;
+  std::string problem_source, problem_hash, candidate_source, source_hash;
+  std::unique_ptr<Candidate> candidate;  // launched once there is room (or at once for a re-judge)
+  std::optional<Evaluation> fastpath;    // the fast path's evaluation, while torch's toolchain re-judges
+  std::chrono::steady_clock::time_point submitted;
+  double slot_seconds = 0;               // the GPU's time on it so far
+  double waited_seconds = 0;             // the GPU's time waiting for it, nothing else being ready
+};
+
 Evaluator::Evaluator(EvaluationSettings settings) : settings_(std::move(settings)) {
   if (settings_.fastpath_cache.empty()) settings_.fastpath_cache = default_fastpath_cache();
+  if (settings_.toolchain_cache.empty()) settings_.toolchain_cache = default_toolchain_cache();
   std::error_code ec;
   fs::create_directories(settings_.fastpath_cache, ec);  // candidates see it read-only: it must exist first
   settings_.sandbox.read_only.push_back(fs::weakly_canonical(settings_.fastpath_cache, ec).string());
+  toolchain_ = settings_.toolchain_builds;
+  if (!toolchain_) toolchain_ = std::make_shared<ToolchainBuilds>(toolchain_build_settings(settings_));
+  fs::create_directories(toolchain_->settings().cache_dir, ec);
+  settings_.sandbox.read_only.push_back(fs::weakly_canonical(toolchain_->settings().cache_dir, ec).string());
   // The worker's own files stay visible where the sandbox's private /tmp would hide them (a
   // checkout under /tmp); so do dicebench-compile's, which live beside it.
   if (settings_.sandbox.mode != "off")
@@ -24,7 +41,23 @@ Evaluator::Evaluator(EvaluationSettings settings) : settings_(std::move(settings
 }
 
 Evaluator::~Evaluator() {
+  entries_.clear();  // their candidates' loaders end before what they signal goes
+  spares_.clear();
   if (reference_ && reference_->alive()) (void)reference_->call({{"type", "shutdown"}}, std::chrono::seconds(5));
+}
+
+ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settings) {
+  ToolchainBuildSettings t;
+  t.worker_executable = settings.worker_executable;
+  t.cache_dir = settings.toolchain_cache.empty() ? default_toolchain_cache() : settings.toolchain_cache;
+  t.work_root = settings.work_root;
+  t.sandbox = settings.sandbox;
+  if (settings.sandbox.mode != "off")
+    for (const auto& path : worker_runtime_paths(settings.worker_executable)) t.sandbox.read_only.push_back(path);
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  t.jobs = settings.toolchain_jobs > 0 ? settings.toolchain_jobs : std::max(1, cores / 4);
+  t.timeout = settings.toolchain_timeout;
+  return t;
 }
 
 Result<void> Evaluator::spawn_reference() {
@@ -86,33 +119,59 @@ Result<Timing> Evaluator::baseline(const std::string& job, const std::string& pr
   return timing;
 }
 
+// The candidate's load (waited for where it has not ended): its compile's record kept, a failure
+// charged. true when it loaded.
+bool Evaluator::judge_load(Evaluation& e, Candidate& c) {
+  await_load(c);
+  launch_ahead();  // once this candidate has compiled, so it never waits on the ones behind it
+  top_up_spares();
+  e.failed_stage = "load";
+  e.toolchain = c.toolchain_use();
+  note_fastpath_calls(e, *c.loaded);
+  if (!c.loaded->reply || c.loaded->failure != CallFailure::none) {
+    charge_failure(e, *c.loaded, "start-up and compile", "", c.log());
+    return false;
+  }
+  if (c.loaded->reply->contains("compile")) e.compile = compile_info_from(c.loaded->reply->at("compile"));
+  if (failed(*c.loaded)) {
+    charge_failure(e, *c.loaded, "load", "", c.log());
+    return false;  // not compiled, as KernelBench counts it: the candidate's module did not load
+  }
+  e.compiled = true;
+  return true;
+}
+
+// A call of the candidate after its load: its compile requests served (a load_inline call in its
+// constructor or forward), a build's time limit charged as a timeout.
+CallResult Evaluator::call_candidate(Job& job, const nlohmann::json& request) {
+  Candidate& c = *job.candidate;
+  CallResult result;
+  if (!c.worker->send(request)) {
+    result.failure = CallFailure::crashed;
+    result.message = "the candidate worker ended before it read its request";
+    return result;
+  }
+  result = c.worker->receive(std::max(remaining(job.deadline), std::chrono::milliseconds(1)),
+                             compile_requests(c, std::chrono::steady_clock::now() + settings_.compile_timeout));
+  c.charge_toolchain_timeout(result);
+  job.evaluation.toolchain = c.toolchain_use();
+  note_fastpath_calls(job.evaluation, result);
+  return result;
+}
+
 // The candidate's side of an evaluation once the reference is prepared: load (compile), init,
 // correctness trials, timing, a check after timing. Leaves the verdict in job.evaluation.
 Result<void> Evaluator::run_candidate(Job& job) {
   Evaluation& e = job.evaluation;
   Candidate& c = *job.candidate;
   PhaseClock clock{&e.phases};
-  await_load(c);
+  if (!judge_load(e, c)) return {};
   clock.lap("compile_wait");
-  launch_ahead();  // once this candidate has compiled, so it never waits on the ones behind it
-  top_up_spares();
-  e.failed_stage = "load";
-  if (!c.loaded->reply || c.loaded->failure != CallFailure::none) {
-    charge_failure(e, *c.loaded, "start-up and compile", "", c.log());
-    return {};
-  }
-  if (c.loaded->reply->contains("compile")) e.compile = compile_info_from(c.loaded->reply->at("compile"));
-  if (failed(*c.loaded)) {
-    charge_failure(e, *c.loaded, "load", "", c.log());
-    return {};  // not compiled, as KernelBench counts it: the candidate's module did not load
-  }
-  e.compiled = true;
 
   e.failed_stage = "init";
   job.deadline = std::chrono::steady_clock::now() + settings_.candidate_timeout;
-  auto init = c.worker->call({{"type", "candidate.init"}, {"job", job.id}, {"init_seed", job.init_seed},
-                              {"init_inputs", job.init_inputs}, {"model_mode", settings_.model_mode}},
-                             remaining(job.deadline));
+  auto init = call_candidate(job, {{"type", "candidate.init"}, {"job", job.id}, {"init_seed", job.init_seed},
+                                   {"init_inputs", job.init_inputs}, {"model_mode", settings_.model_mode}});
   clock.lap("init");
   if (failed(init)) {
     charge_failure(e, init, "init", "", c.log());
@@ -225,56 +284,195 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
 namespace {
 
 // Verdicts of a candidate built on the fast path that torch's toolchain re-judges: failures where
-// the fast path's own glue (argument conversion, the ATen shim) could be the cause.
+// the fast path's own glue (argument conversion, the ATen shim) could be the cause. A failure its
+// last reply showed to come before any call of what the fast path built cannot be (a crash says
+// nothing of what ran, and is re-judged).
 bool fastpath_could_cause(const Evaluation& e) {
   if (!e.compile || (e.compile->path != "nvrtc" && e.compile->path != "mixed")) return false;
-  return e.status == Verdict::crashed || e.status == Verdict::runtime_error || e.status == Verdict::shape_mismatch ||
-         e.status == Verdict::dtype_mismatch;
+  if (e.status == Verdict::crashed) return true;
+  const bool failed = e.status == Verdict::runtime_error || e.status == Verdict::shape_mismatch || e.status == Verdict::dtype_mismatch;
+  return failed && (!e.fastpath_calls || *e.fastpath_calls > 0);
+}
+
+// A re-judge's evaluation with the fast path's kept beside it: the toolchain's verdict stands, a
+// disagreement is flagged, the fast path's phases and what it measured are kept.
+Evaluation merge_rejudge(Evaluation fast, Evaluation toolchain) {
+  toolchain.fastpath_outcome = nlohmann::json{{"verdict", results::verdict_name(fast.status)},
+                                              {"error_message", fast.error_message.substr(0, 2000)},
+                                              {"compile_path", fast.compile ? fast.compile->path : "none"}};
+  if (toolchain.status != fast.status)
+    toolchain.flags.emplace_back(results::EvaluationFlag::fastpath_disagreement,
+                                 fmt::format("fast path: {}; torch's toolchain: {}", results::verdict_name(fast.status),
+                                             results::verdict_name(toolchain.status)));
+  for (const auto& [phase, seconds] : fast.phases) toolchain.phases["fastpath_" + phase] = seconds;
+  if (!toolchain.traits_measured) toolchain.traits_measured = std::move(fast.traits_measured);
+  if (!toolchain.bandwidth_measured) toolchain.bandwidth_measured = std::move(fast.bandwidth_measured);
+  if (!toolchain.baseline_measured && fast.baseline_measured) {
+    toolchain.baseline_measured = true;
+    toolchain.baseline = fast.baseline;
+  }
+  return toolchain;
 }
 
 }  // namespace
 
+void Evaluator::submit(Submission submission) {
+  auto entry = std::make_unique<Entry>();
+  entry->tag = submission.tag;
+  entry->has_problem = true;
+  entry->problem_source = std::move(submission.problem_source);
+  entry->problem_hash = std::move(submission.problem_hash);
+  entry->candidate_source = std::move(submission.candidate_source);
+  entry->source_hash = sha256_hex(entry->candidate_source);
+  entry->submitted = std::chrono::steady_clock::now();
+  entries_.push_back(std::move(entry));
+  launch_ahead();
+}
+
+void Evaluator::prefetch(const std::string& candidate_source) {
+  auto entry = std::make_unique<Entry>();
+  entry->candidate_source = candidate_source;
+  entry->source_hash = sha256_hex(candidate_source);
+  entry->submitted = std::chrono::steady_clock::now();
+  entries_.push_back(std::move(entry));
+  launch_ahead();
+}
+
+int Evaluator::loading_count() const {
+  int loading = 0;
+  for (const auto& entry : entries_) {
+    const Candidate* c = entry->candidate.get();
+    if (c && !c->load_done && !c->toolchain_waiting && c->start_error.empty()) ++loading;
+  }
+  return loading;
+}
+
+int Evaluator::toolchain_waiting_count() const {
+  int waiting = 0;
+  for (const auto& entry : entries_)
+    if (entry->candidate && !entry->candidate->load_done && entry->candidate->toolchain_waiting) ++waiting;
+  return waiting;
+}
+
+int Evaluator::toolchain_waiting_limit() const { return std::max(8, 4 * toolchain_->settings().jobs); }
+
+bool Evaluator::wants_more() const {
+  for (const auto& entry : entries_)
+    if (!entry->candidate) return false;
+  return loading_count() < std::max(1, settings_.prefetch) && toolchain_waiting_count() < toolchain_waiting_limit();
+}
+
+size_t Evaluator::pending() const {
+  return static_cast<size_t>(std::count_if(entries_.begin(), entries_.end(), [](const auto& e) { return e->has_problem; }));
+}
+
+void Evaluator::launch_ahead() {
+  int loading = loading_count();
+  for (auto& entry : entries_) {
+    if (loading >= settings_.prefetch) break;
+    if (entry->candidate) continue;
+    entry->candidate = launch(entry->candidate_source, settings_.fastpath);
+    ++loading;
+  }
+}
+
+Evaluator::Entry* Evaluator::ready_entry(const std::function<bool()>& stopping, const std::function<bool(const Entry&)>& wanted) {
+  while (!stopping()) {
+    launch_ahead();
+    Entry* first_ready = nullptr;
+    Entry* same_problem = nullptr;
+    Entry* first_unlaunched = nullptr;
+    bool loading = false;
+    for (auto& entry : entries_) {
+      if (!entry->has_problem || !wanted(*entry)) continue;
+      const Candidate* c = entry->candidate.get();
+      if (!c) {
+        if (!first_unlaunched) first_unlaunched = entry.get();
+        continue;
+      }
+      if (c->load_done || !c->worker) {
+        if (!first_ready) first_ready = entry.get();
+        if (!same_problem && entry->problem_hash == last_problem_) same_problem = entry.get();
+      } else {
+        loading = true;
+      }
+    }
+    if (same_problem) return same_problem;
+    if (first_ready) return first_ready;
+    if (!loading && !first_unlaunched) return nullptr;  // nothing of what is wanted is pending
+    if (!loading && first_unlaunched) {                 // no room ahead (prefetch 0): start it now
+      first_unlaunched->candidate = launch(first_unlaunched->candidate_source, settings_.fastpath);
+      continue;
+    }
+    std::unique_lock lock(ready_mutex_);
+    ready_signal_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  return nullptr;
+}
+
+std::optional<Evaluator::Finished> Evaluator::step(const std::function<bool()>& stopping,
+                                                   const std::function<bool(const Entry&)>& wanted) {
+  start_reference();  // starting while the candidates' workers start, not before them
+  while (true) {
+    const auto waiting = std::chrono::steady_clock::now();
+    Entry* entry = ready_entry(stopping, wanted);
+    if (!entry) return std::nullopt;
+    const auto started = std::chrono::steady_clock::now();
+    entry->waited_seconds += std::chrono::duration<double>(started - waiting).count();
+    auto evaluated = evaluate_with(entry->problem_source, entry->problem_hash, *entry->candidate);
+    last_problem_ = entry->problem_hash;
+    entry->slot_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const auto found = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.get() == entry; });
+    Finished finished{entry->tag, Result<Evaluation>(make_error("unset"))};
+    if (!evaluated) {
+      finished.evaluation = evaluated.error();
+      entries_.erase(found);
+      return finished;
+    }
+    Evaluation e = std::move(*evaluated);
+    // The compile path never decides a verdict: a failure the fast path's glue could have caused is
+    // judged again with torch's toolchain (its build in the toolchain pool while the GPU judges
+    // others), and the toolchain's verdict is kept.
+    if (!entry->fastpath && settings_.confirm_fastpath_failures && fastpath_could_cause(e)) {
+      entry->fastpath = std::move(e);
+      entry->candidate.reset();
+      entry->candidate = launch(entry->candidate_source, /*fastpath=*/false);
+      continue;
+    }
+    if (entry->fastpath) e = merge_rejudge(std::move(*entry->fastpath), std::move(e));
+    e.seconds = entry->slot_seconds;
+    if (entry->waited_seconds > 0) e.phases["slot_wait"] += entry->waited_seconds;
+    e.latency_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - entry->submitted).count();
+    finished.evaluation = std::move(e);
+    entries_.erase(found);
+    return finished;
+  }
+}
+
+std::optional<Evaluator::Finished> Evaluator::next(const std::function<bool()>& stopping) {
+  return step(stopping, [](const Entry&) { return true; });
+}
+
 Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const std::string& problem_hash,
                                        const std::string& candidate_source) {
-  const auto started = std::chrono::steady_clock::now();
-  start_reference();  // starting while the candidate's worker starts, not before it
-
-  // The candidate's worker may have been launched ahead (the caller may take prefetched
-  // candidates in any order, e.g. whichever compiled first).
-  std::unique_ptr<Candidate> candidate;
+  // A prefetched candidate's worker may have started already: it becomes this submission.
   const std::string hash = sha256_hex(candidate_source);
-  if (const auto found = std::find_if(ahead_.begin(), ahead_.end(), [&](const auto& c) { return c->source_hash == hash; });
-      found != ahead_.end()) {
-    candidate = std::move(*found);
-    ahead_.erase(found);
-  } else if (const auto queued = std::find(queued_.begin(), queued_.end(), candidate_source); queued != queued_.end()) {
-    queued_.erase(queued);
+  const int64_t tag = next_private_tag_--;
+  auto found = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return !e->has_problem && e->source_hash == hash; });
+  if (found == entries_.end()) {
+    submit({tag, problem_source, problem_hash, candidate_source});
+  } else {
+    Entry& entry = **found;
+    entry.tag = tag;
+    entry.has_problem = true;
+    entry.problem_source = problem_source;
+    entry.problem_hash = problem_hash;
+    entry.submitted = std::chrono::steady_clock::now();
+    if (!entry.candidate) entry.candidate = launch(candidate_source, settings_.fastpath);
   }
-  if (!candidate) candidate = launch(candidate_source, settings_.fastpath);
-  auto evaluated = evaluate_with(problem_source, problem_hash, *candidate);
-  if (!evaluated) return evaluated.error();
-  Evaluation e = std::move(*evaluated);
-
-  // The compile path never decides a verdict: a failure the fast path's glue could have caused is
-  // judged again with torch's toolchain, whose verdict is kept; a disagreement is flagged.
-  if (settings_.confirm_fastpath_failures && fastpath_could_cause(e)) {
-    std::unique_ptr<Candidate> again = launch(candidate_source, /*fastpath=*/false);
-    auto rejudged = evaluate_with(problem_source, problem_hash, *again);
-    if (!rejudged) return rejudged.error();
-    Evaluation toolchain = std::move(*rejudged);
-    toolchain.fastpath_outcome = nlohmann::json{{"verdict", results::verdict_name(e.status)}, {"error_message", e.error_message.substr(0, 2000)},
-                                                {"compile_path", e.compile ? e.compile->path : "none"}};
-    if (toolchain.status != e.status)
-      toolchain.flags.emplace_back(results::EvaluationFlag::fastpath_disagreement,
-                                   fmt::format("fast path: {}; torch's toolchain: {}", results::verdict_name(e.status),
-                                               results::verdict_name(toolchain.status)));
-    for (const auto& [phase, seconds] : e.phases) toolchain.phases["fastpath_" + phase] = seconds;
-    if (!toolchain.traits_measured) toolchain.traits_measured = std::move(e.traits_measured);
-    if (!toolchain.bandwidth_measured) toolchain.bandwidth_measured = std::move(e.bandwidth_measured);
-    e = std::move(toolchain);
-  }
-  e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return e;
+  auto finished = step([] { return false; }, [tag](const Entry& e) { return e.tag == tag; });
+  if (!finished) return make_error("the evaluation of the candidate was lost");
+  return std::move(finished->evaluation);
 }
 
 // One candidate worker's whole evaluation: the reference prepared for its job folder, the problem's
@@ -282,15 +480,45 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
 Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, const std::string& problem_hash,
                                             Candidate& candidate) {
   if (!candidate.start_error.empty()) return make_error(candidate.start_error);
-  auto ref = reference();
-  if (!ref) return ref.error();
-
   Job job;
   job.id = candidate.job;
   job.problem_hash = problem_hash;
   job.candidate = &candidate;
-  job.reference = *ref;
   job.init_seed = mix(settings_.secret, problem_hash, kInitSeedIndex);
+  // A reply whose fields are missing, of the wrong types or outside the vocabulary. The candidate's
+  // code runs in its worker and can rewrite what that worker sends: the breach is charged to the
+  // candidate, and never ends the run (nor a resumed one, which would meet the same candidate first).
+  const auto breach = [&](const char* what) {
+    if (candidate.worker) candidate.worker->kill();
+    job.evaluation.status = Verdict::crashed;
+    job.evaluation.error_class = results::verdict_name(Verdict::crashed);
+    job.evaluation.correct = false;
+    job.evaluation.error_message = fmt::format("the candidate's worker broke the protocol (a malformed reply: {})", what);
+  };
+  const auto finish = [&] {
+    job.evaluation.problem_traits = traits(problem_hash);
+    job.evaluation.log_tail = tail_of_file(candidate.folder->path / "candidate.log", 2000);
+    return std::move(job.evaluation);
+  };
+  // A candidate that did not load needs no reference, once the problem's own checks are done.
+  await_load(candidate);
+  const bool loaded = candidate.loaded && candidate.loaded->failure == CallFailure::none && candidate.loaded->reply &&
+                      candidate.loaded->reply->value("ok", false) == true;
+  if (!loaded && traits_.count(problem_hash) && (bandwidth_ || settings_.bandwidth > 0 || settings_.device != "cuda")) {
+    PhaseClock clock{&job.evaluation.phases};
+    try {
+      judge_load(job.evaluation, candidate);
+    } catch (const nlohmann::json::exception& error) {
+      breach(error.what());
+    }
+    clock.lap("compile_wait");
+    if (candidate.worker) candidate.worker->kill();
+    return finish();
+  }
+
+  auto ref = reference();
+  if (!ref) return ref.error();
+  job.reference = *ref;
   const nlohmann::json prepare = {{"type", "reference.prepare"}, {"job", job.id}, {"problem_source", problem_source},
                                   {"problem_name", problem_hash}, {"device", settings_.device}, {"init_seed", job.init_seed},
                                   {"work_dir", candidate.folder->path.string()}, {"tolerance", settings_.tolerance},
@@ -312,16 +540,6 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   DICEBENCH_TRY(judge_traits(job));
   DICEBENCH_TRY(measure_bandwidth(job));
   clock.lap("problem_checks");
-  // A reply whose fields are missing, of the wrong types or outside the vocabulary. The candidate's
-  // code runs in its worker and can rewrite what that worker sends: the breach is charged to the
-  // candidate, and never ends the run (nor a resumed one, which would meet the same candidate first).
-  const auto breach = [&](const char* what) {
-    if (candidate.worker) candidate.worker->kill();
-    job.evaluation.status = Verdict::crashed;
-    job.evaluation.error_class = results::verdict_name(Verdict::crashed);
-    job.evaluation.correct = false;
-    job.evaluation.error_message = fmt::format("the candidate's worker broke the protocol (a malformed reply: {})", what);
-  };
   try {
     DICEBENCH_TRY(judge(job, candidate));
   } catch (const nlohmann::json::exception& error) {
@@ -329,9 +547,7 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   } catch (const ProtocolBreach& error) {
     breach(error.what());
   }
-  job.evaluation.problem_traits = traits(problem_hash);
-  job.evaluation.log_tail = tail_of_file(candidate.folder->path / "candidate.log", 2000);
-  return std::move(job.evaluation);
+  return finish();
 }
 
 }  // namespace dicebench::harness

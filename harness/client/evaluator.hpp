@@ -1,26 +1,33 @@
-// Evaluates one candidate against its problem through isolated workers: a long-lived reference
+// Evaluates candidates against their problems through isolated workers: a long-lived reference
 // worker builds the reference, makes each trial's inputs from secret seeds, keeps that trial's
 // reference outputs and compares; a fresh candidate worker per candidate compiles, runs and times
 // ModelNew, trial by trial (inputs and outputs travel as CUDA IPC handles, or files on the CPU).
 // Compile and run time limits kill the candidate's process group; a crash or timeout is charged
-// to that candidate only. prefetch() queues candidates evaluate() will be asked for next: up to
-// `prefetch` of their workers start and compile on CPU cores while the current candidate runs on
-// the GPU (a worker's start-up, mostly importing torch, takes seconds; a whole evaluation often
-// less than one). With warm_spares, that many candidate workers are kept started: they wait, torch
-// imported, for whatever candidates come next (the Python module's calls, not known in advance).
+// to that candidate only. Submitted candidates start and compile on CPU cores ahead of the GPU
+// (up to `prefetch` at once; a worker's start-up, mostly importing torch, takes seconds, a whole
+// evaluation often less than one), and the GPU takes whichever has loaded first. Calls that take
+// torch's toolchain are built by a pool of their own (toolchain_builds.hpp) while the GPU judges
+// the others, and so are the re-judges of fast-path failures. With warm_spares, that many
+// candidate workers are kept started: they wait, torch imported, for whatever candidates come
+// next (the Python module's calls, not known in advance).
 #pragma once
 
 #include "core/base/result.hpp"
 #include "harness/client/sandbox_launch.hpp"
+#include "harness/client/toolchain_builds.hpp"
 #include "harness/client/worker_process.hpp"
 #include "results/flags.hpp"
 #include "results/verdict.hpp"
 
 #include <array>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <list>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,6 +73,15 @@ struct EvaluationSettings {
   // Re-judge a failing candidate built on the NVRTC fast path with torch's toolchain (the verdicts
   // of evaluator.cpp's fastpath_could_cause) before its verdict is kept.
   bool confirm_fastpath_failures = true;
+  // torch's toolchain, for the load_inline calls the fast path declines and for re-judges: builds
+  // run in a pool of their own (toolchain_builds.hpp), at most toolchain_jobs at once (0: a
+  // quarter of this machine's cores, at least 1), each within toolchain_timeout, their outcomes
+  // cached by content in toolchain_cache (default: $XDG_CACHE_HOME/dicebench/toolchain).
+  int toolchain_jobs = 0;
+  std::chrono::milliseconds toolchain_timeout{std::chrono::minutes(10)};
+  std::string toolchain_cache;
+  // One pool for several evaluators (one per GPU); made by the evaluator when not given.
+  std::shared_ptr<ToolchainBuilds> toolchain_builds;
 };
 
 // How timed calls get their inputs; part of the baseline cache's key (a baseline timed another way
@@ -147,32 +163,68 @@ struct Evaluation {
   // ({"verdict", "error_message"}); the fields above are the toolchain's.
   std::optional<nlohmann::json> fastpath_outcome;
   bool baseline_measured = false;  // timed in this call (not from the cache)
+  // Calls of functions the fast path built, as the candidate's last reply counted them (none: no
+  // reply said); not stored: it decides whether a failure is re-judged with torch's toolchain.
+  std::optional<int64_t> fastpath_calls;
   std::optional<CompileInfo> compile;  // once the candidate's load finished
   std::optional<DeviceProfile> profile;
   std::string log_tail;  // the end of what the candidate printed
-  double seconds = 0;    // wall time of the whole evaluation
-  // Wall seconds by phase: prepare (reference), compile_wait (what was left of the candidate's
-  // start-up and compile when it was needed), init, trials, timing, after_timing, baseline.
+  // The GPU's (the evaluator's) wall time on this candidate: its evaluation, a re-judge's too, and
+  // the time the GPU waited for it to load while nothing else was ready.
+  double seconds = 0;
+  double latency_seconds = 0;  // from its submission to its final verdict
+  // Wall seconds by phase: slot_wait (the GPU waited for this candidate's load, nothing else being
+  // ready), compile_wait (what was left of its load when it was judged), prepare (reference),
+  // problem_checks, init, trials, timing, after_timing, baseline; fastpath_* those of the fast
+  // path's evaluation where torch's toolchain re-judged it.
   std::map<std::string, double> phases;
+  // Its builds with torch's toolchain (toolchain_builds.hpp): {"builds", "cache_hits", "failures",
+  // "queued_seconds", "build_seconds"}; absent without any.
+  std::optional<nlohmann::json> toolchain;
 };
+
+// The toolchain pool's settings an evaluator with `settings` uses (a pool several evaluators share
+// is made from them).
+ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settings);
 
 class Evaluator {
  public:
   explicit Evaluator(EvaluationSettings settings);
   ~Evaluator();
 
-  // An error means the harness itself failed (the reference could not be built or run); the
-  // candidate's failures are verdicts.
+  // A candidate to judge against a problem; `tag` is the caller's (a sample's id).
+  struct Submission {
+    int64_t tag = 0;
+    std::string problem_source, problem_hash, candidate_source;
+  };
+  // Queues a submission. Workers start (and compile) in submission order while fewer than
+  // settings().prefetch are starting or compiling on the fast path; those waiting on torch's
+  // toolchain (toolchain_builds.hpp) do not count, so a slow build never holds a place that a
+  // candidate ready for the GPU could use.
+  void submit(Submission submission);
+  // Whether the caller should submit more now: every submission has started, fewer than prefetch
+  // are starting or compiling, and fewer than toolchain_waiting_limit() wait on torch's toolchain.
+  bool wants_more() const;
+  // Submissions whose verdict is not final yet.
+  size_t pending() const;
+  struct Finished {
+    int64_t tag = 0;
+    Result<Evaluation> evaluation;  // an error is the harness's own failure
+  };
+  // The next submission whose verdict is final, judged on this evaluator's device: the first whose
+  // candidate has loaded (of the problem the reference served last, where one is ready), waiting
+  // while none has. A fast-path failure that torch's toolchain must re-judge goes back to wait for
+  // its build while the GPU judges the others; the re-judge's verdict is kept. nullopt when nothing
+  // is submitted, or when `stopping` says so (what is pending then is dropped).
+  std::optional<Finished> next(const std::function<bool()>& stopping);
+
+  // One candidate start to end (submit, then next until it is done): an error means the harness
+  // itself failed (the reference could not be built or run); the candidate's failures are verdicts.
   Result<Evaluation> evaluate(const std::string& problem_source, const std::string& problem_hash,
                               const std::string& candidate_source);
-  // Queues a candidate evaluate() will be asked for later; up to settings().prefetch of the queued
-  // start (worker start-up and compile) at once, in the order of the calls.
+  // Queues a candidate evaluate() will be asked for later, its problem not known yet; its worker
+  // starts as a submission's would.
   void prefetch(const std::string& candidate_source);
-  // Where a prefetched candidate stands: not started yet, starting or compiling, or ready: its
-  // load has ended (loaded or failed) or is past the compile time limit, so evaluate() will not
-  // wait on the compile. Never blocks for long.
-  enum class LoadState { queued, loading, ready };
-  LoadState load_state(const std::string& candidate_source);
   const EvaluationSettings& settings() const { return settings_; }
   // Starts the reference worker without waiting for it (it imports torch while the first
   // candidates start and compile); evaluate() and reference_info() wait for it.
@@ -186,10 +238,13 @@ class Evaluator {
   void set_bandwidth(Bandwidth bandwidth) { bandwidth_ = std::move(bandwidth); }
   // What is known of a problem's traits (empty until judged or set).
   std::optional<ProblemTraits> traits(const std::string& problem_hash) const;
+  // Candidates that may wait on torch's toolchain at once before wants_more() says no.
+  int toolchain_waiting_limit() const;
 
  private:
-  struct Candidate;  // a candidate worker with its job folder and load request (evaluator.cpp)
-  struct Job;        // one evaluate() call's state (evaluator.cpp)
+  struct Candidate;  // a candidate worker with its job folder and load request (evaluation_parts.hpp)
+  struct Job;        // one candidate's evaluation on the GPU (evaluation_parts.hpp)
+  struct Entry;      // a submission (or prefetched candidate) until its verdict is final (evaluator.cpp)
   Result<void> spawn_reference();       // unless it runs already
   Result<WorkerProcess*> reference();   // started, its hello received
   Result<Timing> baseline(const std::string& job, const std::string& problem_hash, bool* measured);
@@ -199,23 +254,35 @@ class Evaluator {
   Result<bool> check_trial(Job& job, int trial, uint64_t seed);
   Result<void> run_candidate(Job& job);
   Result<Evaluation> evaluate_with(const std::string& problem_source, const std::string& problem_hash, Candidate& candidate);
+  bool judge_load(Evaluation& e, Candidate& candidate);  // true when it loaded
+  CallResult call_candidate(Job& job, const nlohmann::json& request);
+  WorkerRequestHandler compile_requests(Candidate& candidate, std::chrono::steady_clock::time_point deadline);
   Result<bool> time_candidate(Job& job, Timing* runtime);
   Result<void> judge(Job& job, Candidate& candidate);  // run_candidate, then the flags
   Result<void> judge_traits(Job& job);
   Result<void> measure_bandwidth(Job& job);
+  // The next entry to judge (its candidate loaded), waiting for one; nullptr when `stopping`.
+  Entry* ready_entry(const std::function<bool()>& stopping, const std::function<bool(const Entry&)>& wanted);
+  std::optional<Finished> step(const std::function<bool()>& stopping, const std::function<bool(const Entry&)>& wanted);
+  void launch_ahead();
+  int loading_count() const;
+  int toolchain_waiting_count() const;
 
   EvaluationSettings settings_;
+  std::shared_ptr<ToolchainBuilds> toolchain_;
+  std::mutex ready_mutex_;                 // candidates' loaders signal the end of a load
+  std::condition_variable ready_signal_;
   std::unique_ptr<WorkerProcess> reference_;
   std::map<std::string, Timing> baselines_;  // by problem hash
   std::map<std::string, ProblemTraits> traits_;  // by problem hash
   std::optional<Bandwidth> bandwidth_;
-  void launch_ahead();
-  std::deque<std::unique_ptr<Candidate>> ahead_;  // launched for candidates queued by prefetch()
-  std::deque<std::string> queued_;                // queued, not launched yet
+  std::list<std::unique_ptr<Entry>> entries_;  // in submission order
   std::deque<std::unique_ptr<Candidate>> spares_;  // started, waiting for candidates (warm_spares)
   void top_up_spares();
+  std::string last_problem_;  // the problem the reference served last
   std::string log_dir_;
   int64_t next_job_ = 0;
+  int64_t next_private_tag_ = -1;  // evaluate()'s own tags (callers' are theirs)
 };
 
 }  // namespace dicebench::harness

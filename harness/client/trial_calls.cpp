@@ -29,10 +29,9 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
     e.error_message = fmt::format("the candidate used up its {:.0f} s", settings_.candidate_timeout.count() / 1000.0);
     return false;
   }
-  auto outputs = job.candidate->worker->call(
-      {{"type", "candidate.forward"}, {"job", job.id}, {"trial", trial}, {"inputs", inputs.reply->at("inputs")},
-       {"outputs_path", (job.candidate->folder->path / fmt::format("outputs-{}.pt", trial)).string()}},
-      left);
+  auto outputs = call_candidate(
+      job, {{"type", "candidate.forward"}, {"job", job.id}, {"trial", trial}, {"inputs", inputs.reply->at("inputs")},
+            {"outputs_path", (job.candidate->folder->path / fmt::format("outputs-{}.pt", trial)).string()}});
   note_jit(e, outputs);
   if (failed(outputs)) {
     charge_failure(e, outputs, fmt::format("trial {}", trial), job.note, job.candidate->log());

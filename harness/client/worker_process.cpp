@@ -178,8 +178,8 @@ CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const Worke
       const auto asked = std::chrono::steady_clock::now();
       auto answer = handler ? handler(message) : std::nullopt;
       if (!answer) return fail(CallFailure::protocol, fmt::format("the worker sent {} where it has no place", type));
-      if (!send(*answer)) return fail(CallFailure::crashed, "the worker " + exit_description());
-      if (!handler_time_counts) deadline += std::chrono::steady_clock::now() - asked;
+      if (!send(answer->frame)) return fail(CallFailure::crashed, "the worker " + exit_description());
+      if (!handler_time_counts || !answer->time_counts) deadline += std::chrono::steady_clock::now() - asked;
       continue;
     }
     CallResult result;

@@ -34,12 +34,21 @@ struct WorkerOptions {
 enum class CallFailure { none, timeout, crashed, protocol };
 
 // Requests a worker makes of the host while it works on one of the host's (PROTOCOL.md): a
-// candidate.compile during candidate.load, a candidate.call_done during candidate.time.
-inline constexpr const char* kWorkerRequests[] = {"candidate.compile", "candidate.call_done"};
+// candidate.compile or candidate.toolchain while it loads (or builds its model, or runs it), a
+// candidate.call_done during candidate.time.
+inline constexpr const char* kWorkerRequests[] = {"candidate.compile", "candidate.toolchain", "candidate.call_done"};
 
-// Answers such a request: the frame to send back, or nothing when the request has no place in the
-// call being received (a protocol failure).
-using WorkerRequestHandler = std::function<std::optional<nlohmann::json>(const nlohmann::json& message)>;
+// The answer to such a request: the frame to send back, and whether the host's time in making it
+// counts against the call's time limit (a toolchain build has a limit of its own).
+struct WorkerAnswer {
+  nlohmann::json frame;
+  bool time_counts = true;
+  WorkerAnswer(nlohmann::json answer, bool counts = true) : frame(std::move(answer)), time_counts(counts) {}  // NOLINT: implicit
+};
+
+// Answers such a request, or nothing when the request has no place in the call being received (a
+// protocol failure).
+using WorkerRequestHandler = std::function<std::optional<WorkerAnswer>(const nlohmann::json& message)>;
 
 struct CallResult {
   std::optional<nlohmann::json> reply;
@@ -68,7 +77,8 @@ class WorkerProcess {
   bool send(const nlohmann::json& request);
   // Worker requests on the way (kWorkerRequests) go to `handler`; without one, or when it answers
   // nothing, they are a protocol failure. The time the handler takes counts against `timeout`
-  // unless `handler_time_counts` is false (the host's own work is then not the worker's).
+  // unless `handler_time_counts` is false (the host's own work is then not the worker's) or the
+  // answer says it does not.
   CallResult receive(std::chrono::milliseconds timeout, const WorkerRequestHandler& handler = {},
                      bool handler_time_counts = true);
   const nlohmann::json& hello() const { return hello_; }

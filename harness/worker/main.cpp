@@ -61,7 +61,7 @@ bool parse(int argc, char** argv, Arguments& out) {
     else if (arg == "--harness-path" && has_value) out.harness_path = argv[++i];
     else return false;
   }
-  return out.role == "reference" || out.role == "candidate" || out.role == "runtime-paths";
+  return out.role == "reference" || out.role == "candidate" || out.role == "toolchain" || out.role == "runtime-paths";
 }
 
 // Moves the channel off fds 0/1 (close-on-exec, so compilers the candidate starts never inherit
@@ -84,7 +84,7 @@ bool take_over_channel(const std::string& log, int& channel_in, int& channel_out
 int main(int argc, char** argv) {
   Arguments args;
   if (!parse(argc, argv, args)) {
-    std::fprintf(stderr, "usage: dicebench-worker --role reference|candidate [--device cpu|cuda] [--log FILE] [--harness-path DIR[:DIR...]]\n"
+    std::fprintf(stderr, "usage: dicebench-worker --role reference|candidate|toolchain [--device cpu|cuda] [--log FILE] [--harness-path DIR[:DIR...]]\n"
                          "       dicebench-worker --runtime-paths   (the folders it reads, one a line, for the sandbox)\n");
     return 2;
   }

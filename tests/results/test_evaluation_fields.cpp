@@ -74,7 +74,9 @@ harness::Evaluation full_evaluation() {
   e.profile = profile;
   e.log_tail = "printed";
   e.seconds = 3.0;
+  e.latency_seconds = 4.0;
   e.phases = {{"trials", 0.5}};
+  e.toolchain = nlohmann::json{{"builds", 1}, {"cache_hits", 0}, {"failures", 0}, {"queued_seconds", 0.1}, {"build_seconds", 30.0}};
   return e;
 }
 

@@ -15,6 +15,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -636,8 +637,13 @@ PyObject* exception_for(int32_t kind) {
   }
 }
 
+// Calls of loaded functions in this process: until the first, nothing the fast path built has run
+// (a failure before it cannot be the fast path's).
+std::atomic<uint64_t> g_calls{0};
+
 py::object call_bound(const std::shared_ptr<LoadedGlue>& glue, const dbfp_function_info* info, py::args args,
                       py::kwargs kwargs) {
+  g_calls.fetch_add(1, std::memory_order_relaxed);
   std::string name = info->name;
   if (kwargs && py::len(kwargs) > 0)
     throw py::type_error(name + "(): incompatible function arguments: keyword arguments are not accepted");
@@ -684,6 +690,8 @@ void add_torch_bridge(py::module_& module) {
              "load_kernels=False leaves the kernel table empty (tests of the host glue without a GPU:\n"
              "launches then fail as launches do, through cudaGetLastError).");
   module.def("abi_version", [] { return DBFP_ABI_VERSION; });
+  module.def("calls", [] { return g_calls.load(std::memory_order_relaxed); },
+             "Calls of functions loaded on the fast path in this process so far.");
 }
 
 }  // namespace dicebench::fastpath

@@ -8,8 +8,13 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 using namespace dicebench;
 using harness::Evaluator;
@@ -25,8 +30,30 @@ std::string source(const std::string& name) {
   return *text;
 }
 
+// A folder of its own for a test's caches, removed at the end of the test binary.
+std::string scratch_folder(const std::string& what) {
+  static const std::filesystem::path root = [] {
+    std::string pattern = (std::filesystem::temp_directory_path() / "dicebench-test-evaluator-XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()));
+    std::atexit([] { std::error_code ec; std::filesystem::remove_all(root, ec); });
+    return std::filesystem::path(pattern);
+  }();
+  static int count = 0;
+  const auto folder = root / (what + "-" + std::to_string(++count));
+  std::filesystem::create_directories(folder);
+  return folder.string();
+}
+
+int lines_of(const std::string& path) {
+  std::ifstream in(path);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  return lines;
+}
+
 harness::EvaluationSettings cpu_settings() {
   harness::EvaluationSettings s;
+  s.toolchain_cache = scratch_folder("toolchain");
   s.worker_executable = std::string(DICEBENCH_BUILD_DIR) + "/bin/dicebench-worker";
   s.sandbox.executable = std::string(DICEBENCH_BUILD_DIR) + "/bin/dicebench-sandbox";
   s.device = "cpu";
@@ -92,12 +119,7 @@ TEST_CASE("a baseline given from the results cache is used instead of timing one
 TEST_CASE("a prefetched candidate loads ahead and is then judged like any other") {
   Evaluator evaluator(cpu_settings());
   const std::string wrong = source("wrong_shape.py");
-  CHECK(evaluator.load_state(wrong) == Evaluator::LoadState::queued);
   evaluator.prefetch(wrong);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (evaluator.load_state(wrong) != Evaluator::LoadState::ready && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  REQUIRE(evaluator.load_state(wrong) == Evaluator::LoadState::ready);
   auto e = evaluator.evaluate(source(kProblem), kHash, wrong);
   REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
   CHECK(e->status == Verdict::shape_mismatch);
@@ -107,6 +129,32 @@ TEST_CASE("a prefetched candidate loads ahead and is then judged like any other"
   CHECK(e->failed_stage == "trials");
   CHECK_FALSE(e->runtime);
   CHECK_FALSE(e->speedup);
+}
+
+TEST_CASE("submissions are judged as they load: a slow load holds up no one behind it") {
+  harness::EvaluationSettings settings = cpu_settings();
+  settings.prefetch = 3;
+  Evaluator evaluator(settings);
+  // Its module sleeps 20 s as it loads (as a long build would); the two behind it load at once.
+  const std::string slow = "import time\ntime.sleep(20)\n" + source("correct.py");
+  evaluator.submit({1, source(kProblem), kHash, slow});
+  evaluator.submit({2, source(kProblem), kHash, source("wrong_shape.py")});
+  evaluator.submit({3, source(kProblem), kHash, source("raises.py")});
+  CHECK(evaluator.pending() == 3);
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<int64_t> order;
+  std::map<int64_t, Verdict> verdicts;
+  while (auto finished = evaluator.next([] { return false; })) {
+    REQUIRE_MESSAGE(finished->evaluation.ok(), (finished->evaluation ? std::string() : finished->evaluation.error().message));
+    order.push_back(finished->tag);
+    verdicts[finished->tag] = finished->evaluation->status;
+    if (finished->tag != 1) CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(19));
+  }
+  CHECK(order == std::vector<int64_t>{2, 3, 1});
+  CHECK(verdicts[1] == Verdict::correct);
+  CHECK(verdicts[2] == Verdict::shape_mismatch);
+  CHECK(verdicts[3] == Verdict::runtime_error);
+  CHECK(evaluator.pending() == 0);
 }
 
 TEST_CASE("a candidate's failures are verdicts, and a reference that cannot run is the harness's error") {
@@ -146,4 +194,101 @@ TEST_CASE("the tolerance the evaluator is given decides a near miss") {
   CHECK(passes->status == Verdict::correct);
   REQUIRE(passes->margin);
   CHECK(*passes->margin <= 1.0);
+}
+
+TEST_CASE("a slow build with torch's toolchain holds up no other verdict, and its failure is never built again") {
+  // A stand-in toolchain worker: each build takes 15 s and fails as nvcc would.
+  const std::string log = scratch_folder("fake") + "/builds.log";
+  setenv("FAKE_TOOLCHAIN_LOG", log.c_str(), 1);
+  setenv("FAKE_TOOLCHAIN_OUTCOME", "fail", 1);
+  setenv("FAKE_TOOLCHAIN_SECONDS", "15", 1);
+  harness::EvaluationSettings settings = cpu_settings();
+  settings.prefetch = 3;
+  harness::ToolchainBuildSettings fake = harness::toolchain_build_settings(settings);
+  fake.worker_executable = std::string(DICEBENCH_SOURCE_DIR) + "/tests/harness/client/fake_toolchain_worker.py";
+  fake.sandbox.mode = "off";
+  settings.toolchain_builds = std::make_shared<harness::ToolchainBuilds>(fake);
+  Evaluator evaluator(settings);
+  const std::string built = source("cpp_inline_relu.py");
+  evaluator.submit({1, source(kProblem), kHash, built});
+  evaluator.submit({2, source(kProblem), kHash, source("correct.py")});
+  evaluator.submit({3, source(kProblem), kHash, source("wrong_shape.py")});
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<int64_t> order;
+  std::map<int64_t, harness::Evaluation> done;
+  while (auto finished = evaluator.next([] { return false; })) {
+    REQUIRE_MESSAGE(finished->evaluation.ok(), (finished->evaluation ? std::string() : finished->evaluation.error().message));
+    if (finished->tag != 1) CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(14));
+    order.push_back(finished->tag);
+    done.emplace(finished->tag, std::move(*finished->evaluation));
+  }
+  CHECK(order.back() == 1);
+  CHECK(done.at(2).status == Verdict::correct);
+  CHECK(done.at(3).status == Verdict::shape_mismatch);
+  const harness::Evaluation& failed = done.at(1);
+  CHECK(failed.status == Verdict::compile_failed);
+  CHECK_FALSE(failed.compiled);
+  CHECK(failed.error_message.find("Error building extension 'dicebench_test_cpp_relu'") != std::string::npos);
+  REQUIRE(failed.toolchain);
+  CHECK(failed.toolchain->at("builds") == 1);
+  CHECK(failed.toolchain->at("cache_hits") == 0);
+  CHECK(failed.toolchain->at("build_seconds").get<double>() >= 15.0);
+  CHECK(lines_of(log) == 1);
+
+  // The same sources again (another sample, a resume): the cached failure, without a build.
+  const auto again_started = std::chrono::steady_clock::now();
+  auto again = evaluator.evaluate(source(kProblem), kHash, "# another sample\n" + built);
+  REQUIRE_MESSAGE(again.ok(), (again ? std::string() : again.error().message));
+  CHECK(again->status == Verdict::compile_failed);
+  REQUIRE(again->toolchain);
+  CHECK(again->toolchain->at("cache_hits") == 1);
+  CHECK(lines_of(log) == 1);
+  CHECK(std::chrono::steady_clock::now() - again_started < std::chrono::seconds(14));
+}
+
+TEST_CASE("a problem's reference is built once for all its candidates, and a candidate that did not load needs none") {
+  const std::string log = scratch_folder("builds") + "/reference.log";
+  setenv("DICEBENCH_TEST_BUILD_LOG", log.c_str(), 1);
+  Evaluator evaluator(cpu_settings());
+  const std::string problem = source("problem_counts_builds.py");
+  const std::string hash = "sha256:counts-builds";
+  auto first = evaluator.evaluate(problem, hash, source("correct.py"));
+  REQUIRE_MESSAGE(first.ok(), (first ? std::string() : first.error().message));
+  CHECK(first->status == Verdict::correct);
+  CHECK(first->traits_measured);
+  CHECK(first->baseline_measured);
+  auto second = evaluator.evaluate(problem, hash, "# another sample\n" + source("correct.py"));
+  REQUIRE(second.ok());
+  CHECK(second->status == Verdict::correct);
+  CHECK_FALSE(second->traits_measured);
+  CHECK_FALSE(second->baseline_measured);
+  auto wrong = evaluator.evaluate(problem, hash, source("wrong_shape.py"));
+  REQUIRE(wrong.ok());
+  CHECK(wrong->status == Verdict::shape_mismatch);
+  CHECK(lines_of(log) == 1);  // Model() ran once in the reference worker: the others copied it
+  auto syntax = evaluator.evaluate(problem, hash, source("syntax_error.py"));
+  REQUIRE(syntax.ok());
+  CHECK(syntax->status == Verdict::compile_failed);
+  CHECK_FALSE(syntax->phases.count("prepare"));  // the reference was not asked for anything
+  CHECK(syntax->problem_traits);
+  CHECK(lines_of(log) == 1);
+  unsetenv("DICEBENCH_TEST_BUILD_LOG");
+}
+
+TEST_CASE("torch's toolchain builds a candidate's load_inline call in the pool, once, and later ones load the cached module") {
+  Evaluator evaluator(cpu_settings());
+  auto built = evaluator.evaluate(source(kProblem), kHash, source("cpp_inline_relu.py"));
+  REQUIRE_MESSAGE(built.ok(), (built ? std::string() : built.error().message));
+  CHECK_MESSAGE(built->status == Verdict::correct, built->error_message);
+  REQUIRE(built->compile);
+  CHECK(built->compile->path == "fallback");
+  REQUIRE(built->toolchain);
+  CHECK(built->toolchain->at("builds") == 1);
+  CHECK(built->toolchain->at("cache_hits") == 0);
+  auto cached = evaluator.evaluate(source(kProblem), kHash, "# another sample\n" + source("cpp_inline_relu.py"));
+  REQUIRE(cached.ok());
+  CHECK_MESSAGE(cached->status == Verdict::correct, cached->error_message);
+  REQUIRE(cached->toolchain);
+  CHECK(cached->toolchain->at("cache_hits") == 1);
+  CHECK(cached->toolchain->at("build_seconds").get<double>() == 0.0);
 }

@@ -14,6 +14,7 @@ declines (falls back) where it cannot promise that.
 from __future__ import annotations
 
 from ._load_inline import (
+    calls,
     compile_records,
     detect_arch,
     install,
@@ -22,4 +23,4 @@ from ._load_inline import (
     uninstall,
 )
 
-__all__ = ["install", "uninstall", "installed", "compile_records", "detect_arch", "normalize_arch"]
+__all__ = ["install", "uninstall", "installed", "calls", "compile_records", "detect_arch", "normalize_arch"]

@@ -33,7 +33,8 @@ class FastPathUnavailable(Exception):
 class _State:
     def __init__(self, arch: str, cache_dir: str, log: Callable[[str], None], compile_only: bool,
                  toolchain: Optional[dict], original: Callable[..., Any],
-                 compiler: Optional[Callable[[dict], dict]] = None):
+                 compiler: Optional[Callable[[dict], dict]] = None,
+                 builder: Optional[Callable[[dict], Any]] = None, fast: bool = True):
         self.arch = arch
         self.cache_dir = os.path.abspath(cache_dir)
         self.log = log
@@ -44,6 +45,11 @@ class _State:
         self.native: Any = None
         self.native_error: Optional[str] = None
         self.compiler = compiler  # compiles elsewhere (the host's trusted step); None: in this process
+        # Builds a call that takes torch's toolchain elsewhere (the host's toolchain service):
+        # called with the bound arguments, returns the module, raises the build's error, or
+        # returns NotImplemented for a call it cannot take (torch's load_inline runs here then).
+        self.builder = builder
+        self.fast = fast  # False: every call takes torch's toolchain (a re-judge, eval.fastpath=off)
 
 
 def normalize_arch(arch: Any) -> str:
@@ -79,7 +85,8 @@ def _import_native() -> Any:
 
 def install(arch: str, cache_dir: str, log: Optional[Callable[[str], None]] = None, *,
             compile_only: bool = False, toolchain: Optional[dict] = None,
-            compiler: Optional[Callable[[dict], dict]] = None) -> None:
+            compiler: Optional[Callable[[dict], dict]] = None,
+            builder: Optional[Callable[[dict], Any]] = None, fast: bool = True) -> None:
     """Replaces torch.utils.cpp_extension.load_inline with the fast path in this process.
 
     arch: the GPU's architecture ("sm_90"; "90", "9.0" and (9, 0) are accepted).
@@ -93,24 +100,30 @@ def install(arch: str, cache_dir: str, log: Optional[Callable[[str], None]] = No
         dict, returns the outcome dict dicebench_fastpath_native.compile returns); a sandboxed
         candidate sends its requests to the host this way and only reads the cache, which then
         need not be writable (and is not created) here.
+    builder: where set, builds the calls that take torch's toolchain instead of this process
+        (called with the call's arguments bound to load_inline's signature; returns the module,
+        raises the build's error, or returns NotImplemented to leave the call to torch here).
+    fast: False declines every call ("fast path not requested"): torch's toolchain only, through
+        builder where set; arch and cache_dir are then unused.
     Calling install() again changes the settings; the original load_inline stays the one restored
     by uninstall().
     """
     global _state
     import torch.utils.cpp_extension as cpp_extension
 
-    if compiler is None:
+    if compiler is None and fast:
         os.makedirs(cache_dir, exist_ok=True)
     with _lock:
         original = _state.original if _state is not None else cpp_extension.load_inline
-        _state = _State(normalize_arch(arch), cache_dir, log or (lambda line: None), compile_only, toolchain, original,
-                        compiler)
-        try:
-            _state.native = _import_native()
-        except Exception as error:  # noqa: BLE001 - the fast path is optional; record why it is off
-            _state.native_error = f"{type(error).__name__}: {error}"
-            _state.log(f"dicebench_fastpath: fast path unavailable ({_state.native_error}); "
-                       "every load_inline call takes torch's toolchain")
+        _state = _State(normalize_arch(arch) if fast else str(arch), cache_dir, log or (lambda line: None), compile_only,
+                        toolchain, original, compiler, builder, fast)
+        if fast:
+            try:
+                _state.native = _import_native()
+            except Exception as error:  # noqa: BLE001 - the fast path is optional; record why it is off
+                _state.native_error = f"{type(error).__name__}: {error}"
+                _state.log(f"dicebench_fastpath: fast path unavailable ({_state.native_error}); "
+                           "every load_inline call takes torch's toolchain")
         cpp_extension.load_inline = _make_replacement(original)
 
 
@@ -129,12 +142,21 @@ def installed() -> bool:
     return _state is not None
 
 
+def calls() -> int:
+    """Calls of functions loaded on the fast path in this process so far (0 without the fast path):
+    until the first, nothing it built has run."""
+    state = _state
+    native = state.native if state is not None else None
+    return int(native.calls()) if native is not None and hasattr(native, "calls") else 0
+
+
 def compile_records() -> list[dict]:
     """One dict per load_inline call since the process started, in call order:
     name, path ("nvrtc" or "fallback"), reason ("" on the fast path), seconds (the call's wall
     time), kernels (lowered names of the kernels on the fast path), and details: kernel_names (NVRTC
     name expressions), cache_hit, key, split/nvrtc/gxx seconds of the compile, error (the
-    exception text when torch's toolchain itself failed)."""
+    exception text when torch's toolchain itself failed), built_by ("host": torch's toolchain ran
+    in the host's toolchain service; "here": in this process; absent on the fast path)."""
     with _lock:
         return [dict(record) for record in _records]
 
@@ -272,15 +294,19 @@ def _load_inline(args: tuple, kwargs: dict) -> Any:
     name = args[0] if args else kwargs.get("name", "")
     reason = ""
     outcome: Optional[dict] = None
+    arguments: Optional[dict] = None
     try:
-        if state.native is None:
-            raise FastPathUnavailable(f"fast path unavailable: {state.native_error}")
         try:
             bound = state.signature.bind(*args, **kwargs)
         except TypeError as error:
             raise FastPathUnavailable(f"arguments do not fit load_inline: {error}") from None
         bound.apply_defaults()
-        request = _request(state, dict(bound.arguments))
+        arguments = dict(bound.arguments)
+        if not state.fast:
+            raise FastPathUnavailable("fast path not requested")
+        if state.native is None:
+            raise FastPathUnavailable(f"fast path unavailable: {state.native_error}")
+        request = _request(state, arguments)
         outcome = (state.compiler(request) if state.compiler is not None
                    else state.native.compile(request, _toolchain(state)))
         if not outcome["ok"]:
@@ -306,7 +332,14 @@ def _load_inline(args: tuple, kwargs: dict) -> Any:
         return module
     state.log(f"dicebench_fastpath: {name}: torch's toolchain: {reason.splitlines()[0] if reason else ''}")
     try:
-        result = state.original(*args, **kwargs)
+        result = NotImplemented
+        if state.builder is not None and arguments is not None:
+            details["built_by"] = "host"
+            result = state.builder(arguments)
+            if result is NotImplemented:
+                details["built_by"] = "here"
+        if result is NotImplemented:
+            result = state.original(*args, **kwargs)
     except BaseException as error:
         _record(name=name, path="fallback", reason=reason, seconds=time.perf_counter() - started,
                 error=f"{type(error).__name__}: {error}"[:2000], **details)

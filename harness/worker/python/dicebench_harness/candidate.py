@@ -167,6 +167,16 @@ def _copy_tree(slot: Any, value: Any) -> None:
             _copy_tree(s, v)
 
 
+class ToolchainBuildError(RuntimeError):
+    """torch's toolchain failed to build a load_inline call in the host's toolchain service; the
+    message is the error torch raised there ("Error building extension ...")."""
+
+    dicebench_compile_error = True
+
+    def __init__(self, message: str):
+        super().__init__(message.removeprefix("RuntimeError: "))
+
+
 class _TimingStopped(Exception):
     """The host ended timing before the loop did (a checked call failed)."""
 
@@ -230,6 +240,18 @@ class _TimingLink:
             raise _TimingStopped()
 
 
+def _fastpath_calls() -> int:
+    """Calls of functions the fast path built, in this process so far: a failure before the first
+    cannot be the fast path's (the host then need not re-judge it with torch's toolchain)."""
+    import sys
+
+    fastpath = sys.modules.get("dicebench_fastpath")
+    try:
+        return int(fastpath.calls()) if fastpath is not None else 0
+    except Exception:  # noqa: BLE001 - unknown: the host assumes the fast path ran
+        return 2**31 - 1
+
+
 class _Failure(Exception):
     def __init__(self, error: BaseException, error_class: str = "runtime_error"):
         super().__init__(exception_line(error))
@@ -280,6 +302,7 @@ class CandidateRole:
         # over the channel unless given (in-process tests play the host).
         self.host = host
         self.job: str | None = None
+        self.work_dir: str | None = None
         self.stage = "new"  # new -> loaded -> ready; "failed" after any failed request
         self.model_class: Any = None
         self.model: Any = None
@@ -300,7 +323,7 @@ class CandidateRole:
 
     def _reply(self, kind: str, request: dict, failure: _Failure | None, **fields: Any) -> dict:
         reply = {"type": kind, "job": request["job"], "ok": failure is None, "error_class": "",
-                 "message": "", "traceback_tail": "", **fields}
+                 "message": "", "traceback_tail": "", "fastpath_calls": _fastpath_calls(), **fields}
         if failure is not None:
             self.stage = "failed"
             reply.update(error_class=failure.error_class, message=failure.message,
@@ -314,7 +337,8 @@ class CandidateRole:
         if not os.path.isdir(request["work_dir"]):
             raise HostError(f"work_dir {request['work_dir']!r} is not a directory")
         self.job = request["job"]
-        fastpath_off = self._install_fastpath(request["fastpath"])
+        self.work_dir = request["work_dir"]
+        fastpath_off = self._install_fastpath(request["fastpath"], request["toolchain"])
         recorder = _CompileRecorder()
         failure = None
         try:
@@ -335,9 +359,17 @@ class CandidateRole:
             self.stage = "loaded"
         return self._reply("candidate.loaded", request, failure, compile=summary)
 
-    def _install_fastpath(self, options: dict | None) -> str:
-        """Installs the fast path as asked; returns why it is off ("" when on)."""
+    def _install_fastpath(self, options: dict | None, toolchain: dict | None) -> str:
+        """Installs the fast path as asked, and the host's toolchain service for the calls that take
+        torch's toolchain where the host offers it; returns why the fast path is off ("" when on)."""
+        builder = self._build_on_host if toolchain and toolchain.get("service") else None
+        if builder is not None and self.channel is None and self.host is None:
+            raise HostError("the toolchain service needs the worker's channel")
         if options is None:
+            if builder is not None:
+                import dicebench_fastpath
+
+                dicebench_fastpath.install("", "", lambda line: print(line, flush=True), builder=builder, fast=False)
             return "fast path not requested"
         cache_dir = options.get("cache_dir")
         if not isinstance(cache_dir, str) or not cache_dir:
@@ -349,7 +381,8 @@ class CandidateRole:
             compiler = self._compile_on_host if options.get("service") else None
             if compiler is not None and self.channel is None and self.host is None:
                 raise HostError("fastpath service needs the worker's channel")
-            dicebench_fastpath.install(arch, cache_dir, lambda line: print(line, flush=True), compiler=compiler)
+            dicebench_fastpath.install(arch, cache_dir, lambda line: print(line, flush=True), compiler=compiler,
+                                       builder=builder)
         except Exception as error:  # noqa: BLE001 - without the fast path, torch's toolchain
             return f"fast path unavailable: {exception_line(error)}"
         return ""
@@ -360,6 +393,26 @@ class CandidateRole:
         answer = self._ask_host({"type": "candidate.compile", "job": self.job or "", "request": request},
                                 ("compile.result",))
         return answer["outcome"]
+
+    def _build_on_host(self, arguments: dict) -> Any:
+        """One load_inline call built with torch's toolchain by the host's toolchain service
+        (candidate.toolchain -> toolchain.result), then imported from the cache entry it names, as
+        torch's load_inline imports what it built; NotImplemented for a call the service cannot
+        take (toolchain.request_for), which torch then builds in this process."""
+        from . import toolchain
+
+        request = toolchain.request_for(arguments, toolchain.default_arch_list(), self.work_dir or "")
+        if request is None:
+            return NotImplemented
+        answer = self._ask_host({"type": "candidate.toolchain", "job": self.job or "", "request": request},
+                                ("toolchain.result",))
+        outcome = answer["outcome"]
+        if not outcome.get("ok"):
+            raise ToolchainBuildError(str(outcome.get("message", "")))
+        import torch.utils.cpp_extension as cpp_extension
+
+        return cpp_extension._import_module_from_library(  # noqa: SLF001 - what load_inline itself calls
+            str(outcome["module_name"]), str(outcome["entry_dir"]), True)
 
     def _ask_host(self, message: dict, answers: tuple) -> dict:
         """Sends a worker request to the host in the middle of a request of its own and returns the

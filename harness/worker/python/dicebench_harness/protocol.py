@@ -27,7 +27,8 @@ PROTOCOL_VERSION = 6
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct("<I")
 
-ROLES = ("reference", "candidate")
+# toolchain: builds one load_inline call with torch's toolchain for the host (toolchain.py).
+ROLES = ("reference", "candidate", "toolchain")
 # How close a candidate's floating outputs must be (compare.py): "per_dtype", the default, allows
 # 1e-4 for float32 and other float dtypes and 1e-2 for float16 and bfloat16; "uniform" allows 1e-2
 # for every float dtype. The one definition on this side; the host's is harness/client/evaluator.hpp
@@ -268,6 +269,9 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
         # {"cache_dir": ..., "arch": "sm_90", "service": true}: compile load_inline calls on the
         # NVRTC fast path; with service, by asking the host (candidate.compile), never in-process.
         "fastpath": (OPT_OBJECT, None),
+        # {"service": true}: load_inline calls that take torch's toolchain (the fast path declined
+        # them, or it is off) are built by the host (candidate.toolchain), outside this process.
+        "toolchain": (OPT_OBJECT, None),
     }),
     Spec("candidate.init", "candidate", {
         "job": NONEMPTY_STR,
@@ -289,6 +293,14 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
     # The host's answer to a candidate.compile (read by the candidate inside candidate.load, not by
     # the request loop): the outcome of compiling that load_inline call in the trusted compile step.
     Spec("compile.result", "candidate", {"job": STR, "outcome": OBJECT}),
+    # The host's answer to a candidate.toolchain: {ok, entry_dir, module_name, message, cache_hit,
+    # queued_seconds, build_seconds}; ok: import module_name from entry_dir, else raise message.
+    Spec("toolchain.result", "candidate", {"job": STR, "outcome": OBJECT}),
+    # What a toolchain worker's builds depend on besides the call (part of the host's cache key).
+    Spec("toolchain.describe", "toolchain", {"job": STR}),
+    # Builds `call` ({"arguments": load_inline's, "environment": the BUILD_ENVIRONMENT variables})
+    # into build_dir with torch's toolchain, importing nothing.
+    Spec("toolchain.build", "toolchain", {"job": NONEMPTY_STR, "build_dir": NONEMPTY_STR, "call": OBJECT}),
     # The host's answers to a candidate.call_done (read inside candidate.time): the inputs of call
     # `call` (a timed or warm-up call while the loop goes on, else one more untimed checked call),
     # or the end of timing.
@@ -296,6 +308,9 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
     Spec("timing.stop", "candidate", {"job": STR}),
 ]}
 
+# Every reply of a candidate worker (candidate.loaded, .ready, .outputs, .timed) carries
+# fastpath_calls: calls of functions the fast path built, in its process so far; a failure before
+# the first is not re-judged with torch's toolchain.
 # How a candidate's load_inline calls were compiled (candidate.loaded's "compile").
 COMPILE_SUMMARY = Spec("compile", None, {
     "path": one_of("nvrtc", "fallback", "mixed", "none"), "reason": STR, "seconds": NUMBER,
@@ -346,19 +361,25 @@ REPLIES: dict[str, Spec] = {s.type: s for s in [
     # Sent by a candidate during candidate.load, for each load_inline call the fast path takes:
     # the host compiles it (the only writer of the compile cache) and answers with compile.result.
     Spec("candidate.compile", None, {"job": STR, "request": OBJECT}),
+    # Sent by a candidate for each load_inline call that takes torch's toolchain, when its load
+    # request offered the service: the host builds it (toolchain.py) and answers toolchain.result.
+    Spec("candidate.toolchain", None, {"job": STR, "request": OBJECT}),
+    Spec("toolchain.described", None, {"job": STR, "fingerprint": OBJECT}),
+    # ok: module_file (in build_dir) was built; else message is the error torch's toolchain raised.
+    Spec("toolchain.built", None, {"job": STR, "ok": BOOL, "message": STR, "module_file": STR, "seconds": NUMBER}),
     Spec("candidate.loaded", None, {
         "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES),
-        "compile": OBJECT,
+        "compile": OBJECT, "fastpath_calls": int_range(0),
     }, nested={"compile": COMPILE_SUMMARY}),
     Spec("candidate.ready", None, {
-        "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES),
+        "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES), "fastpath_calls": int_range(0),
     }),
     # aliases_input: an output shares storage with one of the inputs it was given. jit: the kernels
     # a JIT DSL (Triton) compiled in the candidate's process so far, {"count", "seconds",
     # "compiles"} (also in candidate.timed), failed or not.
     Spec("candidate.outputs", None, {
         "job": STR, "trial": int_range(0), **FAILURE_FIELDS,
-        "error_class": one_of(*CANDIDATE_ERROR_CLASSES), "outputs": OPT_TRANSFER,
+        "error_class": one_of(*CANDIDATE_ERROR_CLASSES), "outputs": OPT_TRANSFER, "fastpath_calls": int_range(0),
         "aliases_input": BOOL, "jit": OBJECT,
     }),
     # Sent by a candidate during candidate.time after every call (warm-up, timed or extra): that
@@ -368,7 +389,7 @@ REPLIES: dict[str, Spec] = {s.type: s for s in [
     }),
     # stopped: the host ended timing early (a checked call failed); timing is then null.
     Spec("candidate.timed", None, {
-        "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES),
+        "job": STR, **FAILURE_FIELDS, "error_class": one_of(*CANDIDATE_ERROR_CLASSES), "fastpath_calls": int_range(0),
         "timing": OPT_OBJECT, "profile": OPT_OBJECT, "calls": int_range(0), "stopped": BOOL, "jit": OBJECT,
     }, nested={"timing": TIMING_RESULT, "profile": PROFILE}),
 ]}

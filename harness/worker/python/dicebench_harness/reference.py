@@ -8,7 +8,10 @@ Handlers (requests and replies are defined in protocol.py):
   when model_mode is "train"); tensors among the init inputs are moved to the device first, as
   the candidate's are. The init inputs are saved to work_dir/init_inputs.pt (checked to load back
   with weights_only=True, since the candidate loads them that way). A failure in the problem's
-  code is ok=false with error_class "reference_failed".
+  code is ok=false with error_class "reference_failed". The built reference is kept (a pristine
+  deep copy, up to TEMPLATES_KEPT problems and TEMPLATE_BYTES of parameters): the problem's next
+  jobs (same source, init seed and model mode) get a deep copy of it instead of building it again,
+  the problem's per-job cost a level-3 model's construction makes large.
 - reference.trial: seed_everything(seed); inputs = get_inputs() under the device as torch's
   default device (inputs are made on the GPU directly: level-1 inputs reach 17 GB), in this
   process's own memory; unless `outputs` is false (a timed call the host will not check), the
@@ -72,6 +75,7 @@ class ReferenceJob:
     outputs: Any = None   # the current trial's reference outputs (detached clones)
     exported: Any = None  # what the candidate may still be reading
     inputs_file: str | None = None  # the current trial's inputs file (CPU transfers)
+    shared_module: bool = False     # the module belongs to a kept reference (not unloaded with the job)
 
 
 class _ReferenceFailure(Exception):
@@ -81,14 +85,34 @@ class _ReferenceFailure(Exception):
         self.tail = tail
 
 
+@dataclass
+class _Template:
+    """A problem's built reference, kept for the problem's next jobs: its module, a pristine copy of
+    the model as built from the init inputs (each job gets a deep copy of it, so a job's forward
+    passes, BatchNorm's running statistics say, never reach another's), and the init inputs."""
+    module: types.ModuleType
+    model: Any
+    get_inputs: Callable[[], Any]
+    init_inputs_cpu: list
+    parameter_bytes: int
+
+
+# Built references kept at once (the least recently used goes first), and the most bytes of
+# parameters and buffers they may hold together.
+TEMPLATES_KEPT = 4
+TEMPLATE_BYTES = 8 << 30
+
+
 class ReferenceRole:
-    """The reference worker's state: prepared jobs by id."""
+    """The reference worker's state: prepared jobs by id, and the problems' built references."""
 
     def __init__(self, device: Any, private_dir: str):
         self.device = device
         self.private_dir = private_dir
         self.jobs: dict[str, ReferenceJob] = {}
         self.pool = transfer.export_pool(device)
+        self.templates: dict[tuple, _Template] = {}  # insertion order: least recently used first
+        self.templates_built = 0  # references built (each job of a kept problem copies one instead)
 
     def handlers(self) -> dict:
         return {
@@ -128,6 +152,45 @@ class ReferenceRole:
         return reply
 
     def _build(self, request: dict) -> tuple[ReferenceJob, str]:
+        """The job's reference: a deep copy of the problem's kept one where this worker built it
+        before (same source, init seed, model mode), else built and, where it copies, kept."""
+        import copy
+
+        key = (hashlib.sha256(request["problem_source"].encode()).hexdigest(), request["init_seed"],
+               request["model_mode"])
+        template = self.templates.pop(key, None)
+        if template is not None:
+            self.templates[key] = template  # now the most recently used
+            init_path = os.path.join(request["work_dir"], "init_inputs.pt")
+            save_private(template.init_inputs_cpu, init_path)
+            return ReferenceJob(module=template.module, model=copy.deepcopy(template.model),
+                                get_inputs=template.get_inputs, device=self.device, tolerance=request["tolerance"],
+                                work_dir=request["work_dir"], shared_module=True), init_path
+        state, init_path, init_inputs_cpu = self._build_new(request)
+        self.templates_built += 1
+        try:
+            pristine = copy.deepcopy(state.model)
+        except Exception:  # noqa: BLE001 - a model that does not copy is built for every job
+            return state, init_path
+        size = tree_bytes(list(pristine.parameters()) + list(pristine.buffers()))
+        if size <= TEMPLATE_BYTES:
+            self.templates[key] = _Template(state.module, pristine, state.get_inputs, init_inputs_cpu, size)
+            state.shared_module = True
+            while len(self.templates) > TEMPLATES_KEPT or sum(t.parameter_bytes for t in self.templates.values()) > TEMPLATE_BYTES:
+                self._drop_template(next(iter(self.templates)))
+        return state, init_path
+
+    def _drop_template(self, key: tuple) -> None:
+        import torch
+
+        template = self.templates.pop(key)
+        if not any(job.module is template.module for job in self.jobs.values()):
+            loading.unload_program(template.module)
+        del template
+        if torch.device(self.device).type == "cuda":
+            torch.cuda.empty_cache()
+
+    def _build_new(self, request: dict) -> tuple[ReferenceJob, str, list]:
         import torch
 
         device = self.device
@@ -160,7 +223,8 @@ class ReferenceRole:
                 raise TypeError(f"get_init_inputs() returned a {type(init_inputs).__name__}, "
                                 "not a list")
             init_inputs = to_device(list(init_inputs), device)
-            save_private(to_cpu(init_inputs), init_path)
+            init_inputs_cpu = to_cpu(init_inputs)
+            save_private(init_inputs_cpu, init_path)
             try:
                 torch.load(init_path, map_location="cpu", weights_only=True)
             except Exception as error:  # noqa: BLE001
@@ -176,7 +240,7 @@ class ReferenceRole:
         except BaseException as error:  # noqa: BLE001
             raise fail("init", error) from None
         return ReferenceJob(module=module, model=model, get_inputs=get_inputs, device=device,
-                            tolerance=request["tolerance"], work_dir=work_dir), init_path
+                            tolerance=request["tolerance"], work_dir=work_dir), init_path, init_inputs_cpu
 
     # ---------------------------------------------------------------------------------------
     def trial(self, request: dict) -> dict:
@@ -329,7 +393,8 @@ class ReferenceRole:
         state = self.jobs.pop(request["job"], None)
         if state is not None:
             self._drop_trial(state)
-            loading.unload_program(state.module)
+            if not state.shared_module:
+                loading.unload_program(state.module)
             del state
             transfer.forget_mappings()
             if torch.device(self.device).type == "cuda":

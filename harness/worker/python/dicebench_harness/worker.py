@@ -123,10 +123,14 @@ def serve(role: str, device: str, fd_in: int, fd_out: int) -> int:
             from .reference import ReferenceRole
 
             handlers = ReferenceRole(device, private_dir).handlers()
-        else:
+        elif role == "candidate":
             from .candidate import CandidateRole
 
             handlers = CandidateRole(device, channel=(fd_in, fd_out)).handlers()
+        else:
+            from .toolchain import ToolchainRole
+
+            handlers = ToolchainRole().handlers()
         try:
             protocol.write_frame(fd_out, _hello(role, device, device_name))
         except OSError:

@@ -1,0 +1,387 @@
+// The toolchain build pool and its content-addressed cache (toolchain_builds.hpp).
+#include "harness/client/toolchain_builds.hpp"
+
+#include "core/base/sha256.hpp"
+#include "core/base/whole_file.hpp"
+#include "harness/client/worker_process.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace dicebench::harness {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string random_suffix() {
+  std::random_device random;
+  return fmt::format("{}-{:08x}{:08x}", getpid(), random(), random());
+}
+
+// A folder of its own under `root`, removed with this object.
+struct BuildFolder {
+  fs::path path;
+  explicit BuildFolder(const std::string& root) {
+    std::string pattern = (fs::path(root.empty() ? fs::temp_directory_path().string() : root) / "dicebench-build-XXXXXX").string();
+    if (mkdtemp(pattern.data())) path = pattern;
+  }
+  ~BuildFolder() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
+
+// The bytes of a regular file the build wrote, never through a link (the build is the candidate's
+// code's compiler, with the candidate's flags: it may have planted anything there).
+Result<std::string> read_built_file(const fs::path& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return make_error(fmt::format("cannot open the built module {}", path.string()));
+  struct stat info {};
+  std::string bytes;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    close(fd);
+    return make_error(fmt::format("the built module {} is not a regular file", path.string()));
+  }
+  bytes.resize(static_cast<size_t>(info.st_size));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t got = pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (got <= 0) break;
+    done += static_cast<size_t>(got);
+  }
+  close(fd);
+  if (done != bytes.size()) return make_error(fmt::format("cannot read the built module {}", path.string()));
+  return bytes;
+}
+
+bool write_file(const fs::path& path, const std::string& bytes, mode_t mode) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return false;
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t put = write(fd, bytes.data() + done, bytes.size() - done);
+    if (put <= 0) break;
+    done += static_cast<size_t>(put);
+  }
+  const bool ok = done == bytes.size() && fsync(fd) == 0;
+  close(fd);
+  return ok;
+}
+
+// Errors that say the machine, not the sources, failed the build: such an outcome is not cached.
+bool transient_failure(const std::string& message) {
+  static constexpr std::array<std::string_view, 7> kSigns = {
+      "Killed signal terminated program", "internal compiler error", "out of memory", "No space left on device",
+      "Resource temporarily unavailable", "Cannot allocate memory", "fatal error: Killed"};
+  for (const auto sign : kSigns)
+    if (message.find(sign) != std::string::npos) return true;
+  return false;
+}
+
+// The module's file name torch's build gives a call named `name` (the name must be a plain one).
+std::optional<std::string> module_file_of(const nlohmann::json& call) {
+  const auto arguments = call.find("arguments");
+  if (arguments == call.end() || !arguments->is_object()) return std::nullopt;
+  const auto name = arguments->find("name");
+  if (name == arguments->end() || !name->is_string()) return std::nullopt;
+  const std::string text = name->get<std::string>();
+  if (text.empty() || text.size() > 200 || text.find_first_of("/\\") != std::string::npos || text[0] == '.') return std::nullopt;
+  return text;
+}
+
+}  // namespace
+
+nlohmann::json ToolchainOutcome::answer() const {
+  return {{"ok", kind == Kind::built}, {"declined", kind == Kind::declined}, {"entry_dir", entry_dir},
+          {"module_name", module_name}, {"message", message}, {"cache_hit", cache_hit},
+          {"queued_seconds", queued_seconds}, {"build_seconds", build_seconds}};
+}
+
+// One build under way: whoever asks for the same key meanwhile waits for its outcome.
+struct ToolchainBuilds::InFlight {
+  std::condition_variable done_signal;
+  bool done = false;
+  ToolchainOutcome outcome;
+  std::set<std::string> owners;     // who waits for it
+  WorkerProcess* worker = nullptr;  // while it builds (under the pool's mutex)
+};
+
+ToolchainBuilds::ToolchainBuilds(ToolchainBuildSettings settings) : settings_(std::move(settings)) {
+  if (settings_.jobs < 1) settings_.jobs = 1;
+  std::error_code ec;
+  fs::create_directories(fs::path(settings_.cache_dir) / "entries", ec);
+  fs::create_directories(fs::path(settings_.cache_dir) / "tmp", ec);
+}
+
+ToolchainBuilds::~ToolchainBuilds() = default;
+
+ToolchainBuilds::Counts ToolchainBuilds::counts() const {
+  std::lock_guard guard(mutex_);
+  Counts now = counts_;
+  now.running = running_;
+  now.waiting = static_cast<int>(queue_.size());
+  return now;
+}
+
+Result<std::string> ToolchainBuilds::fingerprint() {
+  std::lock_guard guard(fingerprint_mutex_);
+  if (fingerprint_) return *fingerprint_;
+  BuildFolder folder(settings_.work_root);
+  if (folder.path.empty()) return make_error("cannot create a folder for the toolchain worker");
+  WorkerOptions options{settings_.worker_executable, "toolchain", "cpu", (folder.path / "describe.log").string(), std::string()};
+  options.start_timeout = settings_.timeout;
+  if (settings_.sandbox.mode != "off")
+    options.launcher = sandbox_command(settings_.sandbox, folder.path.string(), {settings_.work_root});
+  auto worker = WorkerProcess::start(options);
+  if (!worker) return make_error("the toolchain worker did not start: " + worker.error().message);
+  auto described = (*worker)->call({{"type", "toolchain.describe"}, {"job", "describe"}}, settings_.timeout);
+  (*worker)->kill();
+  if (described.failure != CallFailure::none) return make_error("the toolchain worker failed: " + described.message);
+  fingerprint_ = described.reply->at("fingerprint").dump();
+  return *fingerprint_;
+}
+
+std::optional<ToolchainOutcome> ToolchainBuilds::cached(const std::string& key) {
+  const fs::path entry = fs::path(settings_.cache_dir) / "entries" / key;
+  auto text = read_whole_file(entry / "outcome.json");
+  if (!text) return std::nullopt;
+  ToolchainOutcome outcome;
+  outcome.cache_hit = true;
+  try {
+    const auto stored = nlohmann::json::parse(*text);
+    outcome.module_name = stored.at("module_name").get<std::string>();
+    outcome.message = stored.at("message").get<std::string>();
+    if (!stored.at("ok").get<bool>()) {
+      outcome.kind = ToolchainOutcome::Kind::failed;
+      return outcome;
+    }
+    auto module = read_built_file(entry / (outcome.module_name + ".so"));
+    if (module && sha256_hex(*module) == stored.at("module_sha256").get<std::string>()) {
+      outcome.kind = ToolchainOutcome::Kind::built;
+      outcome.entry_dir = entry.string();
+      return outcome;
+    }
+  } catch (const nlohmann::json::exception&) {
+  }
+  // Changed or broken after it was written: set aside (never loaded) and built again.
+  std::error_code ec;
+  fs::rename(entry, fs::path(settings_.cache_dir) / "tmp" / ("rejected-" + key.substr(0, 16) + "-" + random_suffix()), ec);
+  return std::nullopt;
+}
+
+void ToolchainBuilds::abandon(const std::string& owner) {
+  std::lock_guard guard(mutex_);
+  abandoned_.insert(owner);
+  for (auto& [key, flight] : in_flight_) {
+    const bool wanted = std::any_of(flight->owners.begin(), flight->owners.end(), [&](const std::string& o) { return !abandoned_.count(o); });
+    if (!wanted && flight->worker) flight->worker->signal_kill();
+    flight->done_signal.notify_all();
+  }
+  slot_free_.notify_all();
+}
+
+ToolchainOutcome ToolchainBuilds::build(const nlohmann::json& call, const std::string& owner) {
+  const auto asked = Clock::now();
+  ToolchainOutcome declined;
+  const auto module_name = module_file_of(call);
+  if (!module_name) {
+    declined.message = "the call has no plain module name";
+    return declined;
+  }
+  auto print = fingerprint();
+  if (!print) {
+    declined.message = print.error().message;
+    return declined;
+  }
+  const std::string key = sha256_hex(*print + "\n" + call.dump());
+  if (auto hit = cached(key)) {
+    std::lock_guard guard(mutex_);
+    ++counts_.cache_hits;
+    return *hit;
+  }
+  std::unique_lock lock(mutex_);
+  const auto gone = [&] { return abandoned_.count(owner) > 0; };
+  const auto abandoned_outcome = [&] {
+    abandoned_.erase(owner);
+    ToolchainOutcome outcome;
+    outcome.message = "abandoned: the candidate is gone";
+    return outcome;
+  };
+  if (const auto found = in_flight_.find(key); found != in_flight_.end()) {  // the same call, being built
+    const auto flight = found->second;
+    flight->owners.insert(owner);
+    flight->done_signal.wait(lock, [&] { return flight->done || gone(); });
+    flight->owners.erase(owner);
+    if (!flight->done) return abandoned_outcome();
+    ToolchainOutcome shared = flight->outcome;
+    shared.cache_hit = shared.kind == ToolchainOutcome::Kind::built || shared.kind == ToolchainOutcome::Kind::failed;
+    shared.queued_seconds = seconds_since(asked);
+    shared.build_seconds = 0;
+    if (shared.cache_hit) ++counts_.cache_hits;
+    return shared;
+  }
+  const auto flight = std::make_shared<InFlight>();
+  flight->owners.insert(owner);
+  in_flight_[key] = flight;
+  const uint64_t ticket = next_ticket_++;
+  queue_.push_back(ticket);
+  slot_free_.wait(lock, [&] { return (queue_.front() == ticket && running_ < settings_.jobs) || gone(); });
+  queue_.remove(ticket);
+  const auto finish = [&](ToolchainOutcome outcome) {  // under the lock
+    flight->outcome = outcome;
+    flight->done = true;
+    flight->worker = nullptr;
+    in_flight_.erase(key);
+    flight->done_signal.notify_all();
+    slot_free_.notify_all();
+    return outcome;
+  };
+  if (gone()) {
+    ToolchainOutcome outcome = abandoned_outcome();
+    return finish(outcome);
+  }
+  ++running_;
+  slot_free_.notify_all();
+  lock.unlock();
+
+  const double queued = seconds_since(asked);
+  ToolchainOutcome outcome;
+  if (auto hit = cached(key)) outcome = *hit;  // another process may have built it meanwhile
+  else outcome = run_build(key, call, *flight);
+  outcome.queued_seconds = queued;
+
+  lock.lock();
+  --running_;
+  if (outcome.cache_hit) ++counts_.cache_hits;
+  else if (outcome.kind != ToolchainOutcome::Kind::declined) ++counts_.builds;
+  if (outcome.kind == ToolchainOutcome::Kind::failed && !outcome.cache_hit) ++counts_.failures;
+  if (outcome.kind == ToolchainOutcome::Kind::timed_out) ++counts_.timeouts;
+  flight->owners.erase(owner);
+  abandoned_.erase(owner);
+  return finish(outcome);
+}
+
+ToolchainOutcome ToolchainBuilds::run_build(const std::string& key, const nlohmann::json& call, InFlight& flight) {
+  const auto started = Clock::now();
+  ToolchainOutcome outcome;
+  const std::string module_name = *module_file_of(call);
+  BuildFolder folder(settings_.work_root);
+  if (folder.path.empty()) {
+    outcome.message = "cannot create a build folder";
+    return outcome;
+  }
+  const std::string dir = folder.path.string();
+  WorkerOptions options{settings_.worker_executable, "toolchain", "cpu", dir + "/build.log", std::string()};
+  options.start_timeout = settings_.timeout;
+  // The build's own caches stay in its folder; it sees no GPU (the architectures come with the call).
+  options.environment = {{"TORCH_EXTENSIONS_DIR", dir + "/torch_extensions"}, {"XDG_CACHE_HOME", dir + "/cache"},
+                         {"OMP_WAIT_POLICY", "PASSIVE"}};
+  if (settings_.sandbox.mode != "off") options.launcher = sandbox_command(settings_.sandbox, dir, {settings_.work_root});
+  std::error_code ec;
+  fs::create_directories(folder.path / "module", ec);
+  const auto deadline = started + settings_.timeout;
+  auto worker = WorkerProcess::spawn(options);
+  if (!worker) {
+    outcome.message = "the toolchain worker did not start: " + worker.error().message;
+    return outcome;
+  }
+  const nlohmann::json request = {{"type", "toolchain.build"}, {"job", "build-" + key.substr(0, 12)},
+                                  {"build_dir", (folder.path / "module").string()}, {"call", call}};
+  {
+    std::lock_guard guard(mutex_);  // abandon() may end it from here on
+    flight.worker = worker->get();
+    const bool wanted = std::any_of(flight.owners.begin(), flight.owners.end(), [&](const std::string& o) { return !abandoned_.count(o); });
+    if (!wanted) flight.worker->signal_kill();
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  auto built = (*worker)->call(request, std::max(left, std::chrono::milliseconds(1)));
+  {
+    std::lock_guard guard(mutex_);
+    flight.worker = nullptr;
+  }
+  (*worker)->kill();
+  outcome.build_seconds = seconds_since(started);
+  if (built.failure == CallFailure::timeout) {
+    outcome.kind = ToolchainOutcome::Kind::timed_out;
+    outcome.message = fmt::format("torch's toolchain ran past its {:.0f} s building '{}'",
+                                  static_cast<double>(settings_.timeout.count()) / 1000.0, module_name);
+    return outcome;
+  }
+  if (built.failure != CallFailure::none) {
+    outcome.message = "the toolchain worker failed: " + built.message;
+    return outcome;
+  }
+  const nlohmann::json& reply = *built.reply;
+  if (!reply.value("ok", false)) {
+    outcome.kind = ToolchainOutcome::Kind::failed;
+    outcome.module_name = module_name;
+    outcome.message = reply.value("message", "");
+    if (!transient_failure(outcome.message)) store_failure(key, module_name, outcome.message);
+    return outcome;
+  }
+  if (reply.value("module_file", "") != module_name + ".so") {
+    outcome.message = "the toolchain worker named another module file: " + reply.value("module_file", "");
+    return outcome;
+  }
+  ToolchainOutcome published = publish(key, module_name, (folder.path / "module" / (module_name + ".so")).string());
+  published.build_seconds = outcome.build_seconds;
+  return published;
+}
+
+// Writes the entry under tmp/ and renames it into entries/ (atomic; an entry another process
+// published first is kept, and this one dropped).
+ToolchainOutcome ToolchainBuilds::publish(const std::string& key, const std::string& module_name, const std::string& built_file) {
+  ToolchainOutcome outcome;
+  auto module = read_built_file(built_file);
+  if (!module) {
+    outcome.message = module.error().message;
+    return outcome;
+  }
+  const fs::path entries = fs::path(settings_.cache_dir) / "entries";
+  const fs::path staging = fs::path(settings_.cache_dir) / "tmp" / (key.substr(0, 16) + "-" + random_suffix());
+  std::error_code ec;
+  fs::create_directories(staging, ec);
+  const nlohmann::json stored = {{"ok", true}, {"module_name", module_name}, {"message", ""}, {"module_sha256", sha256_hex(*module)}};
+  if (ec || !write_file(staging / (module_name + ".so"), *module, 0555) || !write_file(staging / "outcome.json", stored.dump(), 0444)) {
+    fs::remove_all(staging, ec);
+    outcome.message = "cannot write the toolchain cache entry under " + settings_.cache_dir;
+    return outcome;
+  }
+  fs::rename(staging, entries / key, ec);
+  if (ec) fs::remove_all(staging, ec);
+  if (auto entry = cached(key)) {
+    entry->cache_hit = false;
+    return *entry;
+  }
+  outcome.message = "the toolchain cache entry could not be read back under " + settings_.cache_dir;
+  return outcome;
+}
+
+void ToolchainBuilds::store_failure(const std::string& key, const std::string& module_name, const std::string& message) {
+  const fs::path staging = fs::path(settings_.cache_dir) / "tmp" / (key.substr(0, 16) + "-" + random_suffix());
+  std::error_code ec;
+  fs::create_directories(staging, ec);
+  const nlohmann::json stored = {{"ok", false}, {"module_name", module_name}, {"message", message}};
+  if (ec || !write_file(staging / "outcome.json", stored.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 0444)) {
+    fs::remove_all(staging, ec);
+    return;
+  }
+  fs::rename(staging, fs::path(settings_.cache_dir) / "entries" / key, ec);
+  if (ec) fs::remove_all(staging, ec);
+}
+
+}  // namespace dicebench::harness

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""A stand-in for `dicebench-worker --role toolchain` in tests of the toolchain pool: it speaks the
+worker protocol (dicebench_harness.protocol) and "builds" without torch. Each build appends a line
+to the file FAKE_TOOLCHAIN_LOG names, sleeps FAKE_TOOLCHAIN_SECONDS (default 0), then answers as
+FAKE_TOOLCHAIN_OUTCOME says: "fail" (default; torch's error text), "build" (writes a module file of
+a few bytes) or "hang" (never answers). The environment reaches it through the host's own."""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "harness", "worker", "python"))
+from dicebench_harness import protocol  # noqa: E402
+
+channel_in = os.dup(0)
+channel_out = os.dup(1)
+devnull = os.open(os.devnull, os.O_RDWR)
+os.dup2(devnull, 0)
+os.dup2(devnull, 1)
+protocol.write_frame(channel_out, {"type": "hello", "protocol": protocol.PROTOCOL_VERSION, "role": "toolchain",
+                                   "pid": os.getpid(), "python": "fake", "torch": "fake", "device": "cpu",
+                                   "device_name": "cpu", "timer": "fake"})
+while True:
+    request = protocol.read_frame(channel_in)
+    if request is None or request.get("type") == "shutdown":
+        break
+    if request["type"] == "toolchain.describe":
+        protocol.write_frame(channel_out, {"type": "toolchain.described", "job": request["job"], "fingerprint": {"fake": 1}})
+        continue
+    name = request["call"]["arguments"]["name"]
+    with open(os.environ["FAKE_TOOLCHAIN_LOG"], "a") as log:
+        log.write(name + "\n")
+    time.sleep(float(os.environ.get("FAKE_TOOLCHAIN_SECONDS", "0")))
+    outcome = os.environ.get("FAKE_TOOLCHAIN_OUTCOME", "fail")
+    if outcome == "hang":
+        time.sleep(3600)
+    reply = {"type": "toolchain.built", "job": request["job"], "ok": False, "module_file": "", "seconds": 0.0,
+             "message": f"RuntimeError: Error building extension '{name}': fake_error.cu(1): error: identifier \"x\" is undefined"}
+    if outcome == "build":
+        with open(os.path.join(request["build_dir"], name + ".so"), "wb") as module:
+            module.write(b"\x7fELF fake module " + name.encode())
+        reply.update(ok=True, message="", module_file=name + ".so")
+    protocol.write_frame(channel_out, reply)

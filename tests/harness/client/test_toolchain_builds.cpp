@@ -1,0 +1,157 @@
+// The toolchain pool (harness/client/toolchain_builds.hpp) with a stand-in toolchain worker
+// (fake_toolchain_worker.py, no torch): outcomes cached by content, failures included, and never
+// built twice; one build for concurrent requests of one call; at most `jobs` builds at once; a
+// changed entry set aside and built again; a build past its limit timed out and not cached; an
+// abandoned wait ended.
+#include "core/base/whole_file.hpp"
+#include "harness/client/toolchain_builds.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace dicebench;
+using harness::ToolchainBuilds;
+using harness::ToolchainOutcome;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh cache and build log, and the stand-in's behaviour through its environment.
+struct Fixture {
+  fs::path root;
+  fs::path log;
+  Fixture(const char* outcome, double seconds) {
+    std::string pattern = (fs::temp_directory_path() / "dicebench-toolchain-test-XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()));
+    root = pattern;
+    log = root / "builds.log";
+    setenv("FAKE_TOOLCHAIN_LOG", log.c_str(), 1);
+    setenv("FAKE_TOOLCHAIN_OUTCOME", outcome, 1);
+    setenv("FAKE_TOOLCHAIN_SECONDS", std::to_string(seconds).c_str(), 1);
+  }
+  ~Fixture() {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+  harness::ToolchainBuildSettings settings(int jobs = 1) const {
+    harness::ToolchainBuildSettings s;
+    s.worker_executable = std::string(DICEBENCH_SOURCE_DIR) + "/tests/harness/client/fake_toolchain_worker.py";
+    s.cache_dir = (root / "cache").string();
+    s.work_root = root.string();
+    s.sandbox.mode = "off";
+    s.jobs = jobs;
+    s.timeout = std::chrono::seconds(30);
+    return s;
+  }
+  int builds() const {
+    std::ifstream in(log);
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+    return lines;
+  }
+};
+
+nlohmann::json call(const std::string& name, const std::string& source = "int f();") {
+  return {{"arguments", {{"name", name}, {"cpp_sources", source}, {"functions", {"f"}}}},
+          {"environment", {{"TORCH_CUDA_ARCH_LIST", "9.0+PTX"}}}};
+}
+
+}  // namespace
+
+TEST_CASE("a failed build is cached by content and never built twice") {
+  Fixture fixture("fail", 0.2);
+  {
+    ToolchainBuilds builds(fixture.settings());
+    const ToolchainOutcome first = builds.build(call("ext"), "job-1");
+    CHECK(first.kind == ToolchainOutcome::Kind::failed);
+    CHECK_FALSE(first.cache_hit);
+    CHECK(first.message.find("Error building extension 'ext'") != std::string::npos);
+    const ToolchainOutcome again = builds.build(call("ext"), "job-2");
+    CHECK(again.kind == ToolchainOutcome::Kind::failed);
+    CHECK(again.cache_hit);
+    CHECK(again.message == first.message);
+    CHECK(fixture.builds() == 1);
+    CHECK(builds.build(call("ext", "int g();"), "job-3").kind == ToolchainOutcome::Kind::failed);  // other sources
+    CHECK(fixture.builds() == 2);
+    CHECK(builds.counts().cache_hits == 1);
+    CHECK(builds.counts().failures == 2);
+  }
+  ToolchainBuilds later(fixture.settings());  // another run, the same cache
+  CHECK(later.build(call("ext"), "job-4").cache_hit);
+  CHECK(fixture.builds() == 2);
+}
+
+TEST_CASE("a successful build is published with its digest, and a changed entry is built again") {
+  Fixture fixture("build", 0.0);
+  ToolchainBuilds builds(fixture.settings());
+  const ToolchainOutcome built = builds.build(call("mod"), "job-1");
+  REQUIRE(built.kind == ToolchainOutcome::Kind::built);
+  CHECK(built.module_name == "mod");
+  const fs::path module = fs::path(built.entry_dir) / "mod.so";
+  CHECK(fs::is_regular_file(module));
+  CHECK(fs::path(built.entry_dir).parent_path().filename() == "entries");
+  CHECK(builds.build(call("mod"), "job-2").cache_hit);
+  CHECK(fixture.builds() == 1);
+  fs::permissions(module, fs::perms::owner_write, fs::perm_options::add);
+  std::ofstream(module, std::ios::app) << "planted";
+  const ToolchainOutcome rebuilt = builds.build(call("mod"), "job-3");
+  CHECK(rebuilt.kind == ToolchainOutcome::Kind::built);
+  CHECK_FALSE(rebuilt.cache_hit);
+  CHECK(fixture.builds() == 2);
+  auto bytes = read_whole_file(fs::path(rebuilt.entry_dir) / "mod.so");
+  REQUIRE(bytes.ok());
+  CHECK(bytes->find("planted") == std::string::npos);
+}
+
+TEST_CASE("concurrent requests of one call build it once, and builds beyond `jobs` wait their turn") {
+  Fixture fixture("fail", 1.0);
+  ToolchainBuilds builds(fixture.settings(/*jobs=*/1));
+  std::vector<ToolchainOutcome> outcomes(4);
+  std::vector<std::thread> threads;
+  const auto started = std::chrono::steady_clock::now();
+  threads.emplace_back([&] { outcomes[0] = builds.build(call("same"), "a"); });
+  threads.emplace_back([&] { outcomes[1] = builds.build(call("same"), "b"); });
+  threads.emplace_back([&] { outcomes[2] = builds.build(call("other"), "c"); });
+  threads.emplace_back([&] { outcomes[3] = builds.build(call("third"), "d"); });
+  for (auto& thread : threads) thread.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CHECK(fixture.builds() == 3);  // "same" once
+  for (const auto& outcome : outcomes) CHECK(outcome.kind == ToolchainOutcome::Kind::failed);
+  CHECK(seconds >= 3.0);  // one at a time: three builds of a second each
+  CHECK(builds.counts().running == 0);
+  CHECK(builds.counts().waiting == 0);
+}
+
+TEST_CASE("a build past its limit is a timeout and is not cached, and an abandoned wait ends") {
+  Fixture fixture("hang", 0.0);
+  harness::ToolchainBuildSettings settings = fixture.settings();
+  settings.timeout = std::chrono::seconds(3);
+  ToolchainBuilds builds(settings);
+  const ToolchainOutcome timed_out = builds.build(call("slow"), "job-1");
+  CHECK(timed_out.kind == ToolchainOutcome::Kind::timed_out);
+  CHECK(builds.counts().timeouts == 1);
+  CHECK_FALSE(fs::exists(fs::path(settings.cache_dir) / "entries" / "slow"));
+
+  // One build runs (it hangs); a second owner waits its turn, then gives up.
+  ToolchainOutcome running, waiting;
+  std::thread first([&] { running = builds.build(call("slow"), "job-2"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::thread second([&] { waiting = builds.build(call("other"), "job-3"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto abandoned = std::chrono::steady_clock::now();
+  builds.abandon("job-3");
+  second.join();
+  CHECK(std::chrono::steady_clock::now() - abandoned < std::chrono::seconds(2));
+  CHECK(waiting.kind == ToolchainOutcome::Kind::declined);
+  builds.abandon("job-2");  // the build itself is killed: nobody else wants it
+  first.join();
+  CHECK(running.kind != ToolchainOutcome::Kind::built);
+  CHECK(fixture.builds() == 2);  // "other" never started
+}
