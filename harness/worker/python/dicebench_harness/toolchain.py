@@ -106,11 +106,17 @@ class ToolchainRole:
 def request_for(arguments: dict[str, Any], arch_list: str | None, private_dir: str) -> dict | None:
     """The build request for a load_inline call bound to torch's signature (defaults applied), or
     None when the service cannot take it: a build_directory of its own, is_python_module=False,
-    values that are not plain JSON, extra_include_paths or any argument naming `private_dir` (the
-    candidate's job folder, which the build cannot see: files the candidate wrote there). `arch_list`
-    is what torch would use for TORCH_CUDA_ARCH_LIST in the calling process when it is unset there."""
+    values that are not plain JSON, extra_include_paths that are not absolute (or under /proc), or
+    any argument naming `private_dir` (the candidate's job folder, which the build cannot see:
+    files the candidate wrote there). `arch_list` is what torch would use for TORCH_CUDA_ARCH_LIST
+    in the calling process when it is unset there."""
+    include_paths = arguments.get("extra_include_paths") or []
+    if isinstance(include_paths, str):
+        include_paths = [include_paths]
     if (arguments.get("build_directory") or not arguments.get("is_python_module", True)
-            or arguments.get("extra_include_paths")):
+            or not isinstance(include_paths, (list, tuple))
+            or any(not isinstance(path, str) or not os.path.isabs(path) or path.startswith("/proc")
+                   for path in include_paths)):
         return None
     taken: dict[str, Any] = {}
     for name, value in arguments.items():
