@@ -54,8 +54,10 @@ ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settin
   t.sandbox = settings.sandbox;
   if (settings.sandbox.mode != "off")
     for (const auto& path : worker_runtime_paths(settings.worker_executable)) t.sandbox.read_only.push_back(path);
+  // A build keeps one to two cores busy (torch's two translation units, then the link): half the
+  // cores leaves the rest to candidates' workers and to timing.
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  t.jobs = settings.toolchain_jobs > 0 ? settings.toolchain_jobs : std::max(1, cores / 4);
+  t.jobs = settings.toolchain_jobs > 0 ? settings.toolchain_jobs : std::max(1, cores / 2);
   t.timeout = settings.toolchain_timeout;
   return t;
 }
@@ -82,7 +84,10 @@ Result<void> Evaluator::spawn_reference() {
   return {};
 }
 
-void Evaluator::start_reference() { (void)spawn_reference(); }  // a failure shows again in reference()
+void Evaluator::start_reference() {
+  (void)spawn_reference();  // a failure shows again in reference()
+  toolchain_->prepare();
+}
 
 Result<WorkerProcess*> Evaluator::reference() {
   DICEBENCH_TRY(spawn_reference());

@@ -74,8 +74,8 @@ struct EvaluationSettings {
   // of evaluator.cpp's fastpath_could_cause) before its verdict is kept.
   bool confirm_fastpath_failures = true;
   // torch's toolchain, for the load_inline calls the fast path declines and for re-judges: builds
-  // run in a pool of their own (toolchain_builds.hpp), at most toolchain_jobs at once (0: a
-  // quarter of this machine's cores, at least 1), each within toolchain_timeout, their outcomes
+  // run in a pool of their own (toolchain_builds.hpp), at most toolchain_jobs at once (0: half
+  // this machine's cores, at least 1), each within toolchain_timeout, their outcomes
   // cached by content in toolchain_cache (default: $XDG_CACHE_HOME/dicebench/toolchain).
   int toolchain_jobs = 0;
   std::chrono::milliseconds toolchain_timeout{std::chrono::minutes(10)};

@@ -127,7 +127,9 @@ ToolchainBuilds::ToolchainBuilds(ToolchainBuildSettings settings) : settings_(st
   fs::create_directories(fs::path(settings_.cache_dir) / "tmp", ec);
 }
 
-ToolchainBuilds::~ToolchainBuilds() = default;
+ToolchainBuilds::~ToolchainBuilds() {
+  if (fingerprint_.valid()) fingerprint_.wait();  // its thread uses this object
+}
 
 ToolchainBuilds::Counts ToolchainBuilds::counts() const {
   std::lock_guard guard(mutex_);
@@ -137,9 +139,17 @@ ToolchainBuilds::Counts ToolchainBuilds::counts() const {
   return now;
 }
 
-Result<std::string> ToolchainBuilds::fingerprint() {
+void ToolchainBuilds::prepare() {
   std::lock_guard guard(fingerprint_mutex_);
-  if (fingerprint_) return *fingerprint_;
+  if (!fingerprint_.valid()) fingerprint_ = std::async(std::launch::async, [this] { return describe(); }).share();
+}
+
+Result<std::string> ToolchainBuilds::fingerprint() {
+  prepare();
+  return fingerprint_.get();
+}
+
+Result<std::string> ToolchainBuilds::describe() {
   BuildFolder folder(settings_.work_root);
   if (folder.path.empty()) return make_error("cannot create a folder for the toolchain worker");
   WorkerOptions options{settings_.worker_executable, "toolchain", "cpu", (folder.path / "describe.log").string(), std::string()};
@@ -151,8 +161,7 @@ Result<std::string> ToolchainBuilds::fingerprint() {
   auto described = (*worker)->call({{"type", "toolchain.describe"}, {"job", "describe"}}, settings_.timeout);
   (*worker)->kill();
   if (described.failure != CallFailure::none) return make_error("the toolchain worker failed: " + described.message);
-  fingerprint_ = described.reply->at("fingerprint").dump();
-  return *fingerprint_;
+  return described.reply->at("fingerprint").dump();
 }
 
 std::optional<ToolchainOutcome> ToolchainBuilds::cached(const std::string& key) {

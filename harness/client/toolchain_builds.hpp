@@ -19,6 +19,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <future>
 #include <list>
 #include <map>
 #include <memory>
@@ -70,6 +71,9 @@ class ToolchainBuilds {
   // The owner no longer wants its build (its candidate is gone): its wait ends, and a build no
   // other owner waits for is killed. Safe from any thread.
   void abandon(const std::string& owner);
+  // Starts asking a toolchain worker what builds depend on (a worker's start and torch's import,
+  // seconds), so that the first build need not wait for it. Once is enough; build() waits for it.
+  void prepare();
 
   struct Counts {
     int64_t builds = 0, failures = 0, cache_hits = 0, timeouts = 0;  // since this object was made
@@ -81,6 +85,7 @@ class ToolchainBuilds {
  private:
   struct InFlight;
   Result<std::string> fingerprint();  // toolchain.describe, asked once
+  Result<std::string> describe();     // asks a toolchain worker
   std::optional<ToolchainOutcome> cached(const std::string& key);
   ToolchainOutcome run_build(const std::string& key, const nlohmann::json& call, InFlight& flight);
   ToolchainOutcome publish(const std::string& key, const std::string& module_name, const std::string& built_file);
@@ -94,7 +99,7 @@ class ToolchainBuilds {
   std::list<uint64_t> queue_;  // tickets of the builds waiting to start, in the order asked for
   std::map<std::string, std::shared_ptr<InFlight>> in_flight_;  // by key
   std::set<std::string> abandoned_;  // owners whose waits must end
-  std::optional<std::string> fingerprint_;
+  std::shared_future<Result<std::string>> fingerprint_;  // valid once asked for
   std::mutex fingerprint_mutex_;
   Counts counts_;
 };

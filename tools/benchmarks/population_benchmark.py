@@ -212,7 +212,9 @@ def kind_fields(kind: str, name: str) -> dict:
     elif kind == "fallback_correct":
         fields["EXTRA_ARGS"] = "    extra_include_paths=[torch.utils.cpp_extension.include_paths()[0]],\n"
     elif kind == "hang":
-        fields["PRELUDE"] = "    volatile int spin = 1;\n    while (spin) {\n    }\n"
+        # An empty asm with a memory clobber is a side effect no compiler may drop (a spin on a
+        # volatile local was optimised away by NVRTC: the kernel returned and was judged correct).
+        fields["PRELUDE"] = "    for (;;) {\n        asm volatile(\"\" ::: \"memory\");\n    }\n"
     elif kind != "correct":
         raise ValueError(kind)
     return fields
