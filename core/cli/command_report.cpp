@@ -10,6 +10,7 @@
 #include "results/report.hpp"
 #include "results/report_format.hpp"
 #include "results/store.hpp"
+#include "results/time_breakdown.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -59,7 +60,7 @@ Command add_report_command(CLI::App& parent) {
   struct Options {
     std::vector<std::string> runs;
     std::string db = kDefaultDatabase, html;
-    bool json = false;
+    bool json = false, time = false;
     results::ReportOptions report;
   };
   auto o = std::make_shared<Options>();
@@ -71,6 +72,9 @@ Command add_report_command(CLI::App& parent) {
   app->add_option("--db", o->db, "Results database")->capture_default_str();
   app->add_flag("--json", o->json, "Print JSON instead of a table");
   app->add_option("--html", o->html, "Write a self-contained HTML report to this file");
+  app->add_flag("--time", o->time,
+                "Also say where each run's evaluation time went (phase groups, load waits by compile path, torch's "
+                "toolchain builds, the slowest candidates); with --json, under \"time\"");
   app->add_flag("--exclude-degenerate", o->report.exclude_degenerate,
                 "Leave problems with degenerate traits (passable without computing the answer) out of fast_p and the "
                 "geometric-mean speedup");
@@ -108,8 +112,30 @@ Command add_report_command(CLI::App& parent) {
             auto run = runs.size() == 1 ? Result<results::RunResults>(std::move(runs[0])) : results::combine_level_runs(std::move(runs));
             if (!run) return fail(run.error().message);
             const results::RunReport report = results::compute_report(*run, o->report);
-            if (o->json) fmt::print("{}\n", results::report_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
-            else fmt::print("{}", results::format_report(report));
+            std::vector<results::TimeBreakdown> times;  // one per run given
+            if (o->time)
+              for (const RunReference& reference : references) {
+                if (reference.database.empty())
+                  return fail(fmt::format("--time needs a run in a database; {} is a summary file", reference.text));
+                auto store = results::Store::open(reference.database, results::OpenMode::ReadOnly);
+                if (!store) return fail(store.error().message);
+                auto time = results::time_breakdown(*store, reference.run);
+                if (!time) return fail(time.error().message);
+                times.push_back(std::move(*time));
+              }
+            if (o->json) {
+              nlohmann::json out = results::report_json(report);
+              if (o->time) {
+                out["time"] = nlohmann::json::array();
+                for (size_t i = 0; i < times.size(); ++i)
+                  out["time"].push_back({{"run", references[i].run}, {"breakdown", results::time_breakdown_json(times[i])}});
+              }
+              fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+              return 0;
+            }
+            fmt::print("{}", results::format_report(report));
+            for (size_t i = 0; i < times.size(); ++i)
+              fmt::print("\nrun {}: {}", references[i].run, results::format_time_breakdown(times[i]));
             return 0;
           }};
 }

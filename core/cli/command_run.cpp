@@ -3,13 +3,16 @@
 // from what comes back; `--resume RUN` continues a stored run.
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
+#include "core/cli/run_reference.hpp"
 #include "core/cli/suite_flags.hpp"
 #include "core/cli/tolerance_option.hpp"
 #include "core/host/plugin_registry.hpp"
 #include "core/run/run_lifecycle.hpp"
 #include "results/report_format.hpp"
+#include "results/time_breakdown.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <memory>
 #include <optional>
@@ -26,6 +29,7 @@ struct RunOptions {
   std::optional<int> batch_size;
   std::vector<std::string> sets;
   bool generate_only = false;
+  std::string json;        // the run's summary as JSON, written to this file
   SuiteFlags suite_flags;  // --kernelbench-root and the like, declared by suite plugins
 };
 
@@ -83,6 +87,23 @@ void print_evaluated(const run::RunOutcome& outcome) {
   if (!flags.empty()) fmt::print("  flagged: {}\n", flags);
   if (evaluated.degenerate_problems)
     fmt::print("  degenerate problems (their answer can pass without being computed): {}\n", evaluated.degenerate_problems);
+  if (outcome.time) fmt::print("{}", results::format_time_breakdown(*outcome.time));
+}
+
+// The run's summary as JSON (--json FILE): what it did, its verdicts and flags, where its
+// evaluation time went, and its report once finished.
+Result<void> write_summary_json(const std::string& path, const run::RunOutcome& outcome) {
+  nlohmann::json summary = {{"run", outcome.run}, {"status", results::run_status_name(outcome.status)},
+                            {"model", outcome.model_spec}, {"suite", outcome.suite_name}, {"problems", outcome.problems},
+                            {"samples", outcome.samples}, {"error", outcome.error}};
+  if (outcome.evaluation) {
+    summary["evaluation"] = {{"device", outcome.evaluation_device}, {"evaluated", outcome.evaluation->evaluated},
+                             {"verdicts", outcome.evaluation->verdicts}, {"flags", outcome.evaluation->flags},
+                             {"degenerate_problems", outcome.evaluation->degenerate_problems}};
+  }
+  if (outcome.time) summary["time"] = results::time_breakdown_json(*outcome.time);
+  if (outcome.report) summary["report"] = results::report_json(*outcome.report);
+  return write_output(path, summary.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 int run(const RunOptions& o, CLI::App& app) {
@@ -104,6 +125,8 @@ int run(const RunOptions& o, CLI::App& app) {
 
   auto outcome = run::run_lifecycle(request, {print_generated});
   if (!outcome) return fail(outcome.error().message);
+  if (!o.json.empty())
+    if (auto written = write_summary_json(o.json, *outcome); !written) return fail(written.error().message);
   const std::string& db = o.db;
   const std::string again = fmt::format("dicebench run --resume {}{} --db {}", outcome->run, o.generate_only ? " --generate-only" : "", db);
   const auto stopped = [&] {
@@ -144,6 +167,7 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--batch-size", o->batch_size, "Requests per generate call (default: the model's)")->check(CLI::PositiveNumber);
   app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. kernelbench.prompt=zero_shot");
   app->add_flag("--generate-only", o->generate_only, "Store samples without evaluating them");
+  app->add_option("--json", o->json, "Also write the run's summary as JSON to this file (verdicts, where the time went, the report)");
   app->add_option("--device", o->device, "Evaluate on cpu or cuda (default: cuda where a GPU is visible)")->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--gpus", o->gpus, "GPUs to evaluate on, one worker set each, e.g. 0,1 (default: all visible)");
   app->add_option("--trials", o->trials, "Correctness trials per candidate (default 5)")->check(CLI::PositiveNumber);

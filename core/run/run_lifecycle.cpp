@@ -58,6 +58,9 @@ Result<void> evaluate(host::RunPlan& plan, results::Store& store, const Evaluati
   DICEBENCH_TRY(status.end(end));
   outcome.status = status_of(end);
   outcome.evaluation = std::move(*evaluated);
+  auto time = results::time_breakdown(store, outcome.run);
+  if (!time) return time.error();
+  outcome.time = std::move(*time);
   if (end != StageEnd::completed) return {};
   auto report = results::compute_report(store, outcome.run);
   if (report) outcome.report = std::move(*report);

@@ -9,6 +9,7 @@
 #include "core/run/evaluation_stage.hpp"
 #include "core/run/generation_stage.hpp"
 #include "results/report.hpp"
+#include "results/time_breakdown.hpp"
 #include "results/store.hpp"
 
 #include <cstdint>
@@ -45,6 +46,7 @@ struct RunOutcome {
   std::string evaluation_device;                             // cpu or cuda
   std::vector<std::optional<std::string>> evaluation_slots;  // see host::evaluation_slots
   std::optional<results::RunReport> report;                  // a finished, evaluated run's
+  std::optional<results::TimeBreakdown> time;                // where its evaluation time went, once evaluated
 };
 
 struct RunEvents {

@@ -3,6 +3,7 @@
 
 #include "core/base/sha256.hpp"
 #include "harness/client/evaluation_parts.hpp"
+#include "results/evaluation_phases.hpp"
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 namespace dicebench::harness {
 
 using namespace parts;
+namespace phases = results::phases;
 
 // A submission (or a prefetched candidate, its problem not known yet) until its verdict is final.
 struct Evaluator::Entry {
@@ -171,13 +173,13 @@ Result<void> Evaluator::run_candidate(Job& job) {
   Candidate& c = *job.candidate;
   PhaseClock clock{&e.phases};
   if (!judge_load(e, c)) return {};
-  clock.lap("compile_wait");
+  clock.lap(phases::kCompileWait);
 
   e.failed_stage = "init";
   job.deadline = std::chrono::steady_clock::now() + settings_.candidate_timeout;
   auto init = call_candidate(job, {{"type", "candidate.init"}, {"job", job.id}, {"init_seed", job.init_seed},
                                    {"init_inputs", job.init_inputs}, {"model_mode", settings_.model_mode}});
-  clock.lap("init");
+  clock.lap(phases::kInit);
   if (failed(init)) {
     charge_failure(e, init, "init", "", c.log());
     return {};
@@ -188,14 +190,14 @@ Result<void> Evaluator::run_candidate(Job& job) {
     if (!ok) return ok.error();
     if (!*ok) return {};
   }
-  clock.lap("trials");
+  clock.lap(phases::kTrials);
 
   e.failed_stage = "timing";
   Timing runtime;
   auto timed = time_candidate(job, &runtime);
   if (!timed) return timed.error();
   if (!*timed) return {};
-  clock.lap("timing");
+  clock.lap(phases::kTiming);
 
   // A candidate that behaves differently once timing has started is caught here.
   e.failed_stage = "after_timing";
@@ -204,7 +206,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
   auto ok = check_trial(job, after_trial, mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(after_trial)));
   if (!ok) return ok.error();
   if (!*ok) return {};
-  clock.lap("after_timing");
+  clock.lap(phases::kAfterTiming);
 
   e.failed_stage.clear();
   e.status = Verdict::correct;
@@ -269,7 +271,7 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
   if (!e.correct) return {};
   PhaseClock clock{&e.phases};
   auto base = baseline(job.id, job.problem_hash, &e.baseline_measured);
-  clock.lap("baseline");
+  clock.lap(phases::kBaseline);
   if (!base) return base.error();
   e.baseline = *base;
   if (e.runtime->median_ms > 0) e.speedup = base->median_ms / e.runtime->median_ms;
@@ -309,7 +311,7 @@ Evaluation merge_rejudge(Evaluation fast, Evaluation toolchain) {
     toolchain.flags.emplace_back(results::EvaluationFlag::fastpath_disagreement,
                                  fmt::format("fast path: {}; torch's toolchain: {}", results::verdict_name(fast.status),
                                              results::verdict_name(toolchain.status)));
-  for (const auto& [phase, seconds] : fast.phases) toolchain.phases["fastpath_" + phase] = seconds;
+  for (const auto& [phase, seconds] : fast.phases) toolchain.phases[std::string(phases::kRejudgedPrefix) + phase] = seconds;
   if (!toolchain.traits_measured) toolchain.traits_measured = std::move(fast.traits_measured);
   if (!toolchain.bandwidth_measured) toolchain.bandwidth_measured = std::move(fast.bandwidth_measured);
   if (!toolchain.baseline_measured && fast.baseline_measured) {
@@ -446,7 +448,7 @@ std::optional<Evaluator::Finished> Evaluator::step(const std::function<bool()>& 
     }
     if (entry->fastpath) e = merge_rejudge(std::move(*entry->fastpath), std::move(e));
     e.seconds = entry->slot_seconds;
-    if (entry->waited_seconds > 0) e.phases["slot_wait"] += entry->waited_seconds;
+    if (entry->waited_seconds > 0) e.phases[phases::kSlotWait] += entry->waited_seconds;
     e.latency_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - entry->submitted).count();
     finished.evaluation = std::move(e);
     entries_.erase(found);
@@ -516,7 +518,7 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
     } catch (const nlohmann::json::exception& error) {
       breach(error.what());
     }
-    clock.lap("compile_wait");
+    clock.lap(phases::kCompileWait);
     if (candidate.worker) candidate.worker->kill();
     return finish();
   }
@@ -530,7 +532,7 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
                                   {"model_mode", settings_.model_mode}};
   PhaseClock clock{&job.evaluation.phases};
   auto prepared = (*ref)->call(prepare, settings_.reference_timeout);
-  clock.lap("prepare");
+  clock.lap(phases::kPrepare);
   if (prepared.failure != CallFailure::none) return make_error("the reference worker failed: " + prepared.message);
   if (!prepared.reply->value("ok", false))
     return make_error("the reference program failed: " + prepared.reply->value("message", std::string("no reason given")));
@@ -544,7 +546,7 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   } release{*ref, job.id};
   DICEBENCH_TRY(judge_traits(job));
   DICEBENCH_TRY(measure_bandwidth(job));
-  clock.lap("problem_checks");
+  clock.lap(phases::kProblemChecks);
   try {
     DICEBENCH_TRY(judge(job, candidate));
   } catch (const nlohmann::json::exception& error) {

@@ -21,6 +21,7 @@ struct PlannedSample {
   std::string details_json = "";  // replaces the evaluation's details when given
   bool compiled = true;           // for a verdict other than compile_failed and correct
   std::optional<std::string> error_message = std::nullopt;  // default for an incorrect one: "max abs diff 0.5"
+  std::optional<std::string> compile_path = std::nullopt;   // replaces the evaluation's when given
 };
 
 // A run of `suite` over problems 1..n_problems (level = (id - 1) / 10 + 1 unless given), one
@@ -63,6 +64,7 @@ inline std::int64_t planned_run(Store& store, const std::vector<PlannedSample>& 
     e.margin = p.margin;
     e.flags = p.flags;
     if (!p.details_json.empty()) e.details_json = p.details_json;
+    if (p.compile_path) e.compile_path = p.compile_path;
     require_ok(store.insert_evaluation(e));
   }
   require_ok(store.finish_run(run, RunStatus::finished));

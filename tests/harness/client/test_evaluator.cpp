@@ -150,7 +150,8 @@ TEST_CASE("submissions are judged as they load: a slow load holds up no one behi
     verdicts[finished->tag] = finished->evaluation->status;
     if (finished->tag != 1) CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(19));
   }
-  CHECK(order == std::vector<int64_t>{2, 3, 1});
+  REQUIRE(order.size() == 3);
+  CHECK(order.back() == 1);  // the two behind it, in whichever order they loaded, then the slow one
   CHECK(verdicts[1] == Verdict::correct);
   CHECK(verdicts[2] == Verdict::shape_mismatch);
   CHECK(verdicts[3] == Verdict::runtime_error);
