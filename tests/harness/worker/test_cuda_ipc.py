@@ -193,6 +193,31 @@ class ReferenceExportTest(unittest.TestCase):
 BATCH_CALLS = 6
 
 
+def plain(tree):
+    """A tree's values as Python lists, with each tensor's dtype, shape and strides."""
+    if isinstance(tree, torch.Tensor):
+        return [str(tree.dtype), list(tree.shape), list(tree.stride()), tree.cpu().tolist()]
+    if isinstance(tree, (list, tuple)):
+        return [type(tree).__name__, [plain(item) for item in tree]]
+    return tree
+
+
+def masked_receiver(connection, descriptors, keys):
+    """Receives each descriptor with its key: the plain values, and how many IPC opens it took."""
+    opened = []
+    real_init = transfer._Mapping.__init__
+
+    def counting_init(self, handle, device_index):
+        opened.append(handle)
+        real_init(self, handle, device_index)
+
+    transfer._Mapping.__init__ = counting_init
+    received = [plain(transfer.import_tree(d, torch.device("cuda:0"), clone=True, mask_key=k))
+                for d, k in zip(descriptors, keys)]
+    connection.send((received, len(opened)))
+    connection.close()
+
+
 def batch_receiver(connection, descriptors):
     """The candidate's side of a batch: each call's inputs received with its key (and, to show the
     mask, its first tensor's raw bytes without it); how many IPC opens that took."""
@@ -287,6 +312,27 @@ class BatchOnCudaTest(unittest.TestCase):
         self.assertEqual(opens, 1)
         for k in range(BATCH_CALLS):
             self.assertNotEqual(raw[k], expected[k][0], k)
+
+    def test_every_kind_of_tensor_travels_masked_in_a_batch(self):
+        trees = [sample_tree(), [t * 2 if isinstance(t, torch.Tensor) and t.dtype != torch.bool else t
+                                 for t in sample_tree()]]
+        region = max(transfer.batch_region_bytes(tree) for tree in trees)
+        writer = transfer.BatchWriter("cuda:0", 2, region, transfer.export_pool("cuda:0"))
+        descriptors = [writer.write(k, tree, 55 + k, "") for k, tree in enumerate(trees)]
+        parent, child = self.context.Pipe()
+        process = self.context.Process(target=masked_receiver, args=(child, descriptors, [55, 56]))
+        process.start()
+        received, opens = parent.recv()
+        process.join(60)
+        self.assertEqual(opens, 1)
+        for got, tree in zip(received, trees):
+            expected = plain(tree)
+            # Values and shapes as sent; strides of the compact copies (a slice becomes contiguous).
+            for g, e in zip(got[1], expected[1]):
+                if isinstance(e, list) and len(e) == 4 and isinstance(e[0], str) and e[0].startswith("torch."):
+                    self.assertEqual((g[0], g[1], g[3]), (e[0], e[1], e[3]))
+                else:
+                    self.assertEqual(g, e)
 
     def test_a_timing_loop_with_warm_calls_runs_on_batches(self):
         parent, child = self.context.Pipe()

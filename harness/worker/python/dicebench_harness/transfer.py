@@ -91,12 +91,18 @@ def _storage_bytes(tensor: Any) -> Any:
     return torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage, 0, (storage.nbytes(),))
 
 
-def _compact(tensor: Any) -> Any:
-    """A copy whose storage holds exactly its elements (clone keeps dense strides, else contiguous)."""
-    copy = tensor.detach().clone()
-    if copy.storage_offset() != 0 or copy.untyped_storage().nbytes() != copy.numel() * copy.element_size():
-        copy = copy.contiguous()
-    return copy
+def _compact(tensor: Any, copy: bool = True) -> Any:
+    """A tensor whose storage holds exactly its elements from its start: a copy (clone keeps dense
+    strides, else contiguous); with copy=False the tensor itself where it is so already (its storage
+    then describes it exactly, to be read, never written)."""
+    tensor = tensor.detach()
+    if not copy and tensor.storage_offset() == 0 and \
+            tensor.untyped_storage().nbytes() == tensor.numel() * tensor.element_size():
+        return tensor
+    clone = tensor.clone()
+    if clone.storage_offset() != 0 or clone.untyped_storage().nbytes() != clone.numel() * clone.element_size():
+        clone = clone.contiguous()
+    return clone
 
 
 def _leaves_of(value: Any, found: list) -> list:
@@ -157,7 +163,7 @@ class BatchWriter:
         position = [0]
 
         def place(tensor: Any) -> dict:
-            compact = _compact(tensor)
+            compact = _compact(tensor, copy=False)  # only read: copied into the batch's allocation
             size = compact.numel() * compact.element_size()
             fields = {"dtype": str(compact.dtype).removeprefix("torch."), "shape": list(compact.shape),
                       "stride": list(compact.stride()), "offset": 0, "device": self.device.index
