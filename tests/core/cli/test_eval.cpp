@@ -276,7 +276,7 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
   REQUIRE(cached.ok());
   CHECK(std::get<std::int64_t>(cached->rows[0][0]) == 1);
   CHECK(std::get<std::string>(cached->rows[0][1]) == "cpu");
-  CHECK(std::get<std::string>(cached->rows[0][2]) == "eager/cpu_perf_counter/fresh_inputs");
+  CHECK(std::get<std::string>(cached->rows[0][2]) == "eager/cpu_perf_counter/fresh_inputs_warm");
   // So are the problems' traits (judged once per problem, device and tolerance), and each problem of
   // the run records its own: none of these three is degenerate.
   auto traits = results::run_query(db, "select count(*), min(traits), min(tolerance) from problem_traits");
