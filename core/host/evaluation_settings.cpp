@@ -109,6 +109,26 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.0);
   if (!budget) return budget.error();
   s.budget_seconds = *budget;
+  // The relative half-width of the median's 95% interval at which timing stops (dicebench_timing.py
+  // argues the default).
+  const auto spread_text = config.get("eval.timing_spread");
+  if (spread_text) {
+    double spread = 0;
+    const auto [end, ec] = std::from_chars(spread_text->data(), spread_text->data() + spread_text->size(), spread);
+    if (ec != std::errc() || end != spread_text->data() + spread_text->size() || !(spread > 0) || spread >= 1)
+      return make_error(fmt::format("setting 'eval.timing_spread' must be a fraction above 0 and below 1 (0.02: "
+                                    "within 2% of the median), not '{}'", *spread_text));
+    s.target_rel_ci = spread;
+  }
+  const std::string warm = config.get("eval.warm_calls").value_or("on");
+  if (warm != "on" && warm != "off") return make_error(fmt::format("eval.warm_calls must be on or off, not '{}'", warm));
+  s.warm_calls = warm == "on";
+  if (const auto batch = config.get("eval.timing_batch")) {
+    const auto bytes = harness::parse_size(*batch);
+    if (!bytes || *bytes == 0 || *bytes > (uint64_t{1} << 50))
+      return make_error(fmt::format("setting 'eval.timing_batch' must be a size such as 4GiB or 512MiB, not '{}'", *batch));
+    s.batch_bytes = static_cast<int64_t>(*bytes);
+  }
   auto bound = number_setting<double>(config, "eval.speedup_bound", 10.0, 0.0);
   if (!bound) return bound.error();
   s.speedup_bound = *bound;

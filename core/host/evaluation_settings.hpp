@@ -16,7 +16,10 @@ namespace dicebench::host {
 // Settings (section [eval] or flags): device = cpu|cuda (default: cuda where a GPU is visible),
 // trials, tolerance = per_dtype|uniform (harness::kToleranceModes, or an old name: tolerance_mode),
 // model_mode = train (KernelBench's) | eval, compile_timeout_s (worker start-up and the candidate's
-// compile), timeout_s (the candidate's init, trials and timing), timing_budget_s, fastpath = on|off
+// compile), timeout_s (the candidate's init, trials and timing), timing_budget_s, timing_spread
+// (timing stops once the median's 95% interval is within this fraction of it), warm_calls = on|off
+// (an untimed call before each timed one), timing_batch (a size: inputs made ahead per batch of
+// timed calls), fastpath = on|off
 // (NVRTC compiles of load_inline calls on CUDA), fastpath_cache (its cache folder), baseline =
 // eager|compile (the reference as is, or under torch.compile), cpu_workers, gpus; sandbox =
 // best|require|off (the candidate sandbox: what this machine allows, all of it, or none),

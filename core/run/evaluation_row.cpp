@@ -57,9 +57,13 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
   if (e.input_bytes || e.output_bytes) details["io_bytes"] = {{"inputs", e.input_bytes}, {"outputs", e.output_bytes}};
   if (e.fastpath_outcome) details["fastpath_outcome"] = *e.fastpath_outcome;
   if (e.compile && e.compile->jit.value("count", 0) > 0) details["jit_compile"] = e.compile->jit;
-  if (e.runtime) details["runtime_trials"] = e.runtime->trials;
+  if (e.runtime) {
+    details["runtime_trials"] = e.runtime->trials;
+    details["runtime_stop_reason"] = e.runtime->stop_reason;
+  }
   if (e.baseline) {
     details["baseline_trials"] = e.baseline->trials;
+    details["baseline_stop_reason"] = e.baseline->stop_reason;
     details["baseline_source"] = e.baseline_measured ? "measured" : "cache";
   }
   if (!e.log_tail.empty()) details["log_tail"] = e.log_tail;

@@ -7,7 +7,8 @@ namespace {
 nlohmann::json timing_json(const std::optional<Timing>& t) {
   if (!t) return nullptr;
   return {{"median_ms", t->median_ms}, {"mean_ms", t->mean_ms}, {"std_ms", t->std_ms}, {"min_ms", t->min_ms},
-          {"max_ms", t->max_ms},       {"p10_ms", t->p10_ms},   {"p90_ms", t->p90_ms}, {"trials", t->trials}};
+          {"max_ms", t->max_ms},       {"p10_ms", t->p10_ms},   {"p90_ms", t->p90_ms}, {"trials", t->trials},
+          {"stop_reason", t->stop_reason}, {"warm_calls", t->warm_calls}};
 }
 
 template <class T>
@@ -64,7 +65,7 @@ nlohmann::json evaluation_json(const Evaluation& e, const std::string& device) {
           {"flags", flags_json(e.flags)},
           {"memory_floor_ms", optional_json(e.memory_floor_ms)},
           {"io_bytes", {{"inputs", e.input_bytes}, {"outputs", e.output_bytes}}},
-          {"timed_calls", {{"calls", e.timed_calls}, {"checked", e.checked_calls}}},
+          {"timed_calls", {{"calls", e.timed_calls}, {"checked", e.checked_calls}, {"batches", e.timed_batches}}},
           {"fastpath_outcome", e.fastpath_outcome ? *e.fastpath_outcome : nlohmann::json(nullptr)},
           {"problem_traits", e.problem_traits ? e.problem_traits->traits : nlohmann::json(nullptr)},
           {"log_tail", e.log_tail},

@@ -41,6 +41,8 @@ Timing timing_from(const nlohmann::json& j) {
   t.p10_ms = j.value("p10_ms", 0.0);
   t.p90_ms = j.value("p90_ms", 0.0);
   t.trials = j.value("trials", 0);
+  t.stop_reason = j.value("stop_reason", "");
+  t.warm_calls = j.value("warm_calls", 0);
   return t;
 }
 

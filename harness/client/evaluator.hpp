@@ -56,7 +56,14 @@ struct EvaluationSettings {
   std::chrono::milliseconds candidate_timeout{std::chrono::minutes(5)};  // init + trials + timing
   std::chrono::milliseconds reference_timeout{std::chrono::minutes(10)};
   int warmup = 3, min_trials = 10, max_trials = 100;
-  double budget_seconds = 10.0, target_rel_ci = 0.01;
+  // target_rel_ci: timing stops once the median's 95% interval lies within this fraction of it
+  // (eval.timing_spread; dicebench_timing.py argues the default).
+  double budget_seconds = 10.0, target_rel_ci = 0.02;
+  // An untimed call on fresh inputs of its own just before each timed call (eval.warm_calls).
+  bool warm_calls = true;
+  // Inputs (and kept outputs of checked calls) the reference makes ahead for a batch of timed calls
+  // (eval.timing_batch); it also takes at most a quarter of the free memory, and never fewer than one call.
+  int64_t batch_bytes = int64_t{4} << 30;
   std::string work_root;                       // job folders go here (default: $TMPDIR)
   bool fastpath = true;                        // compile load_inline calls with NVRTC (CUDA only)
   std::string baseline_method = "eager";       // or "compile": the reference under torch.compile
@@ -85,12 +92,14 @@ struct EvaluationSettings {
 };
 
 // How timed calls get their inputs; part of the baseline cache's key (a baseline timed another way
-// is not reused).
-inline constexpr const char* kTimingInputs = "fresh_inputs";
+// is not reused): fresh inputs for every call, an untimed warm call before each timed one.
+inline constexpr const char* kTimingInputs = "fresh_inputs_warm";
 
 struct Timing {
   double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
   int trials = 0;
+  std::string stop_reason{};  // converged, max_trials or budget; "" when not known (a cached baseline)
+  int warm_calls = 0;       // untimed calls made just before timed ones
 };
 
 struct KernelTime {
@@ -156,6 +165,7 @@ struct Evaluation {
   std::optional<double> memory_floor_ms;       // their transfer time at the device's bandwidth
   std::vector<std::pair<results::EvaluationFlag, std::string>> flags;  // with what they saw
   int timed_calls = 0, checked_calls = 0;      // calls in candidate.time, and how many were compared
+  int timed_batches = 0;                       // reference.batch requests that made their inputs
   std::optional<ProblemTraits> problem_traits;   // the problem's traits, as known to the evaluator
   std::optional<ProblemTraits> traits_measured;  // judged in this call (not known before)
   std::optional<Bandwidth> bandwidth_measured;   // measured in this call (not known before)

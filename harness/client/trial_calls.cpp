@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <set>
 
 namespace dicebench::harness {
@@ -68,57 +69,101 @@ void Evaluator::Job::note_compared(const nlohmann::json& compared) {
   ++compared_count;
 }
 
-// Timing on fresh inputs (PROTOCOL.md): the reference makes every call's inputs from a secret seed
-// and hands them over one call at a time; after each call the candidate hands its outputs back, and
-// a secret subset of the calls is compared with the reference's outputs for the same inputs, so an
-// answer cached on an input's pointer, identity or contents fails. true with *runtime set when the
-// candidate passed; false once a verdict is decided; errors are the harness's.
+namespace {
+
+inline constexpr uint64_t kMaskKeys = 6'000'000;  // + call: the key of the mask over its exported inputs
+// Calls the reference makes ahead in one batch (fewer where the memory budget says so): a batch is
+// made while the candidate waits, and calls made for a loop that stops sooner are let go.
+inline constexpr int kBatchCalls = 32;
+
+}  // namespace
+
+// Timing on fresh inputs (PROTOCOL.md): the reference makes the inputs of a batch of upcoming calls
+// in one request, each from a secret seed of its own, keeping its outputs for the calls that will
+// be checked; the host hands them over one call at a time, with no reference round trip between
+// calls except a checked call's comparison. After each call the candidate hands its outputs back,
+// and a secret subset of the calls is compared with the reference's outputs for the same inputs, so
+// an answer cached on an input's pointer, identity or contents fails. true with *runtime set when
+// the candidate passed; false once a verdict is decided; errors are the harness's.
 Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
   Evaluation& e = job.evaluation;
   Candidate& c = *job.candidate;
   const int first_trial = settings_.trials + 1;  // timed call k is trial first_trial + k (trials + 0: after timing)
-  // Which calls are checked is secret: kMinChecks of the calls every loop makes (its warm-up and
-  // min_trials), and each later call with probability 1/kCheckOneIn.
-  const int sure_calls = settings_.warmup + settings_.min_trials;
+  // The most calls a loop makes (its warm-up, then each trial with its warm call), and the calls every
+  // loop makes unless its budget runs out first (or it leaves out warm calls before long trials).
+  const int per_trial = settings_.warm_calls ? 2 : 1;
+  const int loop_calls = settings_.warmup + settings_.max_trials * per_trial;
+  const int sure_calls = settings_.warmup + settings_.min_trials * per_trial;
+  // Which calls are checked is secret: kMinChecks of the calls every loop makes, and each call with
+  // probability 1/kCheckOneIn, those too: a candidate may tell a checked call after it (its answer
+  // takes a comparison longer), and having seen the kMinChecks it must still expect any later call
+  // to be checked.
   std::set<int> sure_checks;
   for (uint64_t draw = 0; static_cast<int>(sure_checks.size()) < std::min(kMinChecks, sure_calls); ++draw)
     sure_checks.insert(static_cast<int>(mix(settings_.secret, job.problem_hash, kCheckDraws + 1'000'000 + draw) %
                                         static_cast<uint64_t>(sure_calls)));
   const auto checked_draw = [&](int call) {
-    if (call < sure_calls) return sure_checks.count(call) > 0;
-    return mix(settings_.secret, job.problem_hash, kCheckDraws + static_cast<uint64_t>(call)) % kCheckOneIn == 0;
+    return sure_checks.count(call) > 0 ||
+           mix(settings_.secret, job.problem_hash, kCheckDraws + static_cast<uint64_t>(call)) % kCheckOneIn == 0;
   };
-  std::set<int> checked;  // calls whose outputs the reference keeps and compares
+  struct Made {
+    int call;
+    nlohmann::json inputs;
+    nlohmann::json mask_key;  // null: not masked
+  };
+  std::deque<Made> ready;  // made by the reference, not handed over yet: calls expected, expected + 1, ...
+  std::set<int> checked;   // calls whose outputs the reference keeps and compares
   std::string harness_error;
-  bool decided = false;   // a checked call failed: the verdict is set
-  // Asks the reference for call `call`'s inputs (keeping its outputs when checked): the
-  // descriptor, or null after a failure (harness_error is then set).
-  const auto inputs_for = [&](int call, bool check) -> nlohmann::json {
-    if (check) checked.insert(call);
-    auto made = job.reference->call({{"type", "reference.trial"}, {"job", job.id}, {"trial", first_trial + call},
-                                     {"seed", mix(settings_.secret, job.problem_hash, kTimedCallSeeds + static_cast<uint64_t>(call))},
-                                     {"outputs", check}},
+  bool decided = false;    // a checked call failed: the verdict is set
+  int expected = 0;        // the next call the candidate makes
+  // Has the reference make the next `count` calls' inputs (all checked, or as drawn), replacing those
+  // made before and not handed over; false after a failure (harness_error is then set).
+  const auto make_batch = [&](int count, bool all_checked) -> bool {
+    ready.clear();
+    checked.erase(checked.lower_bound(expected), checked.end());
+    nlohmann::json calls = nlohmann::json::array();
+    for (int call = expected; call < expected + count; ++call)
+      calls.push_back({{"trial", first_trial + call},
+                       {"seed", mix(settings_.secret, job.problem_hash, kTimedCallSeeds + static_cast<uint64_t>(call))},
+                       {"outputs", all_checked || checked_draw(call)},
+                       {"mask_key", mix(settings_.secret, job.problem_hash, kMaskKeys + static_cast<uint64_t>(call))}});
+    auto made = job.reference->call({{"type", "reference.batch"}, {"job", job.id}, {"calls", calls},
+                                     {"budget_bytes", std::max<int64_t>(settings_.batch_bytes, 1)}},
                                     settings_.reference_timeout);
     if (made.failure != CallFailure::none) {
       harness_error = "the reference worker failed: " + made.message;
-      return nullptr;
+      return false;
     }
-    if (!made.reply->value("ok", false)) {
-      harness_error = fmt::format("the reference program failed on timed call {}: {}", call, made.reply->value("message", ""));
-      return nullptr;
+    const nlohmann::json& r = *made.reply;
+    if (!r.value("ok", false)) {
+      harness_error = fmt::format("the reference program failed on timed call {}: {}", expected, r.value("message", ""));
+      return false;
     }
-    e.output_bytes = std::max(e.output_bytes, made.reply->value("output_bytes", int64_t{0}));
-    return made.reply->at("inputs");
+    const int count_made = r.value("made", 0);
+    if (count_made < 1 || count_made > count || !r.contains("inputs") || r.at("inputs").size() != static_cast<size_t>(count_made)) {
+      harness_error = fmt::format("the reference made {} of {} timed calls' inputs", count_made, count);
+      return false;
+    }
+    ++e.timed_batches;
+    const bool masked = r.value("masked", false);
+    for (int k = 0; k < count_made; ++k) {
+      const auto& call = calls[static_cast<size_t>(k)];
+      const int index = expected + k;
+      ready.push_back({index, r.at("inputs")[static_cast<size_t>(k)], masked ? call.at("mask_key") : nlohmann::json(nullptr)});
+      if (call.at("outputs").get<bool>()) checked.insert(index);
+    }
+    e.input_bytes = std::max(e.input_bytes, r.value("input_bytes", int64_t{0}));
+    e.output_bytes = std::max(e.output_bytes, r.value("output_bytes", int64_t{0}));
+    return true;
   };
   const auto stop = [&] { return nlohmann::json{{"type", "timing.stop"}, {"job", job.id}}; };
-  int expected = 0;
   const auto on_call_done = [&](const nlohmann::json& message) -> std::optional<nlohmann::json> {
     if (message.value("type", "") != "candidate.call_done") return std::nullopt;
     const int call = message.value("call", -1);
     if (call != expected || !message.contains("outputs")) return std::nullopt;
-    // A loop makes at most warmup + max_trials calls that want more: a worker that asks for more
-    // (the host's time in answering does not count against its time limit) breaks the protocol.
-    if (message.value("more", false) && call + 1 >= settings_.warmup + settings_.max_trials) return std::nullopt;
+    // A loop makes at most loop_calls calls: a worker that asks for more (the host's time in
+    // answering does not count against its time limit) breaks the protocol.
+    if (message.value("more", false) && call + 1 >= loop_calls) return std::nullopt;
     ++expected;
     e.timed_calls = expected;
     if (checked.count(call)) {
@@ -151,23 +196,32 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     }
     const bool more = message.value("more", false);
     const int needed = std::max(kMinChecks, (expected + 9) / 10);
-    if (!more && static_cast<int>(checked.size()) >= needed) return stop();
-    // The loop goes on (a secret draw decides the check), or one more checked call makes up the count.
-    auto inputs = inputs_for(expected, more ? checked_draw(expected) : true);
-    if (inputs.is_null()) return stop();
-    return nlohmann::json{{"type", "timing.next"}, {"job", job.id}, {"call", expected}, {"inputs", std::move(inputs)}};
+    if (!more && e.checked_calls >= needed) return stop();
+    if (!more) {
+      // The loop is over with too few checked calls: checked calls make up the count (those made
+      // ahead for the loop are let go, unless the next is checked).
+      if ((ready.empty() || !checked.count(ready.front().call)) && !make_batch(needed - e.checked_calls, true)) return stop();
+    } else if (ready.empty() && !make_batch(std::min(kBatchCalls, loop_calls - expected), false)) {
+      return stop();
+    }
+    Made next = std::move(ready.front());
+    ready.pop_front();
+    return nlohmann::json{{"type", "timing.next"}, {"job", job.id}, {"call", next.call}, {"inputs", std::move(next.inputs)},
+                          {"mask_key", std::move(next.mask_key)}};
   };
-  auto first = inputs_for(0, checked_draw(0));
-  if (first.is_null()) return make_error(harness_error);
+  if (!make_batch(std::min(kBatchCalls, loop_calls), false)) return make_error(harness_error);
+  Made first = std::move(ready.front());
+  ready.pop_front();
   // The loop's budget leaves half the candidate's time limit for the rest: a slow machine makes
   // timing stop early (stop_reason "budget"), never a correct candidate run out of time.
   const double left_s = std::chrono::duration<double>(remaining(job.deadline)).count();
   const double budget_s = std::max(0.05, std::min(settings_.budget_seconds, left_s / 2));
-  nlohmann::json request = {{"type", "candidate.time"}, {"job", job.id}, {"inputs", std::move(first)},
+  nlohmann::json request = {{"type", "candidate.time"}, {"job", job.id}, {"inputs", std::move(first.inputs)},
+                            {"mask_key", std::move(first.mask_key)},
                             {"outputs_path", (c.folder->path / "outputs-timed.pt").string()},
                             {"warmup", settings_.warmup}, {"min_trials", settings_.min_trials},
                             {"max_trials", settings_.max_trials}, {"budget_s", budget_s},
-                            {"target_rel_ci", settings_.target_rel_ci}};
+                            {"target_rel_ci", settings_.target_rel_ci}, {"warm_calls", settings_.warm_calls}};
   CallResult timed;
   if (!c.worker->send(request)) {
     timed.failure = CallFailure::crashed;

@@ -37,6 +37,8 @@ class Timing:
     p10_ms: float
     p90_ms: float
     trials: int
+    stop_reason: str
+    warm_calls: int
 
 class Evaluation:
     verdict: str

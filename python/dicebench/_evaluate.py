@@ -25,7 +25,8 @@ from ._sources import check_candidate, check_problem
 
 @dataclasses.dataclass(frozen=True)
 class Timing:
-    """Milliseconds per call over the timed trials."""
+    """Milliseconds per call over the timed trials; why timing stopped (converged, max_trials or budget;
+    "" for a baseline from the cache) and the untimed warm calls made just before timed ones."""
 
     median_ms: float
     mean_ms: float
@@ -35,6 +36,8 @@ class Timing:
     p10_ms: float
     p90_ms: float
     trials: int
+    stop_reason: str = ""
+    warm_calls: int = 0
 
 
 @dataclasses.dataclass(frozen=True)

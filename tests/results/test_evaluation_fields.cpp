@@ -56,8 +56,12 @@ harness::Evaluation full_evaluation() {
   e.output_bytes = 512;
   e.memory_floor_ms = 0.01;
   e.flags = {{results::kAllEvaluationFlags.front(), "what it saw"}};
+  e.runtime->stop_reason = "converged";
+  e.runtime->warm_calls = 20;
+  e.baseline->stop_reason = "budget";
   e.timed_calls = 20;
   e.checked_calls = 3;
+  e.timed_batches = 1;
   e.problem_traits = harness::ProblemTraits{nlohmann::json::array({"zeros_pass"}), nlohmann::json::object()};
   e.fastpath_outcome = nlohmann::json{{"verdict", "crashed"}};
   e.baseline_measured = true;

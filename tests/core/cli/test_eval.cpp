@@ -142,7 +142,10 @@ TEST_CASE("timed calls get fresh inputs: answers cached on an input never pass t
   const std::string log = honest["log_tail"];
   CHECK(log.find("cache hits: 0") != std::string::npos);
   CHECK(log.find("cache hits: 1") == std::string::npos);
-  CHECK(honest["timed_calls"]["calls"].get<int>() >= 13);  // 3 warm-up calls and at least 10 timed
+  CHECK(honest["timed_calls"]["calls"].get<int>() >= 23);  // 3 warm-up calls, at least 10 timed, each after a warm call
+  CHECK(honest["runtime"]["warm_calls"] == honest["runtime"]["trials"]);
+  CHECK(honest["timed_calls"]["batches"].get<int>() >= 1);
+  CHECK(honest["timed_calls"]["batches"].get<int>() < honest["timed_calls"]["calls"].get<int>());
   CHECK(honest["timed_calls"]["checked"].get<int>() >= 3);
   CHECK(honest["timed_calls"]["checked"].get<int>() * 10 >= honest["timed_calls"]["calls"].get<int>());
   // Stale answers from a cache that hits once the correctness trials are over: a checked timed call.
@@ -169,7 +172,7 @@ TEST_CASE("a tensor subclass is a runtime error naming its type, no ModelNew is 
   CHECK(endless["verdict"] == "crashed");
   CHECK(endless["failed_stage"] == "timing");
   CHECK(endless["error_message"].get<std::string>().find("candidate.call_done") != std::string::npos);
-  CHECK(endless["timed_calls"]["calls"].get<int>() <= 3 + 100);
+  CHECK(endless["timed_calls"]["calls"].get<int>() <= 3 + 2 * 100);  // warm-up, then 100 trials with their warm calls
 }
 
 TEST_CASE("Triton candidates run under Triton's interpreter on the CPU") {
@@ -273,7 +276,7 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
   REQUIRE(cached.ok());
   CHECK(std::get<std::int64_t>(cached->rows[0][0]) == 1);
   CHECK(std::get<std::string>(cached->rows[0][1]) == "cpu");
-  CHECK(std::get<std::string>(cached->rows[0][2]) == "eager/cpu_perf_counter/fresh_inputs");
+  CHECK(std::get<std::string>(cached->rows[0][2]) == "eager/cpu_perf_counter/fresh_inputs_warm");
   // So are the problems' traits (judged once per problem, device and tolerance), and each problem of
   // the run records its own: none of these three is degenerate.
   auto traits = results::run_query(db, "select count(*), min(traits), min(tolerance) from problem_traits");

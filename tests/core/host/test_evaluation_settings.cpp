@@ -67,3 +67,29 @@ TEST_CASE("eval.tolerance is a tolerance mode, by its name or its old one, and t
                                                  "per_dtype, compat for uniform), not '") + bad + "'");
   }
 }
+
+TEST_CASE("timing settings: the spread timing stops at, warm calls and the batch budget, with their defaults") {
+  auto unset = host::evaluation_settings(host::Config{});
+  REQUIRE(unset.ok());
+  CHECK(unset->target_rel_ci == 0.02);
+  CHECK(unset->warm_calls);
+  CHECK(unset->batch_bytes == int64_t{4} << 30);
+  host::Config config;
+  config.set("eval.timing_spread", "0.05");
+  config.set("eval.warm_calls", "off");
+  config.set("eval.timing_batch", "512MiB");
+  auto s = host::evaluation_settings(config);
+  REQUIRE(s.ok());
+  CHECK(s->target_rel_ci == 0.05);
+  CHECK_FALSE(s->warm_calls);
+  CHECK(s->batch_bytes == int64_t{512} << 20);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"eval.timing_spread", "0"}, {"eval.timing_spread", "1.5"}, {"eval.timing_spread", "2%"},
+           {"eval.warm_calls", "yes"}, {"eval.timing_batch", "lots"}, {"eval.timing_batch", "0"}}) {
+    host::Config bad;
+    bad.set(key, value);
+    auto refused = host::evaluation_settings(bad);
+    REQUIRE_FALSE_MESSAGE(refused.ok(), (key + "=" + value));
+    CHECK(refused.error().message.find(key) != std::string::npos);
+  }
+}

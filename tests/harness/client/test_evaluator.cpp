@@ -293,3 +293,74 @@ TEST_CASE("torch's toolchain builds a candidate's load_inline call in the pool, 
   CHECK(cached->toolchain->at("cache_hits") == 1);
   CHECK(cached->toolchain->at("build_seconds").get<double>() == 0.0);
 }
+
+TEST_CASE("timed calls come in batches made ahead, each timed trial after a warm call, and timing says why it stopped") {
+  Evaluator evaluator(cpu_settings());
+  auto e = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
+  REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
+  REQUIRE(e->status == Verdict::correct);
+  REQUIRE(e->runtime);
+  const auto& t = *e->runtime;
+  CHECK(t.warm_calls == t.trials);  // CPU calls are far under the 5 ms above which warm calls stop
+  // Every call the loop made (warm-up, warm and timed) went through the host, and a few checked
+  // ones after it where too few of them were checked.
+  CHECK(e->timed_calls >= cpu_settings().warmup + t.trials + t.warm_calls);
+  CHECK(e->timed_calls <= cpu_settings().warmup + t.trials + t.warm_calls + 3);
+  CHECK(e->checked_calls >= 3);
+  CHECK(e->checked_calls * 10 >= e->timed_calls);
+  CHECK(e->timed_batches >= 1);
+  CHECK(e->timed_batches <= (e->timed_calls + 31) / 32 + 1);
+  CHECK((t.stop_reason == "converged" || t.stop_reason == "max_trials" || t.stop_reason == "budget"));
+  REQUIRE(e->baseline);
+  CHECK(e->baseline->warm_calls == e->baseline->trials);
+  CHECK(!e->baseline->stop_reason.empty());
+
+  auto cold = cpu_settings();
+  cold.warm_calls = false;
+  Evaluator without(cold);
+  auto off = without.evaluate(source(kProblem), kHash, source("correct.py"));
+  REQUIRE_MESSAGE(off.ok(), (off ? std::string() : off.error().message));
+  REQUIRE(off->runtime);
+  CHECK(off->runtime->warm_calls == 0);
+  CHECK(off->timed_calls >= cold.warmup + off->runtime->trials);
+  CHECK(off->timed_calls <= cold.warmup + off->runtime->trials + 3);
+}
+
+TEST_CASE("a stable candidate stops timing at its spread, not at its budget") {
+  auto s = cpu_settings();
+  s.min_trials = 6;
+  s.max_trials = 1000;
+  s.budget_seconds = 30;
+  s.target_rel_ci = 0.5;  // any CPU timing is this stable
+  Evaluator evaluator(s);
+  auto e = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
+  REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
+  REQUIRE(e->runtime);
+  CHECK(e->runtime->stop_reason == "converged");
+  CHECK(e->runtime->trials < 20);
+  CHECK(e->phases.at("timing") < 15);
+}
+
+TEST_CASE("with a batch budget smaller than a call, every call is a batch of its own, and a stale answer still fails") {
+  auto s = cpu_settings();
+  s.batch_bytes = 1;
+  Evaluator evaluator(s);
+  auto honest = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
+  REQUIRE_MESSAGE(honest.ok(), (honest ? std::string() : honest.error().message));
+  CHECK(honest->status == Verdict::correct);
+  CHECK(honest->timed_batches == honest->timed_calls);
+  // A cache keyed on the input's shape answers stale once the correctness trials are over: a checked
+  // timed call catches it, in batches of one as in batches of many.
+  for (const int64_t budget : {int64_t{1}, int64_t{4} << 30}) {
+    auto settings = cpu_settings();
+    settings.batch_bytes = budget;
+    Evaluator stale_evaluator(settings);
+    auto stale = stale_evaluator.evaluate(source(kProblem), kHash, source("shape_keyed_cache.py"));
+    REQUIRE_MESSAGE(stale.ok(), (stale ? std::string() : stale.error().message));
+    CHECK(stale->status == Verdict::output_mismatch);
+    CHECK(stale->failed_stage == "timing");
+    REQUIRE(stale->failed_call);
+    CHECK(stale->error_message.rfind("timed call " + std::to_string(*stale->failed_call) + ":", 0) == 0);
+    if (budget > 1) CHECK(stale->timed_batches < stale->timed_calls);
+  }
+}

@@ -119,6 +119,101 @@ class StopRuleTest(unittest.TestCase):
             run(itertools.repeat(1.0), budget_s=0)
 
 
+class FreshInputNoise:
+    """Durations like those of fresh-input timing: a median of 1 ms, each call within +-`spread` of it
+    (a fixed pseudo-random draw), and now and then a slow outlier."""
+
+    def __init__(self, spread, outlier_every=17, seed=1):
+        self.rng = numpy.random.default_rng(seed)
+        self.spread, self.outlier_every, self.count = spread, outlier_every, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        self.count += 1
+        if self.count % self.outlier_every == 0:
+            return 1.5
+        return 1.0 + float(self.rng.uniform(-self.spread, self.spread))
+
+
+class SpreadStopTest(unittest.TestCase):
+    """The host's eval.timing_spread is target_rel_ci: a stable series stops at min_trials, a noisy
+    one runs to the budget (a fake clock: each call takes its duration plus 1 ms between calls)."""
+
+    def run_with_gaps(self, durations, **params):
+        fake = FakeTime(durations)
+        gap = lambda: setattr(fake, "now", fake.now + 1e-3)  # noqa: E731 - the harness's work between calls
+        defaults = dict(warmup=3, min_trials=10, max_trials=100, budget_s=2.0)
+        defaults.update(params)
+        summary = timing.time_adaptive(lambda: None, timer=fake.timer, clock=fake.clock, before_each=gap, **defaults)
+        return summary, fake
+
+    def test_the_default_spread_is_two_percent(self):
+        import inspect
+
+        self.assertEqual(inspect.signature(timing.time_adaptive).parameters["target_rel_ci"].default, 0.02)
+
+    def test_a_stable_series_stops_at_min_trials(self):
+        for jitter in (0.0, 0.002, 0.008):
+            with self.subTest(jitter=jitter):
+                summary, _ = self.run_with_gaps(FreshInputNoise(jitter), target_rel_ci=0.02)
+                self.assertEqual(summary["stop_reason"], "converged")
+                self.assertEqual(summary["trials"], 10)
+                self.assertLessEqual(summary["ci_rel"], 0.02)
+
+    def test_wider_jitter_converges_at_two_percent_sooner_than_at_one(self):
+        # +-3% jitter: the interval of min_trials samples spans nearly all of it; it narrows below 2%
+        # within a few dozen trials, below 1% only after several times as many.
+        two, _ = self.run_with_gaps(FreshInputNoise(0.03), target_rel_ci=0.02)
+        self.assertEqual(two["stop_reason"], "converged")
+        self.assertLess(two["trials"], 40)
+        one, _ = self.run_with_gaps(FreshInputNoise(0.03), target_rel_ci=0.01, max_trials=1000)
+        self.assertGreater(one["trials"], 2 * two["trials"])
+
+    def test_a_noisy_series_runs_to_the_budget(self):
+        summary, fake = self.run_with_gaps(FreshInputNoise(0.3), target_rel_ci=0.02, max_trials=10000)
+        self.assertEqual(summary["stop_reason"], "budget")
+        self.assertGreater(summary["ci_rel"], 0.02)
+        self.assertGreaterEqual(fake.now, 2.0)
+        self.assertLess(fake.now, 2.0 + 0.01)
+
+
+class WarmCallTest(unittest.TestCase):
+    def test_a_warm_call_precedes_each_trial_and_is_not_timed(self):
+        events = []
+        fake = FakeTime(itertools.repeat(1.0))
+
+        def timer(fn):
+            events.append("timer")
+            return fake.timer(fn)
+
+        summary = timing.time_adaptive(lambda: events.append("call"), warmup=2, min_trials=6, max_trials=6,
+                                       budget_s=100, timer=timer, clock=fake.clock,
+                                       before_each=lambda: events.append("before"),
+                                       after_each=lambda more: events.append(f"after:{more}"), warm_calls=True)
+        self.assertEqual(summary["warm_calls"], 6)
+        self.assertEqual(summary["trials"], 6)
+        self.assertEqual(summary["warmup"], 2)
+        self.assertEqual(fake.calls, 8)  # only warm-up and trials go through the timer
+        warmups = ["before", "timer", "call", "after:True"] * 2
+        trial = ["before", "call", "after:True", "before", "timer", "call"]
+        self.assertEqual(events, warmups + (trial + ["after:True"]) * 5 + trial + ["after:False"])
+
+    def test_warm_calls_stop_once_trials_are_long(self):
+        fake = FakeTime(itertools.repeat(2 * timing.WARM_CALL_MAX_MS))
+        calls = []
+        summary = timing.time_adaptive(lambda: calls.append(1), warmup=0, min_trials=6, max_trials=6, budget_s=100,
+                                       timer=fake.timer, clock=fake.clock, warm_calls=True)
+        self.assertEqual(summary["warm_calls"], 1)  # before the first trial only
+        self.assertEqual(len(calls), 7)
+
+    def test_off_by_default(self):
+        summary, fake = run(itertools.repeat(1.0), min_trials=6, max_trials=6)
+        self.assertEqual(summary["warm_calls"], 0)
+        self.assertEqual(fake.calls, 6)
+
+
 class SummaryTest(unittest.TestCase):
     def test_statistics_match_numpy(self):
         samples = [3.0, 1.0, 4.0, 1.5, 5.0, 9.0, 2.0, 6.0, 5.5, 3.5, 8.0]

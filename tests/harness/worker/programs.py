@@ -173,6 +173,27 @@ POINTER_KEYED_CACHE = candidate(
     "    return cache[key]\n"
     "cache[key] = (torch.relu(self.lin(x)) * self.scale)\n"
     "return cache[key]")
+# Reads ahead: every call, it loads whatever inputs files lie in its job folder (and the folder
+# above, where these tests' reference writes) and caches its answers keyed on their contents, to
+# return for a later call whose inputs match: answers computed outside that call's time. A batch's
+# files are masked, so nothing it reads ever matches; it computes honestly and counts its hits.
+READ_AHEAD_CACHE = candidate(
+    "import glob, os\n"
+    "self.calls = getattr(self, 'calls', 0) + 1\n"
+    "cache = self.__dict__.setdefault('ahead', {})\n"
+    "here = os.path.dirname(os.path.abspath(__file__))\n"
+    "for path in glob.glob(os.path.join(here, 'inputs-*.pt')) + glob.glob(os.path.join(os.path.dirname(here), 'inputs-*.pt')):\n"
+    "    try:\n"
+    "        ahead = torch.load(path, weights_only=True)[0]\n"
+    "    except Exception:\n"
+    "        continue\n"
+    "    cache.setdefault(ahead.numpy().tobytes(), (self.calls, torch.relu(self.lin(ahead)) * self.scale))\n"
+    "self.read = max(getattr(self, 'read', 0), len(cache))\n"
+    "made, answer = cache.get(x.numpy().tobytes(), (self.calls, None))\n"
+    "if made < self.calls:  # an answer made in an earlier call, from files read ahead\n"
+    "    self.hits = getattr(self, 'hits', 0) + 1\n"
+    "    return answer\n"
+    "return torch.relu(self.lin(x)) * self.scale")
 # Returns a torch.Tensor subclass (whose work could be deferred until its values are read).
 TENSOR_SUBCLASS = candidate(
     "return (torch.relu(self.lin(x)) * self.scale).as_subclass(DeferredResult)",

@@ -2,7 +2,9 @@
 between two processes on a GPU (label gpu): tensors of every kind arrive intact, a handle open twice
 maps once, nothing is written to /dev/shm (so the candidate's sandbox keeps a private one), and
 hostile descriptors give TransferError without a sticky CUDA error; and the reference exports no
-allocation that holds what it computes from (its own inputs) or compares with (its outputs). Exits 77
+allocation that holds what it computes from (its own inputs) or compares with (its outputs); a batch
+of timed calls travels in one masked allocation, opened once, and a timing loop with warm calls
+runs on batches. Exits 77
 (skipped) where torch or a CUDA device is missing."""
 
 import base64
@@ -186,6 +188,190 @@ class ReferenceExportTest(unittest.TestCase):
                 # The candidate receives the same values the reference computed from.
                 for mine, theirs in zip(state.inputs, state.exported):
                     self.assertTrue(torch.equal(mine, theirs))
+
+
+BATCH_CALLS = 6
+
+
+def plain(tree):
+    """A tree's values as Python lists, with each tensor's dtype, shape and strides."""
+    if isinstance(tree, torch.Tensor):
+        return [str(tree.dtype), list(tree.shape), list(tree.stride()), tree.cpu().tolist()]
+    if isinstance(tree, (list, tuple)):
+        return [type(tree).__name__, [plain(item) for item in tree]]
+    return tree
+
+
+def masked_receiver(connection, descriptors, keys):
+    """Receives each descriptor with its key: the plain values, and how many IPC opens it took."""
+    opened = []
+    real_init = transfer._Mapping.__init__
+
+    def counting_init(self, handle, device_index):
+        opened.append(handle)
+        real_init(self, handle, device_index)
+
+    transfer._Mapping.__init__ = counting_init
+    received = [plain(transfer.import_tree(d, torch.device("cuda:0"), clone=True, mask_key=k))
+                for d, k in zip(descriptors, keys)]
+    connection.send((received, len(opened)))
+    connection.close()
+
+
+def batch_receiver(connection, descriptors):
+    """The candidate's side of a batch: each call's inputs received with its key (and, to show the
+    mask, its first tensor's raw bytes without it); how many IPC opens that took."""
+    opened = []
+    real_init = transfer._Mapping.__init__
+
+    def counting_init(self, handle, device_index):
+        opened.append(handle)
+        real_init(self, handle, device_index)
+
+    transfer._Mapping.__init__ = counting_init
+    received, raw = [], []
+    for k, descriptor in enumerate(descriptors):
+        inputs = transfer.import_tree(descriptor, torch.device("cuda:0"), clone=True, mask_key=900 + k)
+        received.append([x.cpu().tolist() for x in inputs])
+        raw.append(transfer.import_tree(descriptor, torch.device("cuda:0"), clone=True)[0].cpu().tolist())
+    connection.send((received, raw, len(opened)))
+    connection.close()
+
+
+def timing_candidate(connection, source, work, init_inputs):
+    """A candidate worker's role in this process, its host (and reference) the test across a pipe."""
+    from dicebench_harness.candidate import CandidateRole
+
+    def host(message):
+        connection.send(message)
+        return connection.recv()
+
+    role = CandidateRole("cuda:0", host=host)
+    handlers = role.handlers()
+    for request in ({"type": "candidate.load", "job": "t", "candidate_source": source, "device": "cuda", "work_dir": work},
+                    {"type": "candidate.init", "job": "t", "init_seed": 1, "init_inputs": init_inputs}):
+        reply = handlers[request["type"]](protocol.validate_request(request))
+        assert reply["ok"], reply
+    request = protocol.validate_request(connection.recv())
+    connection.send({"final": handlers["candidate.time"](request)})
+    connection.close()
+
+
+CORRECT_CANDIDATE = """
+import torch
+class ModelNew(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.linear = torch.nn.Linear(n, n)
+    def forward(self, x, y):
+        return torch.relu(self.linear(x)) + y
+"""
+
+
+class BatchOnCudaTest(unittest.TestCase):
+    """reference.batch on the GPU: one allocation per batch, masked per call; the candidate unmasks
+    every call's inputs into its own memory with one IPC open for the batch; and a whole timing loop
+    with warm calls runs on batches, every call compared."""
+
+    def setUp(self):
+        self.work = tempfile.mkdtemp()
+        self.private = tempfile.mkdtemp()
+        self.role = ReferenceRole("cuda:0", self.private)
+        prepared = self.role.prepare(protocol.validate_request({
+            "type": "reference.prepare", "job": "j", "problem_source": REFERENCE_PROBLEM, "device": "cuda",
+            "init_seed": 1, "work_dir": self.work}))
+        self.assertTrue(prepared["ok"], prepared)
+        self.init_inputs = prepared["init_inputs"]
+        self.context = multiprocessing.get_context("spawn")
+
+    def batch(self, first_call, count, outputs=lambda call: call % 3 == 0):
+        made = self.role.batch(protocol.validate_request({
+            "type": "reference.batch", "job": "j", "budget_bytes": 1 << 30,
+            "calls": [{"trial": 100 + c, "seed": 700 + c, "outputs": outputs(c), "mask_key": 900 + c}
+                      for c in range(first_call, first_call + count)]}))
+        self.assertTrue(made["ok"], made)
+        return protocol.validate_reply(made)
+
+    def test_a_batch_is_one_masked_allocation_opened_once(self):
+        made = self.batch(0, BATCH_CALLS)
+        self.assertEqual((made["made"], made["masked"]), (BATCH_CALLS, True))
+        handles = {node["tensor"]["handle"] for d in made["inputs"] for node in d["tree"]["list"]}
+        self.assertEqual(len(handles), 1)
+        state = self.role.jobs["j"]
+        _, base, size = dicebench_cuda.ipc_export(state.exported.buffer.data_ptr(), 0)
+        for outputs in state.batch_outputs.values():
+            for pointer, nbytes in storages(outputs):
+                self.assertFalse(base <= pointer < base + size, "a kept output lies in the exported allocation")
+        expected = [[x.cpu().tolist() for x in self.role._make_inputs(state, 700 + k, None)] for k in range(BATCH_CALLS)]
+        parent, child = self.context.Pipe()
+        process = self.context.Process(target=batch_receiver, args=(child, made["inputs"]))
+        process.start()
+        received, raw, opens = parent.recv()
+        process.join(60)
+        self.assertEqual(received, expected)
+        self.assertEqual(opens, 1)
+        for k in range(BATCH_CALLS):
+            self.assertNotEqual(raw[k], expected[k][0], k)
+
+    def test_every_kind_of_tensor_travels_masked_in_a_batch(self):
+        trees = [sample_tree(), [t * 2 if isinstance(t, torch.Tensor) and t.dtype != torch.bool else t
+                                 for t in sample_tree()]]
+        region = max(transfer.batch_region_bytes(tree) for tree in trees)
+        writer = transfer.BatchWriter("cuda:0", 2, region, transfer.export_pool("cuda:0"))
+        descriptors = [writer.write(k, tree, 55 + k, "") for k, tree in enumerate(trees)]
+        parent, child = self.context.Pipe()
+        process = self.context.Process(target=masked_receiver, args=(child, descriptors, [55, 56]))
+        process.start()
+        received, opens = parent.recv()
+        process.join(60)
+        self.assertEqual(opens, 1)
+        for got, tree in zip(received, trees):
+            expected = plain(tree)
+            # Values and shapes as sent; strides of the compact copies (a slice becomes contiguous).
+            for g, e in zip(got[1], expected[1]):
+                if isinstance(e, list) and len(e) == 4 and isinstance(e[0], str) and e[0].startswith("torch."):
+                    self.assertEqual((g[0], g[1], g[3]), (e[0], e[1], e[3]))
+                else:
+                    self.assertEqual(g, e)
+
+    def test_a_timing_loop_with_warm_calls_runs_on_batches(self):
+        parent, child = self.context.Pipe()
+        process = self.context.Process(target=timing_candidate, args=(child, CORRECT_CANDIDATE, self.work, self.init_inputs))
+        process.start()
+        ready = []
+
+        def hand(call):
+            if not ready:
+                made = self.batch(call, 4, outputs=lambda c: True)
+                ready.extend((call + k, d) for k, d in enumerate(made["inputs"]))
+            index, descriptor = ready.pop(0)
+            self.assertEqual(index, call)
+            return {"inputs": descriptor, "mask_key": 900 + call}
+
+        parent.send({"type": "candidate.time", "job": "t", "outputs_path": os.path.join(self.work, "o.pt"),
+                     "warmup": 2, "min_trials": 6, "max_trials": 12, "budget_s": 20.0, "warm_calls": True, **hand(0)})
+        verdicts = []
+        while True:
+            message = parent.recv()
+            if "final" in message:
+                final = message["final"]
+                break
+            self.assertEqual(message["type"], "candidate.call_done")
+            compared = self.role.compare(protocol.validate_request({
+                "type": "reference.compare", "job": "j", "trial": 100 + message["call"], "outputs": message["outputs"]}))
+            verdicts.append(compared["verdict"])
+            if not message["more"]:
+                parent.send({"type": "timing.stop", "job": "t"})
+            else:
+                parent.send({"type": "timing.next", "job": "t", "call": message["call"] + 1, **hand(message["call"] + 1)})
+        process.join(60)
+        self.assertTrue(final["ok"], final)
+        timing = final["timing"]
+        self.assertEqual(timing["timer"], "cupti_runtime")
+        self.assertEqual(timing["warm_calls"], timing["trials"])
+        self.assertEqual(final["calls"], 2 + timing["trials"] + timing["warm_calls"])
+        self.assertEqual(verdicts, ["correct"] * final["calls"])
+        self.assertIsNotNone(final["profile"])
 
 
 if __name__ == "__main__":

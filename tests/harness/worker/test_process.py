@@ -1,7 +1,8 @@
 """Real worker processes (`python -m dicebench_harness`) over pipes: a full round trip.
 
 prepare -> a fresh candidate worker each: load, init, per trial reference.trial ->
-candidate.forward -> reference.compare, timing and a trial after it -> reference.time -> release,
+candidate.forward -> reference.compare, timing on batches of calls made ahead (reference.batch,
+masked) and a trial after it -> reference.time -> release,
 with candidates that print to stdout/stderr and write frame-shaped bytes to fd 1 (they must land in
 the log, not in the channel), mutate their inputs, exit in forward, and replace torch.save with a
 pickle payload (the reference must refuse it without running it).
@@ -73,8 +74,20 @@ class WorkerProcessTest(unittest.TestCase):
                 if replies[-1]["ok"]:
                     replies.append(self.compare(trial, replies[-1]["outputs"]))
             if timing and replies[-1].get("ok", True):
-                # Fresh inputs for every timed call; this test checks every call's outputs.
-                ready = self.reference.request({"type": "reference.trial", "job": "p1", "trial": 10, "seed": 404})
+                # Fresh inputs for every timed call, made ahead in batches of 5; this test checks every
+                # call's outputs.
+                ready = []
+
+                def next_call(call):
+                    if not ready:
+                        made = self.reference.request({"type": "reference.batch", "job": "p1", "budget_bytes": 1 << 30,
+                                                       "calls": [{"trial": 10 + c, "seed": 404 + c, "outputs": True,
+                                                                  "mask_key": 900 + c} for c in range(call, call + 5)]})
+                        self.assertTrue(made["ok"] and made["masked"] and made["made"] == 5, made)
+                        ready.extend((call + k, d) for k, d in enumerate(made["inputs"]))
+                    following, descriptor = ready.pop(0)
+                    self.assertEqual(following, call)
+                    return {"inputs": descriptor, "mask_key": 900 + call}
 
                 def answer(done):
                     compared = self.compare(10 + done["call"], done["outputs"])
@@ -82,11 +95,9 @@ class WorkerProcessTest(unittest.TestCase):
                     if not done["more"]:
                         return {"type": "timing.stop", "job": job}
                     following = done["call"] + 1
-                    made = self.reference.request({"type": "reference.trial", "job": "p1",
-                                                   "trial": 10 + following, "seed": 404 + following})
-                    return {"type": "timing.next", "job": job, "call": following, "inputs": made["inputs"]}
+                    return {"type": "timing.next", "job": job, "call": following, **next_call(following)}
 
-                replies.append(candidate.request({"type": "candidate.time", "job": job, "inputs": ready["inputs"],
+                replies.append(candidate.request({"type": "candidate.time", "job": job, **next_call(0),
                                                   "outputs_path": os.path.join(work, "outputs-timed.pt"),
                                                   **timing}, answer))
                 replies.append(self.forward(candidate, job, work, 4, 505))

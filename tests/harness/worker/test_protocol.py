@@ -176,7 +176,10 @@ class ValidatorTest(unittest.TestCase):
     def test_timing_parameters(self):
         base = {"type": "reference.time", "job": "j", "seed": 3, "warmup": 1, "min_trials": 5,
                 "max_trials": 10, "budget_s": 2}
-        self.assertEqual(protocol.validate_request(base)["target_rel_ci"], 0.01)
+        checked = protocol.validate_request(base)
+        self.assertEqual((checked["target_rel_ci"], checked["warm_calls"]), (0.02, True))  # the baseline warm, too
+        with self.assertRaisesRegex(ValidationError, "warm_calls"):
+            protocol.validate_request({**base, "warm_calls": 1})
         with self.assertRaisesRegex(ValidationError, "max_trials is less than min_trials"):
             protocol.validate_request({**base, "max_trials": 4})
         with self.assertRaisesRegex(ValidationError, "budget_s"):
@@ -188,7 +191,11 @@ class ValidatorTest(unittest.TestCase):
         inputs = {"transport": "file", "path": "/w/inputs-0.pt"}
         timed = {"type": "candidate.time", "job": "j", "inputs": inputs, "outputs_path": "/w/o.pt",
                  "warmup": 0, "min_trials": 1, "max_trials": 3, "budget_s": 0.5}
-        self.assertEqual(protocol.validate_request(timed)["target_rel_ci"], 0.01)
+        checked = protocol.validate_request(timed)
+        self.assertEqual((checked["target_rel_ci"], checked["warm_calls"], checked["mask_key"]), (0.02, True, None))
+        self.assertEqual(protocol.validate_request({**timed, "mask_key": 5, "warm_calls": False})["mask_key"], 5)
+        with self.assertRaisesRegex(ValidationError, "mask_key"):
+            protocol.validate_request({**timed, "mask_key": -1})
         with self.assertRaisesRegex(ValidationError, "missing field 'budget_s'"):
             protocol.validate_request({k: v for k, v in timed.items() if k != "budget_s"})
         forward = {"type": "candidate.forward", "job": "j", "trial": 0, "inputs": inputs,
@@ -233,10 +240,30 @@ class ValidatorTest(unittest.TestCase):
         with self.assertRaisesRegex(ValidationError, "outputs"):
             protocol.validate_reply({**done, "outputs": None})
 
+    def test_batches(self):
+        call = {"trial": 6, "seed": 11, "outputs": True, "mask_key": 12}
+        batch = {"type": "reference.batch", "job": "j", "calls": [call, {**call, "trial": 7}], "budget_bytes": 1 << 32}
+        self.assertEqual(len(protocol.validate_request(batch)["calls"]), 2)
+        for bad in ([], [{**call, "seed": -1}], [{**call, "extra": 1}], [{k: v for k, v in call.items() if k != "mask_key"}],
+                    [call] * (protocol.MAX_BATCH_CALLS + 1), "calls"):
+            with self.subTest(bad=str(bad)[:60]):
+                with self.assertRaisesRegex(ValidationError, "field 'calls'"):
+                    protocol.validate_request({**batch, "calls": bad})
+        with self.assertRaisesRegex(ValidationError, "budget_bytes"):
+            protocol.validate_request({**batch, "budget_bytes": 0})
+        ready = {"type": "reference.batch_ready", "job": "j", "ok": True, "message": "", "traceback_tail": "",
+                 "error_class": "", "made": 1, "inputs": [{"transport": "file", "path": "/w/inputs-6.pt"}],
+                 "masked": False, "input_bytes": 4, "output_bytes": 4}
+        protocol.validate_reply(ready)
+        with self.assertRaisesRegex(ValidationError, "inputs"):
+            protocol.validate_reply({**ready, "inputs": [None]})
+
     def test_timing_answers(self):
         inputs = {"transport": "file", "path": "/w/inputs-9.pt"}
         self.assertEqual(protocol.validate_request({"type": "timing.next", "job": "j", "call": 1,
                                                     "inputs": inputs})["call"], 1)
+        self.assertEqual(protocol.validate_request({"type": "timing.next", "job": "j", "call": 1, "inputs": inputs,
+                                                    "mask_key": 3})["mask_key"], 3)
         protocol.validate_request({"type": "timing.stop", "job": "j"})
         with self.assertRaisesRegex(ValidationError, "call"):
             protocol.validate_request({"type": "timing.next", "job": "j", "call": -1, "inputs": inputs})

@@ -15,7 +15,7 @@ from unittest import mock
 
 import torch
 
-from dicebench_harness import numerics, protocol
+from dicebench_harness import numerics, protocol, transfer
 from dicebench_harness.candidate import CandidateRole, classify_load_error, kernel_base_name
 from dicebench_harness.errors import HostError
 from dicebench_harness.reference import ReferenceRole
@@ -23,6 +23,7 @@ from dicebench_harness.reference import ReferenceRole
 import programs
 
 TIMING = {"warmup": 1, "min_trials": 3, "max_trials": 8, "budget_s": 0.5, "target_rel_ci": 0.01}
+BATCH_CALLS = 4  # calls per reference.batch in these tests (the host makes up to 32)
 
 
 class Outcome:
@@ -39,6 +40,7 @@ class Outcome:
         self.timed_calls = 0      # calls the candidate made in candidate.time
         self.timed_compares = []  # the compare reply of every timed call
         self.timed_inputs = []    # each timed call's inputs as the reference made them
+        self.batches = []         # each reference.batch_ready of the timing loop
         self.aliased = []         # per correctness trial: an output shared storage with an input
 
 
@@ -46,6 +48,9 @@ def inputs_of(reference, job):
     """The reference's current trial inputs (clones), as the candidate received them."""
     return [x.clone() for x in reference.jobs[job].inputs]
 
+
+def mask_key(call):
+    return 7000 + call
 
 class RoleTestBase(unittest.TestCase):
     problem = programs.PROBLEM
@@ -129,25 +134,45 @@ class RoleTestBase(unittest.TestCase):
             outcome.verdicts.append(reply["verdict"])
         if timing is None:
             return outcome
-        # Timing on fresh inputs: this test plays the host, checking every call's outputs.
+        # Timing on fresh inputs: this test plays the host, making batches of BATCH_CALLS calls with
+        # reference.batch and checking every call's outputs.
         first = 100
-        inputs = self.trial_inputs(first, 1000, outputs=True)
+        ready = []  # (call, descriptor, mask key) made and not handed over yet
+
+        def make_batch(call):
+            made = self.call_reference({"type": "reference.batch", "job": "job", "budget_bytes": 1 << 30, "calls": [
+                {"trial": first + c, "seed": 1000 + c, "outputs": True, "mask_key": mask_key(c)}
+                for c in range(call, call + BATCH_CALLS)]})
+            self.assertTrue(made["ok"], made)
+            outcome.batches.append(made)
+            ready[:] = [(call + k, d, mask_key(call + k) if made["masked"] else None)
+                        for k, d in enumerate(made["inputs"])]
+
+        def hand_over():
+            call, descriptor, key = ready.pop(0)
+            # The inputs as the candidate receives them (unmasked with the call's key).
+            outcome.timed_inputs.append(transfer.import_tree(descriptor, "cpu", clone=True, mask_key=key))
+            return call, descriptor, key
 
         def host(message):
             self.assertEqual(message["type"], "candidate.call_done")
             call = message["call"]
-            outcome.timed_inputs.append(inputs_of(self.reference, "job"))
             compared = self.compare(first + call, message["outputs"])
             outcome.timed_compares.append(compared)
             if compared["verdict"] != "correct":
                 return {"type": "timing.stop", "job": job}
             if not message["more"]:
                 return {"type": "timing.stop", "job": job}
-            descriptor = self.trial_inputs(first + call + 1, 1001 + call, outputs=True)
-            return {"type": "timing.next", "job": job, "call": call + 1, "inputs": descriptor}
+            if not ready:
+                make_batch(call + 1)
+            following, descriptor, key = hand_over()
+            self.assertEqual(following, call + 1)
+            return {"type": "timing.next", "job": job, "call": following, "inputs": descriptor, "mask_key": key}
 
+        make_batch(0)
+        _, inputs, key = hand_over()
         role.host = host
-        timed = self.call_candidate(role, {"type": "candidate.time", "job": job, "inputs": inputs,
+        timed = self.call_candidate(role, {"type": "candidate.time", "job": job, "inputs": inputs, "mask_key": key,
                                            "outputs_path": os.path.join(work, "outputs-timed.pt"), **timing})
         if failed("timing", timed):
             return outcome
@@ -194,6 +219,59 @@ class ReferenceTest(RoleTestBase):
         private = os.listdir(self.private)
         self.assertEqual(len(private), 1, private)
         self.assertTrue(private[0].startswith("problem_linear_relu_"), private)
+
+    def batch(self, outputs, budget=1 << 30, first=200):
+        calls = [{"trial": first + k, "seed": 500 + k, "outputs": keep, "mask_key": mask_key(k)}
+                 for k, keep in enumerate(outputs)]
+        made = self.call_reference({"type": "reference.batch", "job": "job", "calls": calls, "budget_bytes": budget})
+        self.assertTrue(made["ok"], made)
+        return made
+
+    def test_a_batch_is_made_ahead_masked_and_compared_on_its_checked_calls(self):
+        made = self.batch([True, False, False, True, False])
+        self.assertEqual((made["made"], made["masked"]), (5, True))
+        self.assertEqual(made["input_bytes"], 4 * 16 * 4)
+        self.assertEqual(made["output_bytes"], 4 * 8 * 4)
+        for k, descriptor in enumerate(made["inputs"]):
+            torch.manual_seed(500 + k)
+            expected = torch.randn(4, 16)
+            # What lies in the job folder is masked: reading ahead gives nothing without the call's key.
+            raw = torch.load(descriptor["path"], weights_only=True)
+            self.assertFalse(torch.equal(raw[0], expected), k)
+            self.assertFalse(torch.equal(transfer.import_tree(descriptor, "cpu", clone=True, mask_key=mask_key(k + 1))[0],
+                                         expected), k)
+            self.assertTrue(torch.equal(transfer.import_tree(descriptor, "cpu", clone=True, mask_key=mask_key(k))[0],
+                                        expected), k)
+        # The reference kept the outputs of the checked calls only, and compares them.
+        zeros = os.path.join(self.dir, "zeros.pt")
+        torch.save(torch.zeros(4, 8), zeros)
+        reply = self.compare(200, {"transport": "file", "path": zeros})
+        self.assertEqual(reply["verdict"], "output_mismatch")
+        with self.assertRaisesRegex(HostError, "not the current trial"):
+            self.compare(201, {"transport": "file", "path": zeros})
+        # The next trial lets the batch go: its files are removed and its outputs dropped.
+        self.trial_inputs(0, 11)
+        self.assertFalse([n for n in os.listdir(self.dir) if n.startswith("inputs-2")])
+        with self.assertRaisesRegex(HostError, "not the current trial"):
+            self.compare(203, {"transport": "file", "path": zeros})
+
+    def test_checked_and_unchecked_calls_look_alike_to_the_candidate(self):
+        made = self.batch([True, False, True, False])
+        files = [d["path"] for d in made["inputs"]]
+        self.assertEqual([d["transport"] for d in made["inputs"]], ["file"] * 4)
+        self.assertEqual([os.path.basename(f) for f in files], [f"inputs-{200 + k}.pt" for k in range(4)])
+        self.assertEqual(len({os.stat(f).st_size for f in files}), 1)
+        self.assertEqual({os.stat(f).st_mode & 0o777 for f in files}, {0o600})
+
+    def test_a_small_budget_makes_batches_of_one_unmasked(self):
+        made = self.batch([False, True, False], budget=1)
+        self.assertEqual((made["made"], made["masked"]), (1, False))
+        torch.manual_seed(500)
+        self.assertTrue(torch.equal(transfer.import_tree(made["inputs"][0], "cpu", clone=True)[0], torch.randn(4, 16)))
+        # Room for two calls' inputs (512 bytes each, aligned) and no outputs: the checked second call
+        # does not fit with its outputs, so the batch holds one call.
+        self.assertEqual(self.batch([False, True], budget=1024)["made"], 1)
+        self.assertEqual(self.batch([False, False, True], budget=1024)["made"], 2)
 
     def test_reference_time(self):
         self.trial_inputs(0, 11)
@@ -439,10 +517,27 @@ class CandidateVerdictTest(RoleTestBase):
         self.assertEqual(len(outcome.timed_compares), calls)
         self.assertGreaterEqual(calls, TIMING["warmup"] + TIMING["min_trials"])
         self.assertEqual({c["verdict"] for c in outcome.timed_compares}, {"correct"})
+        # Calls came in batches made ahead, masked, and each call's inputs are its seed's.
+        self.assertGreater(len(outcome.batches), 1)
+        self.assertTrue(all(b["made"] == BATCH_CALLS and b["masked"] for b in outcome.batches))
         inputs = [x[0] for x in outcome.timed_inputs]
+        for call, x in enumerate(inputs):
+            torch.manual_seed(1000 + call)
+            self.assertTrue(torch.equal(x, torch.randn(4, 16)), call)
         for i in range(len(inputs)):
             for j in range(i + 1, len(inputs)):
                 self.assertFalse(torch.equal(inputs[i], inputs[j]), (i, j))
+
+    def test_warm_calls_come_before_each_timed_trial_and_are_checked_like_any_call(self):
+        outcome = self.run_candidate(programs.CORRECT, timing={**TIMING, "warm_calls": True})
+        self.assertIsNone(outcome.failure)
+        timing = outcome.timing
+        self.assertEqual(timing["warm_calls"], timing["trials"])  # CPU calls are far under 5 ms
+        self.assertEqual(outcome.timed_calls, timing["warmup"] + timing["trials"] + timing["warm_calls"])
+        self.assertEqual(len(outcome.timed_compares), outcome.timed_calls)
+        without = self.run_candidate(programs.CORRECT, timing={**TIMING, "warm_calls": False})
+        self.assertEqual(without.timing["warm_calls"], 0)
+        self.assertEqual(without.timed_calls, without.timing["warmup"] + without.timing["trials"])
 
     def test_caches_keyed_on_contents_or_the_input_object_never_hit(self):
         for source in (programs.CONTENT_KEYED_CACHE, programs.OBJECT_KEYED_CACHE):
@@ -452,6 +547,21 @@ class CandidateVerdictTest(RoleTestBase):
                 self.assertIsNone(outcome.failure)
                 self.assertEqual({c["verdict"] for c in outcome.timed_compares}, {"correct"})
                 self.assertEqual(getattr(role.model, "hits", 0), 0)
+
+    def test_reading_a_batch_ahead_gives_no_answers(self):
+        # The batch's later calls lie in the job folder while earlier ones run, but masked: a
+        # candidate reading them ahead caches nothing that ever matches a call's inputs.
+        role = CandidateRole("cpu")
+        outcome = self.run_candidate(programs.READ_AHEAD_CACHE, timing=TIMING, role=role)
+        self.assertIsNone(outcome.failure)
+        self.assertEqual({c["verdict"] for c in outcome.timed_compares}, {"correct"})
+        self.assertGreater(role.model.read, 1)  # it did read the batch's files
+        self.assertEqual(getattr(role.model, "hits", 0), 0)
+        # Unmasked, the same candidate would have had its answers ready before their calls.
+        with mock.patch.object(transfer, "mask_stream", lambda key, index, size, device: torch.zeros(size, dtype=torch.uint8)):
+            cheat = CandidateRole("cpu")
+            self.run_candidate(programs.READ_AHEAD_CACHE, timing=TIMING, role=cheat)
+        self.assertGreater(cheat.model.hits, 0)
 
     def test_a_stale_answer_during_timing_is_caught(self):
         outcome = self.run_candidate(programs.POINTER_KEYED_CACHE, timing=TIMING)

@@ -47,5 +47,70 @@ class PlainFileTest(unittest.TestCase):
         self.refused(path, "not plain tensors")
 
 
+class MaskedBatchTest(unittest.TestCase):
+    """A batch's inputs exported masked (transfer.BatchWriter, CPU files): the receiver with the call's
+    key gets them back exactly, whatever their dtypes, strides and nesting; without it, not."""
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="dicebench-batch-")
+
+    def tearDown(self):
+        import shutil
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def inputs(self, seed):
+        import torch
+
+        torch.manual_seed(seed)
+        wide = torch.randn(6, 5)
+        return [wide.t(), (torch.randint(0, 9, (3,), dtype=torch.int64), [torch.randn(7).half(), 2.5]),
+                torch.tensor(True), torch.empty(0, 4), torch.randn(4, 4)[:, 1], None, 3]
+
+    def check_equal(self, got, expected):
+        import torch
+
+        if isinstance(expected, torch.Tensor):
+            self.assertIsInstance(got, torch.Tensor)
+            self.assertEqual((got.dtype, got.shape), (expected.dtype, expected.shape))
+            self.assertTrue(torch.equal(got, expected))
+        elif isinstance(expected, (list, tuple)):
+            self.assertEqual((type(got), len(got)), (type(expected), len(expected)))
+            for g, e in zip(got, expected):
+                self.check_equal(g, e)
+        else:
+            self.assertEqual(got, expected)
+
+    def test_masked_inputs_come_back_with_their_key_only(self):
+        import torch
+
+        calls = [self.inputs(seed) for seed in (1, 2, 3)]
+        region = max(transfer.batch_region_bytes(x) for x in calls)
+        writer = transfer.BatchWriter("cpu", len(calls), region)
+        paths = [os.path.join(self.folder, f"inputs-{k}.pt") for k in range(3)]
+        descriptors = [writer.write(k, x, 50 + k, path) for k, (x, path) in enumerate(zip(calls, paths))]
+        for k, descriptor in enumerate(descriptors):
+            self.check_equal(transfer.import_tree(descriptor, "cpu", clone=True, folder=self.folder, mask_key=50 + k), calls[k])
+            raw = transfer.import_tree(descriptor, "cpu", clone=True, folder=self.folder)
+            self.assertFalse(torch.equal(raw[0], calls[k][0]))
+            other = transfer.import_tree(descriptor, "cpu", clone=True, folder=self.folder, mask_key=51 + k)
+            self.assertFalse(torch.equal(other[0], calls[k][0]))
+        with self.assertRaises(transfer.TransferError):
+            transfer.import_tree(descriptors[0], "cpu", clone=False, folder=self.folder, mask_key=50)
+        # Unmasked (a batch of one): the inputs as they are.
+        plain = writer.write(0, calls[0], None, paths[0])
+        self.check_equal(transfer.import_tree(plain, "cpu", clone=True, folder=self.folder), calls[0])
+
+    def test_the_mask_is_the_same_stream_everywhere_and_differs_by_key_and_tensor(self):
+        import torch
+
+        first = transfer.mask_stream(7, 0, 1001, "cpu")
+        self.assertEqual((first.dtype, first.numel()), (torch.uint8, 1001))
+        self.assertTrue(torch.equal(first, transfer.mask_stream(7, 0, 1001, "cpu")))
+        self.assertTrue(torch.equal(first[:10], transfer.mask_stream(7, 0, 10, "cpu")))
+        for other in (transfer.mask_stream(8, 0, 1001, "cpu"), transfer.mask_stream(7, 1, 1001, "cpu")):
+            self.assertLess(float((first == other).float().mean()), 0.05)
+        self.assertGreater(len(torch.unique(first)), 200)  # every byte value, not a narrow range
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -19,7 +19,10 @@ hands it trial by trial, and times it. A candidate worker serves one job, in thi
 - candidate.time: forward timed (dicebench_timing) on fresh inputs for every call: the first call's come
   with the request, and after each call (outside the timed region) its outputs are checked to be
   plain and handed to the host with candidate.call_done; the host answers with the next call's
-  inputs (timing.next) or ends timing (timing.stop). The host compares a secret subset of the calls'
+  inputs (timing.next) or ends timing (timing.stop). Inputs that come with a mask key were exported
+  masked (a batch of calls made ahead, transfer.py) and are unmasked into this process's memory.
+  With warm_calls, each timed trial follows an untimed call on inputs of its own, handed over
+  and checked like any other. The host compares a secret subset of the calls'
   outputs with the reference's, so a cache keyed on an input's pointer, identity or contents cannot
   pass timing. After the loop the host may ask for more checked calls (timing.next again). On CUDA
   the reply carries the device profile of the timed calls: median busy and host time, per-kernel
@@ -195,10 +198,12 @@ class _TimingLink:
         self.job = request["job"]
         self.outputs_path = request["outputs_path"]
         self.pending: Any = request["inputs"]  # the descriptor of the next call's inputs
+        self.pending_mask: int | None = request["mask_key"]
         self.call = 0
         self.inputs: Any = None
         self.outputs: Any = None
         self.slot: Any = None  # CUDA: the exported copy of the outputs
+        self.slot_export: Any = None  # CUDA: the slot's descriptor (the same allocation every call)
 
     def _in_slot(self, outputs: Any) -> Any:
         """The outputs as the host receives them: on CUDA copied into the slot (a new slot when
@@ -208,18 +213,31 @@ class _TimingLink:
         if torch.device(self.role.device).type != "cuda":
             return outputs
         if self.slot is None or not _same_structure(self.slot, outputs):
+            self.slot, self.slot_export = None, None
             self.slot = _empty_like_tree(outputs)
         _copy_tree(self.slot, outputs)
         synchronize(self.role.device)
         return self.slot
+
+    def _export(self, outputs: Any) -> tuple[dict, Any]:
+        """The descriptor of this call's outputs, and what must stay alive until the host answers.
+        On CUDA the slot is exported once and its descriptor reused while the slot stays."""
+        import torch
+
+        if torch.device(self.role.device).type != "cuda":
+            return transfer.export_tree(outputs, self.role.device, self.outputs_path)
+        slot = self._in_slot(outputs)
+        if self.slot_export is None:
+            self.slot_export = transfer.export_tree(slot, self.role.device, self.outputs_path)
+        return self.slot_export
 
     def load_inputs(self) -> None:
         """The pending inputs as new tensors in this process's memory (outside the timed region)."""
         if self.pending is None:
             raise HostError("the host sent no inputs for the next call")
         self.inputs, self.outputs = None, None  # the previous call's memory goes back first
-        self.inputs = self.role._receive(self.pending)
-        self.pending = None
+        self.inputs = self.role._receive(self.pending, self.pending_mask)
+        self.pending, self.pending_mask = None, None
         numerics.apply_numerics()
 
     def finish_call(self, more: bool) -> None:
@@ -227,7 +245,7 @@ class _TimingLink:
         the loop wants more raises _TimingStopped."""
         synchronize(self.role.device)
         check_plain_outputs(self.outputs, self.role.device)
-        descriptor, keep = transfer.export_tree(self._in_slot(self.outputs), self.role.device, self.outputs_path)
+        descriptor, keep = self._export(self.outputs)
         answer = self.role._ask_host({"type": "candidate.call_done", "job": self.job, "call": self.call,
                                       "outputs": descriptor, "more": more}, ("timing.next", "timing.stop"))
         del keep  # the host has answered: it is done with this call's outputs
@@ -235,7 +253,7 @@ class _TimingLink:
         if answer["type"] == "timing.next":
             if answer["call"] != self.call:
                 raise HostError(f"the host sent inputs for call {answer['call']}, expected {self.call}")
-            self.pending = answer["inputs"]
+            self.pending, self.pending_mask = answer["inputs"], answer["mask_key"]
         elif more:
             raise _TimingStopped()
 
@@ -490,9 +508,9 @@ class CandidateRole:
         return self._reply("candidate.ready", request, failure)
 
     # ---------------------------------------------------------------------------------------
-    def _receive(self, descriptor: dict) -> Any:
+    def _receive(self, descriptor: dict, mask_key: int | None = None) -> Any:
         try:
-            inputs = transfer.import_tree(descriptor, self.device, clone=True)
+            inputs = transfer.import_tree(descriptor, self.device, clone=True, mask_key=mask_key)
         except transfer.TransferError as error:
             raise HostError(f"cannot receive the inputs: {error}") from None
         if not isinstance(inputs, (list, tuple)):
@@ -540,7 +558,7 @@ class CandidateRole:
                 call, warmup=request["warmup"], min_trials=request["min_trials"],
                 max_trials=request["max_trials"], budget_s=float(request["budget_s"]),
                 target_rel_ci=float(request["target_rel_ci"]), timer=timer,
-                before_each=link.load_inputs, after_each=link.finish_call)
+                before_each=link.load_inputs, after_each=link.finish_call, warm_calls=request["warm_calls"])
             if isinstance(timer, timing.CuptiTimer):
                 profile = self._profile(timer, summary["trials"])
             while link.pending is not None:  # checked calls the host asks for after the loop

@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping
 
 # Checked by tests/results/test_vocabulary.cpp against the host's (harness/client/worker_process.hpp)
 # and harness/PROTOCOL.md's title.
-PROTOCOL_VERSION = 6
+PROTOCOL_VERSION = 7
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct("<I")
 
@@ -208,12 +208,16 @@ TIMING_PARAMS_REQUIRED = {
     "max_trials": int_range(1),
     "budget_s": positive_number(),
 }
-TIMING_PARAMS_OPTIONAL = {"target_rel_ci": (positive_number(), 0.01)}
+# target_rel_ci: stop once the median's 95% interval lies within this fraction of it (the host's
+# eval.timing_spread). warm_calls: an untimed call on fresh inputs of its own just before each timed
+# trial (dicebench_timing.time_adaptive says when it is left out).
+TIMING_PARAMS_OPTIONAL = {"target_rel_ci": (positive_number(), 0.02), "warm_calls": (BOOL, True)}
 
 # Timing results (dicebench_timing's summary), nested in reference.timed and candidate.timed.
 TIMING_RESULT = Spec("timing", None, {
     "median_ms": NUMBER, "mean_ms": NUMBER, "std_ms": NUMBER, "min_ms": NUMBER, "max_ms": NUMBER,
     "p10_ms": NUMBER, "p90_ms": NUMBER, "trials": int_range(1), "warmup": int_range(0),
+    "warm_calls": int_range(0),  # untimed calls made just before timed trials (warm_calls)
     "ci_rel": OPT_NUMBER,  # null when too few trials for a 95% interval (fewer than 6)
     "stop_reason": one_of("converged", "max_trials", "budget"),
     "timer": STR,
@@ -225,6 +229,30 @@ TRANSFER = _simple("transfer descriptor", lambda v: isinstance(v, dict)
                    and v.get("transport") in ("file", "cuda_ipc"))
 OPT_TRANSFER = _simple("transfer descriptor or null", lambda v: v is None or TRANSFER.check(v) is None)
 FAILURE_FIELDS = {"ok": BOOL, "message": STR, "traceback_tail": STR}
+OPT_SEED = _simple("seed or null", lambda v: v is None or SEED.check(v) is None)
+
+# A batch of timed calls the reference makes ahead (reference.batch): at most MAX_BATCH_CALLS, each
+# {"trial", "seed", "outputs" (keep the reference's outputs: the call is checked), "mask_key"}.
+MAX_BATCH_CALLS = 256
+BATCH_CALL_FIELDS = {"trial": int_range(0), "seed": SEED, "outputs": BOOL, "mask_key": SEED}
+
+
+def _batch_calls_problem(value: Any) -> str | None:
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_BATCH_CALLS:
+        return f"expected a list of 1 to {MAX_BATCH_CALLS} calls"
+    for index, call in enumerate(value):
+        if not isinstance(call, dict) or set(call) != set(BATCH_CALL_FIELDS):
+            return f"call {index}: expected an object with exactly {', '.join(BATCH_CALL_FIELDS)}"
+        for name, ftype in BATCH_CALL_FIELDS.items():
+            problem = ftype.check(call[name])
+            if problem:
+                return f"call {index}: field {name!r}: {problem}"
+    return None
+
+
+BATCH_CALLS = FieldType("list of batch calls", _batch_calls_problem)
+TRANSFER_LIST = _simple("list of transfer descriptors", lambda v: isinstance(v, list)
+                        and all(TRANSFER.check(x) is None for x in v))
 
 REQUESTS: dict[str, Spec] = {s.type: s for s in [
     Spec("reference.prepare", "reference", {
@@ -242,6 +270,14 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
     # outputs unless `outputs` is false (dropping the previous trial's), and exports the inputs.
     Spec("reference.trial", "reference", {"job": NONEMPTY_STR, "trial": int_range(0), "seed": SEED},
          {"outputs": (BOOL, True)}),
+    # Makes the inputs of a batch of upcoming timed calls in one request, as reference.trial does one
+    # trial's: for each call its inputs from its seed, the reference's outputs kept where `outputs`
+    # (a checked call), then a copy of the inputs exported. The calls that fit `budget_bytes` (and a
+    # share of the device's free memory) are made, in order, at least one. Where more than one is
+    # made, each call's exported bytes are masked with a stream drawn from its mask_key, which the
+    # host hands the candidate with that call only (transfer.py). Drops earlier trials and batches.
+    Spec("reference.batch", "reference", {"job": NONEMPTY_STR, "calls": BATCH_CALLS,
+                                          "budget_bytes": int_range(1)}),
     Spec("reference.compare", "reference", {
         "job": NONEMPTY_STR,
         "trial": int_range(0),
@@ -287,8 +323,11 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
     # Times forward on fresh inputs for every call: `inputs` are the first call's; after each call the
     # worker sends candidate.call_done and the host answers timing.next (the next call's inputs) or
     # timing.stop. `outputs_path` is where a file transfer writes each call's outputs.
+    # `mask_key` (here and in timing.next): the key of the mask over that call's exported inputs, null
+    # when they are not masked.
     Spec("candidate.time", "candidate", {"job": NONEMPTY_STR, "inputs": TRANSFER, "outputs_path": NONEMPTY_STR,
-                                         **TIMING_PARAMS_REQUIRED}, dict(TIMING_PARAMS_OPTIONAL)),
+                                         **TIMING_PARAMS_REQUIRED},
+         {**TIMING_PARAMS_OPTIONAL, "mask_key": (OPT_SEED, None)}),
     Spec("shutdown", None, {}, {"job": (STR, "")}),
     # The host's answer to a candidate.compile (read by the candidate inside candidate.load, not by
     # the request loop): the outcome of compiling that load_inline call in the trusted compile step.
@@ -304,7 +343,8 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
     # The host's answers to a candidate.call_done (read inside candidate.time): the inputs of call
     # `call` (a timed or warm-up call while the loop goes on, else one more untimed checked call),
     # or the end of timing.
-    Spec("timing.next", "candidate", {"job": STR, "call": int_range(0), "inputs": TRANSFER}),
+    Spec("timing.next", "candidate", {"job": STR, "call": int_range(0), "inputs": TRANSFER},
+         {"mask_key": (OPT_SEED, None)}),
     Spec("timing.stop", "candidate", {"job": STR}),
 ]}
 
@@ -338,6 +378,14 @@ REPLIES: dict[str, Spec] = {s.type: s for s in [
     Spec("reference.trial_ready", None, {
         "job": STR, "trial": int_range(0), **FAILURE_FIELDS,
         "error_class": one_of("", "reference_failed"), "inputs": OPT_TRANSFER,
+        "input_bytes": int_range(0), "output_bytes": int_range(0),
+    }),
+    # made: how many of the batch's calls were made (the first `made`, at least one when ok); inputs:
+    # their descriptors in order; masked: whether their bytes are masked (more than one made);
+    # input_bytes / output_bytes: one call's largest, as in reference.trial_ready.
+    Spec("reference.batch_ready", None, {
+        "job": STR, **FAILURE_FIELDS, "error_class": one_of("", "reference_failed"),
+        "made": int_range(0), "inputs": TRANSFER_LIST, "masked": BOOL,
         "input_bytes": int_range(0), "output_bytes": int_range(0),
     }),
     # margin: the worst element's |c - r| / (atol + rtol * |r|) (null when not finite or nothing

@@ -21,12 +21,23 @@ Handlers (requests and replies are defined in protocol.py):
   (transfer.py): a candidate that kept an earlier trial's mapping of the pool, which the allocator
   may hand out again, can write only into what it is given, never into the inputs the reference
   computes from. The reply gives the inputs' and outputs' sizes in bytes (the memory floor).
+- reference.batch: the inputs of a batch of timed calls in one request, each made as
+  reference.trial makes a trial's (its seed, in this process's own memory, the reference's outputs
+  computed from its own copy and kept where the call is checked), then copied into one export
+  (transfer.BatchWriter: one allocation of the export pool on CUDA, a file per call on the CPU),
+  masked with each call's key where the batch holds more than one call. As many calls are made as
+  fit the request's budget and a quarter of the memory free (on CUDA: the device's, with what this
+  process's allocator holds unused; on the CPU: the host's), each counted as its inputs' bytes
+  plus, for a checked call, its outputs' (the largest seen so far); never fewer than one. A call
+  whose inputs outgrow the first call's (get_inputs changed shape) ends the batch before it. The
+  previous trial's or batch's outputs are zeroed and everything exported before is let go first.
 - reference.compare: receives the candidate's outputs (a file loaded with weights_only=True, or
   CUDA IPC handles checked field by field; what cannot be received is "output_mismatch") and
   compares them with the kept outputs of that trial (compare.py).
 - reference.time: times the Model (dicebench_timing) as the candidate is timed: before every call, outside
   the timed region, fresh inputs from get_inputs() under a seed derived from the request's seed and
-  the call's index, and the numeric settings re-applied; with method "compile", the Model wrapped
+  the call's index, and the numeric settings re-applied; with warm_calls, an untimed call on fresh
+  inputs of its own before each timed one; with method "compile", the Model wrapped
   in torch.compile (default inductor settings; compiled by a first call, which the budget does not
   count).
 - reference.traits: judges the problem's degenerate traits (protocol.PROBLEM_TRAITS) from the
@@ -76,6 +87,9 @@ class ReferenceJob:
     exported: Any = None  # what the candidate may still be reading
     inputs_file: str | None = None  # the current trial's inputs file (CPU transfers)
     shared_module: bool = False     # the module belongs to a kept reference (not unloaded with the job)
+    batch_outputs: dict | None = None  # the current batch's kept outputs, by trial
+    batch_files: list | None = None    # the current batch's inputs files (CPU transfers)
+    output_bytes: int = 0              # the largest outputs computed so far
 
 
 class _ReferenceFailure(Exception):
@@ -118,6 +132,7 @@ class ReferenceRole:
         return {
             "reference.prepare": self.prepare,
             "reference.trial": self.trial,
+            "reference.batch": self.batch,
             "reference.compare": self.compare,
             "reference.time": self.time,
             "reference.traits": self.traits,
@@ -262,6 +277,7 @@ class ReferenceRole:
                 if problem:
                     raise TypeError(f"Model.forward returned unsupported outputs: {problem}")
                 state.outputs = clone_tree(outputs)
+                state.output_bytes = max(state.output_bytes, tree_bytes(state.outputs))
                 del outputs
         except BaseException as error:  # noqa: BLE001 - problem code may raise anything
             reply.update(error_class="reference_failed", traceback_tail=traceback_tail(error),
@@ -282,6 +298,68 @@ class ReferenceRole:
                      output_bytes=tree_bytes(state.outputs) if request["outputs"] else 0)
         return reply
 
+    def batch(self, request: dict) -> dict:
+        state = self._job(request["job"])
+        calls = request["calls"]
+        reply = {"type": "reference.batch_ready", "job": request["job"], "ok": False, "error_class": "",
+                 "message": "", "traceback_tail": "", "made": 0, "inputs": [], "masked": False,
+                 "input_bytes": 0, "output_bytes": 0}
+        self._drop_trial(state)
+        device = state.device
+        limit = min(request["budget_bytes"], batch_memory_limit(device))
+        kept: dict = {}
+        descriptors: list = []
+        input_bytes = 0
+        try:
+            inputs = self._make_inputs(state, calls[0]["seed"], None)
+            region = transfer.batch_region_bytes(inputs)
+            count, used = 0, 0
+            for call in calls:  # how many fit: inputs, and the outputs of checked calls
+                cost = region + (state.output_bytes if call["outputs"] else 0)
+                if count and used + cost > limit:
+                    break
+                used += cost
+                count += 1
+            masked = count > 1
+            try:
+                writer = transfer.BatchWriter(device, count, region, self.pool)
+            except BaseException as error:  # noqa: BLE001 - out of memory, say
+                raise HostError(f"allocating the batch's inputs for export failed: {type(error).__name__}: "
+                                f"{error}") from None
+            files: list = []
+            state.batch_outputs, state.batch_files, state.exported = kept, files, writer
+            for index, call in enumerate(calls[:count]):
+                if index:
+                    inputs = self._make_inputs(state, call["seed"], None)
+                    if transfer.batch_region_bytes(inputs) > region:
+                        break  # get_inputs changed shape: the next batch starts with this call
+                if call["outputs"]:
+                    with numerics.harness_call():
+                        outputs = state.model(*clone_tree(inputs))
+                    synchronize(device)
+                    problem = compare_mod.find_unsupported(outputs)
+                    if problem:
+                        raise TypeError(f"Model.forward returned unsupported outputs: {problem}")
+                    kept[call["trial"]] = clone_tree(outputs)
+                    del outputs
+                    state.output_bytes = max(state.output_bytes, tree_bytes(kept[call["trial"]]))
+                input_bytes = max(input_bytes, tree_bytes(inputs))
+                path = os.path.join(state.work_dir, f"inputs-{call['trial']}.pt")
+                descriptors.append(writer.write(index, inputs, call["mask_key"] if masked else None, path))
+                if descriptors[-1].get("transport") == "file":
+                    files.append(path)
+                inputs = None
+        except HostError:
+            raise
+        except BaseException as error:  # noqa: BLE001 - problem code may raise anything
+            self._drop_trial(state)
+            reply.update(error_class="reference_failed", traceback_tail=traceback_tail(error),
+                         message=f"reference run failed: {type(error).__name__}: {error}")
+            return reply
+        reply.update(ok=True, made=len(descriptors), inputs=descriptors, masked=masked, input_bytes=input_bytes,
+                     output_bytes=max((tree_bytes(v) for v in kept.values()), default=0))
+        return reply
+
     def _make_inputs(self, state: ReferenceJob, seed: int, pool: Any) -> list:
         """get_inputs() under `seed`, made on the device (from `pool` when given), as a list."""
         import torch
@@ -295,21 +373,30 @@ class ReferenceRole:
             return to_device(list(inputs), device)
 
     def _drop_trial(self, state: ReferenceJob) -> None:
+        """Zeroes the kept outputs of the current trial or batch and lets go of what it exported."""
         zero_tree(state.outputs)
+        for outputs in (state.batch_outputs or {}).values():
+            zero_tree(outputs)
         state.trial, state.inputs, state.outputs, state.exported = -1, None, None, None
-        if state.inputs_file:  # the candidate has read it: timed calls would otherwise pile them up
+        files = ([state.inputs_file] if state.inputs_file else []) + (state.batch_files or [])
+        state.inputs_file, state.batch_outputs, state.batch_files = None, None, None
+        for path in files:  # the candidate has read them: timed calls would otherwise pile them up
             try:
-                os.unlink(state.inputs_file)
+                os.unlink(path)
             except OSError:
                 pass
-            state.inputs_file = None
 
     # ---------------------------------------------------------------------------------------
     def compare(self, request: dict) -> dict:
         state = self._job(request["job"])
         trial = request["trial"]
-        if trial != state.trial:
-            raise HostError(f"trial {trial} is not the current trial ({state.trial})")
+        if trial == state.trial:
+            expected = state.outputs
+        elif state.batch_outputs is not None and trial in state.batch_outputs:
+            expected = state.batch_outputs[trial]
+        else:
+            raise HostError(f"trial {trial} is not the current trial ({state.trial}) nor a checked call of the "
+                            "current batch")
         reply = {"type": "reference.compared", "job": request["job"], "trial": trial}
         try:
             candidate = transfer.import_tree(request["outputs"], state.device, clone=False, folder=state.work_dir)
@@ -318,7 +405,7 @@ class ReferenceRole:
                          message=f"the candidate's outputs could not be received: {error}")
             return reply
         numerics.apply_numerics()
-        result = compare_mod.compare(state.outputs, candidate, state.tolerance)
+        result = compare_mod.compare(expected, candidate, state.tolerance)
         del candidate
         reply.update(result)
         return reply
@@ -353,7 +440,8 @@ class ReferenceRole:
             summary = timing.time_adaptive(
                 call, warmup=request["warmup"], min_trials=request["min_trials"],
                 max_trials=request["max_trials"], budget_s=float(request["budget_s"]),
-                target_rel_ci=float(request["target_rel_ci"]), timer=timer, before_each=fresh_inputs)
+                target_rel_ci=float(request["target_rel_ci"]), timer=timer, before_each=fresh_inputs,
+                warm_calls=request["warm_calls"])
         except BaseException as error:  # noqa: BLE001 - problem code may raise anything
             raise HostError(f"timing the reference failed: {type(error).__name__}: {error}") from None
         finally:
@@ -401,6 +489,26 @@ class ReferenceRole:
                 torch.cuda.synchronize(self.device)
                 torch.cuda.empty_cache()
         return {"type": "reference.released", "job": request["job"]}
+
+
+BATCH_MEMORY_SHARE = 4  # a batch takes at most 1/4 of the memory free when it is made
+
+
+def batch_memory_limit(device: Any) -> int:
+    """Bytes a batch of timed calls may take: a quarter of the device's free memory (with what this
+    process's CUDA allocator holds unused), or of the host's available memory on the CPU."""
+    import torch
+
+    parsed = torch.device(device)
+    if parsed.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(parsed)
+        free += torch.cuda.memory_reserved(parsed) - torch.cuda.memory_allocated(parsed)
+    else:
+        try:
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError):
+            free = 1 << 30
+    return max(int(free) // BATCH_MEMORY_SHARE, 1)
 
 
 def derived_seed(seed: int, index: int) -> int:

@@ -25,6 +25,16 @@ after the sender has freed the tensor and its allocator has reused the memory. S
 exports copies of its inputs, made in a memory pool of its own (`export_pool()`) that holds
 nothing else, after it has computed its outputs from its own copy; and the candidate exports
 clones of its outputs.
+
+A batch of timed calls (`BatchWriter`) is exported at once: on CUDA every call's inputs in one
+allocation (so a receiver maps it once), on the CPU a file per call. The receiver is handed one
+call's descriptor at a time, but whoever maps the allocation (or lists the job folder) could read
+the later calls' inputs ahead of their calls, and answer them outside any timed window. So where a
+batch holds more than one call, each call's bytes are masked: XORed with a byte stream drawn from
+that call's mask key (`mask_stream`: torch's generator on the tensor's device, seeded per key and
+tensor), which the host hands over with that call's descriptor only. `import_tree(..., mask_key=K)`
+unmasks into the receiver's own memory. A tensor travels as its compact copy (`tensor.clone()`:
+the same strides where dense, else contiguous), so both sides mask the same bytes in the same order.
 """
 
 from __future__ import annotations
@@ -48,6 +58,159 @@ MAX_LEAVES = 4096
 
 class TransferError(Exception):
     """A descriptor that cannot be received (malformed, or its memory cannot be opened)."""
+
+
+MASK_ALIGNMENT = 512  # bytes: where each tensor of a batch starts in its allocation (torch's own)
+
+
+def _align(size: int, alignment: int = MASK_ALIGNMENT) -> int:
+    return (size + alignment - 1) // alignment * alignment
+
+
+def mask_stream(key: int, index: int, size: int, device: Any) -> Any:
+    """`size` bytes (a uint8 tensor on `device`) of the mask of tensor `index` of a call whose mask key
+    is `key`: the same bytes in every process on the same device type, from torch's generator."""
+    import hashlib
+
+    import torch
+
+    seed = int.from_bytes(hashlib.sha256(f"mask:{key}:{index}".encode()).digest()[:8], "little") >> 1
+    device = torch.device(device)
+    generator = torch.Generator(device=device)
+    generator.manual_seed(seed)
+    words = torch.randint(-(2**63), 2**63 - 1, ((size + 7) // 8,), dtype=torch.int64, device=device,
+                          generator=generator)
+    return words.view(torch.uint8)[:size]
+
+
+def _storage_bytes(tensor: Any) -> Any:
+    """A flat uint8 view of the whole storage behind `tensor`."""
+    import torch
+
+    storage = tensor.untyped_storage()
+    return torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage, 0, (storage.nbytes(),))
+
+
+def _compact(tensor: Any, copy: bool = True) -> Any:
+    """A tensor whose storage holds exactly its elements from its start: a copy (clone keeps dense
+    strides, else contiguous); with copy=False the tensor itself where it is so already (its storage
+    then describes it exactly, to be read, never written)."""
+    tensor = tensor.detach()
+    if not copy and tensor.storage_offset() == 0 and \
+            tensor.untyped_storage().nbytes() == tensor.numel() * tensor.element_size():
+        return tensor
+    clone = tensor.clone()
+    if clone.storage_offset() != 0 or clone.untyped_storage().nbytes() != clone.numel() * clone.element_size():
+        clone = clone.contiguous()
+    return clone
+
+
+def _leaves_of(value: Any, found: list) -> list:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        found.append(value)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _leaves_of(item, found)
+    return found
+
+
+def batch_region_bytes(value: Any) -> int:
+    """Bytes one call's inputs take in a batch's allocation (each tensor compact, aligned)."""
+    return sum(_align(leaf.numel() * leaf.element_size()) for leaf in _leaves_of(value, []))
+
+
+class BatchWriter:
+    """Exports the inputs of a batch of `calls` calls, each taking at most `region` bytes
+    (batch_region_bytes): `write(index, inputs, mask_key)` copies one call's inputs (masked unless
+    mask_key is None) and returns its descriptor. On CUDA the calls share one allocation, made
+    from `pool`; on the CPU each call is a file `path_of(index)`. Keep the writer alive until the
+    receiver is done with every call (it holds the allocation)."""
+
+    def __init__(self, device: Any, calls: int, region: int, pool: Any = None):
+        import torch
+
+        self.device = torch.device(device)
+        self.region = region
+        self.buffer = None
+        self.handle: str | None = None
+        self.base_offset = 0
+        if self.device.type == "cuda" and calls * region > 0:
+            with allocating_from(pool, self.device):
+                self.buffer = torch.empty(calls * region, dtype=torch.uint8, device=self.device)
+            import dicebench_cuda  # after torch, which it shares libcudart with
+
+            handle, base, _ = dicebench_cuda.ipc_export(self.buffer.data_ptr(), self.device.index
+                                                        if self.device.index is not None else torch.cuda.current_device())
+            self.handle, self.base_offset = _b64(handle), self.buffer.data_ptr() - base
+
+    def write(self, index: int, inputs: Any, mask_key: int | None, path: str) -> dict:
+        """The descriptor of call `index`'s inputs, copied (and masked) into its place."""
+        import torch
+
+        if self.device.type != "cuda":
+            leaves: list = []
+            copy = _map_tensors(inputs, lambda t: leaves.append(_compact(t)) or leaves[-1])
+            if mask_key is not None:
+                for position, leaf in enumerate(leaves):
+                    data = _storage_bytes(leaf)
+                    data.bitwise_xor_(mask_stream(mask_key, position, data.numel(), leaf.device))
+            save_private(to_cpu(copy), path)
+            return {"transport": "file", "path": path}
+        cursor = [index * self.region]
+        end = (index + 1) * self.region
+        position = [0]
+
+        def place(tensor: Any) -> dict:
+            compact = _compact(tensor, copy=False)  # only read: copied into the batch's allocation
+            size = compact.numel() * compact.element_size()
+            fields = {"dtype": str(compact.dtype).removeprefix("torch."), "shape": list(compact.shape),
+                      "stride": list(compact.stride()), "offset": 0, "device": self.device.index
+                      if self.device.index is not None else torch.cuda.current_device(), "size_bytes": size}
+            number = position[0]
+            position[0] += 1
+            if size == 0:
+                return {"tensor": fields | {"handle": None, "offset_bytes": 0}}
+            start = cursor[0]
+            cursor[0] += _align(size)
+            if cursor[0] > end:
+                raise HostError(f"a call's inputs outgrew their place in the batch ({self.region} bytes)")
+            target = self.buffer[start:start + size]
+            target.copy_(_storage_bytes(compact))
+            if mask_key is not None:
+                target.bitwise_xor_(mask_stream(mask_key, number, size, self.device))
+            return {"tensor": fields | {"handle": self.handle, "offset_bytes": self.base_offset + start}}
+
+        tree = _describe(inputs, place, 0)
+        torch.cuda.synchronize(self.device)  # the receiver reads what every stream has written
+        return {"transport": "cuda_ipc", "tree": tree}
+
+
+def _map_tensors(value: Any, fn: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, tuple):
+        return tuple(_map_tensors(v, fn) for v in value)
+    if isinstance(value, list):
+        return [_map_tensors(v, fn) for v in value]
+    return value
+
+
+def _describe(value: Any, place: Any, depth: int) -> dict:
+    """The descriptor tree of `value`, its tensors described by `place`."""
+    import torch
+
+    if depth > MAX_DEPTH:
+        raise HostError(f"inputs nested deeper than {MAX_DEPTH}")
+    if isinstance(value, torch.Tensor):
+        return place(value)
+    if isinstance(value, (list, tuple)):
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {kind: [_describe(v, place, depth + 1) for v in value]}
+    return _export_node(value, [], depth)
 
 
 def export_tree(value: Any, device: Any, path: str) -> tuple[dict, Any]:
@@ -89,15 +252,20 @@ def _open_plain_file(path: str, folder: str | None) -> Any:
     return os.fdopen(fd, "rb")
 
 
-def import_tree(descriptor: Any, device: Any, *, clone: bool, folder: str | None = None) -> Any:
+def import_tree(descriptor: Any, device: Any, *, clone: bool, folder: str | None = None,
+                mask_key: int | None = None) -> Any:
     """The value a descriptor describes, on `device`. clone=True copies tensors into this process's
     own memory (the sender may then free or change its copy); clone=False gives views of the
     sender's memory, valid until the sender frees it. A file transfer is read only from a regular
-    file inside `folder` (the job folder, when the sender is untrusted). Raises TransferError."""
+    file inside `folder` (the job folder, when the sender is untrusted). With mask_key, the bytes
+    are unmasked (BatchWriter) into this process's own memory (clone must be True). Raises
+    TransferError."""
     import torch
 
     if not isinstance(descriptor, dict):
         raise TransferError("transfer descriptor is not an object")
+    if mask_key is not None and not clone:
+        raise TransferError("masked inputs are received into this process's own memory only")
     transport = descriptor.get("transport")
     if transport == "file":
         path = descriptor.get("path")
@@ -105,18 +273,29 @@ def import_tree(descriptor: Any, device: Any, *, clone: bool, folder: str | None
             raise TransferError("file transfer without a path")
         with _open_plain_file(path, folder) as file:
             try:
-                return torch.load(file, map_location=device, weights_only=True)
+                value = torch.load(file, map_location=device, weights_only=True)
             except Exception as error:  # noqa: BLE001 - the file may come from untrusted code
                 first_line = (str(error).strip().splitlines() or [""])[0][:300]
                 raise TransferError("not plain tensors (torch.load with weights_only=True refused "
                                     f"the file): {type(error).__name__}: {first_line}") from None
+        if mask_key is not None:
+            seen: set = set()
+            for position, leaf in enumerate(_leaves_of(value, [])):
+                data = _storage_bytes(leaf)
+                if data.numel() and data.data_ptr() in seen:
+                    raise TransferError("masked tensors that share storage")
+                seen.add(data.data_ptr())
+                data.bitwise_xor_(mask_stream(mask_key, position, data.numel(), leaf.device))
+        return value
     if transport == "cuda_ipc":
         if torch.device(device).type != "cuda":
             raise TransferError("a CUDA IPC transfer to a CPU worker")
         leaves = [0]
-        value = _import_node(descriptor.get("tree"), torch.device(device), leaves, 0)
-        if clone:
+        unmask = None if mask_key is None else {"key": mask_key, "position": 0}
+        value = _import_node(descriptor.get("tree"), torch.device(device), leaves, 0, unmask)
+        if clone and unmask is None:
             value = clone_tree(value)
+        if clone:
             torch.cuda.synchronize(device)
         return value
     raise TransferError(f"unknown transport {transport!r}")
@@ -265,7 +444,7 @@ def forget_mappings() -> None:
     _recent.clear()
 
 
-def _import_tensor(fields: Any, device: Any) -> Any:
+def _import_tensor(fields: Any, device: Any, unmask: dict | None = None) -> Any:
     import torch
 
     if not isinstance(fields, dict):
@@ -284,6 +463,10 @@ def _import_tensor(fields: Any, device: Any) -> Any:
     if _int(fields.get("device"), "device") != own_index:
         raise TransferError(f"tensor on device {fields.get('device')}, this worker uses {own_index}")
     size_bytes = _int(fields.get("size_bytes"), "size_bytes")
+    position = None
+    if unmask is not None:  # every tensor counts, as BatchWriter counts them
+        position = unmask["position"]
+        unmask["position"] += 1
     if size_bytes == 0:
         return torch.empty(shape, dtype=dtype, device=device)
     itemsize = torch.empty(0, dtype=dtype).element_size()
@@ -301,7 +484,11 @@ def _import_tensor(fields: Any, device: Any) -> Any:
     if offset_bytes + size_bytes > mapping.size_bytes:
         raise TransferError(f"a storage of {size_bytes} bytes at offset {offset_bytes} does not fit the shared "
                             f"allocation of {mapping.size_bytes} bytes")
-    storage = mapping.bytes_at(offset_bytes, size_bytes, device).view(dtype)
+    storage = mapping.bytes_at(offset_bytes, size_bytes, device)
+    if unmask is not None:  # into this process's own memory, then unmasked there
+        storage = storage.clone()
+        storage.bitwise_xor_(mask_stream(unmask["key"], position, size_bytes, device))
+    storage = storage.view(dtype)
     try:  # as_strided refuses a view that reaches past the storage
         return storage.as_strided(shape, stride, offset)
     except Exception as error:  # noqa: BLE001
@@ -309,7 +496,7 @@ def _import_tensor(fields: Any, device: Any) -> Any:
                             f"of {size_bytes // itemsize} elements: {str(error).splitlines()[0][:200]}") from None
 
 
-def _import_node(node: Any, device: Any, leaves: list, depth: int) -> Any:
+def _import_node(node: Any, device: Any, leaves: list, depth: int, unmask: dict | None = None) -> Any:
     if depth > MAX_DEPTH:
         raise TransferError(f"tree nested deeper than {MAX_DEPTH}")
     if not isinstance(node, dict) or len(node) != 1:
@@ -319,11 +506,11 @@ def _import_node(node: Any, device: Any, leaves: list, depth: int) -> Any:
         raise TransferError(f"tree has more than {MAX_LEAVES} nodes")
     (kind, value), = node.items()
     if kind == "tensor":
-        return _import_tensor(value, device)
+        return _import_tensor(value, device, unmask)
     if kind in ("list", "tuple"):
         if not isinstance(value, list):
             raise TransferError(f"{kind} node does not hold a list")
-        items = [_import_node(v, device, leaves, depth + 1) for v in value]
+        items = [_import_node(v, device, leaves, depth + 1, unmask) for v in value]
         return items if kind == "list" else tuple(items)
     if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
         return value
