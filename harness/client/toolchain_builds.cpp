@@ -120,6 +120,51 @@ struct ToolchainBuilds::InFlight {
   WorkerProcess* worker = nullptr;  // while it builds (under the pool's mutex)
 };
 
+// A toolchain worker started before its build: spawned in its sandbox, its build folder the one
+// it may write, torch imported while it waits. It serves one build only.
+struct ToolchainBuilds::Spare {
+  std::unique_ptr<BuildFolder> folder;
+  std::unique_ptr<WorkerProcess> worker;
+  std::string error;  // why it could not be started
+};
+
+// Spare toolchain workers kept started (no more than the pool's builds at once).
+constexpr size_t kSpareWorkers = 2;
+
+std::unique_ptr<ToolchainBuilds::Spare> ToolchainBuilds::spawn_spare() {
+  auto spare = std::make_unique<Spare>();
+  spare->folder = std::make_unique<BuildFolder>(settings_.work_root);
+  if (spare->folder->path.empty()) {
+    spare->error = "cannot create a build folder";
+    return spare;
+  }
+  const std::string dir = spare->folder->path.string();
+  WorkerOptions options{settings_.worker_executable, "toolchain", "cpu", dir + "/build.log", std::string()};
+  options.start_timeout = settings_.timeout;
+  // The build's own caches stay in its folder; it sees no GPU (the architectures come with the call).
+  options.environment = {{"TORCH_EXTENSIONS_DIR", dir + "/torch_extensions"}, {"XDG_CACHE_HOME", dir + "/cache"},
+                         {"OMP_WAIT_POLICY", "PASSIVE"}};
+  if (settings_.sandbox.mode != "off") options.launcher = sandbox_command(settings_.sandbox, dir, {settings_.work_root});
+  std::error_code ec;
+  fs::create_directories(spare->folder->path / "module", ec);
+  auto worker = WorkerProcess::spawn(options);
+  if (!worker) spare->error = "the toolchain worker did not start: " + worker.error().message;
+  else spare->worker = std::move(*worker);
+  return spare;
+}
+
+std::unique_ptr<ToolchainBuilds::Spare> ToolchainBuilds::take_spare() {
+  std::unique_ptr<Spare> taken;
+  std::lock_guard guard(spares_mutex_);
+  while (!spares_.empty() && !taken) {
+    if (spares_.back()->worker && spares_.back()->worker->alive()) taken = std::move(spares_.back());
+    spares_.pop_back();
+  }
+  const size_t keep = std::min(kSpareWorkers, static_cast<size_t>(settings_.jobs));
+  while (spares_.size() < keep) spares_.push_back(spawn_spare());
+  return taken ? std::move(taken) : spawn_spare();
+}
+
 ToolchainBuilds::ToolchainBuilds(ToolchainBuildSettings settings) : settings_(std::move(settings)) {
   if (settings_.jobs < 1) settings_.jobs = 1;
   std::error_code ec;
@@ -129,6 +174,7 @@ ToolchainBuilds::ToolchainBuilds(ToolchainBuildSettings settings) : settings_(st
 
 ToolchainBuilds::~ToolchainBuilds() {
   if (fingerprint_.valid()) fingerprint_.wait();  // its thread uses this object
+  spares_.clear();                                // their workers killed, their folders removed
 }
 
 ToolchainBuilds::Counts ToolchainBuilds::counts() const {
@@ -141,7 +187,10 @@ ToolchainBuilds::Counts ToolchainBuilds::counts() const {
 
 void ToolchainBuilds::prepare() {
   std::lock_guard guard(fingerprint_mutex_);
-  if (!fingerprint_.valid()) fingerprint_ = std::async(std::launch::async, [this] { return describe(); }).share();
+  if (fingerprint_.valid()) return;
+  fingerprint_ = std::async(std::launch::async, [this] { return describe(); }).share();
+  std::lock_guard spares(spares_mutex_);
+  while (spares_.size() < std::min(kSpareWorkers, static_cast<size_t>(settings_.jobs))) spares_.push_back(spawn_spare());
 }
 
 Result<std::string> ToolchainBuilds::fingerprint() {
@@ -288,28 +337,16 @@ ToolchainOutcome ToolchainBuilds::run_build(const std::string& key, const nlohma
   const auto started = Clock::now();
   ToolchainOutcome outcome;
   const std::string module_name = *module_file_of(call);
-  BuildFolder folder(settings_.work_root);
-  if (folder.path.empty()) {
-    outcome.message = "cannot create a build folder";
+  const std::unique_ptr<Spare> spare = take_spare();
+  if (!spare->worker) {
+    outcome.message = spare->error;
     return outcome;
   }
-  const std::string dir = folder.path.string();
-  WorkerOptions options{settings_.worker_executable, "toolchain", "cpu", dir + "/build.log", std::string()};
-  options.start_timeout = settings_.timeout;
-  // The build's own caches stay in its folder; it sees no GPU (the architectures come with the call).
-  options.environment = {{"TORCH_EXTENSIONS_DIR", dir + "/torch_extensions"}, {"XDG_CACHE_HOME", dir + "/cache"},
-                         {"OMP_WAIT_POLICY", "PASSIVE"}};
-  if (settings_.sandbox.mode != "off") options.launcher = sandbox_command(settings_.sandbox, dir, {settings_.work_root});
-  std::error_code ec;
-  fs::create_directories(folder.path / "module", ec);
+  const fs::path& folder = spare->folder->path;
   const auto deadline = started + settings_.timeout;
-  auto worker = WorkerProcess::spawn(options);
-  if (!worker) {
-    outcome.message = "the toolchain worker did not start: " + worker.error().message;
-    return outcome;
-  }
+  auto* worker = &spare->worker;
   const nlohmann::json request = {{"type", "toolchain.build"}, {"job", "build-" + key.substr(0, 12)},
-                                  {"build_dir", (folder.path / "module").string()}, {"call", call}};
+                                  {"build_dir", (folder / "module").string()}, {"call", call}};
   {
     std::lock_guard guard(mutex_);  // abandon() may end it from here on
     flight.worker = worker->get();
@@ -346,7 +383,7 @@ ToolchainOutcome ToolchainBuilds::run_build(const std::string& key, const nlohma
     outcome.message = "the toolchain worker named another module file: " + reply.value("module_file", "");
     return outcome;
   }
-  ToolchainOutcome published = publish(key, module_name, (folder.path / "module" / (module_name + ".so")).string());
+  ToolchainOutcome published = publish(key, module_name, (folder / "module" / (module_name + ".so")).string());
   published.build_seconds = outcome.build_seconds;
   return published;
 }

@@ -27,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace dicebench::harness {
 
@@ -72,7 +73,8 @@ class ToolchainBuilds {
   // other owner waits for is killed. Safe from any thread.
   void abandon(const std::string& owner);
   // Starts asking a toolchain worker what builds depend on (a worker's start and torch's import,
-  // seconds), so that the first build need not wait for it. Once is enough; build() waits for it.
+  // seconds), so that the first build need not wait for it, and starts the spare workers builds
+  // take (one build a worker, each in a fresh sandbox; up to two kept started). Once is enough.
   void prepare();
 
   struct Counts {
@@ -84,6 +86,9 @@ class ToolchainBuilds {
 
  private:
   struct InFlight;
+  struct Spare;  // a toolchain worker started ahead (torch imported), with its build folder
+  std::unique_ptr<Spare> spawn_spare();
+  std::unique_ptr<Spare> take_spare();  // a started one where there is one, and another started in its place
   Result<std::string> fingerprint();  // toolchain.describe, asked once
   Result<std::string> describe();     // asks a toolchain worker
   std::optional<ToolchainOutcome> cached(const std::string& key);
@@ -100,6 +105,8 @@ class ToolchainBuilds {
   std::map<std::string, std::shared_ptr<InFlight>> in_flight_;  // by key
   std::set<std::string> abandoned_;  // owners whose waits must end
   std::shared_future<Result<std::string>> fingerprint_;  // valid once asked for
+  std::mutex spares_mutex_;
+  std::vector<std::unique_ptr<Spare>> spares_;  // kept started: a build need not wait for a worker's start
   std::mutex fingerprint_mutex_;
   Counts counts_;
 };
