@@ -268,17 +268,9 @@ class ReferenceRole:
         device = state.device
         try:
             inputs = self._make_inputs(state, request["seed"], None)
-            outputs = None
             if request["outputs"]:
-                with numerics.harness_call():
-                    outputs = state.model(*clone_tree(inputs))
-                synchronize(device)
-                problem = compare_mod.find_unsupported(outputs)
-                if problem:
-                    raise TypeError(f"Model.forward returned unsupported outputs: {problem}")
-                state.outputs = clone_tree(outputs)
+                state.outputs = self._outputs_for(state, inputs)
                 state.output_bytes = max(state.output_bytes, tree_bytes(state.outputs))
-                del outputs
         except BaseException as error:  # noqa: BLE001 - problem code may raise anything
             reply.update(error_class="reference_failed", traceback_tail=traceback_tail(error),
                          message=f"reference run failed: {type(error).__name__}: {error}")
@@ -334,14 +326,7 @@ class ReferenceRole:
                     if transfer.batch_region_bytes(inputs) > region:
                         break  # get_inputs changed shape: the next batch starts with this call
                 if call["outputs"]:
-                    with numerics.harness_call():
-                        outputs = state.model(*clone_tree(inputs))
-                    synchronize(device)
-                    problem = compare_mod.find_unsupported(outputs)
-                    if problem:
-                        raise TypeError(f"Model.forward returned unsupported outputs: {problem}")
-                    kept[call["trial"]] = clone_tree(outputs)
-                    del outputs
+                    kept[call["trial"]] = self._outputs_for(state, inputs)
                     state.output_bytes = max(state.output_bytes, tree_bytes(kept[call["trial"]]))
                 input_bytes = max(input_bytes, tree_bytes(inputs))
                 path = os.path.join(state.work_dir, f"inputs-{call['trial']}.pt")
@@ -359,6 +344,18 @@ class ReferenceRole:
         reply.update(ok=True, made=len(descriptors), inputs=descriptors, masked=masked, input_bytes=input_bytes,
                      output_bytes=max((tree_bytes(v) for v in kept.values()), default=0))
         return reply
+
+    @staticmethod
+    def _outputs_for(state: ReferenceJob, inputs: Any) -> Any:
+        """The reference's outputs for `inputs`, computed on its own copy of them and kept as
+        detached clones; outputs compare.py cannot compare are the problem's error."""
+        with numerics.harness_call():
+            outputs = state.model(*clone_tree(inputs))
+        synchronize(state.device)
+        problem = compare_mod.find_unsupported(outputs)
+        if problem:
+            raise TypeError(f"Model.forward returned unsupported outputs: {problem}")
+        return clone_tree(outputs)
 
     def _make_inputs(self, state: ReferenceJob, seed: int, pool: Any) -> list:
         """get_inputs() under `seed`, made on the device (from `pool` when given), as a list."""
