@@ -77,9 +77,10 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   const auto mode = tolerance_mode(tolerance);
   if (!mode) return make_error(fmt::format("eval.tolerance must be {}, not '{}'", tolerance_modes_text(), tolerance));
   s.tolerance = *mode;
-  s.model_mode = config.get("eval.model_mode").value_or("train");
-  if (s.model_mode != "train" && s.model_mode != "eval")
-    return make_error(fmt::format("eval.model_mode must be train (KernelBench's) or eval, not '{}'", s.model_mode));
+  s.model_mode = config.get("eval.model_mode").value_or(std::string(harness::kDefaultModelMode));
+  if (std::find(harness::kModelModes.begin(), harness::kModelModes.end(), s.model_mode) == harness::kModelModes.end())
+    return make_error(fmt::format("eval.model_mode must be {} (KernelBench's) or {}, not '{}'", harness::kModelModes[0],
+                                  harness::kModelModes[1], s.model_mode));
   auto trials = number_setting<int>(config, "eval.trials", 5, 1);
   if (!trials) return trials.error();
   s.trials = *trials;

@@ -42,15 +42,19 @@ namespace dicebench::harness {
 inline constexpr std::array<std::string_view, 2> kToleranceModes = {"per_dtype", "uniform"};
 inline constexpr std::string_view kDefaultToleranceMode = kToleranceModes[0];
 
+// The mode both models run in: train, the default, as KernelBench does (nn.Module's default mode:
+// BatchNorm uses batch statistics, Dropout drops); eval calls .eval() on both. protocol.py's
+// MODEL_MODES is the worker's list, checked equal by tests/results/test_vocabulary.cpp.
+inline constexpr std::array<std::string_view, 2> kModelModes = {"train", "eval"};
+inline constexpr std::string_view kDefaultModelMode = kModelModes[0];
+
 struct EvaluationSettings {
   std::string worker_executable;
   std::string device = "cpu";                  // "cpu" or "cuda"
   std::optional<std::string> visible_devices;  // the GPU this evaluator's workers use
   int trials = 5;                              // correctness trials, fresh inputs each
   std::string tolerance{kDefaultToleranceMode};  // one of kToleranceModes
-  // "train" runs both models as KernelBench does (nn.Module's default mode: BatchNorm uses batch
-  // statistics); "eval" calls .eval() on both.
-  std::string model_mode = "train";
+  std::string model_mode{kDefaultModelMode};  // one of kModelModes
   uint64_t secret = 0;                         // per-run secret the input seeds derive from
   std::chrono::milliseconds compile_timeout{std::chrono::minutes(10)};  // start + load (compile)
   std::chrono::milliseconds candidate_timeout{std::chrono::minutes(5)};  // init + trials + timing

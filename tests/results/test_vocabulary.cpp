@@ -88,6 +88,17 @@ TEST_CASE("the worker's tolerance modes are the host's, in its order (the first 
   CHECK(harness::EvaluationSettings{}.tolerance == harness::kDefaultToleranceMode);
 }
 
+TEST_CASE("the worker's model modes are the host's, in its order (the first is the default)") {
+  const std::vector<std::string> host(harness::kModelModes.begin(), harness::kModelModes.end());
+  CHECK(python_tuple("MODEL_MODES") == host);
+  CHECK(harness::kDefaultModelMode == harness::kModelModes[0]);
+  CHECK(harness::EvaluationSettings{}.model_mode == harness::kDefaultModelMode);
+  // protocol.py's defaults for the requests that carry a model mode are its first.
+  const std::string text = protocol_py();
+  CHECK(text.find(R"("model_mode": (one_of(*MODEL_MODES), MODEL_MODES[0]))") != std::string::npos);
+  CHECK(text.find(R"("model_mode": (one_of(*MODEL_MODES), "eval"))") == std::string::npos);
+}
+
 TEST_CASE("host, worker and PROTOCOL.md speak one protocol version") {
   const std::string text = protocol_py();
   std::smatch found;

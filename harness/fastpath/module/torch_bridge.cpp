@@ -637,19 +637,20 @@ PyObject* exception_for(int32_t kind) {
   }
 }
 
-// Calls of loaded functions in this process: until the first, nothing the fast path built has run
-// (a failure before it cannot be the fast path's).
+// Calls of loaded functions in this process that got past the argument count (which torch's own
+// module checks alike: its bindings take exactly the declared parameters, no keywords): until the
+// first, nothing the fast path built has run, so a failure before it cannot be the fast path's.
 std::atomic<uint64_t> g_calls{0};
 
 py::object call_bound(const std::shared_ptr<LoadedGlue>& glue, const dbfp_function_info* info, py::args args,
                       py::kwargs kwargs) {
-  g_calls.fetch_add(1, std::memory_order_relaxed);
   std::string name = info->name;
   if (kwargs && py::len(kwargs) > 0)
     throw py::type_error(name + "(): incompatible function arguments: keyword arguments are not accepted");
   if (static_cast<int32_t>(py::len(args)) != info->num_args)
     throw py::type_error(name + "(): incompatible function arguments: takes " + std::to_string(info->num_args) +
                          " positional arguments but " + std::to_string(py::len(args)) + " were given");
+  g_calls.fetch_add(1, std::memory_order_relaxed);  // from here on, the fast path's conversions and glue run
   Arguments a;
   a.values.reserve(static_cast<std::size_t>(info->num_args));
   for (std::size_t i = 0; i < static_cast<std::size_t>(info->num_args); ++i)

@@ -131,6 +131,17 @@ TEST_CASE("a failure of the fast path's glue is re-judged with torch's toolchain
   CHECK(unchecked["fastpath_outcome"].is_null());
 }
 
+TEST_CASE("a failure before anything the fast path built ran is not re-judged with torch's toolchain") {
+  // Its forward passes one argument too many: both builds' modules refuse the call before any of
+  // the candidate's code runs, so the fast path's verdict stands without a toolchain build.
+  const auto e = evaluate_on_cuda("wrong_arity_inline.py");
+  CHECK_MESSAGE(e["verdict"] == "runtime_error", e.dump());
+  CHECK(e["compile"]["path"] == "nvrtc");
+  CHECK(e["fastpath_outcome"].is_null());
+  CHECK(e["toolchain"].is_null());
+  CHECK(e["error_message"].get<std::string>().find("incompatible function arguments") != std::string::npos);
+}
+
 TEST_CASE("three extensions named alike, built at once by torch's toolchain, are each judged on their own build") {
   // Measured before the sandbox: in a shared ~/.cache/torch_extensions, real candidates that all
   // named their extension fused_ops got compile_failed when they compiled at once.

@@ -67,6 +67,21 @@ class ArgumentConversionTest(unittest.TestCase):
                     problem = same_result(got, call.expected(*arguments), call.tolerance)
                     self.assertIsNone(problem, problem)
 
+    def test_calls_count_what_got_past_the_argument_count(self) -> None:
+        # A wrong count or keywords are refused before anything the fast path built runs (torch's
+        # module refuses them alike), so they leave the count alone; a call that converts does not.
+        call = next(c for c in cpu_calls() if c.raises is None)
+        function = getattr(self.module, call.function)
+        arguments = call.arguments("cpu")
+        before = dicebench_fastpath.calls()
+        with self.assertRaisesRegex(TypeError, "incompatible function arguments"):
+            function(*arguments, 0)
+        with self.assertRaisesRegex(TypeError, "keyword arguments are not accepted"):
+            function(*arguments, extra=0)
+        self.assertEqual(dicebench_fastpath.calls(), before)
+        function(*arguments)
+        self.assertEqual(dicebench_fastpath.calls(), before + 1)
+
 
 if __name__ == "__main__":
     unittest.main()

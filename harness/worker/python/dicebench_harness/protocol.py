@@ -34,10 +34,12 @@ ROLES = ("reference", "candidate", "toolchain")
 # for every float dtype. The one definition on this side; the host's is harness/client/evaluator.hpp
 # (kToleranceModes), which tests/host/test_vocabulary.cpp checks this list against.
 TOLERANCE_MODES = ("per_dtype", "uniform")
-# Models are put in eval() mode by default; "train" keeps nn.Module's default training mode, which
-# is what KernelBench's own evaluator does (it never calls .eval()): it changes BatchNorm (batch
-# statistics) and Dropout. Reference and candidate must be sent the same mode.
-MODEL_MODES = ("eval", "train")
+# The mode both models run in: "train", the default, keeps nn.Module's default training mode, which
+# is what KernelBench's own evaluator does (it never calls .eval()): BatchNorm uses batch statistics,
+# Dropout drops; "eval" calls .eval() on both. Reference and candidate must be sent the same mode.
+# The one definition on this side; the host's is harness/client/evaluator.hpp (kModelModes, the
+# first the default), which tests/results/test_vocabulary.cpp checks this list against.
+MODEL_MODES = ("train", "eval")
 # The verdicts a comparison gives, and the error classes of a candidate's failed reply: the one
 # definition is results/verdict.hpp (kComparisonVerdicts, kCandidateFailureVerdicts), which a test
 # checks these against; the host takes any other name from a candidate as a protocol breach.
@@ -264,7 +266,7 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
     }, {
         "problem_name": (STR, "problem"),
         "tolerance": (one_of(*TOLERANCE_MODES), TOLERANCE_MODES[0]),
-        "model_mode": (one_of(*MODEL_MODES), "eval"),
+        "model_mode": (one_of(*MODEL_MODES), MODEL_MODES[0]),
     }),
     # Makes trial `trial`'s inputs from `seed`, runs the reference on its own copy and keeps the
     # outputs unless `outputs` is false (dropping the previous trial's), and exports the inputs.
@@ -313,7 +315,7 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
         "job": NONEMPTY_STR,
         "init_seed": SEED,
         "init_inputs": NONEMPTY_STR,
-    }, {"model_mode": (one_of(*MODEL_MODES), "eval")}),
+    }, {"model_mode": (one_of(*MODEL_MODES), MODEL_MODES[0])}),
     Spec("candidate.forward", "candidate", {
         "job": NONEMPTY_STR,
         "trial": int_range(0),
