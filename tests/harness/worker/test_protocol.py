@@ -129,7 +129,7 @@ class ValidatorTest(unittest.TestCase):
         self.assertEqual(checked["type"], "reference.prepare")
         self.assertEqual(checked["tolerance"], "per_dtype")
         self.assertEqual(checked["problem_name"], "problem")
-        self.assertEqual(checked["model_mode"], "eval")
+        self.assertEqual(checked["model_mode"], "train")  # the host's default (kDefaultModelMode)
 
     def test_missing_field(self):
         request = _prepare()
