@@ -31,6 +31,11 @@ while True:
     with open(os.environ["FAKE_TOOLCHAIN_LOG"], "a") as log:
         log.write(name + "\n")
     time.sleep(float(os.environ.get("FAKE_TOOLCHAIN_SECONDS", "0")))
+    gate = os.environ.get("FAKE_TOOLCHAIN_GATE")  # the build ends once this file exists (120 s at most)
+    waited = 0.0
+    while gate and not os.path.exists(gate) and waited < 120:
+        time.sleep(0.05)
+        waited += 0.05
     outcome = os.environ.get("FAKE_TOOLCHAIN_OUTCOME", "fail")
     if outcome == "hang":
         time.sleep(3600)
