@@ -132,6 +132,10 @@ int run(const RunOptions& o, CLI::App& app) {
   const auto stopped = [&] {
     fmt::print("  database: {}\n", db);
     if (outcome->status == results::RunStatus::interrupted) {
+      // Stopped by the model (its server stopped answering) rather than by Ctrl-C: one error line.
+      if (!outcome->error.empty())
+        return fail(fmt::format("run {} interrupted: {}; what was stored is kept, continue with {}", outcome->run,
+                                outcome->error, again));
       fmt::print("  interrupted: continue with {}\n", again);
       return 130;
     }
