@@ -70,6 +70,14 @@ std::optional<int64_t> own_completion_tokens(const nlohmann::json& choice) {
 
 }  // namespace
 
+bool has_aborted_choice(std::string_view body) {
+  const nlohmann::json reply = nlohmann::json::parse(body, nullptr, false);
+  if (!reply.is_object() || !reply.contains("choices") || !reply["choices"].is_array()) return false;
+  for (const auto& choice : reply["choices"])
+    if (choice.is_object() && choice.value("finish_reason", nlohmann::json()) == "abort") return true;
+  return false;
+}
+
 size_t choice_count(std::string_view body) {
   const nlohmann::json reply = nlohmann::json::parse(body, nullptr, false);
   if (!reply.is_object() || !reply.contains("choices") || !reply["choices"].is_array()) return 0;

@@ -52,6 +52,10 @@ struct ServedModels {
 };
 std::optional<ServedModels> read_model_list(std::string_view body);
 
+// Whether a chat-completion reply holds a choice the server aborted (finish_reason "abort": vLLM
+// ends the requests in flight so when it shuts down): a cut reply, not the model's answer.
+bool has_aborted_choice(std::string_view body);
+
 // How many choices a chat-completion reply holds (0 for anything else).
 size_t choice_count(std::string_view body);
 

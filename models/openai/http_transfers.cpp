@@ -1,6 +1,7 @@
 // Concurrent HTTP requests with retries, on libcurl's multi interface.
 #include "models/openai/http_transfers.hpp"
 
+#include "models/openai/chat_completion.hpp"
 #include "models/openai/event_stream.hpp"
 
 #include <curl/curl.h>
@@ -170,6 +171,11 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
         status = 0;
         transport_error = "the reply stream ended before its end (data: [DONE])";
       }
+    }
+    // A reply the server aborted (vLLM shutting down ends what is in flight so) is no answer either.
+    if (status >= 200 && status < 300 && has_aborted_choice(t.body)) {
+      status = 0;
+      transport_error = "the server aborted the reply (finish_reason \"abort\")";
     }
     const AttemptEnd end{status, t.retry_after_s};
     if (worth_retrying(end) && !cancel_deadline && !stopping) {

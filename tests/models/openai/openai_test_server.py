@@ -15,7 +15,8 @@ The answer to a prompt is a fixed function of the prompt, the seed and the choic
 choices, or one with --ignore-n); a choice's token count is its number of words.
 --script lists what the first chat requests get, in arrival order (429, 500, 400, malformed,
 notchat, slow: 3 s before anything, drop: no reply, stall: the first streamed chunk then 3 s of
-silence, cut: a streamed reply cut off before its end, ok); later ones are answered normally.
+silence, cut: a streamed reply cut off before its end, abort: a streamed reply ended half-way with
+finish_reason "abort" and [DONE], as vLLM ends the requests in flight when it shuts down, ok); later ones are answered normally.
 --delay makes every chat reply wait before it starts; --chunk-delay waits between streamed chunks.
 After every request --stats is rewritten with the counts: chat requests, model-list requests, the
 most requests in flight at once, how many carried the key, how many were streamed, completed
@@ -221,6 +222,14 @@ def main():
                 time.sleep(3)
             pieces = [(c["index"], piece) for c in choices for piece in words_of(c["text"])]
             for number, (index, piece) in enumerate(pieces):
+                if behaviour == "abort" and number == len(pieces) // 2:  # as vLLM ends what is in flight when it stops
+                    for c in choices:
+                        send(chunk([{"index": c["index"], "delta": {"content": ""}, "logprobs": None,
+                                     "finish_reason": "abort"}]))
+                    send("[DONE]")
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                    return
                 if behaviour == "cut" and number == len(pieces) // 2:
                     self.close_connection = True
                     self.wfile.write(b"0\r\n\r\n")  # the stream ends cleanly, but before its end came

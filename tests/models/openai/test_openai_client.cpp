@@ -196,6 +196,9 @@ TEST_CASE("openai streamed replies: server-sent events read back into one chat c
   CHECK_FALSE(assemble_event_stream("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n").complete);
   const AssembledStream failed = assemble_event_stream("data: {\"error\":{\"message\":\"engine died\"}}\n\ndata: [DONE]\n\n");
   CHECK(error_message(failed.body) == "'engine died'");
+  CHECK(has_aborted_choice(R"({"choices":[{"message":{"content":"a"},"finish_reason":"abort"}]})"));
+  CHECK_FALSE(has_aborted_choice(R"({"choices":[{"message":{"content":"a"},"finish_reason":"length"}]})"));
+  CHECK_FALSE(has_aborted_choice("not json"));
   CHECK(is_event_stream("text/event-stream; charset=utf-8"));
   CHECK_FALSE(is_event_stream("application/json"));
 }
