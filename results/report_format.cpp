@@ -223,10 +223,12 @@ std::string format_report(const RunReport& report) {
   out += render_text_table(table);
   out += verdict_line(report.total);
   out += '\n';
-  if (report.total.request_failures > 0)
-    out += fmt::format("request failures: {} of the extraction_failed samples got no completion, as their request failed "
-                       "(samples.gen_stats '$.error' says why); the others' completions held no code\n",
-                       report.total.request_failures);
+  if (report.total.request_failures > 0) {
+    const auto failed = report.total.verdicts.find(std::string(verdict_name(Verdict::extraction_failed)));
+    out += fmt::format("request failures: {} of the {} extraction_failed samples got no completion, as their request "
+                       "failed (samples.gen_stats '$.error' says why), rather than a completion without code\n",
+                       report.total.request_failures, failed != report.total.verdicts.end() ? failed->second : 0);
+  }
   out += flag_line(report.total);
   out += '\n';
   out += degenerate_line(report.total);

@@ -247,7 +247,7 @@ TEST_CASE("openai: 429 with Retry-After, 500, timeouts and dropped connections a
     // report and show count the request failure apart from completions without code.
     const auto report = run_cli({"report", "1", "--db", db});
     REQUIRE_MESSAGE(report.exit_code == 0, report.err);
-    CHECK_MESSAGE(report.out.find("request failures: 1 of the extraction_failed samples") != std::string::npos, report.out);
+    CHECK_MESSAGE(report.out.find("request failures: 1 of the 1 extraction_failed samples") != std::string::npos, report.out);
     const auto json = run_cli({"report", "1", "--json", "--db", db});
     REQUIRE_MESSAGE(json.exit_code == 0, json.err);
     CHECK(nlohmann::json::parse(json.out)["total"]["request_failures"] == 1);
@@ -652,7 +652,7 @@ TEST_CASE("openai (vLLM): max_tokens not below the served model's max_model_len 
   CHECK(fits.err.find("max_model_len") == std::string::npos);
 }
 
-TEST_CASE("openai (vLLM): requests stream - an idle timeout, not a whole-reply one, ends a stalled reply, and a cut one is asked again") {
+TEST_CASE("openai (vLLM): requests stream - an idle timeout, not a whole-reply one, ends a stalled reply, and a cut or aborted one is asked again") {
   TempDir tmp("openai-stream");
   {
     // Chunks 0.15 s apart: the reply takes about 2 s, twice the idle timeout, and is not cut short.
@@ -670,15 +670,16 @@ TEST_CASE("openai (vLLM): requests stream - an idle timeout, not a whole-reply o
   }
   {
     // The first chunk, then 3 s of silence: given up after the idle second, and asked again.
-    TestServer server(tmp, {"--script", "stall,cut"});
+    TestServer server(tmp, {"--script", "stall,cut,abort"});
     const std::string db = tmp / "stall.db";
     const auto start = Clock::now();
     const auto r = run_cli(run_args(server, db, {"--problems", "1", "--set", "openai.idle_timeout_s=1"}), kEnv);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    CHECK(server.chat_requests() == 3);  // stalled, cut before [DONE], then whole
-    CHECK(seconds < 3.0);
-    CHECK(scalar(db, "select json_extract(gen_stats, '$.attempts') from samples") == "3");
+    CHECK(server.chat_requests() == 4);  // stalled, cut before [DONE], aborted (as by vLLM stopping), then whole
+    CHECK(seconds < 4.0);
+    CHECK(scalar(db, "select json_extract(gen_stats, '$.attempts') from samples") == "4");
+    CHECK(scalar(db, "select json_extract(gen_stats, '$.finish_reason') from samples") == "stop");
     CHECK(scalar(db, "select count(*) from samples where candidate like 'class ModelNew:%'") == "1");
   }
   {
