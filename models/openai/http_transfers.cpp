@@ -78,6 +78,19 @@ std::string seconds_text(double seconds) {
   return text;
 }
 
+// Whether the server of `url` refuses connections now (a connection only, within 2 s; no request).
+bool refuses_connections(const std::string& url) {
+  CURL* easy = curl_easy_init();
+  if (!easy) return false;
+  curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(easy, CURLOPT_CONNECT_ONLY, 1L);
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  const CURLcode code = curl_easy_perform(easy);
+  curl_easy_cleanup(easy);
+  return code == CURLE_COULDNT_CONNECT;
+}
+
 struct MultiDeleter {
   void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
 };
@@ -149,6 +162,13 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
     in_flight = 0;
   };
 
+  // When an attempt or a probe last found the server refusing connections. A server that refuses
+  // new ones is gone or going down: a reply in flight that has been silent meanwhile is given up (and
+  // retried) rather than held for idle_timeout_s, as vLLM, shutting down, waits for open connections
+  // to close. A reply silent for kSilent gets its server probed (a connection, no request) at most
+  // once every kSilent.
+  std::optional<Clock::time_point> last_refused, last_probe;
+  constexpr auto kSilent = std::chrono::seconds(10);
   size_t finished = 0;
   std::optional<Clock::time_point> cancel_deadline;  // set once cancelled: the grace for replies in flight
   bool stopping = false;                             // stop_starting said so: drain what is in flight
@@ -237,13 +257,24 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
       const CURLcode code = message->data.result;
       long status = 0;
       if (code == CURLE_OK) curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+      if (code == CURLE_COULDNT_CONNECT) last_refused = Clock::now();
       end_attempt(*t, status, code == CURLE_OK ? "" : (t->error[0] ? std::string(t->error) : curl_easy_strerror(code)));
     }
     // The idle timeout: an attempt that has received nothing for idle_timeout_s is given up.
     const auto checked = Clock::now();
-    for (Transfer& t : transfers)
-      if (t.easy && checked - t.last_activity > idle)
+    for (const Transfer& t : transfers)
+      if (t.easy && checked - t.last_activity > kSilent && (!last_probe || checked - *last_probe > kSilent)) {
+        last_probe = checked;
+        if (refuses_connections(requests[t.index].url)) last_refused = Clock::now();
+      }
+    const bool refusing = last_refused && checked - *last_refused < 2 * kSilent;
+    for (Transfer& t : transfers) {
+      if (!t.easy) continue;
+      if (checked - t.last_activity > idle)
         end_attempt(t, 0, "nothing arrived for " + seconds_text(settings.idle_timeout_s) + " s (openai.idle_timeout_s)");
+      else if (refusing && checked - t.last_activity > kSilent)
+        end_attempt(t, 0, "the reply went silent while the server refuses new connections (going down?)");
+    }
     if (finished == requests.size()) break;
     // Wait for traffic, a retry falling due, or 100 ms (to notice a cancel).
     int wait_ms = 100;

@@ -30,7 +30,8 @@ struct HttpReply {
 struct TransferSettings {
   size_t concurrency = 8;
   std::optional<double> timeout_s;  // a limit on one whole attempt; none: only the idle timeout
-  double idle_timeout_s = 300;      // an attempt that receives nothing for this long is abandoned
+  double idle_timeout_s = 300;      // an attempt that receives nothing for this long is abandoned (after 10 s
+                                    // only, while the server refuses new connections: it is going down)
   double connect_timeout_s = 30;
   // Retries (retry_policy.hpp's worth_retrying) go on until this long after a request's first
   // failed attempt ended, or until max_retries retries, whichever comes first.

@@ -16,7 +16,9 @@ choices, or one with --ignore-n); a choice's token count is its number of words.
 --script lists what the first chat requests get, in arrival order (429, 500, 400, malformed,
 notchat, slow: 3 s before anything, drop: no reply, stall: the first streamed chunk then 3 s of
 silence, cut: a streamed reply cut off before its end, abort: a streamed reply ended half-way with
-finish_reason "abort" and [DONE], as vLLM ends the requests in flight when it shuts down, ok); later ones are answered normally.
+finish_reason "abort" and [DONE], as vLLM ends the requests in flight when it shuts down, shutdown:
+the server stops taking connections while this streamed reply stays open and silent for 60 s, as vLLM
+shutting down waits for open connections to close, ok); later ones are answered normally.
 --delay makes every chat reply wait before it starts; --chunk-delay waits between streamed chunks.
 After every request --stats is rewritten with the counts: chat requests, model-list requests, the
 most requests in flight at once, how many carried the key, how many were streamed, completed
@@ -220,6 +222,10 @@ def main():
                              "finish_reason": None}]))
             if behaviour == "stall":  # silence, longer than the test's idle timeout
                 time.sleep(3)
+            if behaviour == "shutdown":  # as vLLM shutting down: no new connections, this reply silent until closed
+                threading.Thread(target=lambda: (server.shutdown(), server.server_close()), daemon=True).start()
+                time.sleep(60)
+                return
             pieces = [(c["index"], piece) for c in choices for piece in words_of(c["text"])]
             for number, (index, piece) in enumerate(pieces):
                 if behaviour == "abort" and number == len(pieces) // 2:  # as vLLM ends what is in flight when it stops
@@ -263,6 +269,7 @@ def main():
         out.write(str(server.server_address[1]))
     os.replace(temporary, args.port_file)
     server.serve_forever()
+    time.sleep(60)  # after a "shutdown": replies in flight stay open (silent) until the test stops the process
 
 
 if __name__ == "__main__":

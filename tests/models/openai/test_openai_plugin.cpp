@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <future>
+#include <optional>
 #include <memory>
 #include <filesystem>
 #include <fstream>
@@ -53,7 +54,9 @@ class TestServer {
     start(port);
   }
   ~TestServer() { stop(); }
-  void start(int port = 0) {
+  // Starts (again) on `port` (0: a free one), with the options it was made with or `options`.
+  void start(int port = 0, const std::optional<std::vector<std::string>>& options = std::nullopt) {
+    if (options) options_ = *options;
     const std::string port_file = (dir_ / (name_ + "-port")).string();
     fs::remove(port_file);
     std::vector<std::string> args = {DICEBENCH_PYTHON, kServerScript, "--port-file", port_file, "--stats", stats_,
@@ -62,16 +65,20 @@ class TestServer {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    REQUIRE(posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+    pid_t pid = 0;
+    REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+    pids_.push_back(pid);
     for (int i = 0; i < 200 && !fs::exists(port_file); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     REQUIRE_MESSAGE(fs::exists(port_file), "the test server did not start");
     port_ = std::stoi(slurp(port_file));
   }
+  // Stops every process this server started (one of them may linger after a "shutdown" reply).
   void stop() {
-    if (!pid_) return;
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-    pid_ = 0;
+    for (const pid_t pid : pids_) {
+      kill(pid, SIGTERM);
+      waitpid(pid, nullptr, 0);
+    }
+    pids_.clear();
   }
   int port() const { return port_; }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
@@ -84,7 +91,7 @@ class TestServer {
   std::string name_;
   std::string stats_;
   std::vector<std::string> options_;
-  pid_t pid_ = 0;
+  std::vector<pid_t> pids_;
   int port_ = 0;
 };
 
@@ -692,4 +699,29 @@ TEST_CASE("openai (vLLM): requests stream - an idle timeout, not a whole-reply o
     CHECK(scalar(db, "select count(*) from samples where candidate like 'class ModelNew:%'") == "3");
     CHECK(scalar(db, "select count(*) from samples where json_extract(gen_stats, '$.streamed') = 0") == "3");
   }
+}
+
+TEST_CASE("openai (vLLM): a reply left silent by a server going down is given up once the server refuses connections, "
+          "not held for the idle timeout (which would hold vLLM's shutdown) - the run goes on once it is back") {
+  TempDir tmp("openai-going-down");
+  // The first reply: the server stops taking connections and leaves that reply open and silent, as
+  // vLLM does while it shuts down (it waits for such connections to close before it exits).
+  TestServer server(tmp, {"--script", "shutdown"});
+  const std::string db = tmp / "results.db";
+  auto run = std::async(std::launch::async, [&] {
+    return run_cli(run_args(server, db, {"--set", "openai.concurrency=1"}), kEnv);
+  });
+  for (int i = 0; i < 400 && server.chat_requests() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  const auto down = Clock::now();
+  // Nothing listens for 15 s (a supervisor restarts vLLM once the old process is gone), then a new
+  // server takes the address while the old process still holds the silent reply.
+  std::this_thread::sleep_for(std::chrono::seconds(15));
+  server.start(server.port(), std::vector<std::string>{});
+  const auto r = run.get();
+  const double seconds = std::chrono::duration<double>(Clock::now() - down).count();
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(seconds < 30);  // given up 10 s into its silence, not after the 300 s idle timeout, nor the 60 s it stays open
+  CHECK(r.err.find("the reply went silent while the server refuses new connections") == std::string::npos);  // retried, not final
+  CHECK(scalar(db, "select count(*) from samples where candidate like 'class ModelNew:%'") == "3");
+  CHECK(scalar(db, "select max(json_extract(gen_stats, '$.attempts')) from samples") != "1");
 }
