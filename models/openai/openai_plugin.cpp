@@ -267,10 +267,8 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
                                  dicebench_result_sink sink, void* user, dicebench_error* error) {
   return sdk::guard(error, [&] {
     const Settings& settings = model->settings;
-    size_t emitted = 0;
     const auto emit_one = [&](size_t i, const std::string& completion, const nlohmann::ordered_json& stats_json) {
       emit(sink, user, i, completion, stats_json);
-      ++emitted;
     };
     std::vector<Prepared> prepared;
     std::vector<size_t> unanswered;  // indices into requests
@@ -370,8 +368,8 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
                                      ? " (retried for openai.retry_window_s = " + seconds_text(settings.retry_window_s) + " s)"
                                      : "";
       sdk::set_error(error, "openai: the server stopped answering: " + unavailable + window +
-                                "; " + std::to_string(count - emitted) +
-                                " sample(s) got no answer and are not stored (a resume may name a new address: --set openai.base_url=URL)");
+                                "; the samples without an answer are not stored (a resume may name a new address: --set "
+                                "openai.base_url=URL)");
       return DICEBENCH_CANCELLED;
     }
     return DICEBENCH_OK;

@@ -14,7 +14,7 @@ each choice one logprobs entry a token.
 The answer to a prompt is a fixed function of the prompt, the seed and the choice's index (n
 choices, or one with --ignore-n); a choice's token count is its number of words.
 --script lists what the first chat requests get, in arrival order (429, 500, 400, malformed,
-notchat, slow: 3 s before anything, drop: no reply, stall: the first streamed chunk then 3 s of
+notchat, slow: 3 s before anything, drop: no reply, stall: the first streamed chunk then 10 s of
 silence, cut: a streamed reply cut off before its end, abort: a streamed reply ended half-way with
 finish_reason "abort" and [DONE], as vLLM ends the requests in flight when it shuts down, shutdown:
 the server stops taking connections while this streamed reply stays open and silent for 60 s, as vLLM
@@ -220,8 +220,8 @@ def main():
             for c in choices:
                 send(chunk([{"index": c["index"], "delta": {"role": "assistant", "content": ""}, "logprobs": None,
                              "finish_reason": None}]))
-            if behaviour == "stall":  # silence, longer than the test's idle timeout
-                time.sleep(3)
+            if behaviour == "stall":  # silence, far longer than the test's idle timeout
+                time.sleep(10)
             if behaviour == "shutdown":  # as vLLM shutting down: no new connections, this reply silent until closed
                 threading.Thread(target=lambda: (server.shutdown(), server.server_close()), daemon=True).start()
                 time.sleep(60)
