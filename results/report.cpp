@@ -97,6 +97,7 @@ LevelReport summarize(std::optional<int> level, const std::vector<const ProblemF
       }
       ++n;
       ++report.verdicts[sample->verdict];
+      if (sample->request_error) ++report.request_failures;
       for (const SampleFlag& flag : sample->flags) ++report.flags[flag.name];
       if (sample->compiled) ++report.compiled;
       if (sample->correct) ++c;

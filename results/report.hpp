@@ -72,6 +72,9 @@ struct LevelReport {
   std::int64_t min_decided_per_problem = 0;
   std::vector<PassAtK> pass_at_k;
   std::map<std::string, std::int64_t> verdicts;  // decided samples by verdict name
+  // extraction_failed samples whose request failed (no completion came: SampleResult::request_error),
+  // counted apart from those whose completion held no code
+  std::int64_t request_failures = 0;
   std::map<std::string, std::int64_t> flags;     // evaluations carrying each flag, by flag name
   std::int64_t degenerate_problems = 0;          // problems with at least one trait
   std::int64_t unchecked_problems = 0;           // problems whose traits were never checked

@@ -140,6 +140,7 @@ nlohmann::json level_json(const LevelReport& level) {
   for (const PassAtK& entry : level.pass_at_k) pass[std::to_string(entry.k)] = entry.value;
   out["pass_at_k"] = std::move(pass);
   out["verdicts"] = level.verdicts;
+  out["request_failures"] = level.request_failures;
   out["excludes_degenerate"] = level.excludes_degenerate;
   out["flags"] = level.flags;
   out["degenerate_problems"] = level.degenerate_problems;
@@ -222,6 +223,12 @@ std::string format_report(const RunReport& report) {
   out += render_text_table(table);
   out += verdict_line(report.total);
   out += '\n';
+  if (report.total.request_failures > 0) {
+    const auto failed = report.total.verdicts.find(std::string(verdict_name(Verdict::extraction_failed)));
+    out += fmt::format("request failures: {} of the {} extraction_failed samples got no completion, as their request "
+                       "failed (samples.gen_stats '$.error' says why), rather than a completion without code\n",
+                       report.total.request_failures, failed != report.total.verdicts.end() ? failed->second : 0);
+  }
   out += flag_line(report.total);
   out += '\n';
   out += degenerate_line(report.total);

@@ -132,7 +132,8 @@ Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions 
       "SELECT s.id, s.problem_id, p.level, s.sample_index, s.candidate IS NOT NULL, e.sample IS NOT NULL, e.status, "
       "e.compiled, e.correct, e.device, e.runtime_ms, e.runtime_mean_ms, e.runtime_std_ms, e.runtime_min_ms, "
       "e.runtime_max_ms, e.runtime_p10_ms, e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, e.speedup, "
-      "e.error_class, e.error_message, e.details, {}, {}, {}, {}, {}, {} "
+      "e.error_class, e.error_message, e.details, {}, {}, {}, {}, {}, {}, "
+      "CASE WHEN s.candidate IS NULL AND json_valid(s.gen_stats) THEN json_extract(s.gen_stats, '$.error') END "
       "FROM samples AS s JOIN problems AS p ON {} "
       "LEFT JOIN evaluations AS e ON e.sample = s.id WHERE s.run = ? ORDER BY p.level, s.problem_id, s.sample_index",
       v4 ? "e.custom_kernel_share" : "NULL", v4 ? "e.compile_path" : "NULL", sources,
@@ -185,6 +186,7 @@ Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions 
       s.verdict = std::string(verdict_name(Verdict::extraction_failed));
     }
     s.candidate = stmt->column_optional_text(25);
+    s.request_error = stmt->column_optional_text(29);
     if (const auto it = traits.find(s.key()); it != traits.end()) s.problem_traits = it->second;
     results.samples.push_back(std::move(s));
   }

@@ -56,6 +56,10 @@ struct SampleResult {
   // The evaluation stage that failed ("load", "init", "trials", "timing", "after_timing"), from the
   // evaluation's details; absent for a correct sample and where the evaluator did not record it.
   std::optional<std::string> failed_stage;
+  // Why its request failed, for a sample without candidate whose model gave no completion because
+  // the request failed (samples.gen_stats '$.error', stats::kError): a request failure rather than
+  // the model writing no code. Absent otherwise, and in summary files.
+  std::optional<std::string> request_error;
   // Only with LoadOptions::sources.
   std::optional<std::string> candidate;
   std::optional<std::string> compile_log;

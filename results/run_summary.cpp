@@ -38,6 +38,7 @@ std::string pretty_config(const std::string& text) {
 struct ProblemCounts {
   std::int64_t samples = 0;
   std::int64_t pending = 0;
+  std::int64_t request_failures = 0;  // extraction_failed samples whose request failed
   std::map<std::string, std::int64_t> verdicts;
 };
 
@@ -45,7 +46,10 @@ std::string verdict_summary(const ProblemCounts& counts) {
   std::vector<std::string> parts;
   for (Verdict verdict : kAllVerdicts) {
     const auto it = counts.verdicts.find(std::string(verdict_name(verdict)));
-    if (it != counts.verdicts.end()) parts.push_back(fmt::format("{} {}", it->first, it->second));
+    if (it == counts.verdicts.end()) continue;
+    parts.push_back(fmt::format("{} {}", it->first, it->second));
+    if (verdict == Verdict::extraction_failed && counts.request_failures > 0)
+      parts.back() += fmt::format(" ({} request failed)", counts.request_failures);
   }
   for (const auto& [name, count] : counts.verdicts) {
     if (!parse_verdict(name)) parts.push_back(fmt::format("{} {}", name, count));
@@ -69,6 +73,7 @@ std::string traits_text(const std::optional<std::vector<std::string>>& traits) {
 // The verdict, marked when the sample is borderline: "correct BORDERLINE".
 std::string verdict_text(const SampleResult& s) {
   std::string text = s.pending ? "pending" : s.verdict;
+  if (!s.pending && s.request_error) text += " (request failed)";
   if (s.has_flag(EvaluationFlag::borderline)) text += " BORDERLINE";
   return text;
 }
@@ -155,6 +160,7 @@ Result<std::string> format_run_summary(Store& store, std::int64_t run_id) {
       ++problem.pending;
     } else {
       ++problem.verdicts[s.verdict];
+      if (s.request_error) ++problem.request_failures;
     }
   }
   const std::vector<ProblemRow>& problems = results->problems;
@@ -174,6 +180,12 @@ Result<std::string> format_run_summary(Store& store, std::int64_t run_id) {
   out += pretty_config(r.config_json);
   out += fmt::format("problems: {}, samples: {}\n", problems.size(), total_samples);
   out += level_table(*results);
+  std::int64_t request_failures = 0;
+  for (const SampleResult& s : results->samples) request_failures += !s.pending && s.request_error;
+  if (request_failures > 0)
+    out += fmt::format("request failures: {} sample(s) got no completion, as their request failed (counted as "
+                       "extraction_failed; samples.gen_stats '$.error' says why)\n",
+                       request_failures);
 
   TextTable table;
   table.header = {"id", "level", "name", "samples", "verdicts", "traits"};

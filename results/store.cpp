@@ -248,6 +248,18 @@ Result<void> Store::set_problem_traits(std::int64_t run, const ProblemKey& probl
   return transaction->commit();
 }
 
+Result<void> Store::set_run_config(std::int64_t run, const std::string& config_json) {
+  const std::string context = fmt::format("cannot update the configuration of run {}", run);
+  auto transaction = Transaction::begin(db_, context);
+  if (!transaction.ok()) return transaction.error();
+  auto stmt = db_.prepare("UPDATE runs SET config = ? WHERE id = ?", context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind_all(config_json, run);
+  DICEBENCH_TRY(stmt->run(context));
+  if (sqlite3_changes(db_.get()) == 0) return make_error(fmt::format("no run {} in {}", run, path()));
+  return transaction->commit();
+}
+
 Result<void> Store::finish_run(std::int64_t run, RunStatus status) {
   const std::string context = fmt::format("cannot update run {}", run);
   auto transaction = Transaction::begin(db_, context);

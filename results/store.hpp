@@ -51,6 +51,9 @@ class Store {
   Result<void> insert_evaluation(const NewEvaluation& evaluation);
   // Records a problem's degenerate traits (a JSON array of trait names) in a run.
   Result<void> set_problem_traits(std::int64_t run, const ProblemKey& problem, const std::string& traits_json);
+  // Replaces the run's configuration JSON (runs.config): a resumed run records the settings it
+  // changed (core/run/run_record.hpp's record_resume).
+  Result<void> set_run_config(std::int64_t run, const std::string& config_json);
   // Sets the run's status; any status but 'running' also stamps the finish time. A finished run's
   // status stays finished (it moves forward only).
   Result<void> finish_run(std::int64_t run, RunStatus status);

@@ -112,11 +112,14 @@ int run(const RunOptions& o, CLI::App& app) {
   request.generate_only = o.generate_only;
   if (!o.suite_flags.conflicts.empty()) return fail(o.suite_flags.conflicts.front());
   if (o.resume) {
-    for (const char* flag : {"--model", "--model-path", "--suite", "--problems", "--samples", "--seed", "--config", "--set", "--batch-size",
+    for (const char* flag : {"--model", "--model-path", "--suite", "--problems", "--samples", "--seed", "--config", "--batch-size",
                              "--device", "--trials", "--tolerance"})
       if (app.count(flag)) return fail(fmt::format("--resume continues run {} with its own settings; drop {}", *o.resume, flag));
     request.resume = o.resume;
     o.suite_flags.apply(request.settings);  // they replace the stored values (where the suite's files are now)
+    // So may the model's and the suite's own settings (the run lifecycle checks which, and records the change).
+    for (const auto& assignment : o.sets)
+      if (auto assigned = request.settings.assign(assignment); !assigned) return fail(assigned.error().message);
   } else {
     auto resolved = resolve_config(o);
     if (!resolved) return fail(resolved.error().message);
@@ -132,6 +135,10 @@ int run(const RunOptions& o, CLI::App& app) {
   const auto stopped = [&] {
     fmt::print("  database: {}\n", db);
     if (outcome->status == results::RunStatus::interrupted) {
+      // Stopped by the model (its server stopped answering) rather than by Ctrl-C: one error line.
+      if (!outcome->error.empty())
+        return fail(fmt::format("run {} interrupted: {}; what was stored is kept, continue with {}", outcome->run,
+                                outcome->error, again));
       fmt::print("  interrupted: continue with {}\n", again);
       return 130;
     }

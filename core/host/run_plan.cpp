@@ -35,6 +35,18 @@ nlohmann::json parse_json_or_string(const std::string& text) {
   }
 }
 
+// Whether the model's settings now (its describe()) are those a resumed run stored. A key the
+// stored settings have and the model no longer describes is left out: the plugin no longer counts
+// it among what shapes completions (the openai model's base_url, which a resume may change).
+bool same_model_settings(const std::string& stored_json, const std::string& now_text) {
+  const nlohmann::json now = parse_json_or_string(now_text);
+  if (stored_json == now.dump()) return true;
+  nlohmann::json stored = parse_json_or_string(stored_json);
+  if (!stored.is_object() || !now.is_object()) return false;
+  for (auto it = stored.begin(); it != stored.end();) it = now.contains(it.key()) ? std::next(it) : stored.erase(it);
+  return stored == now;
+}
+
 nlohmann::json plugin_json(const LoadedPlugin& plugin) {
   return {{"name", plugin.info.name}, {"version", plugin.info.version}, {"build_id", plugin.info.build_id},
           {"file", plugin.info.path}};
@@ -199,7 +211,7 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
   auto model_settings = plan->model->describe();
   if (!model_settings) return model_settings.error();
   plan->model_settings_json = *model_settings;
-  if (resume && resume->model_settings_json != parse_json_or_string(plan->model_settings_json).dump())
+  if (resume && !same_model_settings(resume->model_settings_json, plan->model_settings_json))
     return make_error(fmt::format("the model's settings changed since run {} started (was {}, now {}); start a new run instead",
                                   resume->run, resume->model_settings_json, plan->model_settings_json));
 

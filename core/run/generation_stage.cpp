@@ -1,6 +1,7 @@
 // The generation stage: batches through the model, one transaction per stored sample.
 #include "core/run/generation_stage.hpp"
 
+#include "core/host/plugin_call.hpp"
 #include "core/host/progress.hpp"
 
 #include <algorithm>
@@ -54,11 +55,15 @@ GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, i
   outcome.timing = progress.finish();
   outcome.generation_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - generation_start).count();
 
-  if (!failure.empty() && failure != "cancelled") {
+  // The model's "cancelled: <reason>": it cannot go on now (its server stopped answering); what it
+  // gave no result for stays to be generated, so the run is interrupted, to be resumed.
+  const bool model_stopped = failure.rfind(host::kCancelledWithReason, 0) == 0;
+  if (!failure.empty() && failure != "cancelled" && !model_stopped) {
     outcome.end = StageEnd::failed;
     outcome.error = failure;
-  } else if (host::HostServices::cancel_requested() || failure == "cancelled") {
+  } else if (host::HostServices::cancel_requested() || failure == "cancelled" || model_stopped) {
     outcome.end = StageEnd::interrupted;
+    if (model_stopped && !host::HostServices::cancel_requested()) outcome.error = failure.substr(host::kCancelledWithReason.size());
   }
   return outcome;
 }

@@ -20,7 +20,7 @@ Result<ResumedRun> resume_run(results::Store& store, int64_t run, bool generate_
   auto done = store.done_samples(run);
   if (!done) return done.error();
   host::ResumeState state{run, std::move(*done), nlohmann::json::parse(stored->config_json).at("model").dump()};
-  return ResumedRun{std::move(*config), std::move(state), stored->status};
+  return ResumedRun{std::move(*config), std::move(state), stored->status, stored->config_json};
 }
 
 }  // namespace dicebench::run

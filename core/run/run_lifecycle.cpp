@@ -26,6 +26,28 @@ host::Config starting_config(const RunRequest& request, const std::optional<Resu
   return config;
 }
 
+// The settings a resume changes (those of the request that differ from the run's stored ones). Only
+// the model's and the suite's own settings may change ("openai.base_url", "kernelbench.root"): what
+// they change in completions or prompts is checked by the model's describe() and the problems'
+// prompt hashes; the host's own (problems, samples, seed, eval.*) are the run's.
+Result<std::map<std::string, ChangedSetting>> resume_changes(const RunRequest& request, const ResumedRun& resumed,
+                                                             const host::RunPlan& plan) {
+  std::map<std::string, ChangedSetting> changed;
+  const std::string model_section = plan.model_plugin.info.name + ".";
+  const std::string suite_section = plan.suite_plugin.info.name + ".";
+  for (const auto& [key, value] : request.settings.values()) {
+    if (key == "db") continue;
+    const auto stored = resumed.config.get(key);
+    if (stored && *stored == value) continue;
+    if (key.rfind(model_section, 0) != 0 && key.rfind(suite_section, 0) != 0)
+      return make_error(fmt::format("--resume continues run {} with its own settings; {} cannot change (a resume may change "
+                                    "the model's and the suite's own settings, such as {}base_url)",
+                                    resumed.state.run, key, model_section));
+    changed[key] = {stored, value};
+  }
+  return changed;
+}
+
 std::map<ProblemKey, ProblemSource> problem_sources(const host::RunPlan& plan) {
   std::map<ProblemKey, ProblemSource> sources;
   for (const auto& problem : plan.problems) sources[problem.problem.key()] = {problem.problem.source, problem.problem.content_hash};
@@ -86,6 +108,12 @@ Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& eve
   auto planned = host::plan_run(starting_config(request, resumed), registry, resumed ? &resumed->state : nullptr);
   if (!planned) return planned.error();
   host::RunPlan& plan = **planned;
+  std::map<std::string, ChangedSetting> changed;
+  if (resumed) {
+    auto changes = resume_changes(request, *resumed, plan);
+    if (!changes) return changes.error();
+    changed = std::move(*changes);
+  }
   // Evaluation's settings and prerequisites are checked before anything is generated or stored.
   std::optional<EvaluationSetup> evaluation;
   if (!request.generate_only) {
@@ -118,6 +146,12 @@ Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& eve
     return recorded.error();
   }
   DICEBENCH_TRY(status.reopen());
+  if (!changed.empty()) {
+    DICEBENCH_TRY(record_resume(*store, outcome.run, resumed->config_json, changed));
+    for (const auto& [key, change] : changed)
+      host::log_info("run {}: {} changes from {} to {} (recorded in runs.config '$.resumes')", outcome.run, key,
+                     change.from ? "'" + *change.from + "'" : std::string("its default"), "'" + change.to + "'");
+  }
 
   outcome.generation = generate_samples(plan, *store, outcome.run, already_done);
   if (outcome.generation.end != StageEnd::completed || !evaluation) {

@@ -3,6 +3,10 @@
 
 #include "core/host/repro.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <ctime>
+
 #include <optional>
 #include <vector>
 
@@ -25,6 +29,26 @@ Result<int64_t> record_run(const host::RunPlan& plan, results::Store& store) {
   run.seed = static_cast<int64_t>(plan.seed);
   run.repro_json = repro.to_json();
   return store.create_run(run);
+}
+
+Result<void> record_resume(results::Store& store, int64_t run, const std::string& stored_config_json,
+                           const std::map<std::string, ChangedSetting>& changed) {
+  if (changed.empty()) return {};
+  nlohmann::json config = nlohmann::json::parse(stored_config_json, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object()) return make_error("run " + std::to_string(run) + ": its stored configuration is not a JSON object");
+  nlohmann::json record = nlohmann::json::object();
+  for (const auto& [key, change] : changed) {
+    config["settings"][key] = change.to;
+    record[key] = {{"from", change.from ? nlohmann::json(*change.from) : nlohmann::json(nullptr)}, {"to", change.to}};
+  }
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char at[32];
+  std::strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  if (!config.contains("resumes") || !config["resumes"].is_array()) config["resumes"] = nlohmann::json::array();
+  config["resumes"].push_back({{"at", at}, {"changed", record}});
+  return store.set_run_config(run, config.dump());
 }
 
 Result<void> record_problems(const host::RunPlan& plan, results::Store& store, int64_t run) {

@@ -1,11 +1,13 @@
 // Sending many HTTP requests at once with libcurl's multi interface: at most `concurrency` in
-// flight, each retried per retry_policy.hpp, each final reply handed back as it arrives, on the
-// calling thread. Headers (the API key's) are never logged or kept in a reply.
+// flight, each retried per retry_policy.hpp within a retry window, each final reply handed back as
+// it arrives, on the calling thread. A streamed reply (server-sent events) is read back into one
+// body (event_stream.hpp). Headers (the API key's) are never logged or kept in a reply.
 #pragma once
 
 #include "models/openai/retry_policy.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,24 +19,36 @@ struct HttpRequest {
 };
 
 struct HttpReply {
-  long status = 0;            // 0: no reply came (transport_error says why)
-  std::string body;
+  long status = 0;            // 0: no (complete) reply came; transport_error says why
+  std::string body;           // a streamed reply comes back assembled into one body
   std::string transport_error;
   double seconds = 0;         // the last attempt's duration
   int attempts = 0;
+  bool streamed = false;      // the reply came as server-sent events
 };
 
 struct TransferSettings {
   size_t concurrency = 8;
-  double timeout_s = 600;
-  int max_retries = 6;
+  std::optional<double> timeout_s;  // a limit on one whole attempt; none: only the idle timeout
+  double idle_timeout_s = 300;      // an attempt that receives nothing for this long is abandoned (after 10 s
+                                    // only, while the server refuses new connections: it is going down)
+  double connect_timeout_s = 30;
+  // Retries (retry_policy.hpp's worth_retrying) go on until this long after a request's first
+  // failed attempt ended, or until max_retries retries, whichever comes first.
+  double retry_window_s = 180;
+  std::optional<int> max_retries;
   Backoff backoff;
+  double cancel_grace_s = 2;  // once cancelled, how long replies in flight may still arrive
   std::vector<std::string> headers;  // "Name: value", sent with every request
 };
 
-// Sends every request and calls on_reply(index, reply) once for each, as it becomes final. Polls
-// `cancelled` while waiting; returns false (abandoning what is in flight) once it says stop.
+// Sends every request and calls on_reply(index, reply) once for each, as it becomes final.
+// `stop_starting` (optional) is polled too: once it says stop, nothing new is started or retried,
+// what is in flight still finishes and is handed back, and the call returns true; requests that
+// were never finished get no on_reply. Once `cancelled` says stop, replies in flight get
+// cancel_grace_s to arrive (handed back too), then the rest are abandoned and it returns false.
 bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& settings,
-              const std::function<bool()>& cancelled, const std::function<void(size_t, HttpReply&&)>& on_reply);
+              const std::function<bool()>& cancelled, const std::function<void(size_t, HttpReply&&)>& on_reply,
+              const std::function<bool()>& stop_starting = {});
 
 }  // namespace dicebench::openai

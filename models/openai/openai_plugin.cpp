@@ -2,9 +2,14 @@
 // chat-completions server (vLLM, SGLang, llama.cpp's server, OpenRouter, DeepSeek, OpenAI),
 // through the C ABI of plugin.h. Requests go out concurrently (http_transfers.hpp); answers are
 // kept in the request cache (request_cache.hpp) and read back from it on a re-run or a resume.
-// With openai.n = on, the samples of one problem share one request asking for n choices.
-// A request that fails gives its sample an empty completion and the reason in its statistics
-// ("error"); the run goes on. The API key lives in this process's memory only.
+// With openai.n = on, the samples of one problem share one request asking for n choices, and each
+// sample records its own share of the reply's usage. A request the server answers with an error
+// of the request's own (a 400, a reply that is no chat completion) gives its sample an empty
+// completion and the reason in its statistics ("error"); the run goes on. A request that gets no
+// answer within the retry window (no reply, timeouts, 429, 5xx) or that the server stops taking
+// (401, 403, 404) is no sample result: nothing is stored for it, and generate returns
+// DICEBENCH_CANCELLED with the reason, so the run stops interrupted and a resume asks again.
+// The API key lives in this process's memory only.
 #include "models/openai/chat_completion.hpp"
 #include "models/openai/http_transfers.hpp"
 #include "models/openai/openai_settings.hpp"
@@ -45,9 +50,19 @@ TransferSettings transfer_settings(const dicebench_model& model) {
   TransferSettings transfer;
   transfer.concurrency = model.settings.concurrency;
   transfer.timeout_s = model.settings.timeout_s;
+  transfer.idle_timeout_s = model.settings.idle_timeout_s;
+  transfer.retry_window_s = model.settings.retry_window_s;
   transfer.max_retries = model.settings.max_retries;
   if (!model.authorization.empty()) transfer.headers.push_back(model.authorization);
   return transfer;
+}
+
+// "2" for 2.0, "0.5" for 0.5.
+std::string seconds_text(double seconds) {
+  std::string text = std::to_string(seconds);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text;
 }
 
 struct Prepared {
@@ -62,38 +77,71 @@ Prepared prepare_request(const dicebench_model& model, const dicebench_generatio
   return p;
 }
 
-// Asks the server for its model list once: an address that answers nothing, or a key it refuses,
-// is one error before anything is stored.
+// "http://host:port/v1" for "http://host:port" (or ".../v1" added to whatever path it has).
+std::string with_v1(const std::string& base_url) { return base_url + "/v1"; }
+
+bool ends_with_v1(const std::string& base_url) {
+  return base_url.size() >= 3 && base_url.compare(base_url.size() - 3, 3, "/v1") == 0;
+}
+
+// Asks the server for its model list once, before anything is stored: an address that answers
+// nothing, a key it refuses or that is missing, a base URL that is not the API's root (no /v1),
+// or a model it does not serve is one error. A max_tokens beyond the served model's context
+// length (vLLM's max_model_len) is warned about.
 void check_server(const dicebench_model& model) {
+  const Settings& settings = model.settings;
   TransferSettings probe = transfer_settings(model);
   probe.concurrency = 1;
-  probe.timeout_s = std::min(model.settings.timeout_s, 10.0);
+  probe.timeout_s = std::min(settings.timeout_s.value_or(10.0), 10.0);
   probe.max_retries = 1;
+  probe.retry_window_s = 5;
   probe.backoff.base_s = 0.2;
   HttpReply reply;
-  send_all({{model.settings.base_url + "/models", ""}}, probe, [] { return false; },
+  send_all({{settings.base_url + "/models", ""}}, probe, [] { return false; },
            [&](size_t, HttpReply&& r) { reply = std::move(r); });
   if (reply.status == 0)
-    throw sdk::Failure("openai: cannot reach " + model.settings.base_url + " (" + reply.transport_error +
+    throw sdk::Failure("openai: cannot reach " + settings.base_url + " (" + reply.transport_error +
                        "); is the server running? (--set openai.base_url=...)");
-  if (reply.status == 401 || reply.status == 403)
-    throw sdk::Failure("openai: " + model.settings.base_url + " refused the API key from $" + model.settings.api_key_env +
-                       " (HTTP " + std::to_string(reply.status) + ": " + error_message(reply.body) + ")");
-  // A model the server does not list is likely misspelt; some servers accept unlisted aliases, so
-  // this only warns.
-  const nlohmann::json listing = nlohmann::json::parse(reply.body, nullptr, false);
-  if (reply.status == 200 && listing.is_object() && listing.contains("data") && listing["data"].is_array()) {
-    std::vector<std::string> ids;
-    for (const auto& entry : listing["data"])
-      if (entry.is_object() && entry.contains("id") && entry["id"].is_string()) ids.push_back(entry["id"].get<std::string>());
-    if (!ids.empty() && std::find(ids.begin(), ids.end(), model.settings.model) == ids.end()) {
-      std::string some;
-      for (size_t i = 0; i < ids.size() && i < 5; ++i) some += (i ? ", " : "") + ids[i];
-      model.host.log(DICEBENCH_LOG_WARN, "openai: " + model.settings.base_url + " does not list the model '" +
-                                             model.settings.model + "' (it lists " + some +
-                                             (ids.size() > 5 ? ", ..." : "") + ")");
-    }
+  if (reply.status == 401 || reply.status == 403) {
+    const std::string said = "HTTP " + std::to_string(reply.status) + ": " + error_message(reply.body);
+    if (settings.api_key_env.empty())
+      throw sdk::Failure("openai: " + settings.base_url + " wants an API key (" + said +
+                         ") and none was sent, as openai.api_key_env is empty: export the key in a variable and "
+                         "pass --set openai.api_key_env=VARIABLE");
+    throw sdk::Failure("openai: " + settings.base_url + " refused the API key from $" + settings.api_key_env + " (" + said + ")");
   }
+  if (reply.status == 404) {
+    const std::string said = "HTTP 404: " + error_message(reply.body);
+    if (!ends_with_v1(settings.base_url))
+      throw sdk::Failure("openai: " + settings.base_url + "/models is not found (" + said +
+                         "); OpenAI-compatible servers answer under /v1: --set openai.base_url=" + with_v1(settings.base_url));
+    throw sdk::Failure("openai: " + settings.base_url + "/models is not found (" + said +
+                       "); is openai.base_url the root of an OpenAI-compatible API?");
+  }
+  if (reply.status < 200 || reply.status >= 300) {
+    model.host.log(DICEBENCH_LOG_WARN, "openai: " + settings.base_url + "/models answered HTTP " +
+                                           std::to_string(reply.status) + " (" + error_message(reply.body) +
+                                           "); the served models are not checked");
+    return;
+  }
+  const auto served = read_model_list(reply.body);
+  if (!served || served->ids.empty()) return;  // a server that lists nothing: nothing to check against
+  const std::vector<std::string>& ids = served->ids;
+  if (std::find(ids.begin(), ids.end(), settings.model) == ids.end()) {
+    std::string names;
+    for (size_t i = 0; i < ids.size() && i < 20; ++i) names += (i ? ", " : "") + ids[i];
+    if (ids.size() > 20) names += ", ... (" + std::to_string(ids.size()) + " in all)";
+    throw sdk::Failure("openai: " + settings.base_url + " does not serve the model '" + settings.model + "'; it serves " +
+                       names + " (--model openai:NAME)");
+  }
+  const auto length = served->max_model_len.find(settings.model);
+  if (length != served->max_model_len.end() && settings.sampling.contains("max_tokens") &&
+      settings.sampling["max_tokens"].get<int64_t>() >= length->second)
+    model.host.log(DICEBENCH_LOG_WARN,
+                   "openai: openai.max_tokens = " + settings.sampling["max_tokens"].dump() + " is not below the served model's " +
+                       "max_model_len " + std::to_string(length->second) + " (from " + settings.base_url +
+                       "/models), which holds the prompt and the completion together: the server will refuse the requests "
+                       "or cut their completions");
 }
 
 // The statistics of an answered sample.
@@ -103,6 +151,10 @@ nlohmann::ordered_json answer_stats(const ChatAnswer& answer, double seconds, in
   s[stats::kFinishReason] = answer.finish_reason;
   if (answer.prompt_tokens) s[stats::kPromptTokens] = *answer.prompt_tokens;
   if (answer.completion_tokens) s[stats::kCompletionTokens] = *answer.completion_tokens;
+  if (!answer.usage_split.empty()) {
+    s["usage_split"] = answer.usage_split;
+    s["reply_choices"] = answer.choices;
+  }
   s[stats::kLatencySeconds] = seconds;
   s["attempts"] = attempts;
   s[stats::kCached] = cached;
@@ -204,9 +256,20 @@ std::vector<std::vector<size_t>> group_requests(const dicebench_model& model, co
   return groups;
 }
 
+// Whether a final reply means the server is not answering now (no reply, timeouts, 429 or 5xx past
+// the retry window) or stopped taking the requests (401, 403: the key; 404: the model or the path
+// went away) rather than answering this request: such a failure is no sample result.
+bool server_unavailable(const HttpReply& reply) {
+  return worth_retrying({reply.status, {}}) || reply.status == 401 || reply.status == 403 || reply.status == 404;
+}
+
 dicebench_status openai_generate(dicebench_model* model, const dicebench_generation_request* requests, size_t count,
                                  dicebench_result_sink sink, void* user, dicebench_error* error) {
   return sdk::guard(error, [&] {
+    const Settings& settings = model->settings;
+    const auto emit_one = [&](size_t i, const std::string& completion, const nlohmann::ordered_json& stats_json) {
+      emit(sink, user, i, completion, stats_json);
+    };
     std::vector<Prepared> prepared;
     std::vector<size_t> unanswered;  // indices into requests
     for (size_t i = 0; i < count; ++i) {
@@ -215,7 +278,7 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
         if (auto hit = model->cache->find(prepared[i].key)) {
           auto read = read_reply(hit->body, hit->choice);
           if (auto* answer = std::get_if<ChatAnswer>(&read)) {
-            emit(sink, user, i, answer->completion, answer_stats(*answer, hit->seconds, 0, true, prepared[i].key));
+            emit_one(i, answer->completion, answer_stats(*answer, hit->seconds, 0, true, prepared[i].key));
             continue;
           }
         }
@@ -233,23 +296,32 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
       s[stats::kLatencySeconds] = reply.seconds;
       s["attempts"] = reply.attempts;
       s[stats::kCached] = false;
-      emit(sink, user, i, "", s);
+      emit_one(i, "", s);
     };
+    // The first failure that is no sample result; once set, nothing new is sent.
+    std::string unavailable;
     // Sends the groups; returns the requests a reply held no choice for (a server ignoring "n").
     const auto send_groups = [&](const std::vector<std::vector<size_t>>& groups, std::vector<size_t>& short_of_choices) {
       std::vector<HttpRequest> http;
       for (const auto& group : groups)
-        http.push_back({model->settings.base_url + "/chat/completions", with_n(prepared[group.front()].body, group.size())});
+        http.push_back({settings.base_url + "/chat/completions",
+                        for_sending(prepared[group.front()].body, group.size(), settings.stream)});
       const auto on_reply = [&](size_t g, HttpReply&& reply) {
         const std::vector<size_t>& group = groups[g];
         const std::string tries = reply.attempts > 1 ? " after " + std::to_string(reply.attempts) + " attempts" : "";
         std::string failure;
         if (reply.status == 0) {
-          failure = "no reply from " + model->settings.base_url + tries + ": " + reply.transport_error;
+          failure = "no reply from " + settings.base_url + tries + ": " + reply.transport_error;
         } else if (reply.status < 200 || reply.status >= 300) {
           failure = "HTTP " + std::to_string(reply.status) + " from the server" + tries + ": " + error_message(reply.body);
         } else if (auto first = read_reply(reply.body, 0); std::holds_alternative<std::string>(first)) {
           failure = std::get<std::string>(first);
+          if (nlohmann::json::parse(reply.body, nullptr, false).contains("error"))
+            failure = "the server's reply is an error" + tries + ": " + error_message(reply.body);
+        }
+        if (!failure.empty() && server_unavailable(reply)) {
+          if (unavailable.empty()) unavailable = failure;
+          return;  // no sample result: the samples stay to be generated
         }
         if (!failure.empty()) {
           for (const size_t i : group) fail(i, failure, reply);
@@ -265,20 +337,22 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
           auto read = read_reply(reply.body, j);
           if (auto* answer = std::get_if<ChatAnswer>(&read)) {
             if (model->cache)
-              model->cache->store(prepared[i].key, model->settings.base_url, model->settings.model,
-                                  requests[i].sample_index, http[g].body, {reply.body, reply.seconds, j});
-            emit(sink, user, i, answer->completion,
-                 answer_stats(*answer, reply.seconds, reply.attempts, false, prepared[i].key));
+              model->cache->store(prepared[i].key, settings.base_url, settings.model, requests[i].sample_index,
+                                  http[g].body, {reply.body, reply.seconds, j});
+            nlohmann::ordered_json s = answer_stats(*answer, reply.seconds, reply.attempts, false, prepared[i].key);
+            s["streamed"] = reply.streamed;
+            emit_one(i, answer->completion, s);
           } else {
             fail(i, std::get<std::string>(read), reply);
           }
         }
       };
-      return send_all(http, transfer_settings(*model), [&] { return model->host.cancelled(); }, on_reply);
+      return send_all(http, transfer_settings(*model), [&] { return model->host.cancelled(); }, on_reply,
+                      [&] { return !unavailable.empty(); });
     };
     std::vector<size_t> short_of_choices;
     bool finished = send_groups(group_requests(*model, requests, unanswered), short_of_choices);
-    if (finished && !short_of_choices.empty()) {
+    if (finished && unavailable.empty() && !short_of_choices.empty()) {
       model->host.log(DICEBENCH_LOG_INFO, "openai: the server gave fewer choices than \"n\" asked for; asking for " +
                                               std::to_string(short_of_choices.size()) + " sample(s) one by one");
       std::vector<std::vector<size_t>> singles;
@@ -287,8 +361,15 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
       finished = send_groups(singles, still_short);
       for (const size_t i : still_short) fail(i, "the server's reply holds no choice", HttpReply{});
     }
-    if (!finished) {
-      sdk::set_error(error, "openai: cancelled");
+    if (!finished) return DICEBENCH_CANCELLED;  // the host asked to stop: no message
+    if (!unavailable.empty()) {
+      // The server stopped answering: what it answered is stored; the rest is no sample result.
+      const std::string window = settings.retry_window_s > 0
+                                     ? " (retried for openai.retry_window_s = " + seconds_text(settings.retry_window_s) + " s)"
+                                     : "";
+      sdk::set_error(error, "openai: the server stopped answering: " + unavailable + window +
+                                "; the samples without an answer are not stored (a resume may name a new address: --set "
+                                "openai.base_url=URL)");
       return DICEBENCH_CANCELLED;
     }
     return DICEBENCH_OK;

@@ -30,6 +30,12 @@ long long integer(const std::string& key, const std::string& value, long long lo
   return parsed;
 }
 
+bool on_off(const std::string& key, const std::string& value) {
+  if (value == "on" || value == "true") return true;
+  if (value == "off" || value == "false") return false;
+  bad(key, value, "on or off");
+}
+
 // `stop`: a JSON array of strings, or a comma-separated list (as TOML arrays arrive).
 nlohmann::ordered_json stop_list(const std::string& value) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -71,7 +77,12 @@ Settings read_settings(const std::string& model,
   if (auto v = get("api_key_env")) s.api_key_env = *v;
   if (auto v = get("max_tokens")) s.sampling["max_tokens"] = integer("max_tokens", *v, 1, 10'000'000);
   if (auto v = get("temperature")) s.sampling["temperature"] = number("temperature", *v, 0, 10);
-  if (auto v = get("top_p")) s.sampling["top_p"] = number("top_p", *v, 0, 1);
+  if (auto v = get("top_p")) {
+    // Servers refuse 0 (vLLM: "top_p must be in (0, 1]"); greedy decoding is temperature = 0.
+    const double top_p = number("top_p", *v, 0, 1);
+    if (top_p <= 0) bad("top_p", *v, "a number above 0 and at most 1 (servers refuse 0; for greedy decoding set openai.temperature=0)");
+    s.sampling["top_p"] = top_p;
+  }
   if (auto v = get("reasoning_effort")) s.sampling["reasoning_effort"] = *v;
   if (auto v = get("stop")) s.sampling["stop"] = stop_list(*v);
   if (auto v = get("seed")) {
@@ -88,21 +99,16 @@ Settings read_settings(const std::string& model,
     if (!s.extra_body.is_object()) bad("extra_body", *v, "a JSON object, e.g. {\"top_k\": 20}");
   }
   if (auto v = get("concurrency")) s.concurrency = static_cast<size_t>(integer("concurrency", *v, 1, 1024));
-  if (auto v = get("timeout_s")) s.timeout_s = number("timeout_s", *v, 0.001, 86400);
-  if (auto v = get("max_retries")) s.max_retries = static_cast<int>(integer("max_retries", *v, 0, 100));
-  if (auto v = get("n")) {
-    if (*v == "on" || *v == "true") s.use_n = true;
-    else if (*v == "off" || *v == "false") s.use_n = false;
-    else bad("n", *v, "on or off");
-  }
+  if (auto v = get("stream")) s.stream = on_off("stream", *v);
+  if (auto v = get("idle_timeout_s")) s.idle_timeout_s = number("idle_timeout_s", *v, 1, 86400);
+  if (auto v = get("timeout_s"); v && *v != "off") s.timeout_s = number("timeout_s", *v, 0.001, 86400);
+  if (auto v = get("retry_window_s")) s.retry_window_s = number("retry_window_s", *v, 0, 7 * 86400);
+  if (auto v = get("max_retries"); v && *v != "off") s.max_retries = static_cast<int>(integer("max_retries", *v, 0, 1000));
+  if (auto v = get("n")) s.use_n = on_off("n", *v);
   if (s.use_n && std::holds_alternative<SampleSeed>(s.seed))
     throw std::runtime_error("openai.n = on asks for several samples in one request, which takes one seed: "
                              "set openai.seed to off or a number");
-  if (auto v = get("cache")) {
-    if (*v == "on" || *v == "true") s.cache = true;
-    else if (*v == "off" || *v == "false") s.cache = false;
-    else bad("cache", *v, "on or off");
-  }
+  if (auto v = get("cache")) s.cache = on_off("cache", *v);
   if (s.cache) s.cache_path = (database.empty() ? std::string("dicebench.db") : database) + ".openai-cache.sqlite";
   return s;
 }
@@ -112,9 +118,8 @@ nlohmann::ordered_json describe(const Settings& s) {
   if (std::holds_alternative<SampleSeed>(s.seed)) seed = "sample";
   else if (std::holds_alternative<NoSeed>(s.seed)) seed = "off";
   else seed = std::get<long long>(s.seed);
-  return {{"model", "openai"},   {"served_model", s.model}, {"base_url", s.base_url},
-          {"sampling", s.sampling}, {"seed", seed},           {"extra_body", s.extra_body},
-          {"n", s.use_n}};
+  return {{"model", "openai"}, {"served_model", s.model}, {"sampling", s.sampling},
+          {"seed", seed},        {"extra_body", s.extra_body}, {"n", s.use_n}};
 }
 
 }  // namespace dicebench::openai

@@ -26,8 +26,11 @@ struct Settings {
   bool use_n = false;  // one request with "n" for the samples of a problem (servers that support it)
   nlohmann::ordered_json extra_body = nlohmann::ordered_json::object();
   size_t concurrency = 8;
-  double timeout_s = 600;
-  int max_retries = 6;
+  bool stream = true;               // replies stream (server-sent events), so idle_timeout_s applies between tokens
+  double idle_timeout_s = 300;      // an attempt that receives nothing for this long is abandoned (and retried)
+  std::optional<double> timeout_s;  // a limit on a whole attempt; none by default
+  double retry_window_s = 180;      // how long after a request's first failure it is still retried
+  std::optional<int> max_retries;   // a cap on retries within the window; none by default
   bool cache = true;
   std::string cache_path;  // empty when the cache is off
 };
@@ -37,8 +40,9 @@ struct Settings {
 Settings read_settings(const std::string& model, const std::function<std::optional<std::string>(const std::string&)>& lookup,
                        const std::string& database);
 
-// The settings that shape completions (not concurrency, timeouts, retries, the cache or the key's
-// variable), as the run record keeps them; a resumed run must see the same.
+// The settings that shape completions, as the run record keeps them; a resumed run must see the
+// same. Not where the server is (base_url: a resume may move to a new address), how requests go
+// out (concurrency, streaming, timeouts, retries), the cache or the key's variable.
 nlohmann::ordered_json describe(const Settings& settings);
 
 }  // namespace dicebench::openai

@@ -8,7 +8,13 @@
 
 namespace dicebench::openai {
 
-bool worth_retrying(const AttemptEnd& end) { return end.status == 0 || end.status == 429 || end.status >= 500; }
+bool worth_retrying(const AttemptEnd& end) {
+  return end.status == 0 || end.status == 408 || end.status == 429 || end.status >= 500;
+}
+
+bool within_retry_window(double since_first_failure_s, double delay_s, double window_s) {
+  return since_first_failure_s + delay_s <= window_s;
+}
 
 double retry_delay_s(int retry, const AttemptEnd& end, const Backoff& backoff, double unit) {
   constexpr double kLongestRetryAfter = 600;

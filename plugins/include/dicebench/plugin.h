@@ -41,7 +41,10 @@ typedef struct dicebench_str {
 typedef enum dicebench_status {
   DICEBENCH_OK = 0,
   DICEBENCH_FAILED = 1,      /* the error buffer holds one line saying why */
-  DICEBENCH_CANCELLED = 2,   /* the host asked to stop */
+  DICEBENCH_CANCELLED = 2,   /* the host asked to stop; or, from generate, the model cannot go on now (its
+                                server stopped answering) and the error buffer says why: requests it gave
+                                no result for stay to be generated, and the run stops interrupted, to be
+                                resumed (ABI 1.2 hosts before this note ignore the reason and stop alike) */
   DICEBENCH_NOT_FOUND = 3    /* extract: the completion holds no candidate */
 } dicebench_status;
 

@@ -1,6 +1,7 @@
 // Unit tests of the openai: plugin's pure parts: settings, the request body, reading replies,
 // retry decisions and backoff, and the request cache's key and storage.
 #include "models/openai/chat_completion.hpp"
+#include "models/openai/event_stream.hpp"
 #include "models/openai/openai_settings.hpp"
 #include "models/openai/request_cache.hpp"
 #include "models/openai/retry_policy.hpp"
@@ -46,11 +47,35 @@ TEST_CASE("openai settings: defaults, every key, and one line naming a bad value
   CHECK(std::holds_alternative<NoSeed>(s.seed));
   CHECK(s.concurrency == 3);
   CHECK(s.max_retries == 2);
+  CHECK(s.timeout_s == 5.0);
   CHECK_FALSE(s.cache);
   CHECK(s.cache_path.empty());
   // The settings that shape completions, without concurrency, retries, cache or the key's variable.
   CHECK(describe(s).dump().find("concurrency") == std::string::npos);
   CHECK(describe(s).dump().find("api_key") == std::string::npos);
+
+  // Where the server is does not shape completions: a resume may move to a new address.
+  CHECK(describe(s).dump().find("127.0.0.1") == std::string::npos);
+  // Streaming with an idle timeout, no limit on a whole attempt, a retry window of 180 s without a
+  // cap on retries: what a model server's restart needs.
+  CHECK(d.stream);
+  CHECK(d.idle_timeout_s == 300);
+  CHECK_FALSE(d.timeout_s);
+  CHECK(d.retry_window_s == 180);
+  CHECK_FALSE(d.max_retries);
+  const Settings t = settings_from({{"openai.stream", "off"}, {"openai.idle_timeout_s", "30"}, {"openai.timeout_s", "off"},
+                                    {"openai.retry_window_s", "0"}, {"openai.max_retries", "off"}});
+  CHECK_FALSE(t.stream);
+  CHECK(t.idle_timeout_s == 30);
+  CHECK_FALSE(t.timeout_s);
+  CHECK(t.retry_window_s == 0);
+  CHECK_FALSE(t.max_retries);
+  CHECK_THROWS_WITH(settings_from({{"openai.retry_window_s", "-1"}}), doctest::Contains("openai.retry_window_s"));
+  CHECK_THROWS_WITH(settings_from({{"openai.idle_timeout_s", "0"}}), doctest::Contains("openai.idle_timeout_s"));
+  CHECK_THROWS_WITH(settings_from({{"openai.stream", "sometimes"}}), doctest::Contains("on or off"));
+  // Servers refuse top_p = 0.
+  CHECK_THROWS_WITH(settings_from({{"openai.top_p", "0"}}), doctest::Contains("openai.top_p = '0': expected a number above 0"));
+  CHECK(settings_from({{"openai.top_p", "1"}}).sampling["top_p"] == 1.0);
 
   CHECK_THROWS_WITH(settings_from({{"openai.temperature", "hot"}}),
                     doctest::Contains("openai.temperature = 'hot': expected a number"));
@@ -111,11 +136,102 @@ TEST_CASE("openai replies: a chat completion, or one line quoting the start of w
   CHECK(error_message("plain text") == "'plain text'");
 }
 
+TEST_CASE("openai replies of n choices: one usage for all of them is split per choice, adding up to the reply's") {
+  // vLLM: "usage" covers every choice; 10 completion tokens over 3 choices: 4, 3, 3.
+  const std::string reply = R"({"choices":[{"message":{"content":"a"}},{"message":{"content":"b"}},{"message":{"content":"c"}}],
+                                "usage":{"prompt_tokens":7,"completion_tokens":10}})";
+  int64_t sum = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    const auto answer = std::get<ChatAnswer>(read_reply(reply, i));
+    CHECK(answer.usage_split == "even");
+    CHECK(answer.choices == 3);
+    CHECK(answer.prompt_tokens == 7);  // the prompt each choice answered
+    sum += *answer.completion_tokens;
+  }
+  CHECK(sum == 10);
+  CHECK(std::get<ChatAnswer>(read_reply(reply, 0)).completion_tokens == 4);
+  CHECK(std::get<ChatAnswer>(read_reply(reply, 2)).completion_tokens == 3);
+  // A choice's own count wins: its logprobs' tokens (or its own usage).
+  const std::string own = R"({"choices":[{"message":{"content":"a b"},"logprobs":{"content":[{"token":"a"},{"token":" b"}]}},
+                                         {"message":{"content":"c"},"usage":{"completion_tokens":5}}],
+                              "usage":{"prompt_tokens":7,"completion_tokens":7}})";
+  CHECK(std::get<ChatAnswer>(read_reply(own, 0)).completion_tokens == 2);
+  CHECK(std::get<ChatAnswer>(read_reply(own, 0)).usage_split == "per_choice");
+  CHECK(std::get<ChatAnswer>(read_reply(own, 1)).completion_tokens == 5);
+  // One choice: the usage is its own.
+  const auto single = std::get<ChatAnswer>(read_reply(R"({"choices":[{"message":{"content":"a"}}],"usage":{"completion_tokens":3}})"));
+  CHECK(single.completion_tokens == 3);
+  CHECK(single.usage_split.empty());
+}
+
+TEST_CASE("openai streamed replies: server-sent events read back into one chat completion") {
+  const std::string events =
+      "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":5,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n"
+      ": a comment\r\n\r\n"
+      "data: {\"id\":\"c1\",\"choices\":[{\"index\":1,\"delta\":{\"content\":\"x\"},\"logprobs\":{\"content\":[{\"token\":\"x\"}]}}]}\n\n"
+      "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\",\"reasoning_content\":\"hm\"}}]}\r\n\r\n"
+      "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" world\"},\"finish_reason\":\"length\"}]}\n\n"
+      "data: {\"id\":\"c1\",\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+      "data: not json\n\n"
+      "data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4}}\n\n"
+      "data: [DONE]\n\n";
+  const AssembledStream assembled = assemble_event_stream(events);
+  CHECK(assembled.complete);
+  const auto reply = nlohmann::json::parse(assembled.body);
+  CHECK(reply["object"] == "chat.completion");
+  CHECK(reply["model"] == "m");
+  CHECK(reply["choices"].size() == 2);
+  const auto first = std::get<ChatAnswer>(read_reply(assembled.body, 0));
+  CHECK(first.completion == "Hello world");
+  CHECK(first.finish_reason == "length");
+  CHECK(reply["choices"][0]["message"]["reasoning_content"] == "hm");
+  const auto second = std::get<ChatAnswer>(read_reply(assembled.body, 1));
+  CHECK(second.completion == "x");
+  CHECK(second.finish_reason == "stop");
+  CHECK(second.completion_tokens == 1);  // its logprobs' one token
+  CHECK(first.completion_tokens == 3);   // the rest of the usage
+  CHECK(first.prompt_tokens == 3);
+
+  // Cut before [DONE]: incomplete. An error event is the reply.
+  CHECK_FALSE(assemble_event_stream("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n").complete);
+  const AssembledStream failed = assemble_event_stream("data: {\"error\":{\"message\":\"engine died\"}}\n\ndata: [DONE]\n\n");
+  CHECK(error_message(failed.body) == "'engine died'");
+  CHECK(has_aborted_choice(R"({"choices":[{"message":{"content":"a"},"finish_reason":"abort"}]})"));
+  CHECK_FALSE(has_aborted_choice(R"({"choices":[{"message":{"content":"a"},"finish_reason":"length"}]})"));
+  CHECK_FALSE(has_aborted_choice("not json"));
+  CHECK(is_event_stream("text/event-stream; charset=utf-8"));
+  CHECK_FALSE(is_event_stream("application/json"));
+}
+
+TEST_CASE("openai requests as sent, model lists and error bodies as vLLM gives them") {
+  const std::string body = R"({"model":"m","messages":[]})";
+  CHECK(for_sending(body, 1, false) == body);
+  const auto sent = nlohmann::json::parse(for_sending(body, 3, true));
+  CHECK(sent["n"] == 3);
+  CHECK(sent["stream"] == true);
+  CHECK(sent["stream_options"]["include_usage"] == true);
+  CHECK_FALSE(nlohmann::json::parse(for_sending(body, 1, true)).contains("n"));
+
+  const auto served = read_model_list(
+      R"({"object":"list","data":[{"id":"a","object":"model","max_model_len":2048},{"id":"b","object":"model"}]})");
+  REQUIRE(served);
+  CHECK(served->ids == std::vector<std::string>{"a", "b"});
+  CHECK(served->max_model_len.at("a") == 2048);
+  CHECK_FALSE(served->max_model_len.count("b"));
+  CHECK_FALSE(read_model_list(R"({"detail":"Not Found"})"));
+
+  CHECK(error_message(R"({"detail":"Not Found"})") == "'Not Found'");
+  CHECK(error_message(R"({"error":"Unauthorized"})") == "'Unauthorized'");
+  CHECK(error_message(R"({"error":{"message":"The model `x` does not exist.","type":"NotFoundError","code":404}})") ==
+        "'The model `x` does not exist.'");
+}
+
 TEST_CASE("openai retries: 429, 5xx and no reply are retried - backoff doubles, caps, jitters - Retry-After wins") {
   CHECK(worth_retrying({0, {}}));
   CHECK(worth_retrying({429, {}}));
   CHECK(worth_retrying({500, {}}));
   CHECK(worth_retrying({503, {}}));
+  CHECK(worth_retrying({408, {}}));
   CHECK_FALSE(worth_retrying({400, {}}));
   CHECK_FALSE(worth_retrying({401, {}}));
   CHECK_FALSE(worth_retrying({404, {}}));
@@ -129,6 +245,13 @@ TEST_CASE("openai retries: 429, 5xx and no reply are retried - backoff doubles, 
   CHECK(retry_delay_s(10, {500, {}}, b, 0.0) == doctest::Approx(2.0));  // capped at 4, jittered down to half
   CHECK(retry_delay_s(1, {429, 7.0}, b, 0.3) == doctest::Approx(7.0));
   CHECK(retry_delay_s(1, {429, 1e9}, b, 0.3) == doctest::Approx(600));
+
+  // The window counts from a request's first failure: a retry must fall within it.
+  CHECK(within_retry_window(0, 0.5, 180));
+  CHECK(within_retry_window(170, 10, 180));
+  CHECK_FALSE(within_retry_window(175, 10, 180));
+  CHECK_FALSE(within_retry_window(0, 0.25, 0));  // a window of 0: no retry at all
+  CHECK(Backoff{}.max_s == 10);                  // a restarted server is noticed within 10 s
 
   CHECK(parse_retry_after_seconds(" 2\r\n") == 2.0);
   CHECK(parse_retry_after_seconds("0.5") == 0.5);
