@@ -164,7 +164,7 @@ Result<TimeBreakdown> time_breakdown(Store& store, int64_t run, size_t slowest) 
 std::string format_time_breakdown(const TimeBreakdown& breakdown) {
   if (breakdown.total.candidates == 0) return "";
   TextTable table;
-  table.header = {"level", "candidates", "GPU s"};
+  table.header = {"level", "candidates", "eval s"};
   for (const auto& group : phases::kGroups) table.header.emplace_back(group.name);
   for (const std::string extra : {"other", "latency p50/mean/max s", "re-judged", "builds (cached)", "build s"}) table.header.push_back(extra);
   table.right_aligned.assign(table.header.size(), true);
@@ -184,8 +184,8 @@ std::string format_time_breakdown(const TimeBreakdown& breakdown) {
   };
   for (const auto& level : breakdown.levels) table.rows.push_back(row_of(level, std::to_string(level.level)));
   if (breakdown.levels.size() > 1) table.rows.push_back(row_of(breakdown.total, "total"));
-  std::string text = "where the evaluation time went (GPU s: the GPU's time on the candidates, by phase group; builds: "
-                     "torch's toolchain, in its own pool):\n" +
+  std::string text = "where the evaluation time went (eval s: the evaluator's time on the candidates, the GPU's or a CPU "
+                     "worker's, then by phase group; builds: torch's toolchain, in its own pool):\n" +
                      render_text_table(table);
   std::string waits;
   for (const auto& [path, seconds] : breakdown.total.load_wait_by_path)
@@ -194,7 +194,7 @@ std::string format_time_breakdown(const TimeBreakdown& breakdown) {
   if (!breakdown.slowest.empty()) {
     text += "  slowest candidates (submission to verdict):\n";
     for (const auto& slow : breakdown.slowest)
-      text += fmt::format("    level {} problem {} sample {}: {:.1f} s ({:.1f} s on the GPU), {}; {}\n", slow.level, slow.problem_id,
+      text += fmt::format("    level {} problem {} sample {}: {:.1f} s ({:.1f} s judged), {}; {}\n", slow.level, slow.problem_id,
                           slow.sample_index, slow.latency_seconds, slow.gpu_seconds, slow.verdict, slow.reason);
   }
   return text;

@@ -81,7 +81,7 @@ TEST_CASE("the breakdown sums phases by group and level, splits load waits by pa
 
   const std::string text = format_time_breakdown(*breakdown);
   CHECK(text.find("load wait by compile path: fallback 1.5 s, nvrtc 0.5 s") != std::string::npos);
-  CHECK(text.find("level 1 problem 2 sample 0: 80.0 s (3.0 s on the GPU), runtime_error") != std::string::npos);
+  CHECK(text.find("level 1 problem 2 sample 0: 80.0 s (3.0 s judged), runtime_error") != std::string::npos);
   const auto json = time_breakdown_json(*breakdown);
   CHECK(json.at("levels").size() == 2);
   CHECK(json.at("total").at("groups").at("rejudged") == doctest::Approx(0.75));
