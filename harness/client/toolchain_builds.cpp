@@ -45,6 +45,12 @@ struct BuildFolder {
   }
 };
 
+// The largest module the host copies into the cache (a torch extension is a few MiB; the build runs
+// the candidate's sources and flags, and may write a file as large as its sandbox allows).
+constexpr off_t kMaxModuleBytes = off_t{512} << 20;
+// The longest build error kept (the compilers' output; the candidate sees it as its error message).
+constexpr size_t kMaxMessageBytes = 64 << 10;
+
 // The bytes of a regular file the build wrote, never through a link (the build is the candidate's
 // code's compiler, with the candidate's flags: it may have planted anything there).
 Result<std::string> read_built_file(const fs::path& path) {
@@ -55,6 +61,11 @@ Result<std::string> read_built_file(const fs::path& path) {
   if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     close(fd);
     return make_error(fmt::format("the built module {} is not a regular file", path.string()));
+  }
+  if (info.st_size > kMaxModuleBytes) {
+    close(fd);
+    return make_error(fmt::format("the built module {} is {} bytes, over the {} the cache takes", path.string(), info.st_size,
+                                  kMaxModuleBytes));
   }
   bytes.resize(static_cast<size_t>(info.st_size));
   size_t done = 0;
@@ -376,6 +387,9 @@ ToolchainOutcome ToolchainBuilds::run_build(const std::string& key, const nlohma
     outcome.kind = ToolchainOutcome::Kind::failed;
     outcome.module_name = module_name;
     outcome.message = reply.value("message", "");
+    if (outcome.message.size() > kMaxMessageBytes)
+      outcome.message = outcome.message.substr(0, kMaxMessageBytes / 2) + "\n...\n" +
+                        outcome.message.substr(outcome.message.size() - kMaxMessageBytes / 2);
     if (!transient_failure(outcome.message)) store_failure(key, module_name, outcome.message);
     return outcome;
   }

@@ -3,7 +3,7 @@
 worker protocol (dicebench_harness.protocol) and "builds" without torch. Each build appends a line
 to the file FAKE_TOOLCHAIN_LOG names, sleeps FAKE_TOOLCHAIN_SECONDS (default 0), then answers as
 FAKE_TOOLCHAIN_OUTCOME says: "fail" (default; torch's error text), "build" (writes a module file of
-a few bytes) or "hang" (never answers). The environment reaches it through the host's own."""
+a few bytes, or of FAKE_TOOLCHAIN_MODULE_BYTES) or "hang" (never answers). The environment reaches it through the host's own."""
 
 import os
 import sys
@@ -44,5 +44,7 @@ while True:
     if outcome == "build":
         with open(os.path.join(request["build_dir"], name + ".so"), "wb") as module:
             module.write(b"\x7fELF fake module " + name.encode())
+            if os.environ.get("FAKE_TOOLCHAIN_MODULE_BYTES"):  # a sparse file of that size
+                module.truncate(int(os.environ["FAKE_TOOLCHAIN_MODULE_BYTES"]))
         reply.update(ok=True, message="", module_file=name + ".so")
     protocol.write_frame(channel_out, reply)

@@ -155,3 +155,15 @@ TEST_CASE("a build past its limit is a timeout and is not cached, and an abandon
   CHECK(running.kind != ToolchainOutcome::Kind::built);
   CHECK(fixture.builds() == 2);  // "other" never started
 }
+
+TEST_CASE("a built module larger than the cache takes is declined, not cached") {
+  Fixture fixture("build", 0.0);
+  setenv("FAKE_TOOLCHAIN_MODULE_BYTES", std::to_string(600ll << 20).c_str(), 1);  // sparse: no disk used
+  ToolchainBuilds builds(fixture.settings());
+  const ToolchainOutcome huge = builds.build(call("huge"), "job-1");
+  unsetenv("FAKE_TOOLCHAIN_MODULE_BYTES");
+  CHECK(huge.kind == ToolchainOutcome::Kind::declined);
+  CHECK(huge.message.find("over the") != std::string::npos);
+  CHECK_FALSE(builds.build(call("huge"), "job-2").cache_hit);  // built again: nothing was stored
+  CHECK(fixture.builds() == 2);
+}
