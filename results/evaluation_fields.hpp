@@ -102,6 +102,8 @@ inline constexpr auto kEvaluationFields = std::to_array<EvaluationField>({
      "of those, compared with the reference"},
     {"timed_calls.batches", "", "", "", FieldType::integer, "count",
      "batches of those calls' inputs the reference made ahead (reference.batch)"},
+    {"timed_calls.fresh_placements", "evaluations.details.timed_calls.fresh_placements", "", "", FieldType::integer,
+     "count", "calls (correctness trials and timed calls) whose inputs were moved where no input of the job had been"},
     {"fastpath_outcome", "evaluations.details.fastpath_outcome", "", "", FieldType::object, "",
      "what the NVRTC fast path said when torch's toolchain re-judged it (verdict, error_message, compile_path)"},
     {"problem_traits", "problems.traits", "", "reference.traits_judged.traits", FieldType::array, "",

@@ -41,7 +41,9 @@ void print_evaluation(const harness::Evaluation& e, const std::string& device) {
     fmt::print("host: {:.4f} ms in the call; {:.4f} ms from the harness's start to the first device work\n",
                e.profile->call_host_ms, e.profile->launch_latency_ms);
   }
-  if (e.timed_calls) fmt::print("timed calls: {} on fresh inputs, {} of them checked\n", e.timed_calls, e.checked_calls);
+  if (e.timed_calls)
+    fmt::print("timed calls: {} on fresh inputs, {} of them checked; {} calls placed at fresh addresses\n", e.timed_calls,
+               e.checked_calls, e.fresh_placements);
   if (!e.error_message.empty()) fmt::print("{}: {}\n", e.error_class, e.error_message);
   fmt::print("evaluated in {:.1f} s on {}\n", e.seconds, device);
 }

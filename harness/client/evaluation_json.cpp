@@ -65,7 +65,7 @@ nlohmann::json evaluation_json(const Evaluation& e, const std::string& device) {
           {"flags", flags_json(e.flags)},
           {"memory_floor_ms", optional_json(e.memory_floor_ms)},
           {"io_bytes", {{"inputs", e.input_bytes}, {"outputs", e.output_bytes}}},
-          {"timed_calls", {{"calls", e.timed_calls}, {"checked", e.checked_calls}, {"batches", e.timed_batches}}},
+          {"timed_calls", {{"calls", e.timed_calls}, {"checked", e.checked_calls}, {"batches", e.timed_batches}, {"fresh_placements", e.fresh_placements}}},
           {"fastpath_outcome", e.fastpath_outcome ? *e.fastpath_outcome : nlohmann::json(nullptr)},
           {"problem_traits", e.problem_traits ? e.problem_traits->traits : nlohmann::json(nullptr)},
           {"log_tail", e.log_tail},

@@ -43,6 +43,13 @@ inline constexpr int kToolchainRequestsPerCandidate = 16;
 // by checked calls after the loop where needed (a loop cut short by its budget).
 inline constexpr uint64_t kCheckOneIn = 10;
 inline constexpr int kMinChecks = 3;
+// Calls whose inputs are moved where no input of the job has been (PROTOCOL.md, "Fresh placement"):
+// one secret checked call per timing loop and one secret correctness trial after the first, and
+// besides those each call with probability 1/kFreshOneIn, checked or not, so that a fresh
+// placement tells the candidate nothing of whether its call is checked.
+inline constexpr uint64_t kPlacementDraws = 7'000'000;       // + call: whether timed call `call` is placed fresh
+inline constexpr uint64_t kTrialPlacementDraws = 8'000'000;  // + trial: whether trial `trial` is placed fresh
+inline constexpr uint64_t kFreshOneIn = 5;
 
 // A number field that may be absent or null (a shape mismatch has no difference to report).
 std::optional<double> number(const nlohmann::json& j, const char* key);

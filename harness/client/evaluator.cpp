@@ -185,8 +185,16 @@ Result<void> Evaluator::run_candidate(Job& job) {
     return {};
   }
   e.failed_stage = "trials";
+  // One secret trial after the first (the first is where a replay would have captured) gets its
+  // inputs where no input of the job has been; any trial may, besides (kFreshOneIn).
+  const auto fresh_trial = [&](int t) {
+    const bool designated = settings_.trials > 1 &&
+                            t == 1 + static_cast<int>(mix(settings_.secret, job.problem_hash, kTrialPlacementDraws - 1) %
+                                                      static_cast<uint64_t>(settings_.trials - 1));
+    return designated || mix(settings_.secret, job.problem_hash, kTrialPlacementDraws + static_cast<uint64_t>(t)) % kFreshOneIn == 0;
+  };
   for (int t = 0; t < settings_.trials; ++t) {
-    auto ok = check_trial(job, t, mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(t)));
+    auto ok = check_trial(job, t, mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(t)), fresh_trial(t));
     if (!ok) return ok.error();
     if (!*ok) return {};
   }
@@ -203,7 +211,8 @@ Result<void> Evaluator::run_candidate(Job& job) {
   e.failed_stage = "after_timing";
   job.note = " (in a call made after timing started)";
   const int after_trial = settings_.trials;
-  auto ok = check_trial(job, after_trial, mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(after_trial)));
+  auto ok = check_trial(job, after_trial, mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(after_trial)),
+                        fresh_trial(after_trial));
   if (!ok) return ok.error();
   if (!*ok) return {};
   clock.lap(phases::kAfterTiming);

@@ -170,6 +170,7 @@ struct Evaluation {
   std::vector<std::pair<results::EvaluationFlag, std::string>> flags;  // with what they saw
   int timed_calls = 0, checked_calls = 0;      // calls in candidate.time, and how many were compared
   int timed_batches = 0;                       // reference.batch requests that made their inputs
+  int fresh_placements = 0;                    // calls (trials and timed) whose inputs were placed fresh
   std::optional<ProblemTraits> problem_traits;   // the problem's traits, as known to the evaluator
   std::optional<ProblemTraits> traits_measured;  // judged in this call (not known before)
   std::optional<Bandwidth> bandwidth_measured;   // measured in this call (not known before)
@@ -265,7 +266,7 @@ class Evaluator {
   std::unique_ptr<Candidate> launch(const std::string& candidate_source, bool fastpath);
   std::unique_ptr<Candidate> spawn_candidate();  // a started worker with its job folder, no load sent
   void await_load(Candidate& candidate);
-  Result<bool> check_trial(Job& job, int trial, uint64_t seed);
+  Result<bool> check_trial(Job& job, int trial, uint64_t seed, bool fresh_placement);
   Result<void> run_candidate(Job& job);
   Result<Evaluation> evaluate_with(const std::string& problem_source, const std::string& problem_hash, Candidate& candidate);
   bool judge_load(Evaluation& e, Candidate& candidate);  // true when it loaded

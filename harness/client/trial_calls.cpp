@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <iterator>
 #include <set>
 
 namespace dicebench::harness {
@@ -14,7 +15,7 @@ using namespace parts;
 
 // One trial: the reference makes inputs and keeps its outputs, the candidate runs, the reference
 // compares. false once a verdict is decided (the candidate failed); errors are the harness's.
-Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
+Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed, bool fresh_placement) {
   Evaluation& e = job.evaluation;
   auto inputs = job.reference->call({{"type", "reference.trial"}, {"job", job.id}, {"trial", trial}, {"seed", seed}},
                                     settings_.reference_timeout);
@@ -32,7 +33,9 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed) {
   }
   auto outputs = call_candidate(
       job, {{"type", "candidate.forward"}, {"job", job.id}, {"trial", trial}, {"inputs", inputs.reply->at("inputs")},
-            {"outputs_path", (job.candidate->folder->path / fmt::format("outputs-{}.pt", trial)).string()}});
+            {"outputs_path", (job.candidate->folder->path / fmt::format("outputs-{}.pt", trial)).string()},
+            {"fresh_placement", fresh_placement}});
+  if (fresh_placement) ++e.fresh_placements;
   note_jit(e, outputs);
   if (failed(outputs)) {
     charge_failure(e, outputs, fmt::format("trial {}", trial), job.note, job.candidate->log());
@@ -106,10 +109,23 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     return sure_checks.count(call) > 0 ||
            mix(settings_.secret, job.problem_hash, kCheckDraws + static_cast<uint64_t>(call)) % kCheckOneIn == 0;
   };
+  // One of the sure checks gets its inputs where no input of the job has been (a loop cut short
+  // before it places its first made-up checked call so); any call may, besides, checked or not.
+  const int fresh_check = sure_checks.empty() ? -1 : [&] {
+    auto it = sure_checks.begin();
+    std::advance(it, static_cast<long>(mix(settings_.secret, job.problem_hash, kPlacementDraws - 1) % sure_checks.size()));
+    return *it;
+  }();
+  const auto fresh_draw = [&](int call) {
+    return call == fresh_check ||
+           mix(settings_.secret, job.problem_hash, kPlacementDraws + static_cast<uint64_t>(call)) % kFreshOneIn == 0;
+  };
+  bool fresh_check_made = false;  // a checked call placed fresh has been handed over
   struct Made {
     int call;
     nlohmann::json inputs;
     nlohmann::json mask_key;  // null: not masked
+    bool fresh = false;       // placed where no input of the job has been
   };
   std::deque<Made> ready;  // made by the reference, not handed over yet: calls expected, expected + 1, ...
   std::set<int> checked;   // calls whose outputs the reference keeps and compares
@@ -149,7 +165,8 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     for (int k = 0; k < count_made; ++k) {
       const auto& call = calls[static_cast<size_t>(k)];
       const int index = expected + k;
-      ready.push_back({index, r.at("inputs")[static_cast<size_t>(k)], masked ? call.at("mask_key") : nlohmann::json(nullptr)});
+      const bool fresh = fresh_draw(index) || (all_checked && k == 0 && !fresh_check_made);
+      ready.push_back({index, r.at("inputs")[static_cast<size_t>(k)], masked ? call.at("mask_key") : nlohmann::json(nullptr), fresh});
       if (call.at("outputs").get<bool>()) checked.insert(index);
     }
     e.input_bytes = std::max(e.input_bytes, r.value("input_bytes", int64_t{0}));
@@ -157,6 +174,12 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     return true;
   };
   const auto stop = [&] { return nlohmann::json{{"type", "timing.stop"}, {"job", job.id}}; };
+  const auto hand_over = [&](Made& made) {
+    if (made.fresh) {
+      ++e.fresh_placements;
+      if (checked.count(made.call)) fresh_check_made = true;
+    }
+  };
   const auto on_call_done = [&](const nlohmann::json& message) -> std::optional<nlohmann::json> {
     if (message.value("type", "") != "candidate.call_done") return std::nullopt;
     const int call = message.value("call", -1);
@@ -206,18 +229,20 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     }
     Made next = std::move(ready.front());
     ready.pop_front();
+    hand_over(next);
     return nlohmann::json{{"type", "timing.next"}, {"job", job.id}, {"call", next.call}, {"inputs", std::move(next.inputs)},
-                          {"mask_key", std::move(next.mask_key)}};
+                          {"mask_key", std::move(next.mask_key)}, {"fresh_placement", next.fresh}};
   };
   if (!make_batch(std::min(kBatchCalls, loop_calls), false)) return make_error(harness_error);
   Made first = std::move(ready.front());
   ready.pop_front();
+  hand_over(first);
   // The loop's budget leaves half the candidate's time limit for the rest: a slow machine makes
   // timing stop early (stop_reason "budget"), never a correct candidate run out of time.
   const double left_s = std::chrono::duration<double>(remaining(job.deadline)).count();
   const double budget_s = std::max(0.05, std::min(settings_.budget_seconds, left_s / 2));
   nlohmann::json request = {{"type", "candidate.time"}, {"job", job.id}, {"inputs", std::move(first.inputs)},
-                            {"mask_key", std::move(first.mask_key)},
+                            {"mask_key", std::move(first.mask_key)}, {"fresh_placement", first.fresh},
                             {"outputs_path", (c.folder->path / "outputs-timed.pt").string()},
                             {"warmup", settings_.warmup}, {"min_trials", settings_.min_trials},
                             {"max_trials", settings_.max_trials}, {"budget_s", budget_s},

@@ -18,7 +18,7 @@
 
 namespace dicebench::harness {
 
-inline constexpr int kProtocolVersion = 7;
+inline constexpr int kProtocolVersion = 8;
 
 struct WorkerOptions {
   std::string executable;                      // dicebench-worker

@@ -1,16 +1,20 @@
 // dicebench_cuda: the worker's CUDA extension module, imported by its Python only on CUDA devices.
 // It holds the CUPTI recorder's bindings (harness/timing/recorder_bindings.hpp) and CUDA IPC of
-// device allocations (cuda_ipc.hpp), which transfer.py uses to hand inputs between the roles.
+// device allocations (cuda_ipc.hpp), which transfer.py uses to hand inputs between the roles, and
+// device memory at never-used addresses (fresh_memory.hpp), where placement.py moves inputs.
 // Errors reach Python as RuntimeError.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "harness/timing/recorder_bindings.hpp"
 #include "harness/worker/cuda_ipc.hpp"
+#include "harness/worker/fresh_memory.hpp"
 
 namespace py = pybind11;
 
@@ -55,4 +59,20 @@ PYBIND11_MODULE(dicebench_cuda, m) {
   m.def(
       "ipc_close", [](std::uintptr_t base, int device) { value_or_raise(ipc_close(base, device)); }, py::arg("base"),
       py::arg("device"), "Synchronize the device, then unmap what ipc_open mapped.");
+  m.def(
+      "map_fresh",
+      [](int device, std::size_t bytes, const std::vector<std::pair<std::uintptr_t, std::uintptr_t>>& avoid) {
+        auto region = value_or_raise(map_fresh(device, bytes, avoid));
+        return py::make_tuple(region.address, region.size_bytes, region.handle);
+      },
+      py::arg("device"), py::arg("bytes"), py::arg("avoid"),
+      "(address, size, handle): at least bytes of device memory at an address range that overlaps none of avoid "
+      "([first, end) pairs) nor any range reserved before in this process (fresh_memory.hpp).");
+  m.def(
+      "unmap_fresh",
+      [](std::uintptr_t address, std::size_t size, std::uint64_t handle, int device) {
+        value_or_raise(unmap_fresh(FreshRegion{address, size, handle}, device));
+      },
+      py::arg("address"), py::arg("size"), py::arg("handle"), py::arg("device"),
+      "Synchronize the device, unmap a map_fresh region and release its memory; its addresses stay reserved.");
 }

@@ -73,6 +73,14 @@ TEST_CASE("a cached answer and a change once timing starts are caught on CUDA") 
   CHECK(evaluate_on_cuda("lazy_after_timing.py")["verdict"] == "output_mismatch");
 }
 
+TEST_CASE("a CUDA graph replayed on its first call's input pointers fails a call whose inputs lie elsewhere") {
+  const auto honest = evaluate_on_cuda("correct.py");
+  CHECK_MESSAGE(honest["verdict"] == "correct", honest.dump());
+  CHECK(honest["timed_calls"]["fresh_placements"].get<int>() >= 2);
+  const auto replay = evaluate_on_cuda("cuda_graph_replay.py");
+  CHECK_MESSAGE(replay["verdict"] == "output_mismatch", replay.dump());
+}
+
 TEST_CASE("outputs on another device than the inputs are a runtime error") {
   const auto moved = evaluate_on_cuda("cpu_output.py");
   CHECK(moved["verdict"] == "runtime_error");

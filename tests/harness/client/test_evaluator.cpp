@@ -367,3 +367,14 @@ TEST_CASE("with a batch budget smaller than a call, every call is a batch of its
     if (budget > 1) CHECK(stale->timed_batches < stale->timed_calls);
   }
 }
+
+TEST_CASE("a trial and a checked timed call get their inputs placed fresh, and an honest candidate stays correct") {
+  // The CUDA case, a graph replayed on its first call's input pointers, is in test_eval_gpu; on the
+  // CPU the inputs' addresses already vary, and the placement itself is tested in test_placement.py.
+  Evaluator evaluator(cpu_settings());
+  auto honest = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
+  REQUIRE_MESSAGE(honest.ok(), (honest ? std::string() : honest.error().message));
+  CHECK(honest->status == Verdict::correct);
+  CHECK(honest->fresh_placements >= 2);  // a trial and a checked timed call at least
+  CHECK(honest->fresh_placements < honest->timed_calls + 4);
+}

@@ -4,7 +4,8 @@ maps once, nothing is written to /dev/shm (so the candidate's sandbox keeps a pr
 hostile descriptors give TransferError without a sticky CUDA error; and the reference exports no
 allocation that holds what it computes from (its own inputs) or compares with (its outputs); a batch
 of timed calls travels in one masked allocation, opened once, and a timing loop with warm calls
-runs on batches. Exits 77
+runs on batches; inputs placed fresh lie at addresses no input of the job used, and their memory
+goes back once they are gone. Exits 77
 (skipped) where torch or a CUDA device is missing."""
 
 import base64
@@ -24,7 +25,7 @@ if torch is None or not torch.cuda.is_available():
     sys.exit(77)
 
 import dicebench_cuda  # noqa: E402,F401  (after torch)
-from dicebench_harness import protocol, transfer  # noqa: E402
+from dicebench_harness import placement, protocol, transfer  # noqa: E402
 from dicebench_harness.reference import ReferenceRole  # noqa: E402
 
 
@@ -372,6 +373,32 @@ class BatchOnCudaTest(unittest.TestCase):
         self.assertEqual(final["calls"], 2 + timing["trials"] + timing["warm_calls"])
         self.assertEqual(verdicts, ["correct"] * final["calls"])
         self.assertIsNotNone(final["profile"])
+
+
+class FreshPlacementOnCudaTest(unittest.TestCase):
+    def test_fresh_inputs_lie_at_unused_addresses_and_their_memory_is_released(self):
+        places = placement.InputPlacements("cuda:0")
+        earlier = []
+        for call in range(8):
+            g = torch.Generator(device="cuda").manual_seed(call)
+            inputs = [torch.randn(1024, 1024, device="cuda", generator=g), [torch.arange(7, device="cuda").to(torch.bfloat16)]]
+            expected = [inputs[0].clone(), inputs[1][0].clone()]
+            got = places.receive(inputs, call % 2 == 1)
+            spans = [(t.untyped_storage().data_ptr(), t.untyped_storage().data_ptr() + t.untyped_storage().nbytes())
+                     for t in (got[0], got[1][0])]
+            overlapping = any(a < e and s < b for a, b in spans for s, e in earlier)
+            if call % 2 == 1:
+                self.assertFalse(overlapping, (call, spans))
+            self.assertTrue(torch.equal(got[0], expected[0]))
+            self.assertTrue(torch.equal(got[1][0], expected[1][0]))
+            self.assertEqual(got[1][0].dtype, torch.bfloat16)
+            earlier += spans
+            del got, inputs, expected
+        before = torch.cuda.mem_get_info()[0]
+        places.release()  # the last fresh call's regions: torch let them go with their tensors
+        self.assertEqual(places.released, [])
+        self.assertGreaterEqual(torch.cuda.mem_get_info()[0], before)
+        self.assertEqual(places.fresh_calls, 4)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ from typing import Any, Callable
 
 import dicebench_timing as timing
 
-from . import jit_kernels, loading, numerics, protocol, seeding, transfer, triton_interpreter
+from . import jit_kernels, loading, numerics, placement, protocol, seeding, transfer, triton_interpreter
 from .devices import check_device
 from .errors import HostError, exception_line, traceback_tail
 from .tensors import synchronize
@@ -199,6 +199,7 @@ class _TimingLink:
         self.outputs_path = request["outputs_path"]
         self.pending: Any = request["inputs"]  # the descriptor of the next call's inputs
         self.pending_mask: int | None = request["mask_key"]
+        self.pending_fresh: bool = request["fresh_placement"]
         self.call = 0
         self.inputs: Any = None
         self.outputs: Any = None
@@ -236,8 +237,8 @@ class _TimingLink:
         if self.pending is None:
             raise HostError("the host sent no inputs for the next call")
         self.inputs, self.outputs = None, None  # the previous call's memory goes back first
-        self.inputs = self.role._receive(self.pending, self.pending_mask)
-        self.pending, self.pending_mask = None, None
+        self.inputs = self.role._receive(self.pending, self.pending_mask, self.pending_fresh)
+        self.pending, self.pending_mask, self.pending_fresh = None, None, False
         numerics.apply_numerics()
 
     def finish_call(self, more: bool) -> None:
@@ -254,6 +255,7 @@ class _TimingLink:
             if answer["call"] != self.call:
                 raise HostError(f"the host sent inputs for call {answer['call']}, expected {self.call}")
             self.pending, self.pending_mask = answer["inputs"], answer["mask_key"]
+            self.pending_fresh = answer["fresh_placement"]
         elif more:
             raise _TimingStopped()
 
@@ -327,6 +329,7 @@ class CandidateRole:
         self.candidate_kernels: set[str] = set()  # mangled names and base names
         self.jit = jit_kernels.JitWatch(self.candidate_kernels)  # Triton's kernels, compiled at first launch
         self.exported: Any = None
+        self.placements = placement.InputPlacements(device)  # where this job's inputs have been
 
     def handlers(self) -> dict:
         return {"candidate.load": self.load, "candidate.init": self.init,
@@ -508,21 +511,23 @@ class CandidateRole:
         return self._reply("candidate.ready", request, failure)
 
     # ---------------------------------------------------------------------------------------
-    def _receive(self, descriptor: dict, mask_key: int | None = None) -> Any:
+    def _receive(self, descriptor: dict, mask_key: int | None = None, fresh: bool = False) -> Any:
+        """A call's inputs in this process's own memory; with `fresh`, where no input of this job has
+        been (placement.py)."""
         try:
             inputs = transfer.import_tree(descriptor, self.device, clone=True, mask_key=mask_key)
         except transfer.TransferError as error:
             raise HostError(f"cannot receive the inputs: {error}") from None
         if not isinstance(inputs, (list, tuple)):
             raise HostError("the inputs are not a list")
-        return list(inputs)
+        return self.placements.receive(list(inputs), fresh)
 
     def forward(self, request: dict) -> dict:
         from .tensors import clone_tree
 
         self._expect(request, "ready")
         self.exported = None  # the host is done with the previous trial's outputs
-        inputs = self._receive(request["inputs"])
+        inputs = self._receive(request["inputs"], fresh=request["fresh_placement"])
         failure, descriptor, aliased = None, None, False
         try:
             with numerics.harness_call():

@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping
 
 # Checked by tests/results/test_vocabulary.cpp against the host's (harness/client/worker_process.hpp)
 # and harness/PROTOCOL.md's title.
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 8
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 _HEADER = struct.Struct("<I")
 
@@ -321,15 +321,16 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
         "trial": int_range(0),
         "inputs": TRANSFER,
         "outputs_path": NONEMPTY_STR,  # where a file transfer writes the outputs
-    }),
+    }, {"fresh_placement": (BOOL, False)}),
     # Times forward on fresh inputs for every call: `inputs` are the first call's; after each call the
     # worker sends candidate.call_done and the host answers timing.next (the next call's inputs) or
     # timing.stop. `outputs_path` is where a file transfer writes each call's outputs.
     # `mask_key` (here and in timing.next): the key of the mask over that call's exported inputs, null
-    # when they are not masked.
+    # when they are not masked. `fresh_placement` (here, in timing.next and in candidate.forward): move
+    # that call's inputs where no input of the job has been (placement.py).
     Spec("candidate.time", "candidate", {"job": NONEMPTY_STR, "inputs": TRANSFER, "outputs_path": NONEMPTY_STR,
                                          **TIMING_PARAMS_REQUIRED},
-         {**TIMING_PARAMS_OPTIONAL, "mask_key": (OPT_SEED, None)}),
+         {**TIMING_PARAMS_OPTIONAL, "mask_key": (OPT_SEED, None), "fresh_placement": (BOOL, False)}),
     Spec("shutdown", None, {}, {"job": (STR, "")}),
     # The host's answer to a candidate.compile (read by the candidate inside candidate.load, not by
     # the request loop): the outcome of compiling that load_inline call in the trusted compile step.
@@ -346,7 +347,7 @@ REQUESTS: dict[str, Spec] = {s.type: s for s in [
     # `call` (a timed or warm-up call while the loop goes on, else one more untimed checked call),
     # or the end of timing.
     Spec("timing.next", "candidate", {"job": STR, "call": int_range(0), "inputs": TRANSFER},
-         {"mask_key": (OPT_SEED, None)}),
+         {"mask_key": (OPT_SEED, None), "fresh_placement": (BOOL, False)}),
     Spec("timing.stop", "candidate", {"job": STR}),
 ]}
 

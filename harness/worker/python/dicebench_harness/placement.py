@@ -1,0 +1,130 @@
+"""Where a candidate's inputs lie in its memory: the address ranges every input of a job has
+occupied, and fresh placements that avoid them (harness/PROTOCOL.md, "Fresh placement").
+
+The allocator hands a call's inputs the block the previous call's inputs freed, so every call's
+inputs land at the same addresses. A candidate that captured a CUDA graph on an early call's input
+pointers, and replays it without copying the new inputs in, then reads the right inputs on every
+call and passes, though it would read stale memory wherever its caller's inputs moved. On the calls
+the host marks `fresh_placement` (a secret subset holding at least one checked call per loop), every
+input tensor is moved to memory where no input of this job has been, so such a replay reads stale
+bytes there, and the checked call fails it.
+
+On CUDA the memory comes from dicebench_cuda.map_fresh (fresh_memory.hpp): address ranges the
+driver reserves for this process and never hands out again, with physical memory that is released
+once the tensor is gone (at the next call, after a device synchronisation), so a job's memory stays
+bounded. On the CPU an allocation that lands on a used range is held while another is made."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import HostError
+
+MAX_CPU_ATTEMPTS = 64
+
+
+def _span(tensor: Any) -> tuple[int, int] | None:
+    storage = tensor.untyped_storage()
+    if storage.nbytes() == 0:
+        return None
+    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+
+
+class _FreshRegion:
+    """Device memory from map_fresh, seen by torch through the CUDA array interface (torch keeps
+    this object alive as long as a tensor's storage uses the memory); when torch lets it go, the
+    region waits in `released` to be unmapped at a safe point."""
+
+    def __init__(self, address: int, size: int, handle: int, device_index: int, released: list):
+        self.address, self.size, self.handle, self.device_index = address, size, handle, device_index
+        self.released = released
+        self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1", "data": (address, False),
+                                         "version": 3, "strides": None, "stream": None}
+
+    def __del__(self) -> None:
+        self.released.append((self.address, self.size, self.handle, self.device_index))
+
+
+class InputPlacements:
+    """The address ranges the inputs of one job have occupied, and fresh placements avoiding them."""
+
+    def __init__(self, device: Any):
+        import torch
+
+        self.device = torch.device(device)
+        self.used: list[tuple[int, int]] = []
+        self.released: list[tuple[int, int, int, int]] = []  # CUDA regions no tensor uses any more
+        self.fresh_calls = 0
+
+    def receive(self, inputs: list, fresh: bool) -> list:
+        """A call's inputs as the candidate gets them: moved where no input of this job has been when
+        `fresh`; either way the ranges they occupy are noted."""
+        self.release()
+        if fresh:
+            inputs = [self._moved(value) for value in inputs]
+            self.fresh_calls += 1
+            if self.device.type == "cuda":
+                from .tensors import synchronize
+
+                synchronize(self.device)
+        self._note(inputs)
+        return inputs
+
+    def release(self) -> None:
+        """Unmaps the regions whose tensors are gone (dicebench_cuda synchronises the device first)."""
+        if not self.released:
+            return
+        import dicebench_cuda
+
+        while self.released:
+            address, size, handle, index = self.released.pop()
+            dicebench_cuda.unmap_fresh(address, size, handle, index)
+
+    def _note(self, value: Any) -> None:
+        import torch
+
+        if isinstance(value, torch.Tensor):
+            span = _span(value)
+            if span is not None:
+                self.used.append(span)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                self._note(item)
+
+    def _overlaps(self, span: tuple[int, int]) -> bool:
+        return any(span[0] < end and start < span[1] for start, end in self.used)
+
+    def _moved(self, value: Any) -> Any:
+        import torch
+
+        if isinstance(value, (list, tuple)):
+            return type(value)(self._moved(item) for item in value)
+        if not isinstance(value, torch.Tensor) or _span(value) is None:
+            return value
+        moved = self._fresh_cuda(value) if value.device.type == "cuda" else self._fresh_cpu(value)
+        moved.copy_(value)
+        return moved
+
+    def _fresh_cuda(self, like: Any) -> Any:
+        import dicebench_cuda
+        import torch
+
+        index = like.device.index if like.device.index is not None else torch.cuda.current_device()
+        nbytes = like.untyped_storage().nbytes()  # received tensors are compact copies
+        try:
+            address, size, handle = dicebench_cuda.map_fresh(index, nbytes, self.used)
+        except RuntimeError as error:
+            raise HostError(f"cannot place the inputs at fresh addresses: {error}") from None
+        raw = torch.as_tensor(_FreshRegion(address, size, handle, index, self.released), device=like.device)
+        return raw[:nbytes].view(like.dtype).as_strided(like.size(), like.stride(), like.storage_offset())
+
+    def _fresh_cpu(self, like: Any) -> Any:
+        import torch
+
+        held = []  # allocations on used ranges, kept until one lands elsewhere
+        for _ in range(MAX_CPU_ATTEMPTS):
+            tensor = torch.empty_strided(like.size(), like.stride(), dtype=like.dtype, device=like.device)
+            if not self._overlaps(_span(tensor)):
+                return tensor
+            held.append(tensor)
+        raise HostError(f"cannot place the inputs at fresh addresses: {MAX_CPU_ATTEMPTS} allocations landed on used ones")

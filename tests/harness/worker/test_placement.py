@@ -1,0 +1,69 @@
+"""Fresh placement of a call's inputs (dicebench_harness.placement) on the CPU: a fresh call's
+tensors lie where no input of the job has been, with the same values, structure and layout; other
+calls keep the addresses the allocator gave them (which repeat: the reason placement exists). The
+CUDA placement (dicebench_cuda.map_fresh) is tested in test_cuda_ipc.py."""
+
+import unittest
+
+import torch
+
+from dicebench_harness import placement
+
+
+def spans(tree, found):
+    if isinstance(tree, torch.Tensor):
+        storage = tree.untyped_storage()
+        found.append((storage.data_ptr(), storage.data_ptr() + storage.nbytes()))
+    elif isinstance(tree, (list, tuple)):
+        for item in tree:
+            spans(item, found)
+    return found
+
+
+def overlaps(span, earlier):
+    return any(span[0] < end and start < span[1] for start, end in earlier)
+
+
+def received(seed):
+    """A call's inputs as the transfer hands them over: fresh copies, the previous call's freed."""
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(64, 64, generator=g), (torch.randint(0, 9, (33,), generator=g), 2.5), [torch.ones(5).t()]]
+
+
+class PlacementTest(unittest.TestCase):
+    def run_calls(self, fresh_calls, count=12):
+        places = placement.InputPlacements("cpu")
+        earlier, fresh_overlapped, other_overlapped = [], [], []
+        for call in range(count):
+            inputs = received(call)
+            expected = [inputs[0].clone(), (inputs[1][0].clone(), inputs[1][1]), [inputs[2][0].clone()]]
+            got = places.receive(inputs, call in fresh_calls)
+            self.assertEqual(type(got[1]), tuple)
+            self.assertEqual(got[1][1], 2.5)
+            torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0)
+            torch.testing.assert_close(got[1][0], expected[1][0], rtol=0, atol=0)
+            torch.testing.assert_close(got[2][0], expected[2][0], rtol=0, atol=0)
+            self.assertEqual(got[0].stride(), expected[0].stride())
+            now = spans(got, [])
+            (fresh_overlapped if call in fresh_calls else other_overlapped).append(any(overlaps(s, earlier) for s in now))
+            earlier += now
+            del got, inputs  # the call is over: its inputs go back to the allocator
+        return places, fresh_overlapped, other_overlapped
+
+    def test_a_fresh_call_lies_where_no_input_of_the_job_has_been(self):
+        places, fresh_overlapped, other_overlapped = self.run_calls({3, 4, 7, 11})
+        self.assertEqual(fresh_overlapped, [False] * 4)
+        self.assertEqual(places.fresh_calls, 4)
+        # Without placement the allocator hands later calls the blocks earlier calls freed.
+        self.assertIn(True, other_overlapped)
+
+    def test_calls_not_placed_fresh_keep_their_tensors(self):
+        places = placement.InputPlacements("cpu")
+        inputs = received(1)
+        got = places.receive(inputs, False)
+        self.assertIs(got[0], inputs[0])
+        self.assertEqual(places.fresh_calls, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
