@@ -115,14 +115,18 @@ std::string format_coverage(const PublishedCoverage& coverage) {
 }
 
 nlohmann::json coverage_json(const PublishedCoverage& coverage) {
-  nlohmann::json missing = nlohmann::json::array();
-  for (const ProblemRow& p : coverage.missing)
-    missing.push_back({{"level", p.level}, {"problem_id", p.problem_id}, {"name", p.name}, {"file", published_problem_file(p)}});
+  const auto listed = [](const std::vector<ProblemRow>& problems) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const ProblemRow& p : problems)
+      out.push_back({{"level", p.level}, {"problem_id", p.problem_id}, {"name", p.name}, {"file", published_problem_file(p)}});
+    return out;
+  };
   return {{"file", coverage.source},
           {"hardware", coverage.hardware},
           {"problems", coverage.problems},
           {"covered", coverage.covered.size()},
-          {"missing", std::move(missing)}};
+          {"covered_problems", listed(coverage.covered)},
+          {"missing", listed(coverage.missing)}};
 }
 
 Result<nlohmann::json> export_published_baselines(Store& store, const std::string& device, const std::string& method) {

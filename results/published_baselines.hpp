@@ -56,7 +56,8 @@ struct PublishedCoverage {
 // lose their baseline and speedup (nothing is guessed) and the problem is listed as missing.
 PublishedCoverage apply_published_baselines(RunResults& run, const PublishedBaselines& baselines);
 
-// "published baselines FILE (HARDWARE): N of M problems; not in the file: 1/5 Name, ..." and as JSON.
+// "published baselines FILE (HARDWARE): N of M problems; not in the file (no speedup): 1/5 Name, ...";
+// as JSON, with the problems covered and missing listed (level, problem_id, name, file).
 std::string format_coverage(const PublishedCoverage& coverage);
 nlohmann::json coverage_json(const PublishedCoverage& coverage);
 

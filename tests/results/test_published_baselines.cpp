@@ -87,6 +87,8 @@ TEST_CASE("speedups and fast_p against a published file: published mean / candid
   const nlohmann::json json = coverage_json(coverage);
   CHECK(json["covered"] == 2);
   CHECK(json["missing"][0]["file"] == "3_P3.py");
+  REQUIRE(json["covered_problems"].size() == 2);
+  CHECK(json["covered_problems"][1]["file"] == "2_P2.py");
 }
 
 TEST_CASE("a malformed baseline file is one error line naming the entry") {
