@@ -92,6 +92,12 @@ LevelReport summarize(std::optional<int> level, const std::vector<const ProblemF
     std::int64_t c = 0;
     for (const SampleResult* sample : problem->samples) {
       ++report.samples;
+      // Measured at extraction: pending samples count too.
+      if (sample->infill_exact_match && sample->infill_edit_distance) {
+        ++report.infill_samples;
+        report.infill_exact += *sample->infill_exact_match;
+        edit_distances += static_cast<double>(*sample->infill_edit_distance);
+      }
       if (sample->pending) {
         ++report.pending;
         continue;
@@ -101,11 +107,6 @@ LevelReport summarize(std::optional<int> level, const std::vector<const ProblemF
       if (sample->request_error) ++report.request_failures;
       for (const SampleFlag& flag : sample->flags) ++report.flags[flag.name];
       if (sample->compiled) ++report.compiled;
-      if (sample->infill_exact_match && sample->infill_edit_distance) {
-        ++report.infill_samples;
-        report.infill_exact += *sample->infill_exact_match;
-        edit_distances += static_cast<double>(*sample->infill_edit_distance);
-      }
       if (sample->correct) ++c;
     }
     report.correct += c;
