@@ -9,8 +9,6 @@ namespace {
 
 constexpr std::string_view kWhitespace = " \t\n\r\f\v";  // what trim() removes
 
-}  // namespace
-
 InfillAnswer assemble_middle(const InfillItem& item, std::string_view middle) {
   const std::string_view reference = trim(item.middle);
   const std::string_view answer = trim(middle);
@@ -25,6 +23,8 @@ InfillAnswer assemble_middle(const InfillItem& item, std::string_view middle) {
   out.edit_distance = static_cast<std::int64_t>(edit_distance(answer, reference));
   return out;
 }
+
+}  // namespace
 
 InfillAnswer assemble_answer(const InfillItem& item, std::string_view completion) {
   const auto middle = kernelbench::extract_candidate(completion, kernelbench::Which::First);

@@ -23,7 +23,5 @@ struct InfillAnswer {
 
 // The middle from the completion's first code block.
 InfillAnswer assemble_answer(const InfillItem& item, std::string_view completion);
-// A middle already extracted.
-InfillAnswer assemble_middle(const InfillItem& item, std::string_view middle);
 
 }  // namespace dicebench::dice_infill
