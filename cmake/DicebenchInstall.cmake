@@ -17,7 +17,7 @@ set(DICEBENCH_INSTALL_INCLUDE_DIR include)
 set(DICEBENCH_INSTALL_CMAKE_DIR lib/cmake/dicebench)
 
 # The product's plugins; the example plugin is a template for users and stays out.
-set(DICEBENCH_INSTALLED_PLUGINS dicebench-suite-kernelbench dicebench-model-replay dicebench-model-openai)
+set(DICEBENCH_INSTALLED_PLUGINS dicebench-suite-kernelbench dicebench-suite-dice-infill dicebench-model-replay dicebench-model-openai)
 if(TARGET dicebench-model-local)  # built where torch has its C++ parts
   list(APPEND DICEBENCH_INSTALLED_PLUGINS dicebench-model-local)
 endif()

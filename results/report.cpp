@@ -80,6 +80,7 @@ LevelReport summarize(std::optional<int> level, const std::vector<const ProblemF
   report.problems = static_cast<std::int64_t>(problems.size());
   report.excludes_degenerate = options.exclude_degenerate;
   std::vector<std::pair<std::int64_t, std::int64_t>> decided_correct;  // per problem: n, c
+  double edit_distances = 0;  // summed over the infill samples
   for (const ProblemFacts* problem : problems) {
     if (!problem->traits) {
       ++report.unchecked_problems;
@@ -91,6 +92,12 @@ LevelReport summarize(std::optional<int> level, const std::vector<const ProblemF
     std::int64_t c = 0;
     for (const SampleResult* sample : problem->samples) {
       ++report.samples;
+      // Measured at extraction: pending samples count too.
+      if (sample->infill_exact_match && sample->infill_edit_distance) {
+        ++report.infill_samples;
+        report.infill_exact += *sample->infill_exact_match;
+        edit_distances += static_cast<double>(*sample->infill_edit_distance);
+      }
       if (sample->pending) {
         ++report.pending;
         continue;
@@ -106,6 +113,10 @@ LevelReport summarize(std::optional<int> level, const std::vector<const ProblemF
     decided_correct.emplace_back(n, c);
   }
   report.decided = report.samples - report.pending;
+  if (report.infill_samples > 0) {
+    report.infill_exact_rate = static_cast<double>(report.infill_exact) / static_cast<double>(report.infill_samples);
+    report.infill_mean_edit_distance = edit_distances / static_cast<double>(report.infill_samples);
+  }
   if (report.decided > 0) {
     const double decided = static_cast<double>(report.decided);
     report.compiled_rate = static_cast<double>(report.compiled) / decided;

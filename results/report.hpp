@@ -81,6 +81,13 @@ struct LevelReport {
   std::map<std::string, std::int64_t> traits;    // degenerate problems per trait name
   HeadlineFigures all_problems;                  // always over every problem
   HeadlineFigures non_degenerate;                // over the problems without traits
+  // Kernel infilling: samples whose extraction measured the middle (SampleResult's infill_*; pending
+  // ones too, as extraction measured them),
+  // how many matched the reference middle exactly, and their mean edit distance to it.
+  std::int64_t infill_samples = 0;
+  std::int64_t infill_exact = 0;
+  std::optional<double> infill_exact_rate;
+  std::optional<double> infill_mean_edit_distance;
 };
 
 struct RunReport {

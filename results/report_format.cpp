@@ -148,6 +148,11 @@ nlohmann::json level_json(const LevelReport& level) {
   out["traits"] = level.traits;
   out["all_problems"] = headline_json(level.all_problems);
   out["non_degenerate"] = headline_json(level.non_degenerate);
+  if (level.infill_samples > 0)
+    out["infill"] = {{"samples", level.infill_samples},
+                     {"exact_match", level.infill_exact},
+                     {"exact_match_rate", optional_number(level.infill_exact_rate)},
+                     {"mean_edit_distance", optional_number(level.infill_mean_edit_distance)}};
   return out;
 }
 
@@ -229,6 +234,11 @@ std::string format_report(const RunReport& report) {
                        "failed (samples.gen_stats '$.error' says why), rather than a completion without code\n",
                        report.total.request_failures, failed != report.total.verdicts.end() ? failed->second : 0);
   }
+  if (report.total.infill_samples > 0)
+    out += fmt::format("infill: middle exact match {} of {} samples ({}), mean edit distance {:.1f} bytes "
+                       "(samples.extraction_details)\n",
+                       report.total.infill_exact, report.total.infill_samples, percent(report.total.infill_exact_rate),
+                       *report.total.infill_mean_edit_distance);
   out += flag_line(report.total);
   out += '\n';
   out += degenerate_line(report.total);

@@ -69,6 +69,9 @@ struct NewSample {
   std::string completion;
   std::optional<std::string> candidate;  // absent: no code block (extraction 'no_code_block')
   std::string gen_stats_json = "{}";
+  // What the suite measured about the answer (a JSON object; dicebench/extraction_details.hpp), when
+  // its extraction says (ABI 1.3's optional_extract_problem): samples.extraction_details.
+  std::optional<std::string> extraction_details_json;
 };
 
 struct SampleRow {

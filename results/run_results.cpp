@@ -11,6 +11,8 @@
 
 #include "results/store.hpp"
 
+#include <dicebench/extraction_details.hpp>
+
 namespace dicebench::results {
 namespace {
 
@@ -31,6 +33,16 @@ DetailsFacts read_details(const std::string& details) {
     facts.failed_stage = it->get<std::string>();
   }
   return facts;
+}
+
+// The infilling fields of a sample's extraction details (a JSON object the store has checked).
+void read_extraction_details(const std::string& details, SampleResult& sample) {
+  const nlohmann::json parsed = nlohmann::json::parse(details, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) return;
+  if (const auto it = parsed.find(extraction::kInfillExactMatch); it != parsed.end() && it->is_boolean())
+    sample.infill_exact_match = it->get<bool>();
+  if (const auto it = parsed.find(extraction::kInfillEditDistance); it != parsed.end() && it->is_number_integer())
+    sample.infill_edit_distance = it->get<std::int64_t>();
 }
 
 // Where an evaluation flag stands in the vocabulary; unknown names after every known one.
@@ -133,12 +145,12 @@ Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions 
       "e.compiled, e.correct, e.device, e.runtime_ms, e.runtime_mean_ms, e.runtime_std_ms, e.runtime_min_ms, "
       "e.runtime_max_ms, e.runtime_p10_ms, e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, e.speedup, "
       "e.error_class, e.error_message, e.details, {}, {}, {}, {}, {}, {}, "
-      "CASE WHEN s.candidate IS NULL AND json_valid(s.gen_stats) THEN json_extract(s.gen_stats, '$.error') END "
+      "CASE WHEN s.candidate IS NULL AND json_valid(s.gen_stats) THEN json_extract(s.gen_stats, '$.error') END, {} "
       "FROM samples AS s JOIN problems AS p ON {} "
       "LEFT JOIN evaluations AS e ON e.sample = s.id WHERE s.run = ? ORDER BY p.level, s.problem_id, s.sample_index",
       v4 ? "e.custom_kernel_share" : "NULL", v4 ? "e.compile_path" : "NULL", sources,
       v4 && options.sources ? "e.compile_log" : "NULL", v6 ? "e.margin" : "NULL", v6 ? "e.memory_floor_ms" : "NULL",
-      sample_problem_join_sql(store.schema_version()));
+      store.schema_version() >= 8 ? "s.extraction_details" : "NULL", sample_problem_join_sql(store.schema_version()));
   constexpr std::string_view context = "cannot read results";
   auto stmt = store.database().prepare(sql, context);
   if (!stmt.ok()) return stmt.error();
@@ -187,6 +199,7 @@ Result<RunResults> load_run_results(Store& store, std::int64_t run, LoadOptions 
     }
     s.candidate = stmt->column_optional_text(25);
     s.request_error = stmt->column_optional_text(29);
+    if (const auto details = stmt->column_optional_text(30)) read_extraction_details(*details, s);
     if (const auto it = traits.find(s.key()); it != traits.end()) s.problem_traits = it->second;
     results.samples.push_back(std::move(s));
   }

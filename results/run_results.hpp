@@ -60,6 +60,11 @@ struct SampleResult {
   // the request failed (samples.gen_stats '$.error', stats::kError): a request failure rather than
   // the model writing no code. Absent otherwise, and in summary files.
   std::optional<std::string> request_error;
+  // Kernel infilling, from the sample's extraction details (dicebench/extraction_details.hpp): the
+  // answer's middle equals the reference middle, and its edit distance to it; absent for other suites
+  // (and in databases before schema 8 and summary files).
+  std::optional<bool> infill_exact_match;
+  std::optional<std::int64_t> infill_edit_distance;
   // Only with LoadOptions::sources.
   std::optional<std::string> candidate;
   std::optional<std::string> compile_log;

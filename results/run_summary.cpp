@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -88,17 +89,32 @@ std::string flags_text(const SampleResult& s) {
   return joined.empty() ? "\u2013" : joined;
 }
 
-// Per sample: verdict (borderline marked), margin and flags with their details; then what each
-// flag that occurs means.
+// Per sample: verdict (borderline marked), margin and flags with their details (and, for kernel
+// infilling, whether the middle matched the reference exactly and its edit distance); then what
+// each flag that occurs means.
 std::string sample_table(const RunResults& results) {
+  const bool infill = std::any_of(results.samples.begin(), results.samples.end(),
+                                  [](const SampleResult& s) { return s.infill_exact_match.has_value(); });
   TextTable table;
-  table.header = {"level", "problem", "sample", "verdict", "margin", "speedup", "flags"};
-  table.right_aligned = {true, true, true, false, true, true, false};
+  table.header = {"level", "problem", "sample", "verdict", "margin", "speedup"};
+  table.right_aligned = {true, true, true, false, true, true};
+  if (infill) {
+    table.header.insert(table.header.end(), {"exact", "edit"});
+    table.right_aligned.insert(table.right_aligned.end(), {false, true});
+  }
+  table.header.push_back("flags");
+  table.right_aligned.push_back(false);
   std::set<std::string> seen;
   for (const SampleResult& s : results.samples) {
-    table.rows.push_back({std::to_string(s.level), std::to_string(s.problem_id), std::to_string(s.sample_index), verdict_text(s),
-                          s.margin ? fmt::format("{:.3g}", *s.margin) : std::string("\u2013"),
-                          s.speedup ? fmt::format("{:.3f}x", *s.speedup) : std::string("\u2013"), flags_text(s)});
+    std::vector<std::string> row = {std::to_string(s.level), std::to_string(s.problem_id), std::to_string(s.sample_index),
+                                    verdict_text(s), s.margin ? fmt::format("{:.3g}", *s.margin) : std::string("\u2013"),
+                                    s.speedup ? fmt::format("{:.3f}x", *s.speedup) : std::string("\u2013")};
+    if (infill) {
+      row.push_back(s.infill_exact_match ? (*s.infill_exact_match ? "yes" : "no") : "\u2013");
+      row.push_back(s.infill_edit_distance ? std::to_string(*s.infill_edit_distance) : "\u2013");
+    }
+    row.push_back(flags_text(s));
+    table.rows.push_back(std::move(row));
     for (const SampleFlag& flag : s.flags) seen.insert(flag.name);
   }
   std::string out = fmt::format("samples: {}\n", results.samples.size());

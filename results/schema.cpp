@@ -342,6 +342,14 @@ JOIN problems AS p ON p.run = s.run AND p.level = s.level AND p.problem_id = s.p
 LEFT JOIN evaluations AS e ON e.sample = s.id;
 )sql";
 
+// Issue 27's kernel infilling: what the suite measured about a sample's answer as it extracted the
+// candidate (a JSON object; keys the host reads: plugins/include/dicebench/extraction_details.hpp:
+// infill_exact_match, infill_edit_distance); NULL where the suite said nothing.
+constexpr std::string_view kVersion8 = R"sql(
+ALTER TABLE samples ADD COLUMN extraction_details TEXT
+  CHECK (extraction_details IS NULL OR (json_valid(extraction_details) AND json_type(extraction_details) = 'object'));
+)sql";
+
 constexpr MigrationStep kSteps[] = {
     {1, kVersion1},
     {2, kVersion2},
@@ -350,6 +358,7 @@ constexpr MigrationStep kSteps[] = {
     {5, kVersion5},
     {6, kVersion6},
     {7, kVersion7},
+    {8, kVersion8},
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion, "one migration step per schema version");
 

@@ -12,7 +12,7 @@
 namespace dicebench::results {
 
 // The newest schema version this build knows.
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 // PRAGMA application_id of dicebench databases ("DICE").
 inline constexpr std::int64_t kApplicationId = 0x44494345;
 

@@ -151,12 +151,12 @@ Result<std::int64_t> Store::insert_sample(const NewSample& sample) {
   if (!transaction.ok()) return transaction.error();
   auto stmt = db_.prepare(
       fmt::format("INSERT INTO samples (run, level, problem_id, sample_index, prompt_hash, completion, candidate, "
-                  "extraction, gen_stats, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {})",
+                  "extraction, gen_stats, extraction_details, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {})",
                   kNow),
       context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind_all(sample.run, sample.level, sample.problem_id, sample.sample_index, sample.prompt_hash, sample.completion,
-                 sample.candidate, sample.candidate ? "ok" : "no_code_block", sample.gen_stats_json);
+                 sample.candidate, sample.candidate ? "ok" : "no_code_block", sample.gen_stats_json, sample.extraction_details_json);
   const int rc = sqlite3_step(stmt->get());
   if (rc != SQLITE_DONE) {
     if (is_constraint(rc, SQLITE_CONSTRAINT_UNIQUE)) {

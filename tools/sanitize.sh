@@ -17,7 +17,7 @@ run_fuzz=1
 [ "${1:-}" = "--no-fuzz" ] && run_fuzz=0
 
 # The unit tests of the parsers' libraries (no torch, no Boost.Process, no plugins: CI's time).
-tests=(test_base test_config test_model_folder test_tokenizer_files test_kernelbench dicebench_replay_folder_tests
+tests=(test_base test_config test_model_folder test_tokenizer_files test_kernelbench test_dice_infill dicebench_replay_folder_tests
        test_results test_fastpath_scanner test_fastpath_splitter test_fastpath_flags)
 
 # The packages (clang, its runtimes) and the Python environment; the normal build is incremental.

@@ -176,7 +176,7 @@ dicebench_status review(const dicebench_suite* s, size_t index, dicebench_str ca
 }
 
 const dicebench_suite_api kApi = {sizeof(dicebench_suite_api), &open_suite, &close_suite, &describe, &problem_count,
-                                  &problem, &build_prompt, &extract, &review};
+                                  &problem, &build_prompt, &extract, &review, nullptr};
 
 const dicebench_provided_name kNames[] = {
     {str("kernelbench-l1"), str("KernelBench level 1: single operators (100 problems)")},

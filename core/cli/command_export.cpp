@@ -1,9 +1,13 @@
 // `dicebench export RUN --format kernelbench|jsonl|csv|summary`: a run's results for other tools
-// (KernelBench's eval_results.json, JSON lines, CSV) or as a run summary file for `gate`.
+// (KernelBench's eval_results.json, JSON lines, CSV) or as a run summary file for `gate`; with
+// --baseline-file, the speedups against a published KernelBench baseline file.
 #include "core/cli/commands.hpp"
 #include "core/cli/run_reference.hpp"
 #include "results/export.hpp"
+#include "results/published_baselines.hpp"
 #include "results/summary_file.hpp"
+
+#include <fmt/format.h>
 
 #include <memory>
 #include <optional>
@@ -12,7 +16,7 @@ namespace dicebench::cli {
 
 Command add_export_command(CLI::App& parent) {
   struct Options {
-    std::string run, db = kDefaultDatabase, format, output = "-";
+    std::string run, db = kDefaultDatabase, format, output = "-", baseline_file;
     std::optional<int> level;
   };
   auto o = std::make_shared<Options>();
@@ -24,11 +28,19 @@ Command add_export_command(CLI::App& parent) {
       ->required();
   app->add_option("--level", o->level, "With --format kernelbench: the level to export from a run over several");
   app->add_option("-o,--output", o->output, "File to write (- for standard output)")->capture_default_str();
+  app->add_option("--baseline-file", o->baseline_file,
+                  "Speedups against this published KernelBench baseline file (problems it lacks get none)");
   return {app, [o]() {
             auto reference = parse_run_reference(o->run, o->db, false);
             if (!reference) return fail(reference.error().message);
             auto run = load_run(*reference);
             if (!run) return fail(run.error().message);
+            if (!o->baseline_file.empty()) {
+              auto published = results::read_published_baselines(o->baseline_file);
+              if (!published) return fail(published.error().message);
+              const results::PublishedCoverage coverage = results::apply_published_baselines(*run, *published);
+              fmt::print(stderr, "{}", results::format_coverage(coverage));  // stdout may be the export
+            }
             std::string text;
             if (o->format == "kernelbench") {
               auto exported = results::export_kernelbench(*run, o->level);

@@ -1,13 +1,15 @@
 // `dicebench gate --baseline REF --candidate REF [--rules FILE]`: a CI regression gate. Compares
 // the candidate run with a baseline (a run, possibly in another database, or a run summary file
 // committed next to the code), checks the rules, prints a short table, optionally writes a JSON
-// summary and JUnit XML, and exits 3 when a rule failed (1 on an error).
+// summary and JUnit XML, and exits 3 when a rule failed (1 on an error). With --baseline-file,
+// both runs' speedups are taken against a published KernelBench baseline file.
 #include "core/cli/commands.hpp"
 #include "core/cli/run_reference.hpp"
 #include "results/compare.hpp"
 #include "results/gate.hpp"
 #include "results/gate_format.hpp"
 #include "results/gate_rules.hpp"
+#include "results/published_baselines.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,7 +25,7 @@ constexpr int kGateFailed = 3;  // a rule failed (errors exit 1)
 
 Command add_gate_command(CLI::App& parent) {
   struct Options {
-    std::string baseline, candidate, db = kDefaultDatabase, rules, json, junit;
+    std::string baseline, candidate, db = kDefaultDatabase, rules, json, junit, baseline_file;
     results::CompareOptions compare;
   };
   auto o = std::make_shared<Options>();
@@ -44,6 +46,8 @@ Command add_gate_command(CLI::App& parent) {
       ->check(CLI::Range(100, 1000000))
       ->capture_default_str();
   app->add_option("--seed", o->compare.bootstrap.seed, "Bootstrap seed")->capture_default_str();
+  app->add_option("--baseline-file", o->baseline_file,
+                  "Both runs' speedups against this published KernelBench baseline file (problems it lacks get none)");
   return {app, [o]() {
             o->compare.bootstrap.confidence = 1.0 - o->compare.alpha;
             auto baseline_ref = parse_run_reference(o->baseline, o->db, true);
@@ -54,6 +58,12 @@ Command add_gate_command(CLI::App& parent) {
             if (!baseline) return fail(baseline.error().message);
             auto candidate = load_run(*candidate_ref);
             if (!candidate) return fail(candidate.error().message);
+            if (!o->baseline_file.empty()) {
+              auto published = results::read_published_baselines(o->baseline_file);
+              if (!published) return fail(published.error().message);
+              results::apply_published_baselines(*baseline, *published);
+              fmt::print("{}", results::format_coverage(results::apply_published_baselines(*candidate, *published)));
+            }
             auto comparison = results::compare_runs(*baseline, *candidate, o->compare);
             if (!comparison) return fail(comparison.error().message);
             std::set<int> levels;

@@ -1,12 +1,14 @@
 // `dicebench report RUN [RUN...]`: per level and in total compiled %, correct %, fast_p,
 // geometric-mean speedup and pass@k, flag counts and the figures with and without degenerate
-// problems, as a table or JSON; several single-level runs of one model as one table by level; with
+// problems, as a table or JSON; with --baseline-file, speedups and fast_p against a published
+// KernelBench baseline file rather than our measured baselines; several single-level runs of one model as one table by level; with
 // --html, one self-contained HTML page of one run, of such runs put together, or of two runs of one
 // suite overlaid; --exclude-degenerate leaves degenerate problems out of fast_p and the geometric mean.
 #include "core/cli/commands.hpp"
 #include "core/cli/run_reference.hpp"
 #include "results/html_report.hpp"
 #include "results/level_runs.hpp"
+#include "results/published_baselines.hpp"
 #include "results/report.hpp"
 #include "results/report_format.hpp"
 #include "results/store.hpp"
@@ -16,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace dicebench::cli {
@@ -59,7 +62,7 @@ Result<results::HtmlRun> combine_html_runs(std::vector<results::HtmlRun> runs) {
 Command add_report_command(CLI::App& parent) {
   struct Options {
     std::vector<std::string> runs;
-    std::string db = kDefaultDatabase, html;
+    std::string db = kDefaultDatabase, html, baseline_file;
     bool json = false, time = false;
     results::ReportOptions report;
   };
@@ -78,7 +81,16 @@ Command add_report_command(CLI::App& parent) {
   app->add_flag("--exclude-degenerate", o->report.exclude_degenerate,
                 "Leave problems with degenerate traits (passable without computing the answer) out of fast_p and the "
                 "geometric-mean speedup");
+  app->add_option("--baseline-file", o->baseline_file,
+                  "Speedups and fast_p against this published KernelBench baseline file (baseline_time_torch.json): "
+                  "published mean / candidate mean; problems the file lacks are listed and get no speedup");
   return {app, [o]() {
+            std::optional<results::PublishedBaselines> published;
+            if (!o->baseline_file.empty()) {
+              auto read = results::read_published_baselines(o->baseline_file);
+              if (!read) return fail(read.error().message);
+              published = std::move(*read);
+            }
             std::vector<RunReference> references;
             for (const std::string& text : o->runs) {
               auto reference = parse_run_reference(text, o->db, false);
@@ -90,6 +102,7 @@ Command add_report_command(CLI::App& parent) {
               for (const RunReference& reference : references) {
                 auto run = load_html_run(reference);
                 if (!run) return fail(run.error().message);
+                if (published) results::apply_published_baselines(run->results, *published);
                 runs.push_back(std::move(*run));
               }
               const bool overlay = runs.size() == 2 && runs[0].results.run.suite == runs[1].results.run.suite;
@@ -111,6 +124,8 @@ Command add_report_command(CLI::App& parent) {
             }
             auto run = runs.size() == 1 ? Result<results::RunResults>(std::move(runs[0])) : results::combine_level_runs(std::move(runs));
             if (!run) return fail(run.error().message);
+            std::optional<results::PublishedCoverage> coverage;
+            if (published) coverage = results::apply_published_baselines(*run, *published);
             const results::RunReport report = results::compute_report(*run, o->report);
             std::vector<results::TimeBreakdown> times;  // one per run given
             if (o->time)
@@ -125,6 +140,7 @@ Command add_report_command(CLI::App& parent) {
               }
             if (o->json) {
               nlohmann::json out = results::report_json(report);
+              if (coverage) out["published_baselines"] = results::coverage_json(*coverage);
               if (o->time) {
                 out["time"] = nlohmann::json::array();
                 for (size_t i = 0; i < times.size(); ++i)
@@ -134,6 +150,7 @@ Command add_report_command(CLI::App& parent) {
               return 0;
             }
             fmt::print("{}", results::format_report(report));
+            if (coverage) fmt::print("{}", results::format_coverage(*coverage));
             for (size_t i = 0; i < times.size(); ++i)
               fmt::print("\nrun {}: {}", references[i].run, results::format_time_breakdown(times[i]));
             return 0;

@@ -25,6 +25,7 @@ Command add_show_command(CLI::App& parent);
 Command add_export_command(CLI::App& parent);
 Command add_compare_command(CLI::App& parent);
 Command add_gate_command(CLI::App& parent);
+Command add_baselines_command(CLI::App& parent);
 Command add_plugin_manifest_command(CLI::App& parent);
 
 // Prints "dicebench: error: <message>" and returns the exit code for failures.

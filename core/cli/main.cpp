@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
   const std::vector<cli::Command> commands = {
       cli::add_run_command(app),    cli::add_eval_command(app), cli::add_list_command(app), cli::add_query_command(app),
       cli::add_report_command(app), cli::add_show_command(app),
-      cli::add_export_command(app), cli::add_compare_command(app), cli::add_gate_command(app), cli::add_plugin_manifest_command(app)};
+      cli::add_export_command(app), cli::add_compare_command(app), cli::add_gate_command(app), cli::add_baselines_command(app),
+      cli::add_plugin_manifest_command(app)};
 
   try {
     app.parse(argc, argv);

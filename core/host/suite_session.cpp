@@ -3,6 +3,10 @@
 
 #include "core/host/plugin_call.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+
 namespace dicebench::host {
 
 Result<SuiteSession> SuiteSession::open(const LoadedPlugin& plugin, const std::string& name, const HostServices& services) {
@@ -43,14 +47,30 @@ Result<std::string> SuiteSession::build_prompt(size_t index) const {
   return out;
 }
 
-Result<std::optional<std::string>> SuiteSession::extract(const std::string& completion) const {
-  std::string out;
+Result<SuiteSession::Extraction> SuiteSession::extract(size_t index, const std::string& completion) const {
+  struct Sinks {
+    std::string candidate, details;
+  } out;
   dicebench_error error{};
-  const dicebench_status s =
-      api_->extract(handle_.get(), {completion.data(), completion.size()}, &append_to_string, &out, &error);
-  if (s == DICEBENCH_NOT_FOUND) return std::optional<std::string>{};
-  if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "extract", s, error);
-  return std::optional<std::string>(std::move(out));
+  const dicebench_str text{completion.data(), completion.size()};
+  const bool per_problem = api_->struct_size >= offsetof(dicebench_suite_api, optional_extract_problem) + sizeof(void*) &&
+                           api_->optional_extract_problem != nullptr;
+  const auto candidate_sink = [](void* user, dicebench_str t) { static_cast<Sinks*>(user)->candidate.append(str_of(t)); };
+  const auto details_sink = [](void* user, dicebench_str t) { static_cast<Sinks*>(user)->details.append(str_of(t)); };
+  const dicebench_status s = per_problem
+                                 ? api_->optional_extract_problem(handle_.get(), index, text, candidate_sink, details_sink, &out, &error)
+                                 : api_->extract(handle_.get(), text, candidate_sink, &out, &error);
+  if (s != DICEBENCH_OK && s != DICEBENCH_NOT_FOUND) return plugin_error(plugin_path_, "extract", s, error);
+  Extraction extraction;
+  if (s == DICEBENCH_OK) extraction.candidate = std::move(out.candidate);
+  if (!out.details.empty()) {
+    const nlohmann::json details = nlohmann::json::parse(out.details, nullptr, /*allow_exceptions=*/false);
+    if (!details.is_object())
+      return make_error(fmt::format("{}: extract sent details that are not a JSON object: {}", plugin_path_,
+                                    out.details.substr(0, 200)));
+    extraction.details_json = details.dump();
+  }
+  return extraction;
 }
 
 Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> SuiteSession::review(size_t index,

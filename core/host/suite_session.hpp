@@ -40,8 +40,14 @@ class SuiteSession {
   const std::vector<SuiteProblem>& problems() const { return problems_; }
   Result<std::string> describe() const;
   Result<std::string> build_prompt(size_t index) const;
-  // The candidate program, or nullopt when the completion holds none.
-  Result<std::optional<std::string>> extract(const std::string& completion) const;
+  // What extraction made of a completion for problems()[index]: the candidate program (nullopt
+  // when the completion holds none) and the suite's details as a JSON object (empty when its
+  // plugin sent none: a table before ABI 1.3, or a suite without optional_extract_problem).
+  struct Extraction {
+    std::optional<std::string> candidate;
+    std::string details_json;
+  };
+  Result<Extraction> extract(size_t index, const std::string& completion) const;
   // What the suite finds by reading a candidate for problems()[index] (none when its plugin has no
   // review); a flag name outside results/flags.hpp is the plugin's error.
   Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> review(size_t index, const std::string& candidate) const;

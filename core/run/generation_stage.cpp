@@ -37,9 +37,10 @@ GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, i
       if (generation.candidate) {
         sample.candidate = std::move(generation.candidate);
       } else {
-        auto candidate = plan.suite->extract(generation.completion);
-        if (!candidate) return candidate.error();
-        sample.candidate = std::move(*candidate);
+        auto extraction = plan.suite->extract(*plan.suite->index_of(problem->problem.key()), generation.completion);
+        if (!extraction) return extraction.error();
+        sample.candidate = std::move(extraction->candidate);
+        if (!extraction->details_json.empty()) sample.extraction_details_json = std::move(extraction->details_json);
       }
       if (!sample.candidate) ++outcome.extraction_failures;
       sample.completion = std::move(generation.completion);

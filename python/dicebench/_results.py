@@ -56,12 +56,14 @@ class Results:
         return self.query("select * from runs order by id", frame)
 
     def samples(self, run: int | None = None, text: bool = False, frame: bool | None = None) -> Any:
-        """Samples (of one run, or all), by id, with their level; the completion and candidate sources
-        with text=True."""
+        """Samples (of one run, or all), by id, with their level and extraction details (JSON or None);
+        the completion and candidate sources with text=True."""
         # Samples carry their level since schema 7; before, it is their problem's.
         level = ("level" if self.schema_version >= 7 else
                  "(select p.level from problems p where p.run = samples.run and p.problem_id = samples.problem_id) as level")
         columns = f"id, run, {level}, problem_id, sample_index, prompt_hash, extraction, gen_stats, created"
+        # What the suite measured about the answer (kernel infilling's exact match and edit distance), since schema 8.
+        columns += ", extraction_details" if self.schema_version >= 8 else ", null as extraction_details"
         if text:
             columns += ", completion, candidate"
         return self.query(f"select {columns} from samples{self._run_filter(run)} order by id", frame)

@@ -48,6 +48,7 @@ class ResultsOfARun(unittest.TestCase):
         self.assertEqual([s["problem_id"] for s in samples], [1, 2, 10])
         self.assertEqual([s["level"] for s in samples], [1, 1, 1])
         self.assertNotIn("completion", samples[0])
+        self.assertEqual([s["extraction_details"] for s in samples], [None, None, None])  # a KernelBench run
         self.assertIn("x + y", db.samples(1, text=True, frame=False)[0]["candidate"])
         evaluations = db.evaluations(1, frame=False)
         self.assertEqual([e["status"] for e in evaluations], ["correct", "output_mismatch", "extraction_failed"])

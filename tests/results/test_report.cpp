@@ -1,6 +1,7 @@
 // The report's figures against values computed by hand for a small run, the unbiased pass@k
 // estimator, the table and JSON renderings, fast_p without samples below the memory floor, flag
-// counts, and the figures with and without degenerate problems (--exclude-degenerate).
+// counts, the figures with and without degenerate problems (--exclude-degenerate), and the
+// kernel-infilling figures.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -354,4 +355,41 @@ TEST_CASE("degenerate problems: counted by trait, split out, and left out of fas
   CHECK(json["total"]["traits"]["zeros_pass"] == 1);
   CHECK(json["total"]["non_degenerate"]["fast_1"].get<double>() == doctest::Approx(1.0 / 3.0));
   CHECK(json["total"]["all_problems"]["correct_rate"].get<double>() == 0.75);
+}
+
+TEST_CASE("infill figures count every sample whose extraction measured the middle, pending ones too") {
+  TempDir dir;
+  Store store = open_store(dir.file("results.db"));
+  const auto run = require_ok(store.create_run(sample_run()));
+  require_ok(store.add_problems(run, {problem(1, 1, "Add"), problem(2, 1, "Mul")}));
+  const auto with_details = [&](std::int64_t problem_id, int index, bool exact, int distance) {
+    NewSample sample = new_sample(run, problem_id, index);
+    sample.extraction_details_json =
+        nlohmann::json{{"infill_exact_match", exact}, {"infill_edit_distance", distance}}.dump();
+    return require_ok(store.insert_sample(sample));
+  };
+  const auto evaluated = with_details(1, 0, true, 0);
+  with_details(1, 1, false, 12);                      // pending
+  with_details(2, 0, false, 30);                      // pending
+  require_ok(store.insert_sample(new_sample(run, 2, 1)));  // another suite's sample: no details
+  NewEvaluation evaluation;
+  evaluation.sample = evaluated;
+  evaluation.status = Verdict::correct;
+  evaluation.compiled = evaluation.correct = true;
+  evaluation.device = "cpu";
+  require_ok(store.insert_evaluation(evaluation));
+
+  const RunReport report = require_ok(compute_report(store, run));
+  CHECK(report.total.infill_samples == 3);
+  CHECK(report.total.infill_exact == 1);
+  CHECK(report.total.infill_exact_rate == doctest::Approx(1.0 / 3));
+  CHECK(report.total.infill_mean_edit_distance == doctest::Approx(14.0));
+  CHECK(format_report(report).find("infill: middle exact match 1 of 3 samples (33.3%), mean edit distance 14.0 bytes") !=
+        std::string::npos);
+  CHECK(report_json(report)["total"]["infill"]["samples"] == 3);
+
+  const RunReport plain = require_ok(compute_report(store, build_run(store)));
+  CHECK(plain.total.infill_samples == 0);
+  CHECK_FALSE(report_json(plain)["total"].contains("infill"));
+  CHECK(format_report(plain).find("infill:") == std::string::npos);
 }

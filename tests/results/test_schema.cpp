@@ -1,5 +1,5 @@
 // Schema creation, STRICT typing, foreign keys, migration from version 1, from version 5 to 6 and
-// from 6 to 7 (with data, and a failing migration that must change nothing), and read-only stores
+// from 6 to 7 and 7 to 8 (with data, and a failing migration that must change nothing), and read-only stores
 // of older versions read without the columns they lack.
 #include <doctest/doctest.h>
 
@@ -308,7 +308,7 @@ TEST_CASE("a version 6 database migrates to 7: problems keyed by level, samples 
   }
   {
     Store store = open_store(path);
-    CHECK(store.schema_version() == 7);
+    CHECK(store.schema_version() == kSchemaVersion);
     const auto samples = require_ok(store.samples(1));
     REQUIRE(samples.size() == 2);
     CHECK(samples[0].id == 10);
@@ -361,4 +361,28 @@ TEST_CASE("a version 6 database with a sample whose problem is missing is not mi
   Database db = raw_open(path);
   CHECK(raw_int(db, "PRAGMA user_version") == 6);
   CHECK(raw_int(db, "SELECT count(*) FROM samples WHERE id = 10") == 1);
+}
+
+TEST_CASE("a version 7 database migrates to 8: samples get extraction details, a JSON object or NULL") {
+  TempDir dir;
+  const std::string path = dir.file("v7.db");
+  require_ok(create_schema_version(path, 7));
+  Store store = open_store(path);
+  CHECK(store.schema_version() == 8);
+  const auto run = require_ok(store.create_run(sample_run()));
+  require_ok(store.add_problems(run, {problem(1, 1, "Add")}));
+  require_ok(store.insert_sample(new_sample(run, 1, 0)));  // no details: NULL
+  NewSample infill = new_sample(run, 1, 1);
+  infill.extraction_details_json = R"({"infill_exact_match":false,"infill_edit_distance":7,"suite_own":1})";
+  require_ok(store.insert_sample(infill));
+  const RunResults results = require_ok(load_run_results(store, run));
+  REQUIRE(results.samples.size() == 2);
+  CHECK_FALSE(results.samples[0].infill_exact_match);
+  CHECK(results.samples[1].infill_exact_match == false);
+  CHECK(results.samples[1].infill_edit_distance == 7);
+  NewSample not_object = new_sample(run, 1, 2);
+  not_object.extraction_details_json = "[1]";
+  CHECK_FALSE(store.insert_sample(not_object).ok());
+  Database db = raw_open(path);
+  CHECK(raw_int(db, "SELECT json_extract(extraction_details, '$.infill_edit_distance') FROM samples WHERE sample_index = 1") == 7);
 }

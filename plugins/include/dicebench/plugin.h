@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define DICEBENCH_ABI_MAJOR 1
-#define DICEBENCH_ABI_MINOR 2
+#define DICEBENCH_ABI_MINOR 3
 #define DICEBENCH_ENTRY_SYMBOL "dicebench_plugin_entry"
 
 /* A string that is not NUL-terminated: pointer + length in bytes (UTF-8). */
@@ -123,6 +123,16 @@ typedef struct dicebench_suite_api {
    * at once. */
   dicebench_status (*optional_review)(const dicebench_suite* suite, size_t index, dicebench_str candidate,
                                       dicebench_flag_sink sink, void* user, dicebench_error* error);
+  /* ABI 1.3, optional (NULL, or absent from a 1.0-1.2 table): extract for problem `index`, for suites
+   * whose candidate depends on the problem (kernel infilling: the item's prefix + the answer + its
+   * suffix). Where present the host calls it instead of extract. The candidate goes to `sink` as
+   * extract's does (DICEBENCH_NOT_FOUND: none); `details_sink`, at most once and also with
+   * DICEBENCH_NOT_FOUND, receives one JSON object of what the suite measured about the answer, which
+   * the host stores with the sample (samples.extraction_details); the keys the host reads back are
+   * in dicebench/extraction_details.hpp. Both sinks take `user`. */
+  dicebench_status (*optional_extract_problem)(const dicebench_suite* suite, size_t index, dicebench_str completion,
+                                               dicebench_text_sink sink, dicebench_text_sink details_sink, void* user,
+                                               dicebench_error* error);
 } dicebench_suite_api;
 
 /* ---------------------------------------------------------------- models */

@@ -150,12 +150,12 @@ TEST_CASE("listing uses the manifest and never loads the library") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("the in-tree plugins provide the KernelBench suites and replay") {
+TEST_CASE("the in-tree plugins provide the KernelBench and dice-infill suites and replay") {
   auto registry = PluginRegistry::discover(PluginRegistry::default_search_dirs());
   std::vector<std::string> suites, models;
   for (const auto& e : registry.entries(DICEBENCH_KIND_SUITE)) suites.push_back(e.name);
   for (const auto& e : registry.entries(DICEBENCH_KIND_MODEL)) models.push_back(e.name);
-  CHECK(suites == std::vector<std::string>{"kernelbench", "kernelbench-l1", "kernelbench-l2", "kernelbench-l3", "kernelbench-l4"});
+  CHECK(suites == std::vector<std::string>{"dice-infill", "kernelbench", "kernelbench-l1", "kernelbench-l2", "kernelbench-l3", "kernelbench-l4"});
   CHECK(std::find(models.begin(), models.end(), "replay:") != models.end());
   auto replay = registry.resolve(DICEBENCH_KIND_MODEL, "replay:/some/folder");
   REQUIRE(replay.ok());

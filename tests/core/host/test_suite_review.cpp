@@ -1,8 +1,7 @@
 // SuiteSession::review across the C ABI: a 1.0 suite table (no review) finds nothing, a 1.1
 // table's findings arrive as evaluation flags, a flag outside the host's vocabulary is the
 // plugin's error, naming it, and a failing review is the plugin's own error line. The tables are built here, in-process, as a plugin would export them.
-#include "core/host/host_services.hpp"
-#include "core/host/suite_session.hpp"
+#include "fake_suite_table.hpp"
 
 #include <doctest/doctest.h>
 
@@ -15,24 +14,11 @@ using namespace dicebench;
 
 namespace {
 
+namespace fake = dicebench::test::fake_suite;
+using fake::open_session;
+
 const char* g_flag = "backend_unused";  // what the table's review reports
 
-dicebench_status open(const dicebench_host_services*, dicebench_str, dicebench_suite** out, dicebench_error*) {
-  static int handle = 0;
-  *out = reinterpret_cast<dicebench_suite*>(&handle);
-  return DICEBENCH_OK;
-}
-void close(dicebench_suite*) {}
-dicebench_status describe(const dicebench_suite*, dicebench_text_sink sink, void* user, dicebench_error*) {
-  sink(user, {"{}", 2});
-  return DICEBENCH_OK;
-}
-size_t problem_count(const dicebench_suite*) { return 1; }
-dicebench_status problem(const dicebench_suite*, size_t, dicebench_problem* out, dicebench_error*) {
-  *out = {1, 1, {"Add", 3}, {"1_Add.py", 8}, {"", 0}, {"sha256:0", 8}};
-  return DICEBENCH_OK;
-}
-dicebench_status build_prompt(const dicebench_suite*, size_t, dicebench_text_sink, void*, dicebench_error*) { return DICEBENCH_OK; }
 dicebench_status extract(const dicebench_suite*, dicebench_str, dicebench_text_sink, void*, dicebench_error*) { return DICEBENCH_NOT_FOUND; }
 dicebench_status review(const dicebench_suite*, size_t index, dicebench_str candidate, dicebench_flag_sink sink, void* user,
                         dicebench_error* error) {
@@ -45,23 +31,11 @@ dicebench_status review(const dicebench_suite*, size_t index, dicebench_str cand
   return DICEBENCH_OK;
 }
 
-const dicebench_suite_api kTable = {sizeof(dicebench_suite_api), &open, &close, &describe, &problem_count,
-                                    &problem, &build_prompt, &extract, &review};
+const dicebench_suite_api kTable = {sizeof(dicebench_suite_api), &fake::open, &fake::close, &fake::describe, &fake::problem_count,
+                                    &fake::problem, &fake::build_prompt, &extract, &review, nullptr};
 // A plugin built against ABI 1.0: its table ends before review (whatever memory lies after it).
-const dicebench_suite_api kTable10 = {offsetof(dicebench_suite_api, optional_review), &open, &close, &describe, &problem_count,
-                                      &problem, &build_prompt, &extract, &review};
-
-host::SuiteSession open_session(const dicebench_suite_api& table) {
-  host::LoadedPlugin plugin;
-  plugin.info.path = "/plugins/libdicebench-suite-test.so";
-  plugin.info.kind = DICEBENCH_KIND_SUITE;
-  plugin.api = &table;
-  static host::Config config;
-  static host::HostServices services(config);
-  auto session = host::SuiteSession::open(plugin, "test-suite", services);
-  REQUIRE_MESSAGE(session.ok(), session.error().message);
-  return std::move(*session);
-}
+const dicebench_suite_api kTable10 = {offsetof(dicebench_suite_api, optional_review), &fake::open, &fake::close, &fake::describe, &fake::problem_count,
+                                      &fake::problem, &fake::build_prompt, &extract, &review, nullptr};
 
 }  // namespace
 

@@ -139,6 +139,20 @@ TEST_CASE("qwen3-8b on a tiny Qwen3 folder decodes greedily, and --set and TOML 
   }
 }
 
+TEST_CASE("qwen3-8b on a tiny Qwen3 folder answers dice-infill's chat prompt, and every sample's middle is measured") {
+  TempDir tmp("infill-chat");
+  const std::string db = tmp / "results.db";
+  auto r = run_cli({"run", "--model", "qwen3-8b", "--model-path", kQwen3, "--suite", "dice-infill", "--dice-infill-data",
+                    std::string(DICEBENCH_TEST_DATA_DIR) + "/dice_infill/items.json", "--generate-only", "--db", db, "--set",
+                    "local.max_new_tokens=8"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(scalar(db, "select count(*) from samples") == "2");
+  // Random weights write no reference middle: never an exact match, and always a distance.
+  CHECK(scalar(db, "select count(*) from samples where json_extract(extraction_details, '$.infill_exact_match') = 0") == "2");
+  CHECK(scalar(db, "select count(*) from samples where json_type(extraction_details, '$.infill_edit_distance') = 'integer'") ==
+        "2");
+}
+
 TEST_CASE("models are found in the Hugging Face cache: refs/main, else the newest snapshot") {
   TempDir tmp("cache");
   const std::string db = tmp / "results.db";
