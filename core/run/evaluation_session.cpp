@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
 #include <map>
 
 namespace dicebench::run {
@@ -71,7 +72,10 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open_with_suite(co
   OwnedSuite owned;
   owned.config = std::make_unique<host::Config>(config);
   owned.services = std::make_unique<host::HostServices>(*owned.config);
-  const auto registry = host::PluginRegistry::discover(host::PluginRegistry::default_search_dirs());
+  // The installed plugins; for workers from elsewhere (the Python module's), those of their install too.
+  auto dirs = host::PluginRegistry::default_search_dirs();
+  if (workers) dirs.push_back((std::filesystem::path(workers->worker).parent_path() / ".." / "lib" / "dicebench" / "plugins").string());
+  const auto registry = host::PluginRegistry::discover(dirs);
   auto resolved = registry.resolve(DICEBENCH_KIND_SUITE, name);
   if (!resolved) return resolved.error();
   auto plugin = registry.load(*resolved->plugin);

@@ -50,8 +50,8 @@ class EvaluationSession {
   // suite's candidates import. `suite` (none: no review, no modules) must outlive the session.
   static Result<std::unique_ptr<EvaluationSession>> open(const host::Config& config, const host::SuiteSession* suite,
                                                           const std::optional<WorkerOverride>& workers = std::nullopt);
-  // The same with the suite named by config's "suite" (none when unset), opened from the installed
-  // plugins with config's settings.
+  // The same with the suite named by config's "suite" (none when unset), opened with config's
+  // settings from the installed plugins (and those of the workers' install, when given).
   static Result<std::unique_ptr<EvaluationSession>> open_with_suite(const host::Config& config,
                                                                      const std::optional<WorkerOverride>& workers = std::nullopt);
   ~EvaluationSession();
