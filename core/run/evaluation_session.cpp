@@ -4,7 +4,6 @@
 
 #include "core/base/sha256.hpp"
 #include "core/host/evaluation_settings.hpp"
-#include "core/host/log.hpp"
 #include "core/host/plugin_registry.hpp"
 #include "harness/client/python_modules.hpp"
 #include "harness/client/sandbox_launch.hpp"
@@ -38,10 +37,9 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::C
   }
   auto slots = host::evaluation_slots(config, settings->device);
   if (!slots) return slots.error();
-  // Which protections candidates get here, said before anything runs (and refused under require).
+  // Which protections candidates get here (refused under require; each entry point says which).
   auto sandbox = harness::sandbox_status(settings->sandbox);
   if (!sandbox) return sandbox.error();
-  host::log_info("sandbox: {}", sandbox->summary());
   // What the suite's candidates import must be there (a Triton run without triton).
   if (suite) {
     auto modules = suite->candidate_modules();

@@ -45,8 +45,8 @@ struct WorkerOverride {
 
 class EvaluationSession {
  public:
-  // Resolves `config`'s evaluation settings and slots, says (in the log) and checks the sandbox
-  // (refused under eval.sandbox=require), and checks that the workers' Python has the modules the
+  // Resolves `config`'s evaluation settings and slots, checks the sandbox (refused under
+  // eval.sandbox=require; sandbox_summary() says which protections candidates get), and checks that the workers' Python has the modules the
   // suite's candidates import. `suite` (none: no review, no modules) must outlive the session.
   static Result<std::unique_ptr<EvaluationSession>> open(const host::Config& config, const host::SuiteSession* suite,
                                                           const std::optional<WorkerOverride>& workers = std::nullopt);

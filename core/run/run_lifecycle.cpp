@@ -109,6 +109,7 @@ Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& eve
   if (!request.generate_only) {
     auto opened = EvaluationSession::open(plan.config, &*plan.suite);
     if (!opened) return opened.error();
+    host::log_info("sandbox: {}", (*opened)->sandbox_summary());  // said before anything runs
     plan.sandbox_json = (*opened)->sandbox_json();
     evaluation = std::move(*opened);
   }
