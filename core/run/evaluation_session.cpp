@@ -37,6 +37,7 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::C
   }
   auto slots = host::evaluation_slots(config, settings->device);
   if (!slots) return slots.error();
+  if (slots->empty()) return make_error("no evaluation slot: eval.gpus or eval.cpu_workers names none");
   // Which protections candidates get here (refused under require; each entry point says which).
   auto sandbox = harness::sandbox_status(settings->sandbox);
   if (!sandbox) return sandbox.error();
