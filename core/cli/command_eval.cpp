@@ -50,7 +50,7 @@ void print_evaluation(const harness::Evaluation& e, const std::string& device) {
 
 Command add_eval_command(CLI::App& parent) {
   struct Options {
-    std::string problem, device, tolerance, suite;
+    std::string problem, device, tolerance, suite, db;
     std::vector<std::string> candidates;
     int trials = 5;
     double timeout = 300, compile_timeout = 600;
@@ -74,6 +74,8 @@ Command add_eval_command(CLI::App& parent) {
   app->add_flag("--no-fastpath", o->no_fastpath, "Build load_inline calls with torch's own toolchain only");
   app->add_option("--suite", o->suite,
                   "The suite the problem is from (e.g. kernelbench-l1): its review flags each candidate as in a run");
+  app->add_option("--db", o->db,
+                  "A results database whose stored baselines, traits and bandwidths are used as a run uses them (read only)");
   app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. eval.sandbox=require or kernelbench.backend=triton");
   app->add_flag("--json", o->json, "Print the evaluation as JSON");
   app->preparse_callback([o, app](size_t) {
@@ -98,6 +100,7 @@ Command add_eval_command(CLI::App& parent) {
             config.set("eval.compile_timeout_s", fmt::format("{}", o->compile_timeout));
             if (o->no_fastpath) config.set("eval.fastpath", "off");
             if (!o->suite.empty()) config.set("suite", o->suite);
+            if (!o->db.empty()) config.set("db", o->db);
             o->suite_flags.apply(config);
             for (const auto& assignment : o->sets)
               if (auto assigned = config.assign(assignment); !assigned) return fail(assigned.error().message);

@@ -4,6 +4,7 @@
 
 #include "core/base/sha256.hpp"
 #include "core/host/evaluation_settings.hpp"
+#include "core/host/log.hpp"
 #include "core/host/plugin_registry.hpp"
 #include "harness/client/python_modules.hpp"
 #include "harness/client/sandbox_launch.hpp"
@@ -13,6 +14,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 namespace dicebench::run {
 
@@ -67,25 +69,33 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::C
 Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open_with_suite(const host::Config& config,
                                                                                const std::optional<WorkerOverride>& workers) {
   const std::string name = config.get("suite").value_or("");
-  if (name.empty()) return open(config, nullptr, workers);
   OwnedSuite owned;
-  owned.config = std::make_unique<host::Config>(config);
-  owned.services = std::make_unique<host::HostServices>(*owned.config);
-  // The installed plugins; for workers from elsewhere (the Python module's), those of their install too.
-  auto dirs = host::PluginRegistry::default_search_dirs();
-  if (workers) dirs.push_back((std::filesystem::path(workers->worker).parent_path() / ".." / "lib" / "dicebench" / "plugins").string());
-  const auto registry = host::PluginRegistry::discover(dirs);
-  auto resolved = registry.resolve(DICEBENCH_KIND_SUITE, name);
-  if (!resolved) return resolved.error();
-  auto plugin = registry.load(*resolved->plugin);
-  if (!plugin) return plugin.error();
-  auto suite = host::SuiteSession::open(*plugin, resolved->name, *owned.services);
-  if (!suite) return suite.error();
-  owned.session.emplace(std::move(*suite));
-  auto session = open(config, &*owned.session, workers);
+  if (!name.empty()) {
+    owned.config = std::make_unique<host::Config>(config);
+    owned.services = std::make_unique<host::HostServices>(*owned.config);
+    // The installed plugins; for workers from elsewhere (the Python module's), those of their install too.
+    auto dirs = host::PluginRegistry::default_search_dirs();
+    if (workers) dirs.push_back((std::filesystem::path(workers->worker).parent_path() / ".." / "lib" / "dicebench" / "plugins").string());
+    const auto registry = host::PluginRegistry::discover(dirs);
+    auto resolved = registry.resolve(DICEBENCH_KIND_SUITE, name);
+    if (!resolved) return resolved.error();
+    auto plugin = registry.load(*resolved->plugin);
+    if (!plugin) return plugin.error();
+    auto suite = host::SuiteSession::open(*plugin, resolved->name, *owned.services);
+    if (!suite) return suite.error();
+    owned.session.emplace(std::move(*suite));
+  }
+  auto session = open(config, owned.session ? &*owned.session : nullptr, workers);
   if (!session) return session.error();
-  (*session)->owned_suite_ = std::move(owned);
-  (*session)->suite_ = &*(*session)->owned_suite_.session;
+  if (owned.session) {
+    (*session)->owned_suite_ = std::move(owned);
+    (*session)->suite_ = &*(*session)->owned_suite_.session;
+  }
+  if (const auto db = config.get("db")) {
+    auto store = results::Store::open(*db, results::OpenMode::ReadOnly);
+    if (!store) return store.error();
+    (*session)->cache_store_.emplace(std::move(*store));
+  }
   return session;
 }
 
@@ -157,6 +167,7 @@ void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
   evaluator.start_reference();
   std::map<int64_t, Job*> submitted;  // by tag
   int64_t next_tag = 0;
+  std::set<std::string> seen, to_prime;  // problems' hashes: submitted here; not yet given the stored caches
   const auto finish = [&](Job& job, Result<harness::Evaluation> result) {
     if (result)
       for (auto& finding : job.findings) result->flags.push_back(std::move(finding));
@@ -177,11 +188,20 @@ void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
       }
     }
     if (job) {  // and look for more while the evaluator has room
+      if (cache_store_ && seen.insert(job->problem_hash).second) to_prime.insert(job->problem_hash);
       submitted[next_tag] = job;
       evaluator.submit({next_tag++, job->pair->problem_source, job->problem_hash, job->pair->candidate_source});
       continue;
     }
     if (submitted.empty()) continue;
+    // Before the device judges a problem, what runs stored of it (a read failure only costs time).
+    for (const auto& hash : to_prime) {
+      auto keys = cache_keys(evaluator, hash);
+      std::lock_guard guard(cache_mutex_);
+      auto primed = keys ? caches_.prime(*cache_store_, evaluator, slot.value_or("cpu"), *keys) : Result<void>(keys.error());
+      if (!primed) host::log_warn("the stored baselines and traits could not be read ({}); they are measured", primed.error().message);
+    }
+    to_prime.clear();
     auto finished = evaluator.next([] { return host::HostServices::cancel_requested(); });
     if (!finished) {  // cancelled: what was pending is dropped
       for (auto& [tag, pending] : submitted) finish(*pending, make_error("cancelled"));

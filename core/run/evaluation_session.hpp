@@ -11,8 +11,10 @@
 #include "core/host/config.hpp"
 #include "core/host/host_services.hpp"
 #include "core/host/suite_session.hpp"
+#include "core/run/evaluation_caches.hpp"
 #include "harness/client/evaluator.hpp"
 #include "results/flags.hpp"
+#include "results/store.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -51,7 +53,9 @@ class EvaluationSession {
   static Result<std::unique_ptr<EvaluationSession>> open(const host::Config& config, const host::SuiteSession* suite,
                                                           const std::optional<WorkerOverride>& workers = std::nullopt);
   // The same with the suite named by config's "suite" (none when unset), opened with config's
-  // settings from the installed plugins (and those of the workers' install, when given).
+  // settings from the installed plugins (and those of the workers' install, when given); with
+  // config's "db", the baselines, traits and bandwidths runs stored there are read (never written)
+  // before a slot judges a problem, as a run's slots read them (eval --db, Evaluator(db=...)).
   static Result<std::unique_ptr<EvaluationSession>> open_with_suite(const host::Config& config,
                                                                      const std::optional<WorkerOverride>& workers = std::nullopt);
   ~EvaluationSession();
@@ -95,6 +99,9 @@ class EvaluationSession {
   std::string sandbox_json_, sandbox_summary_;
   const host::SuiteSession* suite_ = nullptr;
   OwnedSuite owned_suite_;
+  std::optional<results::Store> cache_store_;  // read-only: the caches runs stored
+  std::mutex cache_mutex_;                     // for cache_store_ and caches_
+  EvaluationCaches caches_;
 
   std::mutex mutex_;                   // guards what follows
   std::condition_variable changed_;    // a job queued or finished, or the session closing

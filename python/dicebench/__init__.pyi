@@ -82,6 +82,7 @@ class Evaluator:
         sandbox: str = "best",
         suite: str | None = None,
         config: dict[str, str] | None = None,
+        db: str | os.PathLike[str] | None = None,
     ) -> None: ...
     @property
     def device(self) -> str: ...

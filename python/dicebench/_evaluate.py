@@ -131,7 +131,8 @@ class Evaluator:
     review flags each candidate as `dicebench run` does (backend_unused), and the workers' Python
     must have the modules its candidates import; a problem not in it is a dicebench.Error. config:
     any further setting as `--set` takes them ({"kernelbench.root": ..., "kernelbench.backend":
-    "triton"}). Use as a context manager, or call close()."""
+    "triton"}). db: a results database whose stored baselines, traits and bandwidths are used as a
+    run uses them (read, never written). Use as a context manager, or call close()."""
 
     def __init__(
         self,
@@ -152,6 +153,7 @@ class Evaluator:
         sandbox: str = "best",
         suite: str | None = None,
         config: dict[str, str] | None = None,
+        db: str | os.PathLike[str] | None = None,
     ):
         settings = {
             "eval.trials": str(trials),
@@ -170,6 +172,8 @@ class Evaluator:
             settings["eval.device"] = device
         if suite is not None:
             settings["suite"] = suite
+        if db is not None:
+            settings["db"] = os.fspath(db)
         settings.update({str(key): str(value) for key, value in (config or {}).items()})
         self._pool = _dicebench.EvaluationSession(settings, _worker_executable(), spares)
         self._sandbox = json.loads(self._pool.sandbox_json)

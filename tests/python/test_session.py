@@ -1,6 +1,7 @@
 """One evaluation session behind `dicebench run`, `dicebench eval --json` and dicebench.evaluate(), on
 the CPU through the real workers: the same pair gets the same verdict, flags (the suite's review
-included) and stored fields through all three; a batch of many candidates and problems comes back
+included) and stored fields through all three, and eval and evaluate() read the baselines a run
+stored (--db, db=); a batch of many candidates and problems comes back
 in input order over every slot; a trainer's loop of calls starts the evaluators once."""
 
 import os
@@ -46,6 +47,14 @@ class SameAcrossEntryPoints(unittest.TestCase):
                        "--db", db, *SUITE_FLAGS)
             self.assertEqual(done.returncode, 0, done.stderr)
             by_run = stored(db)
+            with sqlite3.connect(db) as connection:
+                (baseline_ms,), = connection.execute("select distinct baseline_ms from evaluations").fetchall()
+            # With the run's database, eval and evaluate() use the baseline it stored, as a resumed run would.
+            cached = eval_json(ADD, candidates[0], *SUITE_FLAGS, "--db", db)
+            self.assertEqual(cached["baseline"]["median_ms"], baseline_ms)
+            self.assertEqual(cached["baseline"]["stop_reason"], "")  # from the cache, not timed
+            with dicebench.Evaluator("cpu", workers=1, db=db) as evaluator:
+                self.assertEqual(evaluator.evaluate(read(ADD), read(candidates[0])).baseline.median_ms, baseline_ms)
         by_eval = [of_eval(eval_json(ADD, path, *SUITE_FLAGS)) for path in candidates]
         with dicebench.Evaluator("cpu", workers=1, suite="kernelbench-l1", config=SUITE) as evaluator:
             self.assertEqual(evaluator.suite, "kernelbench-l1")
