@@ -1,13 +1,11 @@
 // _dicebench: the compiled half of the `dicebench` Python package (python/dicebench/ is the
 // other half, with the public API, its docstrings and the pandas conversion). It reads results
-// databases through the results library and evaluates candidates through a pool of the harness's
-// evaluators. No torch here: the workers embed it; this module only speaks their protocol.
+// databases through the results library and evaluates candidates through the evaluation session
+// `dicebench run` and `dicebench eval` use. No torch here: the workers embed it; this module only speaks their protocol.
 // Errors are values inside; each binding turns one into `_dicebench.Error` at this boundary.
-#include "core/base/sha256.hpp"
 #include "core/host/config.hpp"
-#include "core/host/evaluation_settings.hpp"
+#include "core/run/evaluation_session.hpp"
 #include "harness/client/evaluation_json.hpp"
-#include "harness/client/evaluator.hpp"
 #include "results/evaluation_fields.hpp"
 #include "results/flags.hpp"
 #include "results/query.hpp"
@@ -21,12 +19,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <algorithm>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -78,109 +72,23 @@ py::object cell_object(const results::Cell& cell) {
       cell);
 }
 
-// A fixed set of evaluators (one per GPU, or `eval.cpu_workers` on the CPU), each used by one
-// call at a time; calls from more threads wait for a free one. Each evaluator keeps its reference
-// worker and `spares` started candidate workers alive between calls; every candidate still gets a
-// fresh process of its own.
-class EvaluatorPool {
- public:
-  static Result<std::unique_ptr<EvaluatorPool>> create(const std::map<std::string, std::string>& settings,
-                                                       const std::string& worker, int spares) {
-    if (spares < 0) return make_error("spares must be 0 or more");
-    host::Config config;
-    for (const auto& [key, value] : settings) config.set(key, value);
-    auto resolved = host::evaluation_settings(config);
-    if (!resolved) return resolved.error();
-    resolved->worker_executable = worker;
-    resolved->sandbox.executable = host::beside_worker(worker, "dicebench-sandbox", "DICEBENCH_SANDBOX");
-    resolved->compile_executable = host::beside_worker(worker, "dicebench-compile", "DICEBENCH_COMPILE");
-    resolved->warm_spares = spares;
-    auto slots = host::evaluation_slots(config, resolved->device);
-    if (!slots) return slots.error();
-    auto sandbox = harness::sandbox_status(resolved->sandbox);  // refused here under require
-    if (!sandbox) return sandbox.error();
-    auto pool = std::unique_ptr<EvaluatorPool>(new EvaluatorPool());
-    pool->settings_ = *resolved;
-    pool->sandbox_json_ = sandbox->json();
-    for (const auto& gpu : *slots) pool->slots_.push_back({gpu, nullptr, false});
-    return pool;
-  }
-
-  Result<std::string> evaluate(const std::string& problem, const std::string& candidate) {
-    Slot* slot = acquire();
-    if (!slot) return make_error("this evaluator is closed");
-    struct Release {
-      EvaluatorPool* pool;
-      Slot* slot;
-      ~Release() { pool->release(slot); }
-    } release{this, slot};
-    if (!slot->evaluator) {
-      harness::EvaluationSettings settings = settings_;
-      settings.visible_devices = slot->gpu;
-      slot->evaluator = std::make_unique<harness::Evaluator>(settings);
-    }
-    auto e = slot->evaluator->evaluate(problem, "sha256:" + sha256_hex(problem), candidate);
-    if (!e) return e.error();
-    nlohmann::json out = harness::evaluation_json(*e, settings_.device);
-    out["sandbox"] = nlohmann::json::parse(sandbox_json_);  // as `dicebench eval --json` has it
-    return dump(out);
-  }
-
-  // Waits for running calls, then ends every worker; later calls fail.
-  void close() {
-    std::unique_lock lock(mutex_);
-    closed_ = true;
-    freed_.wait(lock, [&] { return std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.busy; }); });
-    for (Slot& s : slots_) s.evaluator.reset();
-    freed_.notify_all();
-  }
-
-  const std::string& device() const { return settings_.device; }
-  const std::string& sandbox_json() const { return sandbox_json_; }
-  size_t size() const { return slots_.size(); }
-
- private:
-  struct Slot {
-    std::optional<std::string> gpu;
-    std::unique_ptr<harness::Evaluator> evaluator;
-    bool busy = false;
-  };
-
-  Slot* acquire() {
-    std::unique_lock lock(mutex_);
-    Slot* free = nullptr;
-    freed_.wait(lock, [&] {
-      for (Slot& s : slots_)
-        if (!s.busy) free = &s;
-      return closed_ || free;
-    });
-    if (closed_) return nullptr;
-    free->busy = true;
-    return free;
-  }
-
-  void release(Slot* slot) {
-    {
-      const std::lock_guard lock(mutex_);
-      slot->busy = false;
-    }
-    freed_.notify_all();
-  }
-
-  harness::EvaluationSettings settings_;
-  std::string sandbox_json_;
-  std::vector<Slot> slots_;
-  bool closed_ = false;
-  std::mutex mutex_;
-  std::condition_variable freed_;
-};
+// The evaluation session of `dicebench run` and `dicebench eval` (core/run/evaluation_session.hpp)
+// for settings given as strings, with the workers beside `worker`: one warm evaluator per slot,
+// kept for the session's life; each pair's evaluation is its JSON (the fields of `dicebench eval
+// --json`, with the sandbox), or the harness's error.
+Result<std::unique_ptr<run::EvaluationSession>> open_session(const std::map<std::string, std::string>& settings,
+                                                             const std::string& worker, int spares) {
+  if (spares < 0) return make_error("spares must be 0 or more");
+  host::Config config;
+  for (const auto& [key, value] : settings) config.set(key, value);
+  return run::EvaluationSession::open_with_suite(config, run::WorkerOverride{worker, spares});
+}
 
 }  // namespace
 }  // namespace dicebench::python
 
 PYBIND11_MODULE(_dicebench, m) {
   using namespace dicebench;
-  using python::EvaluatorPool;
   using python::value_or_raise;
   m.doc() = "dicebench's compiled core; use the dicebench package instead";
   py::register_exception<python::ModuleError>(m, "Error");
@@ -227,27 +135,49 @@ PYBIND11_MODULE(_dicebench, m) {
       },
       py::arg("path"), py::arg("run"), "The JSON of `dicebench report RUN --json`.");
 
-  py::class_<EvaluatorPool>(m, "EvaluatorPool")
+  using Session = run::EvaluationSession;
+  py::class_<Session>(m, "EvaluationSession")
       .def(py::init([](const std::map<std::string, std::string>& settings, const std::string& worker, int spares) {
-             return value_or_raise(EvaluatorPool::create(settings, worker, spares));
+             return value_or_raise(python::open_session(settings, worker, spares));
            }),
            py::arg("settings"), py::arg("worker"), py::arg("spares"),
-           "Evaluators for [eval] settings (keys such as 'eval.trials'), each with `spares` started candidate workers.")
+           "The evaluation session of `dicebench run` for settings as `--set` takes them ('eval.trials', 'suite', "
+           "'kernelbench.backend'), each slot's evaluator keeping `spares` started candidate workers.")
       .def(
           "evaluate",
-          [](EvaluatorPool& pool, const std::string& problem, const std::string& candidate) {
-            py::gil_scoped_release unlocked;
-            return value_or_raise(pool.evaluate(problem, candidate));
+          [](Session& session, const std::vector<std::pair<std::string, std::string>>& pairs) {
+            std::vector<Session::Pair> batch;
+            batch.reserve(pairs.size());
+            for (const auto& [problem, candidate] : pairs) batch.push_back({problem, candidate});
+            std::vector<std::pair<bool, std::string>> out;
+            {
+              py::gil_scoped_release unlocked;
+              const auto sandbox = nlohmann::json::parse(session.sandbox_json());
+              for (auto& e : session.evaluate(batch)) {
+                if (!e) {
+                  out.emplace_back(false, e.error().message);
+                  continue;
+                }
+                nlohmann::json json = harness::evaluation_json(*e, session.settings().device);
+                json["sandbox"] = sandbox;  // as `dicebench eval --json` has it
+                out.emplace_back(true, python::dump(json));
+              }
+            }
+            return out;
           },
-          py::arg("problem"), py::arg("candidate"), "The evaluation as JSON (the fields of `dicebench eval --json`).")
+          py::arg("pairs"),
+          "For each (problem, candidate), in input order: (True, the evaluation's JSON) or (False, the harness's error).")
       .def(
           "close",
-          [](EvaluatorPool& pool) {
+          [](Session& session) {
             py::gil_scoped_release unlocked;
-            pool.close();
+            session.close();
           },
           "Waits for running calls and ends the workers.")
-      .def_property_readonly("device", &EvaluatorPool::device)
-      .def_property_readonly("sandbox_json", &EvaluatorPool::sandbox_json)
-      .def_property_readonly("size", &EvaluatorPool::size);
+      .def_property_readonly("device", [](const Session& s) { return s.settings().device; })
+      .def_property_readonly("sandbox_json", &Session::sandbox_json)
+      .def_property_readonly("suite", &Session::suite_name)
+      .def_property_readonly("size", [](const Session& s) { return s.slots().size(); })
+      .def_property_readonly("evaluators_started", &Session::evaluators_started,
+                             "Evaluators (each with its reference worker) started so far: one per slot for the session's life.");
 }

@@ -118,7 +118,7 @@ dicebench_status extract_problem(const dicebench_suite* s, size_t index, diceben
 }
 
 const dicebench_suite_api kApi = {sizeof(dicebench_suite_api), &open_suite, &close_suite, &describe, &problem_count,
-                                  &problem, &build_prompt, &extract, nullptr, &extract_problem};
+                                  &problem, &build_prompt, &extract, nullptr, &extract_problem, nullptr, 0, nullptr};
 
 const dicebench_provided_name kNames[] = {
     {str(kSuiteName), str("Kernel infilling (DICE's stage-1 task): write the masked middle of a ModelNew (--dice-infill-data)")},

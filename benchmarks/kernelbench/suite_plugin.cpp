@@ -1,7 +1,8 @@
 // The KernelBench suite plugin: suites kernelbench-l1 ... kernelbench-l4, and kernelbench (levels
 // 1-3, and 4 where the checkout has level4/, in one run), over a KernelBench checkout the user
 // names, with prompts from KernelBench's prompt files, first-code-block extraction, and a review of
-// each candidate (the flag backend_unused: backend_check.hpp). Adapts the kernelbench library to the
+// each candidate (the flag backend_unused: backend_check.hpp, declared with the modules candidates
+// import in the ABI 1.3 fields). Adapts the kernelbench library to the
 // plugin C ABI.
 //
 // Settings (config section [kernelbench], or --set kernelbench.KEY=VALUE):
@@ -108,10 +109,6 @@ dicebench_status open_suite(const dicebench_host_services* services, dicebench_s
     else settings["level"] = suite->levels.front();
     settings["problems"] = suite->problems.size();
     settings["extract"] = which;
-    // What the candidates import: the host checks that the workers' Python has it before a run.
-    settings["candidate_python_modules"] = nlohmann::json::array();
-    if (backend != nullptr && !backend->python_module.empty())
-      settings["candidate_python_modules"].push_back(std::string(backend->python_module));
     suite->settings_json = settings.dump();
     *out = reinterpret_cast<dicebench_suite*>(suite.release());
     return DICEBENCH_OK;
@@ -175,8 +172,22 @@ dicebench_status review(const dicebench_suite* s, size_t index, dicebench_str ca
   });
 }
 
+// What the candidates import besides torch (the backend's module): the host checks that the
+// workers' Python has it before anything is evaluated.
+dicebench_status candidate_modules(const dicebench_suite* s, dicebench_text_sink sink, void* user, dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    const Suite& suite = as_suite(s);
+    if (suite.backend != nullptr && !suite.backend->python_module.empty()) sdk::emit(sink, user, suite.backend->python_module);
+    return DICEBENCH_OK;
+  });
+}
+
+// The flags review() may report.
+const dicebench_str kReviewFlags[] = {str(kernelbench::kBackendUnusedFlag)};
+
 const dicebench_suite_api kApi = {sizeof(dicebench_suite_api), &open_suite, &close_suite, &describe, &problem_count,
-                                  &problem, &build_prompt, &extract, &review, nullptr};
+                                  &problem, &build_prompt, &extract, &review, nullptr, kReviewFlags, std::size(kReviewFlags),
+                                  &candidate_modules};
 
 const dicebench_provided_name kNames[] = {
     {str("kernelbench-l1"), str("KernelBench level 1: single operators (100 problems)")},

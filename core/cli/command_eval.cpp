@@ -1,13 +1,13 @@
 // `dicebench eval --problem FILE --candidate FILE...`: evaluates candidates against one problem
-// through the same isolated workers as `run` (one reference worker for all of them; the next
-// candidates start and compile while one runs), printing each verdict (or JSON: an object for one
-// candidate, an array for several).
-#include "core/base/sha256.hpp"
+// through the run's evaluation session (core/run/evaluation_session.hpp: its settings, sandbox
+// check, slots and, with --suite, the suite's review of each candidate), printing each verdict (or
+// JSON: an object for one candidate, an array for several).
 #include "core/base/whole_file.hpp"
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
+#include "core/cli/suite_flags.hpp"
 #include "core/cli/tolerance_option.hpp"
-#include "core/host/evaluation_settings.hpp"
+#include "core/run/evaluation_session.hpp"
 #include "harness/client/evaluation_json.hpp"
 
 #include <fmt/format.h>
@@ -52,12 +52,13 @@ void print_evaluation(const harness::Evaluation& e, const std::string& device) {
 
 Command add_eval_command(CLI::App& parent) {
   struct Options {
-    std::string problem, device, tolerance;
+    std::string problem, device, tolerance, suite, db;
     std::vector<std::string> candidates;
     int trials = 5;
     double timeout = 300, compile_timeout = 600;
     bool json = false, no_fastpath = false;
     std::vector<std::string> sets;
+    SuiteFlags suite_flags;  // --kernelbench-root and the like, declared by suite plugins
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = parent.add_subcommand("eval", "Evaluate candidate programs against one problem");
@@ -73,9 +74,17 @@ Command add_eval_command(CLI::App& parent) {
   app->add_option("--compile-timeout", o->compile_timeout, "Seconds the candidate's worker may take to start and compile")
       ->check(seconds)->capture_default_str();
   app->add_flag("--no-fastpath", o->no_fastpath, "Build load_inline calls with torch's own toolchain only");
-  app->add_option("--set", o->sets, "Any eval setting as KEY=VALUE, e.g. eval.sandbox=require");
+  app->add_option("--suite", o->suite,
+                  "The suite the problem is from (e.g. kernelbench-l1): its review flags each candidate as in a run");
+  app->add_option("--db", o->db,
+                  "A results database whose stored baselines, traits and bandwidths are used as a run uses them (read only)");
+  app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. eval.sandbox=require or kernelbench.backend=triton");
   app->add_flag("--json", o->json, "Print the evaluation as JSON");
+  app->preparse_callback([o, app](size_t) {
+    add_suite_flags(*app, host::PluginRegistry::discover(host::PluginRegistry::default_search_dirs()), o->suite_flags);
+  });
   return {app, [o]() {
+            if (!o->suite_flags.conflicts.empty()) return fail(o->suite_flags.conflicts.front());
             const auto read_problem = read_whole_file(o->problem, "problem");
             if (!read_problem) return fail(read_problem.error().message);
             const std::string& problem = *read_problem;
@@ -92,28 +101,31 @@ Command add_eval_command(CLI::App& parent) {
             config.set("eval.timeout_s", fmt::format("{}", o->timeout));
             config.set("eval.compile_timeout_s", fmt::format("{}", o->compile_timeout));
             if (o->no_fastpath) config.set("eval.fastpath", "off");
+            if (!o->suite.empty()) config.set("suite", o->suite);
+            if (!o->db.empty()) config.set("db", o->db);
+            o->suite_flags.apply(config);
             for (const auto& assignment : o->sets)
               if (auto assigned = config.assign(assignment); !assigned) return fail(assigned.error().message);
-            auto settings = host::evaluation_settings(config);
-            if (!settings) return fail(settings.error().message);
-            auto sandbox = harness::sandbox_status(settings->sandbox);
-            if (!sandbox) return fail(sandbox.error().message);
-            if (!o->json) fmt::print("sandbox: {}\n", sandbox->summary());
-            harness::Evaluator evaluator(*settings);
-            for (const auto& candidate : candidates) evaluator.prefetch(candidate);
+            auto session = run::EvaluationSession::open_with_suite(config);
+            if (!session) return fail(session.error().message);
+            const std::string& device = (*session)->settings().device;
+            if (!o->json) fmt::print("sandbox: {}\n", (*session)->sandbox_summary());
+            std::vector<run::EvaluationSession::Pair> batch;
+            for (auto& candidate : candidates) batch.push_back({problem, std::move(candidate)});
+            auto evaluations = (*session)->evaluate(batch);
             nlohmann::json all = nlohmann::json::array();
-            for (size_t i = 0; i < candidates.size(); ++i) {
-              auto e = evaluator.evaluate(problem, "sha256:" + sha256_hex(problem), candidates[i]);
+            for (size_t i = 0; i < evaluations.size(); ++i) {
+              auto& e = evaluations[i];
               if (!e) return fail(e.error().message);
               if (o->json) {
-                nlohmann::json out = harness::evaluation_json(*e, settings->device);
-                if (candidates.size() > 1) out["candidate"] = o->candidates[i];  // which one, in the array
-                out["sandbox"] = nlohmann::json::parse(sandbox->json());
+                nlohmann::json out = harness::evaluation_json(*e, device);
+                if (evaluations.size() > 1) out["candidate"] = o->candidates[i];  // which one, in the array
+                out["sandbox"] = nlohmann::json::parse((*session)->sandbox_json());
                 all.push_back(std::move(out));
                 continue;
               }
-              if (candidates.size() > 1) fmt::print("{}{}\n", i ? "\n" : "", o->candidates[i]);
-              print_evaluation(*e, settings->device);
+              if (evaluations.size() > 1) fmt::print("{}{}\n", i ? "\n" : "", o->candidates[i]);
+              print_evaluation(*e, device);
             }
             if (o->json) fmt::print("{}\n", (all.size() == 1 ? all[0] : all).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
             return 0;

@@ -6,6 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <algorithm>
+
+// Whether a plugin's table, sized as its builder compiled it, holds `field` (a later minor's).
+#define DICEBENCH_TABLE_HOLDS(table, type, field) ((table)->struct_size >= offsetof(type, field) + sizeof((table)->field))
 
 namespace dicebench::host {
 
@@ -20,6 +24,18 @@ Result<SuiteSession> SuiteSession::open(const LoadedPlugin& plugin, const std::s
   const dicebench_status status = session.api_->open(services.table(), {name.data(), name.size()}, &handle, &error);
   if (status != DICEBENCH_OK) return plugin_error(plugin.info.path, "open", status, error);
   session.handle_ = std::unique_ptr<dicebench_suite, SuiteCloser>(handle, SuiteCloser{session.api_});
+  const dicebench_suite_api* api = session.api_;
+  if (DICEBENCH_TABLE_HOLDS(api, dicebench_suite_api, optional_review_flags_count) && api->optional_review_flags != nullptr) {
+    std::vector<results::EvaluationFlag> declared;
+    for (size_t i = 0; i < api->optional_review_flags_count; ++i) {
+      const std::string flag = str_of(api->optional_review_flags[i]);
+      const auto parsed = results::parse_flag(flag);
+      if (!parsed)
+        return make_error(fmt::format("{}: declares the review flag '{}', which is not an evaluation flag", plugin.info.path, flag));
+      declared.push_back(*parsed);
+    }
+    session.review_flags_ = std::move(declared);
+  }
   const size_t count = session.api_->problem_count(handle);
   session.problems_.reserve(count);
   for (size_t i = 0; i < count; ++i) {
@@ -79,7 +95,7 @@ Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> SuiteSessio
     std::vector<std::pair<results::EvaluationFlag, std::string>> flags;
     std::string unknown;
   } found;
-  if (api_->struct_size < offsetof(dicebench_suite_api, optional_review) + sizeof(void*) || api_->optional_review == nullptr) return found.flags;
+  if (!DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_review) || api_->optional_review == nullptr) return found.flags;
   const auto sink = [](void* user, dicebench_str flag, dicebench_str detail) {
     auto* f = static_cast<Findings*>(user);
     if (const auto parsed = results::parse_flag(str_of(flag))) f->flags.emplace_back(*parsed, str_of(detail));
@@ -90,7 +106,32 @@ Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> SuiteSessio
   if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "review", s, error);
   if (!found.unknown.empty())
     return make_error(fmt::format("{}: review reported the flag '{}', which is not an evaluation flag", plugin_path_, found.unknown));
+  if (review_flags_)
+    for (const auto& [flag, detail] : found.flags)
+      if (std::find(review_flags_->begin(), review_flags_->end(), flag) == review_flags_->end())
+        return make_error(fmt::format("{}: review reported the flag '{}', which the suite does not declare", plugin_path_,
+                                      results::flag_name(flag)));
   return found.flags;
+}
+
+Result<std::vector<std::string>> SuiteSession::candidate_modules() const {
+  std::vector<std::string> modules;
+  if (DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_candidate_modules)) {
+    if (api_->optional_candidate_modules == nullptr) return modules;
+    const auto sink = [](void* user, dicebench_str module) { static_cast<std::vector<std::string>*>(user)->push_back(str_of(module)); };
+    dicebench_error error{};
+    const dicebench_status s = api_->optional_candidate_modules(handle_.get(), sink, &modules, &error);
+    if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "candidate_modules", s, error);
+    return modules;
+  }
+  // A table from before ABI 1.3 may name them in its settings.
+  auto settings_text = describe();
+  if (!settings_text) return settings_text.error();
+  const auto settings = nlohmann::json::parse(*settings_text, nullptr, false);
+  if (settings.is_object())
+    for (const auto& m : settings.value("candidate_python_modules", nlohmann::json::array()))
+      if (m.is_string()) modules.push_back(m.get<std::string>());
+  return modules;
 }
 
 std::optional<size_t> SuiteSession::index_of(const ProblemKey& key) const {

@@ -51,6 +51,12 @@ class SuiteSession {
   // What the suite finds by reading a candidate for problems()[index] (none when its plugin has no
   // review); a flag name outside results/flags.hpp is the plugin's error.
   Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> review(size_t index, const std::string& candidate) const;
+  // The flags its review may report (ABI 1.3's optional_review_flags); nullopt for a table without
+  // the list, whose review may report any flag of results/flags.hpp.
+  const std::optional<std::vector<results::EvaluationFlag>>& review_flags() const { return review_flags_; }
+  // The Python modules its candidates import besides torch (ABI 1.3's optional_candidate_modules;
+  // for an older table, its describe()'s "candidate_python_modules").
+  Result<std::vector<std::string>> candidate_modules() const;
   // The index in problems() of `key`, if the suite has that problem.
   std::optional<size_t> index_of(const ProblemKey& key) const;
 
@@ -61,6 +67,7 @@ class SuiteSession {
   std::string name_;
   std::string plugin_path_;
   std::vector<SuiteProblem> problems_;
+  std::optional<std::vector<results::EvaluationFlag>> review_flags_;
 };
 
 }  // namespace dicebench::host

@@ -10,17 +10,12 @@ namespace dicebench::run {
 
 Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
                                            const std::map<ProblemKey, ProblemSource>& problems,
-                                           const harness::EvaluationSettings& settings,
-                                           const std::vector<std::optional<std::string>>& slots,
-                                           const CandidateReview& review) {
+                                           const EvaluationSession& session) {
   auto todo = pending_samples(store, run, problems);
   if (!todo) return todo.error();
   host::Progress progress("evaluating", todo->size(), "samples");
-  // One pool of torch's toolchain builds for every slot: its limit is the machine's.
-  harness::EvaluationSettings shared_settings = settings;
-  if (!shared_settings.toolchain_builds)
-    shared_settings.toolchain_builds = std::make_shared<harness::ToolchainBuilds>(harness::toolchain_build_settings(settings));
-  SharedEvaluation shared{store, run, *todo, problems, shared_settings, review, progress};
+  SharedEvaluation shared{store, run, *todo, problems, session, progress};
+  const auto& slots = session.slots();
   if (slots.size() <= 1) {
     run_slot(shared, slots.empty() ? std::nullopt : slots.front());
   } else {

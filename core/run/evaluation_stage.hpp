@@ -4,11 +4,11 @@
 #pragma once
 
 #include "core/base/result.hpp"
+#include "core/run/evaluation_session.hpp"
 #include "core/run/pending_samples.hpp"
 #include "harness/client/evaluator.hpp"
 #include "results/store.hpp"
 
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,16 +26,11 @@ struct EvaluationSummary {
   bool interrupted = false;
 };
 
-// What reading a candidate for a problem finds (the suite's review): flags added to its evaluation.
-using CandidateReview = std::function<Result<std::vector<std::pair<results::EvaluationFlag, std::string>>>(
-    const ProblemKey& problem, const std::string& candidate)>;
-
-// Evaluates the run's pending samples on `slots` (see host::evaluation_slots); `review` (if set) is
-// called for every candidate, from those slots' threads. The first error stops every slot.
+// Evaluates the run's pending samples on the session's slots with its settings; the session's
+// review (the suite's) reads every candidate as it is claimed, outside the store's lock. The first
+// error stops every slot.
 Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
                                            const std::map<ProblemKey, ProblemSource>& problems,
-                                           const harness::EvaluationSettings& settings,
-                                           const std::vector<std::optional<std::string>>& slots,
-                                           const CandidateReview& review = {});
+                                           const EvaluationSession& session);
 
 }  // namespace dicebench::run

@@ -4,7 +4,7 @@
 #include "core/host/log.hpp"
 #include "core/host/plugin_registry.hpp"
 #include "core/host/run_plan.hpp"
-#include "core/run/evaluation_preflight.hpp"
+#include "core/run/evaluation_session.hpp"
 #include "core/run/resume.hpp"
 #include "core/run/run_record.hpp"
 #include "core/run/run_status.hpp"
@@ -54,22 +54,12 @@ std::map<ProblemKey, ProblemSource> problem_sources(const host::RunPlan& plan) {
   return sources;
 }
 
-// The suite's reading of a candidate (flags added to its evaluation).
-CandidateReview suite_review(const host::RunPlan& plan) {
-  return [&plan](const ProblemKey& key, const std::string& candidate)
-             -> Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> {
-    const auto index = plan.suite->index_of(key);
-    if (!index) return std::vector<std::pair<results::EvaluationFlag, std::string>>{};
-    return plan.suite->review(*index, candidate);
-  };
-}
-
 // Evaluates the run's pending samples, ends the run and, when it finished, makes its report.
-Result<void> evaluate(host::RunPlan& plan, results::Store& store, const EvaluationSetup& setup, RunStatusKeeper& status,
+Result<void> evaluate(host::RunPlan& plan, results::Store& store, const EvaluationSession& session, RunStatusKeeper& status,
                       RunOutcome& outcome) {
-  outcome.evaluation_device = setup.settings.device;
-  outcome.evaluation_slots = setup.slots;
-  auto evaluated = evaluate_pending(store, outcome.run, problem_sources(plan), setup.settings, setup.slots, suite_review(plan));
+  outcome.evaluation_device = session.settings().device;
+  outcome.evaluation_slots = session.slots();
+  auto evaluated = evaluate_pending(store, outcome.run, problem_sources(plan), session);
   if (!evaluated) {
     (void)status.end(StageEnd::failed);
     outcome.status = results::RunStatus::failed;
@@ -115,12 +105,13 @@ Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& eve
     changed = std::move(*changes);
   }
   // Evaluation's settings and prerequisites are checked before anything is generated or stored.
-  std::optional<EvaluationSetup> evaluation;
+  std::unique_ptr<EvaluationSession> evaluation;
   if (!request.generate_only) {
-    auto prepared = prepare_evaluation(plan.config, plan.suite_settings_json);
-    if (!prepared) return prepared.error();
-    plan.sandbox_json = prepared->sandbox_json;
-    evaluation = std::move(*prepared);
+    auto opened = EvaluationSession::open(plan.config, &*plan.suite);
+    if (!opened) return opened.error();
+    host::log_info("sandbox: {}", (*opened)->sandbox_summary());  // said before anything runs
+    plan.sandbox_json = (*opened)->sandbox_json();
+    evaluation = std::move(*opened);
   }
 
   RunOutcome outcome;

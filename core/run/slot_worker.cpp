@@ -24,23 +24,19 @@ Result<void> note_problem_traits(SharedEvaluation& shared, const harness::Evalua
 }
 
 // The evaluation row of a sample the evaluator has judged: what it measured goes to the caches,
-// the problem's traits to the run, and the suite's review (its calls serialised by the lock) with
-// the row. Callers hold the lock.
+// the problem's traits to the run, and what the suite's review found (when the sample was claimed)
+// with the row. Callers hold the lock.
 Result<results::NewEvaluation> finished_row(SharedEvaluation& shared, const harness::Evaluator& evaluator, const CacheKeys& keys,
-                                            const results::SampleRow& sample, Result<harness::Evaluation> evaluation) {
+                                            const results::SampleRow& sample, Result<harness::Evaluation> evaluation,
+                                            ReviewFindings findings) {
   const ProblemKey key{sample.level, sample.problem_id};
   const ProblemSource& problem = shared.problems.at(key);
   if (!evaluation)
     return make_error(fmt::format("problem {} sample {}: {}", problem_key_text(key), sample.sample_index, evaluation.error().message));
   DICEBENCH_TRY(store_measured(shared.store, keys, *evaluation));
   DICEBENCH_TRY(note_problem_traits(shared, evaluator, key, problem.content_hash));
-  results::NewEvaluation row = evaluation_row(sample.id, *evaluation, shared.settings.device);
-  if (shared.review) {
-    auto found = shared.review(key, *sample.candidate);
-    if (!found) return found.error();
-    for (auto& [flag, detail] : *found) row.flags.push_back({flag, std::move(detail)});
-  }
-  return row;
+  for (auto& finding : findings) evaluation->flags.push_back(std::move(finding));
+  return evaluation_row(sample.id, *evaluation, shared.settings.device);
 }
 
 // Stores one evaluation row and counts it.
@@ -74,7 +70,11 @@ void run_slot(SharedEvaluation& shared, const std::optional<std::string>& slot) 
   harness::Evaluator evaluator(mine);
   evaluator.start_reference();
   const std::string slot_name = slot.value_or("cpu");
-  std::map<int64_t, const results::SampleRow*> submitted;  // by sample id
+  struct Claimed {
+    const results::SampleRow* sample;
+    ReviewFindings findings;  // the suite's review, read as it was claimed
+  };
+  std::map<int64_t, Claimed> submitted;                    // by sample id
   std::map<std::string, CacheKeys> keys;                   // by problem hash, once primed
   std::set<std::string> to_prime;
   const auto claim = [&]() -> Result<bool> {
@@ -86,8 +86,10 @@ void run_slot(SharedEvaluation& shared, const std::optional<std::string>& slot) 
       return true;
     }
     const ProblemSource& problem = shared.problems.at({sample.level, sample.problem_id});
+    auto findings = shared.session.review({sample.level, sample.problem_id}, *sample.candidate);
+    if (!findings) return findings.error();
     evaluator.submit({sample.id, problem.source, problem.content_hash, *sample.candidate});
-    submitted[sample.id] = &sample;
+    submitted[sample.id] = {&sample, std::move(*findings)};
     if (!keys.count(problem.content_hash)) to_prime.insert(problem.content_hash);
     return true;
   };
@@ -117,13 +119,14 @@ void run_slot(SharedEvaluation& shared, const std::optional<std::string>& slot) 
     to_prime.clear();
     auto finished = evaluator.next([&] { return shared.stopping(); });
     if (!finished) continue;  // stopping: the loop's top says why
-    const results::SampleRow& sample = *submitted.at(finished->tag);
+    Claimed claimed = std::move(submitted.at(finished->tag));
     submitted.erase(finished->tag);
+    const results::SampleRow& sample = *claimed.sample;
     const std::string& hash = shared.problems.at({sample.level, sample.problem_id}).content_hash;
     Result<results::NewEvaluation> row = make_error("unset");
     {
       std::lock_guard guard(shared.lock);
-      row = finished_row(shared, evaluator, keys.at(hash), sample, std::move(finished->evaluation));
+      row = finished_row(shared, evaluator, keys.at(hash), sample, std::move(finished->evaluation), std::move(claimed.findings));
     }
     if (!row) return shared.fail(row.error());
     if (auto stored = record(shared, *row); !stored) return shared.fail(stored.error());

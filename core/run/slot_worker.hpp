@@ -18,16 +18,15 @@ namespace dicebench::run {
 
 struct SharedEvaluation {
   SharedEvaluation(results::Store& store, int64_t run, const std::vector<results::SampleRow>& todo,
-                   const std::map<ProblemKey, ProblemSource>& problems, const harness::EvaluationSettings& settings,
-                   const CandidateReview& review, host::Progress& progress)
-      : store(store), run(run), todo(todo), problems(problems), settings(settings), review(review), progress(progress) {}
+                   const std::map<ProblemKey, ProblemSource>& problems, const EvaluationSession& session, host::Progress& progress)
+      : store(store), run(run), todo(todo), problems(problems), session(session), settings(session.settings()), progress(progress) {}
 
   results::Store& store;
   int64_t run;
   const std::vector<results::SampleRow>& todo;
   const std::map<ProblemKey, ProblemSource>& problems;
+  const EvaluationSession& session;  // settings and the suite's review
   const harness::EvaluationSettings& settings;
-  const CandidateReview& review;
   host::Progress& progress;
 
   std::atomic<size_t> cursor{0};  // the next sample of `todo` no slot has claimed

@@ -6,12 +6,15 @@
     dicebench.report(3)            # the figures of `dicebench report 3`, as a dict
     e = dicebench.evaluate(problem_src, candidate_src, device="cuda")
     e.verdict, e.correct, e.speedup
+    dicebench.evaluate(problems, candidates, device="cuda")   # a batch: verdicts in input order
     dicebench.VERDICTS, dicebench.FLAGS   # the names a verdict and its flags take
     dicebench.EVALUATION_FIELDS    # each field of an evaluation: where it is kept, its unit, what it means
 
-evaluate() runs each candidate in a fresh, isolated dicebench-worker process (the same workers
-as `dicebench run` and `dicebench eval`), keeps the reference worker warm between calls, may be
-called from many threads at once, and answers a repeated (problem, candidate) from memory.
+evaluate() runs each candidate in a fresh, isolated dicebench-worker process through the evaluation
+session of `dicebench run` and `dicebench eval` (with suite=..., the suite's review and its flags
+too), keeps its evaluators and reference workers warm between calls, shares a batch out over every
+GPU (or CPU worker), may be called from many threads at once, and answers a repeated (problem,
+candidate) from memory.
 """
 
 from ._dicebench import EVALUATION_FIELDS, FLAGS, SCHEMA_VERSION, VERDICTS, Error

@@ -1,10 +1,13 @@
 """evaluate(): candidates judged by dicebench's isolated workers, for scripts and for reinforcement-
-learning trainers that use the verdict as a reward. An Evaluator holds a pool of the harness's
-evaluators (one per GPU, or `workers` on the CPU), each with a warm reference worker and a spare
-candidate worker; every candidate still runs in a fresh process of its own, so one that crashes,
-hangs or misbehaves ends as a verdict and never harms the caller. Calls release the GIL and may
-come from many threads: each waits for a free evaluator. Results are cached in memory by
-(problem, candidate) within an Evaluator (the settings are the Evaluator's own)."""
+learning trainers that use the verdict as a reward. An Evaluator holds the evaluation session of
+`dicebench run` and `dicebench eval` (the same settings, sandbox check and, with a suite, the
+suite's review and its flags): one evaluator per GPU (or `workers` on the CPU), each with a warm
+reference worker and spare candidate workers, started once and kept for the Evaluator's life. A
+batch (many candidates, many problems) is shared out over every slot, each keeping its prefetch
+room full, and comes back in input order. Every candidate still runs in a fresh process of its
+own, so one that crashes, hangs or misbehaves ends as a verdict and never harms the caller. Calls
+release the GIL and may come from many threads. Results are cached in memory by (problem,
+candidate) within an Evaluator (the settings are the Evaluator's own)."""
 
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ import os
 import pathlib
 import threading
 import warnings
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, overload
 
 from . import _dicebench
 from ._dicebench import Error
@@ -123,7 +127,12 @@ class Evaluator:
     kept in memory (0: none). sandbox: "best" (every protection this machine allows around each
     candidate: namespaces, a read-only filesystem, limits; what is missing is warned about once),
     "require" (dicebench.Error unless all are available) or "off"; the `sandbox` property says
-    which are active. Use as a context manager, or call close()."""
+    which are active. suite: the suite the problems are from ("kernelbench-l1"; default none): its
+    review flags each candidate as `dicebench run` does (backend_unused), and the workers' Python
+    must have the modules its candidates import; a problem not in it is a dicebench.Error. config:
+    any further setting as `--set` takes them ({"kernelbench.root": ..., "kernelbench.backend":
+    "triton"}). db: a results database whose stored baselines, traits and bandwidths are used as a
+    run uses them (read, never written). Use as a context manager, or call close()."""
 
     def __init__(
         self,
@@ -142,6 +151,9 @@ class Evaluator:
         spares: int = 1,
         cache_size: int = 4096,
         sandbox: str = "best",
+        suite: str | None = None,
+        config: dict[str, str] | None = None,
+        db: str | os.PathLike[str] | None = None,
     ):
         settings = {
             "eval.trials": str(trials),
@@ -158,7 +170,12 @@ class Evaluator:
         }
         if device is not None:
             settings["eval.device"] = device
-        self._pool = _dicebench.EvaluatorPool(settings, _worker_executable(), spares)
+        if suite is not None:
+            settings["suite"] = suite
+        if db is not None:
+            settings["db"] = os.fspath(db)
+        settings.update({str(key): str(value) for key, value in (config or {}).items()})
+        self._pool = _dicebench.EvaluationSession(settings, _worker_executable(), spares)
         self._sandbox = json.loads(self._pool.sandbox_json)
         missing = sorted(name for name, state in self._sandbox.get("protections", {}).items() if not state["active"])
         if self._sandbox.get("mode") == "off":
@@ -185,28 +202,68 @@ class Evaluator:
         """How many candidates this Evaluator judges at once."""
         return self._pool.size
 
-    def evaluate(self, problem: str, candidate: str) -> Evaluation:
+    @property
+    def suite(self) -> str:
+        """The suite whose review flags candidates ("" for none)."""
+        return self._pool.suite
+
+    @property
+    def evaluators_started(self) -> int:
+        """Evaluators (each with its reference worker) started so far: one per slot, once."""
+        return self._pool.evaluators_started
+
+    @overload
+    def evaluate(self, problem: str, candidate: str) -> Evaluation: ...
+    @overload
+    def evaluate(self, problem: str | Sequence[str], candidate: Sequence[str]) -> list[Evaluation]: ...
+
+    def evaluate(self, problem, candidate):
         """The verdict of `candidate` (source defining ModelNew) against `problem` (source defining
-        Model, get_inputs and get_init_inputs). CandidateError / ProblemError for sources that are
-        not a candidate / problem; dicebench.Error when the harness itself fails (the reference
-        program cannot be built or run). A candidate's own failures are verdicts, never errors."""
-        for what, source in (("problem", problem), ("candidate", candidate)):
-            if not isinstance(source, str):
-                raise TypeError(f"the {what} must be source text (str), not {type(source).__name__}")
-        key = hashlib.sha256(f"{len(problem)}:{problem}{candidate}".encode()).hexdigest()
+        Model, get_inputs and get_init_inputs). Given a list of candidates (and one problem for all,
+        or a list of as many problems), the list of their verdicts in input order, the batch shared
+        out over every slot. CandidateError / ProblemError for sources that are not a candidate /
+        problem; dicebench.Error when the harness itself fails (the reference program cannot be
+        built or run): in a batch, after the others' results are cached. A candidate's own failures
+        are verdicts, never errors."""
+        if isinstance(candidate, str):
+            return self._evaluate_batch([(problem, candidate)])[0]
+        candidates = list(candidate)
+        problems = [problem] * len(candidates) if isinstance(problem, str) else list(problem)
+        if len(problems) != len(candidates):
+            raise ValueError(f"{len(problems)} problems for {len(candidates)} candidates: give one problem, or one per candidate")
+        return self._evaluate_batch(list(zip(problems, candidates)))
+
+    def _evaluate_batch(self, pairs: list[tuple[str, str]]) -> list[Evaluation]:
+        results: list[Evaluation | None] = [None] * len(pairs)
+        keys = []
+        for problem, candidate in pairs:
+            for what, source in (("problem", problem), ("candidate", candidate)):
+                if not isinstance(source, str):
+                    raise TypeError(f"the {what} must be source text (str), not {type(source).__name__}")
+            keys.append(hashlib.sha256(f"{len(problem)}:{problem}{candidate}".encode()).hexdigest())
         with self._lock:
-            if key in self._cache:  # only checked sources get here
-                self._cache.move_to_end(key)
-                return dataclasses.replace(self._cache[key], cached=True)
-        check_problem(problem)
-        check_candidate(candidate)
-        result = Evaluation.from_json(json.loads(self._pool.evaluate(problem, candidate)))
-        if self._cache_size > 0:
-            with self._lock:
-                self._cache[key] = result
-                while len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
-        return result
+            for i, key in enumerate(keys):
+                if key in self._cache:  # only checked sources get here
+                    self._cache.move_to_end(key)
+                    results[i] = dataclasses.replace(self._cache[key], cached=True)
+        todo = [i for i, result in enumerate(results) if result is None]
+        for i in todo:
+            check_problem(pairs[i][0])
+            check_candidate(pairs[i][1])
+        failure = None
+        for i, (ok, text) in zip(todo, self._pool.evaluate([pairs[i] for i in todo])):
+            if not ok:
+                failure = failure or text
+                continue
+            results[i] = Evaluation.from_json(json.loads(text))
+            if self._cache_size > 0:
+                with self._lock:
+                    self._cache[keys[i]] = results[i]
+                    while len(self._cache) > self._cache_size:
+                        self._cache.popitem(last=False)
+        if failure is not None:
+            raise Error(failure)
+        return results  # type: ignore[return-value]
 
     def close(self) -> None:
         """Waits for calls in progress, then ends the workers; later calls raise dicebench.Error."""
@@ -223,11 +280,13 @@ _shared: dict[tuple[Any, ...], Evaluator] = {}
 _shared_lock = threading.Lock()
 
 
-def evaluate(problem: str, candidate: str, device: str | None = None, trials: int = 5, **settings: Any) -> Evaluation:
-    """Evaluates one candidate against one problem (see Evaluator for the settings). Calls with
-    the same settings share one Evaluator, created on first use and kept for the process's life:
-    its workers stay warm and its cache answers a repeated candidate at once."""
-    key = (device, trials, *sorted(settings.items()))
+def evaluate(problem, candidate, device: str | None = None, trials: int = 5, **settings: Any):
+    """Evaluates one candidate against one problem, or a batch: a list of candidates against one
+    problem or against a list of as many problems, their verdicts in input order (see Evaluator for
+    the settings and the batch). Calls with the same settings share one Evaluator, created on first
+    use and kept for the process's life: its workers start once and stay warm, so a trainer's loop
+    pays their start-up once, and its cache answers a repeated candidate at once."""
+    key = (device, trials, *sorted((name, repr(value)) for name, value in settings.items()))
     with _shared_lock:
         evaluator = _shared.get(key)
         if evaluator is None:

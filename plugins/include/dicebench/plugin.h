@@ -133,6 +133,20 @@ typedef struct dicebench_suite_api {
   dicebench_status (*optional_extract_problem)(const dicebench_suite* suite, size_t index, dicebench_str completion,
                                                dicebench_text_sink sink, dicebench_text_sink details_sink, void* user,
                                                dicebench_error* error);
+  /* ABI 1.3, optional (NULL and 0, or absent from a 1.0-1.2 table): every flag name optional_review
+   * may send to its sink, in the host's vocabulary; the strings stay valid for the life of the process.
+   * The host refuses to open a suite that declares a name outside the vocabulary, and fails a review
+   * that reports a name the suite did not declare. A table without the list may report any flag of
+   * the vocabulary (as before 1.3). */
+  const dicebench_str* optional_review_flags;
+  size_t optional_review_flags_count;
+  /* ABI 1.3, optional (NULL, or absent from a 1.0-1.2 table): the Python modules the candidates of the
+   * opened suite import besides torch ("triton" for a Triton prompt), each sent to `sink` as one call;
+   * none for a suite whose candidates import nothing else. Every entry point that evaluates checks
+   * that the workers' Python has them before anything is evaluated. (A 1.2 table's describe() may
+   * still name them in its JSON object's "candidate_python_modules", which the host reads then.) */
+  dicebench_status (*optional_candidate_modules)(const dicebench_suite* suite, dicebench_text_sink sink, void* user,
+                                                 dicebench_error* error);
 } dicebench_suite_api;
 
 /* ---------------------------------------------------------------- models */

@@ -10,6 +10,7 @@
 #include "results/query.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sqlite3.h>
@@ -127,6 +128,46 @@ TEST_CASE("a Triton run flags the candidate that never launches its kernel (the 
   CHECK(std::get<std::string>(verdicts->rows[1][2]) == "asked for triton: defines triton kernels (add_kernel) but never launches one");
 }
 
+TEST_CASE("eval --suite reviews each candidate as run does: the same verdict, flags and fields for the same pair") {
+  TempDir tmp("eval-suite");
+  const std::string db = tmp / "results.db";
+  const std::string replay = std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/triton";
+  auto r = run_cli({"run", "--model", "replay:" + replay, "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench,
+                    "--problems", "1", "--samples", "2", "--device", "cpu", "--db", db, "--set", "kernelbench.backend=triton"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  for (const int sample : {0, 1}) {
+    CAPTURE(sample);
+    const auto stored = results::run_query(
+        db, fmt::format("select e.status, e.compiled, e.correct, coalesce(e.error_class, ''), coalesce(e.compile_path, ''), "
+                        "coalesce((select json_group_object(flag, detail) from evaluation_flags f where f.sample = s.id), '{{}}') "
+                        "from samples s join evaluations e on e.sample = s.id where s.sample_index = {}", sample));
+    REQUIRE(stored.ok());
+    REQUIRE(stored->rows.size() == 1);
+    const auto& row = stored->rows[0];
+    const auto eval = run_cli({"eval", "--problem", kKernelBench + "/level1/1_Add.py", "--candidate",
+                               replay + fmt::format("/level_1_problem_1_sample_{}_kernel.py", sample), "--device", "cpu", "--json",
+                               "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench, "--set", "kernelbench.backend=triton"});
+    REQUIRE_MESSAGE(eval.exit_code == 0, eval.err);
+    const auto json = nlohmann::json::parse(eval.out);
+    CHECK(json["verdict"] == std::get<std::string>(row[0]));
+    CHECK(json["compiled"] == (std::get<int64_t>(row[1]) != 0));
+    CHECK(json["correct"] == (std::get<int64_t>(row[2]) != 0));
+    CHECK(json.value("error_class", "") == std::get<std::string>(row[3]));
+    CHECK(json["compile"]["path"] == std::get<std::string>(row[4]));
+    CHECK(json["flags"] == nlohmann::json::parse(std::get<std::string>(row[5])));
+  }
+  // Without --suite, eval has no suite to review the decoy with.
+  const auto flagged = run_cli({"eval", "--problem", kKernelBench + "/level1/1_Add.py", "--candidate",
+                                replay + "/level_1_problem_1_sample_1_kernel.py", "--device", "cpu", "--json"});
+  REQUIRE_MESSAGE(flagged.exit_code == 0, flagged.err);
+  CHECK_FALSE(nlohmann::json::parse(flagged.out)["flags"].contains("backend_unused"));
+  // A problem the suite does not have is one error line.
+  const auto stranger = run_cli({"eval", "--problem", std::string(DICEBENCH_TEST_DATA_DIR) + "/eval/problem_linear_relu.py",
+                                 "--candidate", replay + "/level_1_problem_1_sample_1_kernel.py", "--device", "cpu", "--suite",
+                                 "kernelbench-l1", "--kernelbench-root", kKernelBench});
+  dicebench::test::check_one_error_line(stranger, "the problem is not one of kernelbench-l1's");
+}
+
 TEST_CASE("a backend dicebench cannot evaluate, or whose module the workers' Python lacks, is one error line") {
   TempDir tmp("backend-refused");
   make_replay_folder(tmp / "replay");
@@ -141,7 +182,7 @@ TEST_CASE("a backend dicebench cannot evaluate, or whose module the workers' Pyt
   const auto cute = run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root",
                              kKernelBench, "--device", "cpu", "--db", db, "--set", "kernelbench.backend=cute"});
   if (std::system((std::string(DICEBENCH_PYTHON) + " -c 'import cutlass' 2>/dev/null").c_str()) != 0) {
-    dicebench::test::check_one_error_line(cute, "this run's candidates import cutlass, which the workers' Python");
+    dicebench::test::check_one_error_line(cute, "kernelbench-l1's candidates import cutlass, which the workers' Python");
     CHECK(scalar(db, "select count(*) from runs") == "0");
   }
   const auto generated = run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1",

@@ -44,10 +44,10 @@ dicebench_status extract_problem(const dicebench_suite*, size_t index, dicebench
 }
 
 const dicebench_suite_api kTable13 = {sizeof(dicebench_suite_api), &fake::open, &fake::close, &fake::describe, &fake::problem_count, &fake::problem,
-                                      &fake::build_prompt, &extract, nullptr, &extract_problem};
+                                      &fake::build_prompt, &extract, nullptr, &extract_problem, nullptr, 0, nullptr};
 // A plugin built against ABI 1.2: its table ends before optional_extract_problem (whatever lies after it).
 const dicebench_suite_api kTable12 = {offsetof(dicebench_suite_api, optional_extract_problem), &fake::open, &fake::close, &fake::describe,
-                                      &fake::problem_count, &fake::problem, &fake::build_prompt, &extract, nullptr, &extract_problem};
+                                      &fake::problem_count, &fake::problem, &fake::build_prompt, &extract, nullptr, &extract_problem, nullptr, 0, nullptr};
 
 }  // namespace
 

@@ -1,0 +1,227 @@
+// The evaluation session: settings, preflight and review once for every entry point, and one warm
+// evaluator per slot that batches share out.
+#include "core/run/evaluation_session.hpp"
+
+#include "core/base/sha256.hpp"
+#include "core/host/evaluation_settings.hpp"
+#include "core/host/log.hpp"
+#include "core/host/plugin_registry.hpp"
+#include "harness/client/python_modules.hpp"
+#include "harness/client/sandbox_launch.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace dicebench::run {
+
+// One pair of a batch until its result is in.
+struct EvaluationSession::Job {
+  const Pair* pair = nullptr;
+  std::string problem_hash;
+  ReviewFindings findings;
+  std::optional<Result<harness::Evaluation>> result;
+  size_t* remaining = nullptr;  // the batch's pairs without a result (under mutex_)
+};
+
+Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::Config& config, const host::SuiteSession* suite,
+                                                                    const std::optional<WorkerOverride>& workers) {
+  auto settings = host::evaluation_settings(config);
+  if (!settings) return settings.error();
+  if (workers) {
+    settings->worker_executable = workers->worker;
+    settings->sandbox.executable = host::beside_worker(workers->worker, "dicebench-sandbox", "DICEBENCH_SANDBOX");
+    settings->compile_executable = host::beside_worker(workers->worker, "dicebench-compile", "DICEBENCH_COMPILE");
+    settings->warm_spares = workers->warm_spares;
+  }
+  auto slots = host::evaluation_slots(config, settings->device);
+  if (!slots) return slots.error();
+  if (slots->empty()) return make_error("no evaluation slot: eval.gpus or eval.cpu_workers names none");
+  // Which protections candidates get here (refused under require; each entry point says which).
+  auto sandbox = harness::sandbox_status(settings->sandbox);
+  if (!sandbox) return sandbox.error();
+  // What the suite's candidates import must be there (a Triton run without triton).
+  if (suite) {
+    auto modules = suite->candidate_modules();
+    if (!modules) return modules.error();
+    auto missing = harness::missing_python_modules(*modules);
+    if (!missing) return missing.error();
+    if (!missing->empty())
+      return make_error(fmt::format("{}'s candidates import {}, which the workers' Python ({}) lacks; install it there",
+                                    suite->name(), fmt::join(*missing, ", "), harness::worker_python()));
+  }
+  auto session = std::unique_ptr<EvaluationSession>(new EvaluationSession());
+  session->settings_ = std::move(*settings);
+  // One pool of torch's toolchain builds for every slot: its limit is the machine's.
+  if (!session->settings_.toolchain_builds)
+    session->settings_.toolchain_builds =
+        std::make_shared<harness::ToolchainBuilds>(harness::toolchain_build_settings(session->settings_));
+  session->slots_ = std::move(*slots);
+  session->sandbox_json_ = sandbox->json();
+  session->sandbox_summary_ = sandbox->summary();
+  session->suite_ = suite;
+  return session;
+}
+
+Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open_with_suite(const host::Config& config,
+                                                                               const std::optional<WorkerOverride>& workers) {
+  const std::string name = config.get("suite").value_or("");
+  OwnedSuite owned;
+  if (!name.empty()) {
+    owned.config = std::make_unique<host::Config>(config);
+    owned.services = std::make_unique<host::HostServices>(*owned.config);
+    // The installed plugins; for workers from elsewhere (the Python module's), those of their install too.
+    auto dirs = host::PluginRegistry::default_search_dirs();
+    if (workers) dirs.push_back((std::filesystem::path(workers->worker).parent_path() / ".." / "lib" / "dicebench" / "plugins").string());
+    const auto registry = host::PluginRegistry::discover(dirs);
+    auto resolved = registry.resolve(DICEBENCH_KIND_SUITE, name);
+    if (!resolved) return resolved.error();
+    auto plugin = registry.load(*resolved->plugin);
+    if (!plugin) return plugin.error();
+    auto suite = host::SuiteSession::open(*plugin, resolved->name, *owned.services);
+    if (!suite) return suite.error();
+    owned.session.emplace(std::move(*suite));
+  }
+  auto session = open(config, owned.session ? &*owned.session : nullptr, workers);
+  if (!session) return session.error();
+  if (owned.session) {
+    (*session)->owned_suite_ = std::move(owned);
+    (*session)->suite_ = &*(*session)->owned_suite_.session;
+  }
+  if (const auto db = config.get("db")) {
+    auto store = results::Store::open(*db, results::OpenMode::ReadOnly);
+    if (!store) return store.error();
+    (*session)->cache_store_.emplace(std::move(*store));
+  }
+  return session;
+}
+
+EvaluationSession::~EvaluationSession() { close(); }
+
+const std::string& EvaluationSession::suite_name() const {
+  static const std::string none;
+  return suite_ ? suite_->name() : none;
+}
+
+Result<ReviewFindings> EvaluationSession::review(const ProblemKey& problem, const std::string& candidate) const {
+  if (!suite_) return ReviewFindings{};
+  const auto index = suite_->index_of(problem);
+  if (!index) return ReviewFindings{};
+  return suite_->review(*index, candidate);
+}
+
+Result<std::optional<ProblemKey>> EvaluationSession::problem_key(const std::string& problem_hash) const {
+  if (!suite_) return std::optional<ProblemKey>{};
+  for (const auto& problem : suite_->problems())
+    if (problem.content_hash == problem_hash) return std::optional<ProblemKey>(problem.key());
+  return make_error(fmt::format("the problem is not one of {}'s (none has its text); evaluate it without a suite", suite_->name()));
+}
+
+std::vector<Result<harness::Evaluation>> EvaluationSession::evaluate(const std::vector<Pair>& batch) {
+  std::vector<Job> jobs(batch.size());
+  size_t remaining = batch.size();
+  // The suite's review first, in the caller's thread: it reads the candidate, never runs it.
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Job& job = jobs[i];
+    job.pair = &batch[i];
+    job.problem_hash = "sha256:" + sha256_hex(batch[i].problem_source);
+    job.remaining = &remaining;
+    auto key = problem_key(job.problem_hash);
+    Result<ReviewFindings> found = key ? (*key ? review(**key, batch[i].candidate_source) : ReviewFindings{}) : Result<ReviewFindings>(key.error());
+    if (found) job.findings = std::move(*found);
+    else job.result = found.error();
+    if (job.result) --remaining;
+  }
+  std::unique_lock lock(mutex_);
+  if (closed_) {
+    for (Job& job : jobs)
+      if (!job.result) job.result = make_error("this evaluation session is closed");
+    remaining = 0;
+  }
+  if (threads_.empty() && remaining > 0) start_slots();
+  for (Job& job : jobs)
+    if (!job.result) queue_.push_back(&job);
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return remaining == 0; });
+  lock.unlock();
+  std::vector<Result<harness::Evaluation>> results;
+  results.reserve(jobs.size());
+  for (Job& job : jobs) results.push_back(std::move(*job.result));
+  return results;
+}
+
+void EvaluationSession::start_slots() {
+  for (const auto& slot : slots_) threads_.emplace_back([this, slot] { run_slot(slot); });
+}
+
+// The slot's evaluator takes queued pairs while it wants more (its prefetch room) and hands each
+// verdict back to its batch as it is final; it ends once the session closes with nothing left.
+void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
+  harness::EvaluationSettings mine = settings_;
+  mine.visible_devices = slot;
+  harness::Evaluator evaluator(mine);
+  ++evaluators_started_;
+  evaluator.start_reference();
+  std::map<int64_t, Job*> submitted;  // by tag
+  int64_t next_tag = 0;
+  std::set<std::string> seen, to_prime;  // problems' hashes: submitted here; not yet given the stored caches
+  const auto finish = [&](Job& job, Result<harness::Evaluation> result) {
+    if (result)
+      for (auto& finding : job.findings) result->flags.push_back(std::move(finding));
+    std::lock_guard guard(mutex_);
+    job.result = std::move(result);
+    --*job.remaining;
+    changed_.notify_all();
+  };
+  while (true) {
+    Job* job = nullptr;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return closed_ || !queue_.empty() || !submitted.empty(); });
+      if (closed_ && queue_.empty() && submitted.empty()) return;
+      if (!queue_.empty() && (submitted.empty() || evaluator.wants_more())) {
+        job = queue_.front();
+        queue_.pop_front();
+      }
+    }
+    if (job) {  // and look for more while the evaluator has room
+      if (cache_store_ && seen.insert(job->problem_hash).second) to_prime.insert(job->problem_hash);
+      submitted[next_tag] = job;
+      evaluator.submit({next_tag++, job->pair->problem_source, job->problem_hash, job->pair->candidate_source});
+      continue;
+    }
+    if (submitted.empty()) continue;
+    // Before the device judges a problem, what runs stored of it (a read failure only costs time).
+    for (const auto& hash : to_prime) {
+      auto keys = cache_keys(evaluator, hash);
+      std::lock_guard guard(cache_mutex_);
+      auto primed = keys ? caches_.prime(*cache_store_, evaluator, slot.value_or("cpu"), *keys) : Result<void>(keys.error());
+      if (!primed) host::log_warn("the stored baselines and traits could not be read ({}); they are measured", primed.error().message);
+    }
+    to_prime.clear();
+    auto finished = evaluator.next([] { return host::HostServices::cancel_requested(); });
+    if (!finished) {  // cancelled: what was pending is dropped
+      for (auto& [tag, pending] : submitted) finish(*pending, make_error("cancelled"));
+      submitted.clear();
+      continue;
+    }
+    Job* done = submitted.at(finished->tag);
+    submitted.erase(finished->tag);
+    finish(*done, std::move(finished->evaluation));
+  }
+}
+
+void EvaluationSession::close() {
+  {
+    std::lock_guard guard(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+  for (auto& thread : threads_)
+    if (thread.joinable()) thread.join();
+}
+
+}  // namespace dicebench::run

@@ -1,0 +1,114 @@
+// One evaluation session for `dicebench run`, `dicebench eval` and dicebench.evaluate(): the [eval]
+// settings and slots resolved once from a Config, the candidate sandbox and the modules the suite's
+// candidates import checked before anything runs, the suite's review of each candidate, and one
+// warm evaluator per slot (a GPU, or a CPU worker) kept between calls, which batches of candidates
+// share out, their results in input order. A run's evaluation stage (slot_worker.hpp) takes the
+// settings, slots and review from here and adds the results store's caches and rows.
+#pragma once
+
+#include "core/base/problem_key.hpp"
+#include "core/base/result.hpp"
+#include "core/host/config.hpp"
+#include "core/host/host_services.hpp"
+#include "core/host/suite_session.hpp"
+#include "core/run/evaluation_caches.hpp"
+#include "harness/client/evaluator.hpp"
+#include "results/flags.hpp"
+#include "results/store.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace dicebench::run {
+
+// What reading a candidate finds (the suite's review): flags with their details.
+using ReviewFindings = std::vector<std::pair<results::EvaluationFlag, std::string>>;
+
+// A suite the session opened itself (eval --suite, evaluate(suite=...)), with what it lives on.
+struct OwnedSuite {
+  std::unique_ptr<host::Config> config;
+  std::unique_ptr<host::HostServices> services;
+  std::optional<host::SuiteSession> session;
+};
+
+// Where a session's workers come from when not beside this executable (the Python module's).
+struct WorkerOverride {
+  std::string worker;    // dicebench-worker; its sandbox and compile helpers beside it
+  int warm_spares = 0;   // candidate workers each evaluator keeps started between calls
+};
+
+class EvaluationSession {
+ public:
+  // Resolves `config`'s evaluation settings and slots, checks the sandbox (refused under
+  // eval.sandbox=require; sandbox_summary() says which protections candidates get), and checks that the workers' Python has the modules the
+  // suite's candidates import. `suite` (none: no review, no modules) must outlive the session.
+  static Result<std::unique_ptr<EvaluationSession>> open(const host::Config& config, const host::SuiteSession* suite,
+                                                          const std::optional<WorkerOverride>& workers = std::nullopt);
+  // The same with the suite named by config's "suite" (none when unset), opened with config's
+  // settings from the installed plugins (and those of the workers' install, when given); with
+  // config's "db", the baselines, traits and bandwidths runs stored there are read (never written)
+  // before a slot judges a problem, as a run's slots read them (eval --db, Evaluator(db=...)).
+  static Result<std::unique_ptr<EvaluationSession>> open_with_suite(const host::Config& config,
+                                                                     const std::optional<WorkerOverride>& workers = std::nullopt);
+  ~EvaluationSession();
+  EvaluationSession(const EvaluationSession&) = delete;
+  EvaluationSession& operator=(const EvaluationSession&) = delete;
+
+  const harness::EvaluationSettings& settings() const { return settings_; }
+  const std::vector<std::optional<std::string>>& slots() const { return slots_; }
+  const std::string& sandbox_json() const { return sandbox_json_; }
+  const std::string& sandbox_summary() const { return sandbox_summary_; }
+  const std::string& suite_name() const;  // "" without a suite
+
+  // The suite's review of `candidate` for `problem` (nothing without a suite, or for a problem it
+  // lacks). May be called from several threads at once; it reads, never runs, the candidate.
+  Result<ReviewFindings> review(const ProblemKey& problem, const std::string& candidate) const;
+
+  // Evaluates (problem source, candidate source) pairs on every slot, each slot's evaluator keeping
+  // its prefetch room full, and returns their evaluations in input order, each with the suite's
+  // review among its flags. A pair's error is the harness's own failure, or (with a suite) a problem
+  // that is not one of the suite's; a candidate's failures are verdicts. Calls from several threads
+  // share the slots.
+  struct Pair {
+    std::string problem_source, candidate_source;
+  };
+  std::vector<Result<harness::Evaluation>> evaluate(const std::vector<Pair>& batch);
+
+  // Evaluators started so far (each starts a reference worker): one per slot for the session's life.
+  size_t evaluators_started() const { return evaluators_started_; }
+  // Waits for calls in progress, then ends every worker; later calls fail.
+  void close();
+
+ private:
+  EvaluationSession() = default;
+  struct Job;
+  void start_slots();
+  void run_slot(const std::optional<std::string>& slot);
+  Result<std::optional<ProblemKey>> problem_key(const std::string& problem_hash) const;
+
+  harness::EvaluationSettings settings_;
+  std::vector<std::optional<std::string>> slots_;
+  std::string sandbox_json_, sandbox_summary_;
+  const host::SuiteSession* suite_ = nullptr;
+  OwnedSuite owned_suite_;
+  std::optional<results::Store> cache_store_;  // read-only: the caches runs stored
+  std::mutex cache_mutex_;                     // for cache_store_ and caches_
+  EvaluationCaches caches_;
+
+  std::mutex mutex_;                   // guards what follows
+  std::condition_variable changed_;    // a job queued or finished, or the session closing
+  std::deque<Job*> queue_;             // jobs no slot has taken
+  std::vector<std::thread> threads_;   // one per slot, started by the first evaluate()
+  bool closed_ = false;
+  std::atomic<size_t> evaluators_started_{0};
+};
+
+}  // namespace dicebench::run

@@ -1,0 +1,113 @@
+"""One evaluation session behind `dicebench run`, `dicebench eval --json` and dicebench.evaluate(), on
+the CPU through the real workers: the same pair gets the same verdict, flags (the suite's review
+included) and stored fields through all three, and eval and evaluate() read the baselines a run
+stored (--db, db=); a batch of many candidates and problems comes back
+in input order over every slot; a trainer's loop of calls starts the evaluators once."""
+
+import os
+import sqlite3
+import tempfile
+import unittest
+
+import dicebench
+from support import EVAL, KERNELBENCH, PROBLEM, DATA, cli, eval_json, read
+
+REPLAY = os.path.join(DATA, "replay", "triton")
+ADD = os.path.join(KERNELBENCH, "level1", "1_Add.py")
+SUITE = {"kernelbench.root": KERNELBENCH, "kernelbench.backend": "triton"}
+SUITE_FLAGS = ("--suite", "kernelbench-l1", "--kernelbench-root", KERNELBENCH, "--set", "kernelbench.backend=triton")
+# What each entry point has of an evaluation, compared between them (timings differ run to run).
+FIELDS = ("verdict", "compiled", "correct", "error_class", "compile_path", "flags")
+
+
+def stored(db: str) -> list[dict]:
+    """The run's evaluations by sample index, with their flags, as the store holds them."""
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute(
+            "select s.id, e.status, e.compiled, e.correct, coalesce(e.error_class, ''), coalesce(e.compile_path, '') "
+            "from samples s join evaluations e on e.sample = s.id order by s.sample_index").fetchall()
+        flags = connection.execute("select sample, flag, detail from evaluation_flags").fetchall()
+    return [{"verdict": status, "compiled": bool(compiled), "correct": bool(correct), "error_class": error_class,
+             "compile_path": compile_path, "flags": {flag: detail for sample, flag, detail in flags if sample == sample_id}}
+            for sample_id, status, compiled, correct, error_class, compile_path in rows]
+
+
+def of_eval(data: dict) -> dict:
+    return {"verdict": data["verdict"], "compiled": data["compiled"], "correct": data["correct"],
+            "error_class": data.get("error_class", ""), "compile_path": (data.get("compile") or {}).get("path", ""),
+            "flags": data.get("flags") or {}}
+
+
+class SameAcrossEntryPoints(unittest.TestCase):
+    def test_run_eval_and_evaluate_agree_on_the_suites_review(self):
+        candidates = [os.path.join(REPLAY, f"level_1_problem_1_sample_{i}_kernel.py") for i in (0, 1)]
+        with tempfile.TemporaryDirectory() as tmp:
+            db = os.path.join(tmp, "results.db")
+            done = cli("run", "--model", "replay:" + REPLAY, "--problems", "1", "--samples", "2", "--device", "cpu",
+                       "--db", db, *SUITE_FLAGS)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            by_run = stored(db)
+            with sqlite3.connect(db) as connection:
+                (baseline_ms,), = connection.execute("select distinct baseline_ms from evaluations").fetchall()
+            # With the run's database, eval and evaluate() use the baseline it stored, as a resumed run would.
+            cached = eval_json(ADD, candidates[0], *SUITE_FLAGS, "--db", db)
+            self.assertEqual(cached["baseline"]["median_ms"], baseline_ms)
+            self.assertEqual(cached["baseline"]["stop_reason"], "")  # from the cache, not timed
+            with dicebench.Evaluator("cpu", workers=1, db=db) as evaluator:
+                self.assertEqual(evaluator.evaluate(read(ADD), read(candidates[0])).baseline.median_ms, baseline_ms)
+        by_eval = [of_eval(eval_json(ADD, path, *SUITE_FLAGS)) for path in candidates]
+        with dicebench.Evaluator("cpu", workers=1, suite="kernelbench-l1", config=SUITE) as evaluator:
+            self.assertEqual(evaluator.suite, "kernelbench-l1")
+            by_evaluate = [of_eval(e.to_dict()) for e in evaluator.evaluate(read(ADD), [read(c) for c in candidates])]
+        self.assertEqual(len(by_run), 2)
+        for i in range(2):
+            self.assertEqual(by_eval[i], by_run[i], f"sample {i}: eval --json and run")
+            self.assertEqual(by_evaluate[i], by_run[i], f"sample {i}: evaluate() and run")
+        # The decoy is flagged by the suite's review through every entry point, the launched kernel by none.
+        self.assertEqual(by_run[1]["flags"].get("backend_unused"),
+                         "asked for triton: defines triton kernels (add_kernel) but never launches one")
+        self.assertNotIn("backend_unused", by_run[0]["flags"])
+
+    def test_the_same_json_fields_as_eval(self):
+        path = os.path.join(REPLAY, "level_1_problem_1_sample_1_kernel.py")
+        expected = eval_json(ADD, path, *SUITE_FLAGS)
+        got = dicebench.evaluate(read(ADD), read(path), device="cpu", workers=1, suite="kernelbench-l1", config=SUITE)
+        self.assertEqual(set(got.to_dict()), set(expected) | {"cached"})
+        self.assertEqual(got.flags, expected["flags"])
+
+    def test_a_problem_outside_the_suite_is_an_error(self):
+        with dicebench.Evaluator("cpu", workers=1, suite="kernelbench-l1", config=SUITE) as evaluator:
+            with self.assertRaises(dicebench.Error) as raised:
+                evaluator.evaluate(read(PROBLEM), read(os.path.join(EVAL, "correct.py")))
+        self.assertIn("the problem is not one of kernelbench-l1's", str(raised.exception))
+
+
+class BatchesAndTrainerLoop(unittest.TestCase):
+    def test_a_batch_of_many_problems_comes_back_in_input_order(self):
+        linear, add = read(PROBLEM), read(ADD)
+        cases = [(linear, "correct.py", "correct"), (add, None, "correct"), (linear, "off_by_1e3.py", "output_mismatch"),
+                 (linear, "raises.py", "runtime_error"), (add, None, "correct"), (linear, "wrong_dtype.py", "dtype_mismatch")]
+        add_candidate = read(os.path.join(REPLAY, "level_1_problem_1_sample_1_kernel.py"))
+        problems = [problem for problem, _, _ in cases]
+        candidates = [(read(os.path.join(EVAL, name)) if name else add_candidate) + f"\n# {i}\n"
+                      for i, (_, name, _) in enumerate(cases)]
+        with dicebench.Evaluator("cpu", workers=2, timeout=20) as evaluator:
+            results = evaluator.evaluate(problems, candidates)
+            self.assertEqual(evaluator.evaluators_started, 2)  # every slot took part
+            with self.assertRaises(ValueError):
+                evaluator.evaluate([linear, add], candidates)
+        self.assertEqual([r.verdict for r in results], [verdict for _, _, verdict in cases])
+
+    def test_a_trainers_loop_starts_the_evaluators_once(self):
+        problem = read(PROBLEM)
+        with dicebench.Evaluator("cpu", workers=1, cache_size=0) as evaluator:
+            for step in range(3):
+                batch = [read(os.path.join(EVAL, "correct.py")) + f"\n# step {step} candidate {i}\n" for i in range(2)]
+                self.assertEqual([e.verdict for e in evaluator.evaluate(problem, batch)], ["correct", "correct"])
+                single = evaluator.evaluate(problem, read(os.path.join(EVAL, "raises.py")) + f"\n# {step}\n")
+                self.assertEqual(single.verdict, "runtime_error")
+                self.assertEqual(evaluator.evaluators_started, 1, f"step {step}")
+
+
+if __name__ == "__main__":
+    unittest.main()
