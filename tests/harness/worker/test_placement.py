@@ -57,6 +57,11 @@ class PlacementTest(unittest.TestCase):
         # Without placement the allocator hands later calls the blocks earlier calls freed.
         self.assertIn(True, other_overlapped)
 
+    def test_hundreds_of_fresh_calls_of_small_inputs_still_find_unused_addresses(self):
+        # The allocator recycles a few small blocks: placement must not run out of fresh ranges.
+        places, fresh_overlapped, _ = self.run_calls(set(range(300)), count=300)
+        self.assertEqual(fresh_overlapped, [False] * 300)
+
     def test_calls_not_placed_fresh_keep_their_tensors(self):
         places = placement.InputPlacements("cpu")
         inputs = received(1)

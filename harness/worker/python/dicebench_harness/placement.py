@@ -12,7 +12,9 @@ bytes there, and the checked call fails it.
 On CUDA the memory comes from dicebench_cuda.map_fresh (fresh_memory.hpp): address ranges the
 driver reserves for this process and never hands out again, with physical memory that is released
 once the tensor is gone (at the next call, after a device synchronisation), so a job's memory stays
-bounded. On the CPU an allocation that lands on a used range is held while another is made."""
+bounded. On the CPU each moved tensor gets an anonymous mapping of its own, unmapped when the tensor
+is gone; a mapping that lands on a used range is kept, untouched (it holds no memory), so that range
+is never handed out again, and another is made."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from typing import Any
 from .errors import HostError
 
 MAX_CPU_ATTEMPTS = 64
+_MAP_NORESERVE = 0x4000  # Linux's MAP_NORESERVE: a parked mapping commits nothing
 
 
 def _span(tensor: Any) -> tuple[int, int] | None:
@@ -54,6 +57,7 @@ class InputPlacements:
         self.device = torch.device(device)
         self.used: list[tuple[int, int]] = []
         self.released: list[tuple[int, int, int, int]] = []  # CUDA regions no tensor uses any more
+        self.parked: list = []  # CPU mappings that landed on used ranges, kept so they stay out of use
         self.fresh_calls = 0
 
     def receive(self, inputs: list, fresh: bool) -> list:
@@ -119,12 +123,16 @@ class InputPlacements:
         return raw[:nbytes].view(like.dtype).as_strided(like.size(), like.stride(), like.storage_offset())
 
     def _fresh_cpu(self, like: Any) -> Any:
+        import mmap
+
         import torch
 
-        held = []  # allocations on used ranges, kept until one lands elsewhere
+        nbytes = like.untyped_storage().nbytes()  # received tensors are compact copies
         for _ in range(MAX_CPU_ATTEMPTS):
-            tensor = torch.empty_strided(like.size(), like.stride(), dtype=like.dtype, device=like.device)
-            if not self._overlaps(_span(tensor)):
-                return tensor
-            held.append(tensor)
-        raise HostError(f"cannot place the inputs at fresh addresses: {MAX_CPU_ATTEMPTS} allocations landed on used ones")
+            region = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
+            raw = torch.frombuffer(region, dtype=torch.uint8, count=nbytes)  # keeps the mapping while used
+            if not self._overlaps(_span(raw)):
+                return raw.view(like.dtype).as_strided(like.size(), like.stride(), like.storage_offset())
+            del raw
+            self.parked.append(region)  # untouched, it holds no memory; kept, its range is never handed out again
+        raise HostError(f"cannot place the inputs at fresh addresses: {MAX_CPU_ATTEMPTS} mappings landed on used ones")
