@@ -1,5 +1,6 @@
 """Fresh placement of a call's inputs (dicebench_harness.placement) on the CPU: a fresh call's
-tensors lie where no input of the job has been, with the same values, structure and layout; other
+tensors lie where no input of the job has been, with the same values, structure and layout, and
+the copies they were received into are scrambled; other
 calls keep the addresses the allocator gave them (which repeat: the reason placement exists). The
 CUDA placement (dicebench_cuda.map_fresh) is tested in test_cuda_ipc.py."""
 
@@ -37,7 +38,10 @@ class PlacementTest(unittest.TestCase):
         for call in range(count):
             inputs = received(call)
             expected = [inputs[0].clone(), (inputs[1][0].clone(), inputs[1][1]), [inputs[2][0].clone()]]
+            received_first = inputs[0]
             got = places.receive(inputs, call in fresh_calls)
+            if call in fresh_calls:  # the copy it came in is scrambled: a replay reading there reads no input
+                self.assertFalse(torch.equal(received_first, expected[0]))
             self.assertEqual(type(got[1]), tuple)
             self.assertEqual(got[1][1], 2.5)
             torch.testing.assert_close(got[0], expected[0], rtol=0, atol=0)
@@ -47,7 +51,7 @@ class PlacementTest(unittest.TestCase):
             now = spans(got, [])
             (fresh_overlapped if call in fresh_calls else other_overlapped).append(any(overlaps(s, earlier) for s in now))
             earlier += now
-            del got, inputs  # the call is over: its inputs go back to the allocator
+            del got, inputs, received_first  # the call is over: its inputs go back to the allocator
         return places, fresh_overlapped, other_overlapped
 
     def test_a_fresh_call_lies_where_no_input_of_the_job_has_been(self):

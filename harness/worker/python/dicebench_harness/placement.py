@@ -6,8 +6,9 @@ inputs land at the same addresses. A candidate that captured a CUDA graph on an 
 pointers, and replays it without copying the new inputs in, then reads the right inputs on every
 call and passes, though it would read stale memory wherever its caller's inputs moved. On the calls
 the host marks `fresh_placement` (a secret subset holding at least one checked call per loop), every
-input tensor is moved to memory where no input of this job has been, so such a replay reads stale
-bytes there, and the checked call fails it.
+input tensor is moved to memory where no input of this job has been, and the copy it was received
+into has its bits inverted, so such a replay reads stale or scrambled bytes, and the checked call
+fails it.
 
 On CUDA the memory comes from dicebench_cuda.map_fresh (fresh_memory.hpp): address ranges the
 driver reserves for this process and never hands out again, with physical memory that is released
@@ -31,6 +32,14 @@ def _span(tensor: Any) -> tuple[int, int] | None:
     if storage.nbytes() == 0:
         return None
     return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+
+
+def _scramble(tensor: Any) -> None:
+    """Inverts every bit of the memory behind `tensor` (after the copy from it, in stream order)."""
+    import torch
+
+    storage = tensor.untyped_storage()
+    torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage, 0, (storage.nbytes(),)).bitwise_not_()
 
 
 class _FreshRegion:
@@ -107,6 +116,9 @@ class InputPlacements:
             return value
         moved = self._fresh_cuda(value) if value.device.type == "cuda" else self._fresh_cpu(value)
         moved.copy_(value)
+        # The received copy lies where the allocator put it, most likely where the previous call's
+        # inputs lay: once freed it would still hold this call's inputs there for a replay to read.
+        _scramble(value)
         return moved
 
     def _fresh_cuda(self, like: Any) -> Any:
