@@ -25,29 +25,14 @@ import collections
 import concurrent.futures
 import json
 import os
-import re
 import statistics
 import sys
 import time
 
 import dicebench
+from replay_files import NAME, problem_file, read
 
-NAME = re.compile(r"^level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def read(path: str) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read()
-
-
-def problem_file(root: str, level: int, problem: int) -> str:
-    for folder in (os.path.join(root, f"level{level}"), os.path.join(root, "KernelBench", f"level{level}")):
-        if os.path.isdir(folder):
-            for name in sorted(os.listdir(folder)):
-                if name.startswith(f"{problem}_") and name.endswith(".py"):
-                    return os.path.join(folder, name)
-    sys.exit(f"evaluate_throughput: no problem {problem} of level {level} under {root}")
 
 
 def pairs(candidates: str, root: str) -> list[dict]:
@@ -56,7 +41,7 @@ def pairs(candidates: str, root: str) -> list[dict]:
         match = NAME.match(name)
         if match:
             level, problem, _ = map(int, match.groups())
-            path = problem_file(root, level, problem)
+            path = problem_file(root, level, problem, "evaluate_throughput")
             found.append({"name": name, "problem_file": os.path.basename(path), "problem": read(path),
                           "candidate": read(os.path.join(candidates, name))})
     if not found:

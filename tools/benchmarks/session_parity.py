@@ -28,7 +28,6 @@ import argparse
 import collections
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -36,24 +35,10 @@ import tempfile
 import time
 
 import dicebench
+from replay_files import NAME, problem_file, read
 
-NAME = re.compile(r"^level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py$")
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOLERANCE = 0.10  # evaluate()'s per-candidate time may differ from run's by this fraction
-
-
-def read(path: str) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read()
-
-
-def problem_file(root: str, level: int, problem: int) -> str:
-    for folder in (os.path.join(root, f"level{level}"), os.path.join(root, "KernelBench", f"level{level}")):
-        if os.path.isdir(folder):
-            for name in sorted(os.listdir(folder)):
-                if name.startswith(f"{problem}_") and name.endswith(".py"):
-                    return os.path.join(folder, name)
-    sys.exit(f"session_parity: no problem {problem} of level {level} under {root}")
 
 
 def copies(candidates: str, root: str, wanted_level: int, count: int) -> list[dict]:
@@ -64,7 +49,7 @@ def copies(candidates: str, root: str, wanted_level: int, count: int) -> list[di
             level, problem, _ = map(int, match.groups())
             if level != wanted_level:
                 continue
-            found.append((level, problem, read(os.path.join(candidates, name)), read(problem_file(root, level, problem))))
+            found.append((level, problem, read(os.path.join(candidates, name)), read(problem_file(root, level, problem, "session_parity"))))
     if not found:
         sys.exit(f"session_parity: no level_{wanted_level}_problem_P_sample_S_kernel.py files in {candidates}")
     samples: collections.Counter = collections.Counter()

@@ -1,6 +1,6 @@
 // A suite plugin's C table built in-process for the SuiteSession tests: the calls every table needs
 // (two problems, 1/1 and 1/2, named "P"), and a session opened on a table, as the host opens a
-// loaded plugin's. Each test adds the calls it is about (extract, review, ...).
+// loaded plugin's (try_open_session: the opening's error, for tests of a refused table). Each test adds the calls it is about (extract, review, ...).
 #pragma once
 
 #include "core/host/host_services.hpp"
@@ -29,14 +29,18 @@ inline dicebench_status build_prompt(const dicebench_suite*, size_t, dicebench_t
   return DICEBENCH_OK;
 }
 
-inline host::SuiteSession open_session(const dicebench_suite_api& table) {
+inline Result<host::SuiteSession> try_open_session(const dicebench_suite_api& table) {
   host::LoadedPlugin plugin;
   plugin.info.path = "/plugins/libdicebench-suite-test.so";
   plugin.info.kind = DICEBENCH_KIND_SUITE;
   plugin.api = &table;
   static host::Config config;
   static host::HostServices services(config);
-  auto session = host::SuiteSession::open(plugin, "test-suite", services);
+  return host::SuiteSession::open(plugin, "test-suite", services);
+}
+
+inline host::SuiteSession open_session(const dicebench_suite_api& table) {
+  auto session = try_open_session(table);
   REQUIRE_MESSAGE(session.ok(), session.error().message);
   return std::move(*session);
 }

@@ -21,6 +21,7 @@ namespace {
 const char* g_flag = "backend_unused";  // what the table's review reports
 
 namespace fake = dicebench::test::fake_suite;
+using fake::open_session;
 
 // As a 1.2 suite's describe() named the modules its candidates import.
 dicebench_status describe(const dicebench_suite*, dicebench_text_sink sink, void* user, dicebench_error*) {
@@ -60,22 +61,6 @@ const dicebench_suite_api kTable12 = {offsetof(dicebench_suite_api, optional_ext
 // A plugin built against ABI 1.0: its table ends before review (whatever memory lies after it).
 const dicebench_suite_api kTable10 = {offsetof(dicebench_suite_api, optional_review), &fake::open, &fake::close, &describe, &fake::problem_count,
                                       &fake::problem, &fake::build_prompt, &extract, &review, nullptr, nullptr, 0, nullptr};
-
-Result<host::SuiteSession> try_open(const dicebench_suite_api& table) {
-  host::LoadedPlugin plugin;
-  plugin.info.path = "/plugins/libdicebench-suite-test.so";
-  plugin.info.kind = DICEBENCH_KIND_SUITE;
-  plugin.api = &table;
-  static host::Config config;
-  static host::HostServices services(config);
-  return host::SuiteSession::open(plugin, "test-suite", services);
-}
-
-host::SuiteSession open_session(const dicebench_suite_api& table) {
-  auto session = try_open(table);
-  REQUIRE_MESSAGE(session.ok(), session.error().message);
-  return std::move(*session);
-}
 
 }  // namespace
 
@@ -141,7 +126,7 @@ TEST_CASE("ABI 1.3: a review reporting a flag its suite did not declare fails, a
   REQUIRE(none.ok());
   CHECK(none->empty());  // no call: its candidates import nothing else
 
-  const auto refused = try_open(kTableDeclaringUnknown);
+  const auto refused = fake::try_open_session(kTableDeclaringUnknown);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message ==
         "/plugins/libdicebench-suite-test.so: declares the review flag 'looks_fishy', which is not an evaluation flag");

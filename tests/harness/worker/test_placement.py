@@ -66,6 +66,15 @@ class PlacementTest(unittest.TestCase):
         places, fresh_overlapped, _ = self.run_calls(set(range(300)), count=300)
         self.assertEqual(fresh_overlapped, [False] * 300)
 
+    def test_inputs_that_share_storage_all_arrive_intact(self):
+        # The copies the inputs came in are scrambled only once every input is moved.
+        places = placement.InputPlacements("cpu")
+        base = torch.arange(12.0).reshape(3, 4)
+        got = places.receive([base, base.t(), base], True)
+        for tensor, expected in zip(got, (torch.arange(12.0).reshape(3, 4), torch.arange(12.0).reshape(3, 4).t(),
+                                          torch.arange(12.0).reshape(3, 4))):
+            torch.testing.assert_close(tensor, expected, rtol=0, atol=0)
+
     def test_calls_not_placed_fresh_keep_their_tensors(self):
         places = placement.InputPlacements("cpu")
         inputs = received(1)

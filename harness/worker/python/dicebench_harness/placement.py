@@ -74,7 +74,13 @@ class InputPlacements:
         `fresh`; either way the ranges they occupy are noted."""
         self.release()
         if fresh:
-            inputs = [self._moved(value) for value in inputs]
+            received: list = []  # the tensors the inputs came in, scrambled once all are moved
+            inputs = [self._moved(value, received) for value in inputs]
+            # Those copies lie where the allocator put them, most likely where the previous call's
+            # inputs lay: once freed they would still hold this call's inputs there for a replay to
+            # read. Scrambled after every move, as inputs may share storage.
+            for tensor in {t.untyped_storage().data_ptr(): t for t in received}.values():
+                _scramble(tensor)
             self.fresh_calls += 1
             if self.device.type == "cuda":
                 from .tensors import synchronize
@@ -107,18 +113,16 @@ class InputPlacements:
     def _overlaps(self, span: tuple[int, int]) -> bool:
         return any(span[0] < end and start < span[1] for start, end in self.used)
 
-    def _moved(self, value: Any) -> Any:
+    def _moved(self, value: Any, received: list) -> Any:
         import torch
 
         if isinstance(value, (list, tuple)):
-            return type(value)(self._moved(item) for item in value)
+            return type(value)(self._moved(item, received) for item in value)
         if not isinstance(value, torch.Tensor) or _span(value) is None:
             return value
         moved = self._fresh_cuda(value) if value.device.type == "cuda" else self._fresh_cpu(value)
         moved.copy_(value)
-        # The received copy lies where the allocator put it, most likely where the previous call's
-        # inputs lay: once freed it would still hold this call's inputs there for a replay to read.
-        _scramble(value)
+        received.append(value)
         return moved
 
     def _fresh_cuda(self, like: Any) -> Any:
