@@ -1,8 +1,9 @@
-// From a model's answer to an infilling item to a candidate program and how close the answer came:
-// the middle is the answer's first code block (KernelBench's extraction); the candidate is prefix +
-// middle + suffix, with the whitespace at the middle's two ends taken from the reference middle (a
-// code block cannot carry it); exact match and edit distance compare the middle with the reference
-// middle, both without the whitespace at their ends.
+// From a model's answer to an infilling item to a candidate program and how close the answer came.
+// A chat answer's middle is its first code block (KernelBench's extraction), and the candidate is
+// prefix + middle + suffix with the whitespace at the middle's two ends taken from the reference
+// middle (a code block cannot carry it); a span filled natively is the middle verbatim. Exact match
+// and edit distance compare the middle with the reference middle, both without the whitespace at
+// their ends.
 #pragma once
 
 #include <cstdint>
@@ -23,5 +24,7 @@ struct InfillAnswer {
 
 // The middle from the completion's first code block.
 InfillAnswer assemble_answer(const InfillItem& item, std::string_view completion);
+// The middle as a model filled the span natively (every byte kept).
+InfillAnswer assemble_span(const InfillItem& item, std::string_view span);
 
 }  // namespace dicebench::dice_infill

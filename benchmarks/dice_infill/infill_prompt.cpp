@@ -27,4 +27,9 @@ std::string build_fim_prompt(const InfillItem& item) {
       fenced(item.pytorch_code), fenced(item.prefix), fenced(item.suffix));
 }
 
+std::string native_context_before(const InfillItem& item) {
+  const std::string& reference = item.pytorch_code;
+  return reference + (reference.empty() || reference.back() == '\n' ? "\n" : "\n\n") + item.prefix;
+}
+
 }  // namespace dicebench::dice_infill

@@ -1,9 +1,11 @@
 // The dice-infill suite plugin: DICE's kernel-infilling task over a file in DICE's format
 // (infill_items.hpp) that the user names. Each item is a problem whose reference is its
-// pytorch_code; the model sees the prefix and suffix (the fill-in-the-middle chat prompt,
-// infill_prompt.hpp) and writes the middle; the candidate is prefix + middle + suffix, evaluated as
-// any KernelBench candidate. Extraction knows its problem (ABI 1.3's optional_extract_problem) and
-// reports the middle's exact match and edit distance (dicebench/extraction_details.hpp).
+// pytorch_code; the model sees the prefix and suffix (the fill-in-the-middle chat prompt, or, for a
+// model that fills spans natively, ABI 1.4's optional_infill: infill_prompt.hpp) and writes the
+// middle; the candidate is prefix + middle + suffix, evaluated as any KernelBench candidate.
+// Extraction knows its problem (ABI 1.3's optional_extract_problem; optional_extract_span for a span
+// filled natively) and reports the middle's exact match and edit distance
+// (dicebench/extraction_details.hpp).
 //
 // Settings (config section [dice-infill], or --set dice-infill.KEY=VALUE):
 //   data   the items' JSON file (DICE's kernel_infilling_evaluation.json); the flag
@@ -30,6 +32,7 @@ constexpr int kLevel = 1;  // the items are KernelBench-style problems of no sta
 struct Suite {
   std::vector<dice_infill::InfillItem> items;
   std::vector<std::string> names, paths;  // kept alive for dicebench_problem
+  std::vector<std::string> befores;       // native_context_before per item, kept alive for dicebench_infill
   std::string settings_json;
 };
 
@@ -56,6 +59,7 @@ dicebench_status open_suite(const dicebench_host_services* services, dicebench_s
     for (const auto& item : suite->items) {
       suite->names.push_back("infill_" + std::to_string(item.id));
       suite->paths.push_back(data + "#" + std::to_string(item.id));
+      suite->befores.push_back(dice_infill::native_context_before(item));
     }
     suite->settings_json = nlohmann::json{{"data", data},
                                           {"items", suite->items.size()},
@@ -103,22 +107,44 @@ dicebench_status extract(const dicebench_suite*, dicebench_str, dicebench_text_s
   });
 }
 
+// Sends what the answer measured, then its candidate (DICEBENCH_NOT_FOUND: none).
+dicebench_status send_answer(const dice_infill::InfillAnswer& answer, dicebench_text_sink sink, dicebench_text_sink details_sink,
+                             void* user) {
+  nlohmann::json details;
+  details[std::string(extraction::kInfillExactMatch)] = answer.exact_match;
+  details[std::string(extraction::kInfillEditDistance)] = answer.edit_distance;
+  sdk::emit(details_sink, user, details.dump());
+  if (!answer.candidate) return DICEBENCH_NOT_FOUND;
+  sdk::emit(sink, user, *answer.candidate);
+  return DICEBENCH_OK;
+}
+
 dicebench_status extract_problem(const dicebench_suite* s, size_t index, dicebench_str completion, dicebench_text_sink sink,
                                  dicebench_text_sink details_sink, void* user, dicebench_error* error) {
   return sdk::guard(error, [&] {
-    const dice_infill::InfillAnswer answer = dice_infill::assemble_answer(item_at(as_suite(s), index), sdk::view(completion));
-    nlohmann::json details;
-    details[std::string(extraction::kInfillExactMatch)] = answer.exact_match;
-    details[std::string(extraction::kInfillEditDistance)] = answer.edit_distance;
-    sdk::emit(details_sink, user, details.dump());
-    if (!answer.candidate) return DICEBENCH_NOT_FOUND;
-    sdk::emit(sink, user, *answer.candidate);
+    return send_answer(dice_infill::assemble_answer(item_at(as_suite(s), index), sdk::view(completion)), sink, details_sink, user);
+  });
+}
+
+dicebench_status infill(const dicebench_suite* s, size_t index, dicebench_infill* out, dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    const Suite& suite = as_suite(s);
+    const auto& item = item_at(suite, index);
+    *out = {str(suite.befores[index]), str(item.suffix), item.middle.size()};
     return DICEBENCH_OK;
   });
 }
 
+dicebench_status extract_span(const dicebench_suite* s, size_t index, dicebench_str span, dicebench_text_sink sink,
+                              dicebench_text_sink details_sink, void* user, dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    return send_answer(dice_infill::assemble_span(item_at(as_suite(s), index), sdk::view(span)), sink, details_sink, user);
+  });
+}
+
 const dicebench_suite_api kApi = {sizeof(dicebench_suite_api), &open_suite, &close_suite, &describe, &problem_count,
-                                  &problem, &build_prompt, &extract, nullptr, &extract_problem, nullptr, 0, nullptr};
+                                  &problem, &build_prompt, &extract, nullptr, &extract_problem, nullptr, 0, nullptr,
+                                  &infill, &extract_span};
 
 const dicebench_provided_name kNames[] = {
     {str(kSuiteName), str("Kernel infilling (DICE's stage-1 task): write the masked middle of a ModelNew (--dice-infill-data)")},

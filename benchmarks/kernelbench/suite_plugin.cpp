@@ -187,7 +187,7 @@ const dicebench_str kReviewFlags[] = {str(kernelbench::kBackendUnusedFlag)};
 
 const dicebench_suite_api kApi = {sizeof(dicebench_suite_api), &open_suite, &close_suite, &describe, &problem_count,
                                   &problem, &build_prompt, &extract, &review, nullptr, kReviewFlags, std::size(kReviewFlags),
-                                  &candidate_modules};
+                                  &candidate_modules, nullptr, nullptr};
 
 const dicebench_provided_name kNames[] = {
     {str("kernelbench-l1"), str("KernelBench level 1: single operators (100 problems)")},

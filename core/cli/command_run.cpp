@@ -7,6 +7,7 @@
 #include "core/cli/suite_flags.hpp"
 #include "core/cli/tolerance_option.hpp"
 #include "core/host/plugin_registry.hpp"
+#include "core/host/infill.hpp"
 #include "core/run/run_lifecycle.hpp"
 #include "results/report_format.hpp"
 #include "results/time_breakdown.hpp"
@@ -21,7 +22,7 @@ namespace dicebench::cli {
 namespace {
 
 struct RunOptions {
-  std::string model, model_path, suite, problems, config_file, device, tolerance, gpus;
+  std::string model, model_path, suite, problems, config_file, device, tolerance, gpus, infill;
   std::optional<int> trials;
   std::string db = kDefaultDatabase;
   std::optional<int> samples;
@@ -47,6 +48,7 @@ Result<host::Config> resolve_config(const RunOptions& o) {
   if (o.samples) config.set("samples", std::to_string(*o.samples));
   if (o.seed) config.set("seed", std::to_string(*o.seed));
   if (o.batch_size) config.set("batch_size", std::to_string(*o.batch_size));
+  if (!o.infill.empty()) config.set("infill", o.infill);
   o.suite_flags.apply(config);
   if (!o.device.empty()) config.set("eval.device", o.device);
   if (!o.gpus.empty()) config.set("eval.gpus", o.gpus);
@@ -173,6 +175,10 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--seed", o->seed, "Run seed (default: random, recorded)")->check(CLI::NonNegativeNumber);
   app->add_option("--batch-size", o->batch_size, "Requests per generate call (default: the model's)")->check(CLI::PositiveNumber);
   app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. kernelbench.prompt=zero_shot");
+  app->add_option("--infill", o->infill,
+                  "For suites of spans to fill (dice-infill): native (the model fills the span itself), chat (the suite's prompt) "
+                  "or auto, the default: native where the model can")
+      ->check(CLI::IsMember(std::vector<std::string>(host::kInfillModes.begin(), host::kInfillModes.end())));
   app->add_flag("--generate-only", o->generate_only, "Store samples without evaluating them");
   app->add_option("--json", o->json, "Also write the run's summary as JSON to this file (verdicts, where the time went, the report)");
   app->add_option("--device", o->device, "Evaluate on cpu or cuda (default: cuda where a GPU is visible)")->check(CLI::IsMember({"cpu", "cuda"}));

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstddef>
+#include <algorithm>
 
 namespace dicebench::host {
 namespace {
@@ -18,6 +18,17 @@ std::vector<dicebench_generation_request> to_c(const std::vector<GenerationReque
   for (const auto& r : requests)
     out.push_back({str(r.prompt), str(r.suite), r.level, r.problem_id, str(r.problem_name), r.sample_index, r.seed});
   return out;
+}
+
+std::vector<dicebench_infill> infill_of(const std::vector<GenerationRequest>& requests) {
+  std::vector<dicebench_infill> out;
+  out.reserve(requests.size());
+  for (const auto& r : requests) out.push_back({str(r.infill->before), str(r.infill->after), r.infill->reference_span_bytes});
+  return out;
+}
+
+bool all_fill_spans(const std::vector<GenerationRequest>& requests) {
+  return std::all_of(requests.begin(), requests.end(), [](const GenerationRequest& r) { return r.infill.has_value(); });
 }
 
 struct SinkState {
@@ -70,7 +81,7 @@ size_t ModelSession::preferred_batch() const {
 }
 
 bool ModelSession::serves_stored_samples() const {
-  return api_->struct_size >= offsetof(dicebench_model_api, optional_stored_samples) + sizeof(void*) && api_->optional_stored_samples;
+  return DICEBENCH_TABLE_HOLDS(api_, dicebench_model_api, optional_stored_samples) && api_->optional_stored_samples;
 }
 
 Result<std::map<int64_t, int>> ModelSession::stored_samples(int level) const {
@@ -96,13 +107,34 @@ Result<void> ModelSession::prepare(const std::vector<GenerationRequest>& request
   return {};
 }
 
+bool ModelSession::fills_spans() const {
+  return DICEBENCH_TABLE_HOLDS(api_, dicebench_model_api, optional_generate_infill) && api_->optional_prepare_infill != nullptr &&
+         api_->optional_generate_infill != nullptr;
+}
+
+Result<bool> ModelSession::prepare_infill(const std::vector<GenerationRequest>& requests) {
+  if (!all_fill_spans(requests)) return make_error("prepare_infill: a request carries no span to fill");
+  if (!fills_spans()) return false;
+  const auto c_requests = to_c(requests);
+  const auto c_infill = infill_of(requests);
+  dicebench_error error{};
+  const dicebench_status s = api_->optional_prepare_infill(handle_.get(), c_requests.data(), c_infill.data(), c_requests.size(), &error);
+  if (s == DICEBENCH_NOT_FOUND) return false;
+  if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "prepare_infill", s, error);
+  return true;
+}
+
 Result<void> ModelSession::generate(const std::vector<GenerationRequest>& requests,
                                     const std::function<Result<void>(size_t, Generation&&)>& on_result) {
   const auto c_requests = to_c(requests);
   SinkState state{&on_result, requests.size(), {}};
   dicebench_error error{};
+  const bool spans = !requests.empty() && requests.front().infill.has_value();
+  if (spans && (!all_fill_spans(requests) || !fills_spans())) return make_error("generate: spans to fill for a model that cannot");
+  const auto c_infill = spans ? infill_of(requests) : std::vector<dicebench_infill>();
   const dicebench_status s =
-      api_->generate(handle_.get(), c_requests.data(), c_requests.size(), &result_sink, &state, &error);
+      spans ? api_->optional_generate_infill(handle_.get(), c_requests.data(), c_infill.data(), c_requests.size(), &result_sink, &state, &error)
+            : api_->generate(handle_.get(), c_requests.data(), c_requests.size(), &result_sink, &state, &error);
   if (!state.error.empty()) return make_error(state.error);
   if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "generate", s, error);
   return {};

@@ -3,6 +3,7 @@
 
 #include "core/base/result.hpp"
 #include "core/host/host_services.hpp"
+#include "core/host/infill.hpp"
 #include "core/host/plugin_library.hpp"
 
 #include <functional>
@@ -22,6 +23,7 @@ struct GenerationRequest {
   std::string problem_name;
   int sample_index = 0;
   uint64_t seed = 0;
+  std::optional<Infill> infill;  // the span to fill, in a run that fills spans natively (every request then)
 };
 
 struct Generation {
@@ -49,13 +51,19 @@ class ModelSession {
   bool serves_stored_samples() const;
   Result<std::map<int64_t, int>> stored_samples(int level) const;
   Result<void> prepare(const std::vector<GenerationRequest>& requests);
+  // For requests that each carry a span to fill: prepares them as prepare() does and says true, or
+  // says false where the model cannot fill spans natively (its plugin has no ABI 1.4
+  // optional_prepare_infill, or it answers that the opened model cannot).
+  Result<bool> prepare_infill(const std::vector<GenerationRequest>& requests);
   // Calls on_result(index into requests, generation) as each request finishes; the first
-  // failure it returns ends the call with that error.
+  // failure it returns ends the call with that error. Requests carrying spans are filled natively
+  // (the completion is then the span's text).
   Result<void> generate(const std::vector<GenerationRequest>& requests,
                         const std::function<Result<void>(size_t, Generation&&)>& on_result);
 
  private:
   ModelSession() = default;
+  bool fills_spans() const;  // the table has ABI 1.4's infill calls
   const dicebench_model_api* api_ = nullptr;
   std::unique_ptr<dicebench_model, ModelCloser> handle_;
   std::string plugin_path_;

@@ -7,8 +7,10 @@
 #include "core/host/problem_selection.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <random>
 #include <stdexcept>
@@ -234,27 +236,59 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
   if (!batch) return batch.error();
   plan->batch_size = *batch ? static_cast<size_t>(*batch) : plan->model->preferred_batch();
 
+  // How the model sees each problem (setting `infill`): as the suite's prompt (chat), or as the
+  // span to fill where the suite offers spans and the model fills them natively (native); auto, the
+  // default, takes native where both can. The resolved mode is stored, so a resume keeps it.
+  const std::string infill_mode = cfg.get("infill").value_or(std::string(kDefaultInfillMode));
+  if (std::find(kInfillModes.begin(), kInfillModes.end(), infill_mode) == kInfillModes.end())
+    return make_error(fmt::format("infill: '{}' is none of {}", infill_mode, fmt::join(kInfillModes, ", ")));
+  if (infill_mode == "native" && !plan->suite->offers_infill())
+    return make_error(fmt::format("infill=native: suite {} offers no spans to fill (its prompts are for chat)", plan->suite_name));
+  const bool try_native = infill_mode != "chat" && plan->suite->offers_infill();
   const auto& all = plan->suite->problems();
+  std::map<ProblemKey, Infill> spans;
   for (size_t i = 0; i < all.size(); ++i) {
     auto it = samples.find(all[i].key());
     if (it == samples.end()) continue;
     auto prompt = plan->suite->build_prompt(i);
     if (!prompt)
       return make_error(fmt::format("problem {} ({}): {}", problem_key_text(all[i].key()), all[i].name, prompt.error().message));
-    PlannedProblem planned{all[i], std::move(*prompt), "", it->second};
-    planned.prompt_hash = "sha256:" + sha256_hex(planned.prompt);
-    plan->problems.push_back(std::move(planned));
+    if (try_native) {
+      auto span = plan->suite->infill(i);
+      if (!span) return make_error(fmt::format("problem {} ({}): {}", problem_key_text(all[i].key()), all[i].name, span.error().message));
+      spans.emplace(all[i].key(), std::move(*span));
+    }
+    plan->problems.push_back({all[i], std::move(*prompt), "", it->second});
   }
   if (plan->problems.empty()) return make_error(fmt::format("no problems selected from {}", plan->suite_name));
 
-  for (const auto& p : plan->problems) {
-    for (int s = 0; s < p.samples; ++s) {
-      if (resume && resume->done.count({p.problem.key(), s})) continue;
-      plan->requests.push_back({p.prompt, plan->suite_name, p.problem.level, p.problem.id, p.problem.name, s,
-                                sample_seed(plan->seed, p.problem.id, s)});
+  const auto requests_of = [&](bool native) {
+    plan->requests.clear();
+    for (auto& p : plan->problems) {
+      if (native) p.prompt = infill_prompt_record(spans.at(p.problem.key()));
+      p.prompt_hash = "sha256:" + sha256_hex(p.prompt);
+      for (int s = 0; s < p.samples; ++s) {
+        if (resume && resume->done.count({p.problem.key(), s})) continue;
+        plan->requests.push_back({p.prompt, plan->suite_name, p.problem.level, p.problem.id, p.problem.name, s,
+                                  sample_seed(plan->seed, p.problem.id, s),
+                                  native ? std::optional<Infill>(spans.at(p.problem.key())) : std::nullopt});
+      }
     }
+  };
+  bool native = false;
+  if (try_native) {
+    requests_of(true);
+    auto filled = plan->model->prepare_infill(plan->requests);
+    if (!filled) return filled.error();
+    native = *filled;
+    if (!native && infill_mode == "native")
+      return make_error(fmt::format("infill=native: model {} does not fill spans natively; use infill=chat", plan->model_spec));
   }
-  if (!plan->requests.empty()) DICEBENCH_TRY(plan->model->prepare(plan->requests));
+  if (!native) {
+    requests_of(false);
+    if (!plan->requests.empty()) DICEBENCH_TRY(plan->model->prepare(plan->requests));
+  }
+  if (plan->suite->offers_infill()) plan->config.set("infill", native ? "native" : "chat");
   return plan;
 }
 

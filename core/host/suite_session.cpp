@@ -5,11 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstddef>
 #include <algorithm>
-
-// Whether a plugin's table, sized as its builder compiled it, holds `field` (a later minor's).
-#define DICEBENCH_TABLE_HOLDS(table, type, field) ((table)->struct_size >= offsetof(type, field) + sizeof((table)->field))
 
 namespace dicebench::host {
 
@@ -63,30 +59,66 @@ Result<std::string> SuiteSession::build_prompt(size_t index) const {
   return out;
 }
 
-Result<SuiteSession::Extraction> SuiteSession::extract(size_t index, const std::string& completion) const {
-  struct Sinks {
-    std::string candidate, details;
-  } out;
-  dicebench_error error{};
-  const dicebench_str text{completion.data(), completion.size()};
-  const bool per_problem = api_->struct_size >= offsetof(dicebench_suite_api, optional_extract_problem) + sizeof(void*) &&
-                           api_->optional_extract_problem != nullptr;
-  const auto candidate_sink = [](void* user, dicebench_str t) { static_cast<Sinks*>(user)->candidate.append(str_of(t)); };
-  const auto details_sink = [](void* user, dicebench_str t) { static_cast<Sinks*>(user)->details.append(str_of(t)); };
-  const dicebench_status s = per_problem
-                                 ? api_->optional_extract_problem(handle_.get(), index, text, candidate_sink, details_sink, &out, &error)
-                                 : api_->extract(handle_.get(), text, candidate_sink, &out, &error);
-  if (s != DICEBENCH_OK && s != DICEBENCH_NOT_FOUND) return plugin_error(plugin_path_, "extract", s, error);
-  Extraction extraction;
-  if (s == DICEBENCH_OK) extraction.candidate = std::move(out.candidate);
+namespace {
+
+// What an extraction call sent to its two sinks.
+struct ExtractionSinks {
+  std::string candidate, details;
+  static void candidate_sink(void* user, dicebench_str t) { static_cast<ExtractionSinks*>(user)->candidate.append(str_of(t)); }
+  static void details_sink(void* user, dicebench_str t) { static_cast<ExtractionSinks*>(user)->details.append(str_of(t)); }
+};
+
+// The extraction a call's status and sinks make; `call` names it in errors.
+Result<SuiteSession::Extraction> extraction_of(const std::string& plugin_path, const char* call, dicebench_status status,
+                                               const dicebench_error& error, ExtractionSinks&& out) {
+  if (status != DICEBENCH_OK && status != DICEBENCH_NOT_FOUND) return plugin_error(plugin_path, call, status, error);
+  SuiteSession::Extraction extraction;
+  if (status == DICEBENCH_OK) extraction.candidate = std::move(out.candidate);
   if (!out.details.empty()) {
     const nlohmann::json details = nlohmann::json::parse(out.details, nullptr, /*allow_exceptions=*/false);
     if (!details.is_object())
-      return make_error(fmt::format("{}: extract sent details that are not a JSON object: {}", plugin_path_,
+      return make_error(fmt::format("{}: {} sent details that are not a JSON object: {}", plugin_path, call,
                                     out.details.substr(0, 200)));
     extraction.details_json = details.dump();
   }
   return extraction;
+}
+
+}  // namespace
+
+Result<SuiteSession::Extraction> SuiteSession::extract(size_t index, const std::string& completion) const {
+  ExtractionSinks out;
+  dicebench_error error{};
+  const dicebench_str text{completion.data(), completion.size()};
+  const bool per_problem = DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_extract_problem) &&
+                           api_->optional_extract_problem != nullptr;
+  const dicebench_status s = per_problem ? api_->optional_extract_problem(handle_.get(), index, text, &ExtractionSinks::candidate_sink,
+                                                                          &ExtractionSinks::details_sink, &out, &error)
+                                         : api_->extract(handle_.get(), text, &ExtractionSinks::candidate_sink, &out, &error);
+  return extraction_of(plugin_path_, "extract", s, error, std::move(out));
+}
+
+bool SuiteSession::offers_infill() const {
+  return DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_extract_span) && api_->optional_infill != nullptr &&
+         api_->optional_extract_span != nullptr;
+}
+
+Result<Infill> SuiteSession::infill(size_t index) const {
+  if (!offers_infill()) return make_error(fmt::format("{}: suite {} has no spans to fill", plugin_path_, name_));
+  dicebench_infill out{};
+  dicebench_error error{};
+  const dicebench_status s = api_->optional_infill(handle_.get(), index, &out, &error);
+  if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "infill", s, error);
+  return Infill{str_of(out.before), str_of(out.after), out.reference_span_bytes};
+}
+
+Result<SuiteSession::Extraction> SuiteSession::extract_span(size_t index, const std::string& span) const {
+  if (!offers_infill()) return make_error(fmt::format("{}: suite {} has no spans to fill", plugin_path_, name_));
+  ExtractionSinks out;
+  dicebench_error error{};
+  const dicebench_status s = api_->optional_extract_span(handle_.get(), index, {span.data(), span.size()}, &ExtractionSinks::candidate_sink,
+                                                         &ExtractionSinks::details_sink, &out, &error);
+  return extraction_of(plugin_path_, "extract_span", s, error, std::move(out));
 }
 
 Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> SuiteSession::review(size_t index,

@@ -4,6 +4,7 @@
 #include "core/base/problem_key.hpp"
 #include "core/base/result.hpp"
 #include "core/host/host_services.hpp"
+#include "core/host/infill.hpp"
 #include "core/host/plugin_library.hpp"
 #include "results/flags.hpp"
 
@@ -48,6 +49,13 @@ class SuiteSession {
     std::string details_json;
   };
   Result<Extraction> extract(size_t index, const std::string& completion) const;
+  // Whether the suite offers its problems as spans to fill (ABI 1.4's optional_infill and
+  // optional_extract_span), for models that fill spans natively.
+  bool offers_infill() const;
+  // problems()[index] as a span to fill; an error where the suite offers none.
+  Result<Infill> infill(size_t index) const;
+  // The candidate from a span a model filled natively (its text verbatim), with the suite's details.
+  Result<Extraction> extract_span(size_t index, const std::string& span) const;
   // What the suite finds by reading a candidate for problems()[index] (none when its plugin has no
   // review); a flag name outside results/flags.hpp is the plugin's error.
   Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> review(size_t index, const std::string& candidate) const;

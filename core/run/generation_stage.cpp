@@ -37,7 +37,9 @@ GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, i
       if (generation.candidate) {
         sample.candidate = std::move(generation.candidate);
       } else {
-        auto extraction = plan.suite->extract(*plan.suite->index_of(problem->problem.key()), generation.completion);
+        const size_t index = *plan.suite->index_of(problem->problem.key());
+        auto extraction = request.infill ? plan.suite->extract_span(index, generation.completion)
+                                         : plan.suite->extract(index, generation.completion);
         if (!extraction) return extraction.error();
         sample.candidate = std::move(extraction->candidate);
         if (!extraction->details_json.empty()) sample.extraction_details_json = std::move(extraction->details_json);

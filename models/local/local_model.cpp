@@ -2,10 +2,12 @@
 // engine.
 #include "models/local/local_model.hpp"
 
+#include <dicebench/generation_stats.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "models/engine/checkpoint.hpp"
 #include "models/local/folder_identity.hpp"
@@ -102,6 +104,14 @@ Result<void> LocalModel::load_engine() {
   return {};
 }
 
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
 Result<GeneratedBatch> LocalModel::generate(std::span<const std::string> prompts, uint64_t seed) {
   DICEBENCH_TRY(load_engine());
   engine::TokenRows rows;
@@ -120,19 +130,86 @@ Result<GeneratedBatch> LocalModel::generate(std::span<const std::string> prompts
   GeneratedBatch batch;
   batch.forward_passes = statistics.forward_passes;
   batch.new_tokens = statistics.generated_tokens;
-  batch.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  batch.seconds = seconds_since(start);
   for (size_t i = 0; i < generated->size(); ++i) {
     const auto& generation = (*generated)[i];
     Completion completion{answer_text(tokenizer_, generation.tokens, end_of_turn_), {}};
     completion.stats = {{"source", "local"},
-                        {"prompt_tokens", rows[i].size()},
-                        {"new_tokens", generation.tokens.size()},
+                        {stats::kPromptTokens, rows[i].size()},
+                        {stats::kCompletionTokens, generation.tokens.size()},
                         {"answer_tokens", completion.answer.answer_tokens},
                         {"stopped", generation.stopped},
                         {"ended_turn", completion.answer.ended_turn},
                         {"thinking_bytes", completion.answer.thinking_bytes},
                         {"seed", decode.seed},
                         {"batch_size", prompts.size()},
+                        {"batch_forward_passes", batch.forward_passes},
+                        {"batch_seconds", batch.seconds}};
+    batch.completions.push_back(std::move(completion));
+  }
+  return batch;
+}
+
+bool LocalModel::fills_spans() const { return settings_.decode.mode == engine::DecodeMode::block_diffusion; }
+
+Result<engine::InfillRow> LocalModel::infill_row(const SpanToFill& span) const {
+  engine::InfillRow row;
+  for (const auto id : tokenizer_.encode(span.before)) row.before.push_back(id);
+  for (const auto id : tokenizer_.encode(span.after)) row.after.push_back(id);
+  // The span's tokens per byte are those of the item's own text around it (code: about 0.3).
+  const auto context_bytes = static_cast<double>(span.before.size() + span.after.size());
+  const auto context_tokens = static_cast<double>(row.before.size() + row.after.size());
+  const double tokens_per_byte = context_bytes > 0 ? context_tokens / context_bytes : 0.3;
+  row.span_tokens = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(static_cast<double>(span.reference_span_bytes) * tokens_per_byte * settings_.infill_span_factor)));
+  const int64_t block = settings_.decode.block_length;
+  // Each part is padded to whole blocks at worst.
+  const int64_t needed = static_cast<int64_t>(row.before.size() + row.after.size()) + row.span_tokens + 2 * block;
+  if (needed > config_.max_position_embeddings)
+    return make_error(fmt::format("the span's context has {} tokens; with its budget of {} it exceeds the model's context of {} "
+                                  "(max_position_embeddings in {}); lower local.infill_span_factor",
+                                  row.before.size() + row.after.size(), row.span_tokens, config_.max_position_embeddings,
+                                  (folder_ / "config.json").string()));
+  return row;
+}
+
+Result<GeneratedBatch> LocalModel::fill_spans(std::span<const SpanToFill> spans, uint64_t seed) {
+  if (!fills_spans()) return make_error("native infilling needs block diffusion; this model decodes autoregressively");
+  DICEBENCH_TRY(load_engine());
+  std::vector<engine::InfillRow> rows;
+  for (const auto& span : spans) {
+    auto row = infill_row(span);
+    if (!row) return row.error();
+    rows.push_back(std::move(*row));
+  }
+  engine::DecodeSettings decode = settings_.decode;
+  decode.seed = settings_.fixed_seed.value_or(seed);
+  // A span ends where the model ends it: at its first end-of-turn token, whatever the preset's stop tokens.
+  decode.stop_tokens = end_of_turn_;
+  engine::GenerationStatistics statistics;
+  const auto start = std::chrono::steady_clock::now();
+  auto filled = engine_->infill(rows, decode, &statistics);
+  if (!filled) return filled.error();
+
+  GeneratedBatch batch;
+  batch.forward_passes = statistics.forward_passes;
+  batch.new_tokens = statistics.generated_tokens;
+  batch.seconds = seconds_since(start);
+  for (size_t i = 0; i < filled->size(); ++i) {
+    const auto& generation = (*filled)[i];
+    const std::vector<int32_t> ids(generation.tokens.begin(), generation.tokens.end());
+    Completion completion;
+    completion.answer.text = tokenizer_.decode(ids, /*skip_special_tokens=*/true);
+    completion.answer.answer_tokens = ids.size();
+    completion.answer.ended_turn = generation.stopped;
+    completion.stats = {{"source", "local"},
+                        {"infill", "native"},
+                        {stats::kPromptTokens, rows[i].before.size() + rows[i].after.size()},
+                        {"span_budget_tokens", rows[i].span_tokens},
+                        {stats::kCompletionTokens, generation.tokens.size()},
+                        {"stopped", generation.stopped},
+                        {"seed", decode.seed},
+                        {"batch_size", spans.size()},
                         {"batch_forward_passes", batch.forward_passes},
                         {"batch_seconds", batch.seconds}};
     batch.completions.push_back(std::move(completion));

@@ -24,6 +24,12 @@ namespace dicebench::local {
 // The configuration key --model-path sets (a top-level run setting, beside `model`).
 inline constexpr std::string_view kModelPathKey = "model_path";
 
+// A span to fill, as the host's request gives it (dicebench_infill).
+struct SpanToFill {
+  std::string_view before, after;
+  uint64_t reference_span_bytes = 0;
+};
+
 struct Completion {
   Answer answer;
   nlohmann::ordered_json stats;  // per sample: token counts, the batch's seed, size and time
@@ -54,6 +60,14 @@ class LocalModel {
   bool engine_loaded() const { return engine_ != nullptr; }
   // One engine batch; `seed` is used unless local.seed fixes one.
   Result<GeneratedBatch> generate(std::span<const std::string> prompts, uint64_t seed);
+
+  // Native infilling (block diffusion only): whether this model fills spans itself.
+  bool fills_spans() const;
+  // A span's row for the engine: the text before and after it as plain tokens (no chat template)
+  // and its budget (local.infill_span_factor); an error when they exceed the context.
+  Result<engine::InfillRow> infill_row(const SpanToFill& span) const;
+  // One engine batch of spans; a completion's text is its span, cut at the first end-of-turn token.
+  Result<GeneratedBatch> fill_spans(std::span<const SpanToFill> spans, uint64_t seed);
 
  private:
   LocalModel(std::filesystem::path folder, models::Tokenizer tokenizer);

@@ -1,5 +1,6 @@
 // The local model plugin: serves dice-*, sdar-*, qwen3-* and cudallm-8b (model_catalog.hpp) through
-// the C ABI of plugin.h, on the libtorch engine. A thin adapter: every call runs inside
+// the C ABI of plugin.h, on the libtorch engine; the block-diffusion models also fill spans natively
+// (ABI 1.4's infill calls). A thin adapter: every call runs inside
 // sdk::guard(), so no exception crosses the boundary.
 #include <dicebench_build_info.h>
 #include <dicebench/plugin.hpp>
@@ -78,6 +79,14 @@ dicebench_status local_describe(const dicebench_model* model, dicebench_text_sin
 
 size_t local_preferred_batch(const dicebench_model* model) { return model->model->settings().batch; }
 
+// Loads the weights once, logging how long it took.
+void load_weights(dicebench_model* model) {
+  if (model->model->engine_loaded()) return;
+  const auto start = std::chrono::steady_clock::now();
+  check(model->model->load_engine());
+  model->host.log(DICEBENCH_LOG_INFO, fmt::format("{}: weights loaded in {:.1f} s", model->name, seconds_since(start)));
+}
+
 // Every prompt fits the context, then the weights are loaded: both before anything is stored.
 dicebench_status local_prepare(dicebench_model* model, const dicebench_generation_request* requests, size_t count,
                                dicebench_error* error) {
@@ -86,38 +95,73 @@ dicebench_status local_prepare(dicebench_model* model, const dicebench_generatio
       if (auto ids = model->model->prompt_tokens(sdk::view(requests[i].prompt)); !ids)
         throw sdk::Failure(fmt::format("{}: problem {} ({}): {}", model->name, requests[i].problem_id,
                                        sdk::view(requests[i].problem_name), ids.error().message));
-    if (!model->model->engine_loaded()) {
-      const auto start = std::chrono::steady_clock::now();
-      check(model->model->load_engine());
-      model->host.log(DICEBENCH_LOG_INFO, fmt::format("{}: weights loaded in {:.1f} s", model->name, seconds_since(start)));
-    }
+    load_weights(model);
     return DICEBENCH_OK;
   });
+}
+
+// Hands a generated batch's completions to the host, after a line on how fast it went.
+void send_batch(dicebench_model* model, const dicebench::local::GeneratedBatch& batch, const char* what,
+                dicebench_result_sink sink, void* user) {
+  model->host.log(DICEBENCH_LOG_INFO, fmt::format("{}: {} {}, {} new tokens in {:.1f} s ({:.1f} tokens/s, {} forward passes)",
+                                                  model->name, batch.completions.size(), what, batch.new_tokens, batch.seconds,
+                                                  static_cast<double>(batch.new_tokens) / batch.seconds, batch.forward_passes));
+  const auto& completions = batch.completions;
+  for (size_t i = 0; i < completions.size(); ++i) {
+    const std::string stats = dump(completions[i].stats);
+    dicebench_generation_result result{};
+    result.completion = sdk::str(completions[i].answer.text);
+    result.stats_json = sdk::str(stats);
+    result.optional_candidate = {nullptr, 0};  // the suite extracts the candidate
+    sink(user, i, &result);
+  }
+}
+
+dicebench_status cancelled(dicebench_error* error) {
+  sdk::set_error(error, "cancelled");
+  return DICEBENCH_CANCELLED;
 }
 
 dicebench_status local_generate(dicebench_model* model, const dicebench_generation_request* requests, size_t count,
                                 dicebench_result_sink sink, void* user, dicebench_error* error) {
   return sdk::guard(error, [&] {
-    if (model->host.cancelled()) {
-      sdk::set_error(error, "cancelled");
-      return DICEBENCH_CANCELLED;
-    }
+    if (model->host.cancelled()) return cancelled(error);
     std::vector<std::string> prompts;
     for (size_t i = 0; i < count; ++i) prompts.emplace_back(sdk::view(requests[i].prompt));
     // One seed per engine batch: the host's seed for the batch's first request.
-    const auto batch = value_or_throw(model->model->generate(prompts, count ? requests[0].seed : 0));
-    model->host.log(DICEBENCH_LOG_INFO, fmt::format("{}: {} prompts, {} new tokens in {:.1f} s ({:.1f} tokens/s, {} forward passes)",
-                                                    model->name, count, batch.new_tokens, batch.seconds,
-                                                    static_cast<double>(batch.new_tokens) / batch.seconds, batch.forward_passes));
-    const auto& completions = batch.completions;
-    for (size_t i = 0; i < completions.size(); ++i) {
-      const std::string stats = dump(completions[i].stats);
-      dicebench_generation_result result{};
-      result.completion = sdk::str(completions[i].answer.text);
-      result.stats_json = sdk::str(stats);
-      result.optional_candidate = {nullptr, 0};  // the suite extracts the candidate
-      sink(user, i, &result);
-    }
+    send_batch(model, value_or_throw(model->model->generate(prompts, count ? requests[0].seed : 0)), "prompts", sink, user);
+    return DICEBENCH_OK;
+  });
+}
+
+std::vector<dicebench::local::SpanToFill> spans_of(const dicebench_infill* infill, size_t count) {
+  std::vector<dicebench::local::SpanToFill> spans;
+  for (size_t i = 0; i < count; ++i) spans.push_back({sdk::view(infill[i].before), sdk::view(infill[i].after), infill[i].reference_span_bytes});
+  return spans;
+}
+
+// Block-diffusion models fill spans natively; the autoregressive ones are prompted as usual.
+dicebench_status local_prepare_infill(dicebench_model* model, const dicebench_generation_request* requests,
+                                      const dicebench_infill* infill, size_t count, dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    if (!model->model->fills_spans()) return DICEBENCH_NOT_FOUND;
+    const auto spans = spans_of(infill, count);
+    for (size_t i = 0; i < count; ++i)
+      if (auto row = model->model->infill_row(spans[i]); !row)
+        throw sdk::Failure(fmt::format("{}: problem {} ({}): {}", model->name, requests[i].problem_id,
+                                       sdk::view(requests[i].problem_name), row.error().message));
+    load_weights(model);
+    return DICEBENCH_OK;
+  });
+}
+
+dicebench_status local_generate_infill(dicebench_model* model, const dicebench_generation_request* requests,
+                                       const dicebench_infill* infill, size_t count, dicebench_result_sink sink, void* user,
+                                       dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    if (model->host.cancelled()) return cancelled(error);
+    send_batch(model, value_or_throw(model->model->fill_spans(spans_of(infill, count), count ? requests[0].seed : 0)), "spans", sink,
+               user);
     return DICEBENCH_OK;
   });
 }
@@ -131,6 +175,8 @@ const dicebench_model_api kApi = {
     &local_prepare,          // prompts fit the context; loads the weights
     &local_generate,         // one engine batch per call
     nullptr,                 // generates; serves no stored samples
+    &local_prepare_infill,   // block diffusion fills spans natively: they fit the context; loads the weights
+    &local_generate_infill,  // one engine batch of spans per call
 };
 
 // One entry per catalog name (built once, pointing into the catalog's static strings).

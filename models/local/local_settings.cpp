@@ -97,6 +97,8 @@ Result<LocalSettings> read_settings(const SettingLookup& lookup, const SettingsC
   std::optional<int64_t> batch;
   DICEBENCH_READ(batch, reader.integer("batch", 1));
   if (batch) settings.batch = static_cast<size_t>(*batch);
+  DICEBENCH_READ(settings.infill_span_factor, reader.real("infill_span_factor"));
+  if (settings.infill_span_factor <= 0) return Reader::bad("infill_span_factor", *reader.text("infill_span_factor"), "a number above 0");
 
   settings.device = reader.text("device").value_or(context.gpu_visible ? "cuda" : "cpu");
   if (settings.device != "cpu" && settings.device != "cuda" && settings.device.rfind("cuda:", 0) != 0)
@@ -135,6 +137,7 @@ nlohmann::ordered_json settings_json(const LocalSettings& s) {
     json["threshold"] = d.confidence_threshold;
     json["entropy_bound"] = d.entropy_bound;
     json["mask_token_id"] = d.mask_token_id ? nlohmann::ordered_json(*d.mask_token_id) : nlohmann::ordered_json(nullptr);
+    json["infill_span_factor"] = s.infill_span_factor;
   }
   json["thinking"] = s.thinking;
   json["device"] = s.device;

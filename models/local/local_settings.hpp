@@ -29,6 +29,9 @@ struct LocalSettings {
   engine::DType dtype = engine::DType::float32;
   bool thinking = false;  // Qwen3's chat template: let the model think first
   size_t batch = 16;      // prompts per engine call (the host's --batch-size overrides it)
+  // Native infilling: a span's budget in tokens is the suite's reference span's length in bytes, at
+  // the tokens per byte of the item's own text before and after it, times this.
+  double infill_span_factor = 1.5;
 };
 
 // Looks a dotted key up in the run's configuration.

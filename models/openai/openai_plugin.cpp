@@ -385,6 +385,8 @@ const dicebench_model_api kApi = {
     &openai_prepare,          // checks the server once, unless the cache answers everything
     &openai_generate,         // the cache, then the server
     nullptr,                  // generates; serves no stored samples
+    nullptr,                  // optional_prepare_infill: a chat API fills no span natively
+    nullptr,                  // optional_generate_infill
 };
 
 const dicebench_provided_name kProvides[] = {

@@ -134,6 +134,8 @@ const dicebench_model_api kApi = {
     &replay_prepare,          // every request has a file
     &replay_generate,         // reads the files
     &replay_stored_samples,   // what the folder holds, per level
+    nullptr,                  // optional_prepare_infill: stored completions are prompted answers
+    nullptr,                  // optional_generate_infill
 };
 
 const dicebench_provided_name kProvides[] = {

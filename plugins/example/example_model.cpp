@@ -144,6 +144,8 @@ const dicebench_model_api kApi = {
     &example_prepare,
     &example_generate,
     nullptr,  // optional_stored_samples: only for models that serve stored completions (see replay)
+    nullptr,  // optional_prepare_infill: only for models that fill a masked span natively (see local)
+    nullptr,  // optional_generate_infill
 };
 
 // The names this plugin serves, each with one line for `dicebench list models`.

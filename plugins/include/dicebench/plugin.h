@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define DICEBENCH_ABI_MAJOR 1
-#define DICEBENCH_ABI_MINOR 3
+#define DICEBENCH_ABI_MINOR 4
 #define DICEBENCH_ENTRY_SYMBOL "dicebench_plugin_entry"
 
 /* A string that is not NUL-terminated: pointer + length in bytes (UTF-8). */
@@ -87,6 +87,16 @@ typedef struct dicebench_host_services {
 /* ---------------------------------------------------------------- suites */
 
 typedef struct dicebench_suite dicebench_suite; /* opaque, owned by the plugin */
+
+/* ABI 1.4: a problem as one span of text to fill, for models that fill a masked span natively (block
+ * diffusion): the text before the span, the text after it, and the length in bytes of the suite's
+ * own answer for the span, from which a model sizes its budget (the answer itself never crosses).
+ * The layout is fixed for ABI 1.x. */
+typedef struct dicebench_infill {
+  dicebench_str before;
+  dicebench_str after;
+  uint64_t reference_span_bytes;
+} dicebench_infill;
 
 typedef struct dicebench_problem {
   int64_t id;                 /* problem id within its level */
@@ -147,6 +157,17 @@ typedef struct dicebench_suite_api {
    * still name them in its JSON object's "candidate_python_modules", which the host reads then.) */
   dicebench_status (*optional_candidate_modules)(const dicebench_suite* suite, dicebench_text_sink sink, void* user,
                                                  dicebench_error* error);
+  /* ABI 1.4, optional (NULL, or absent from a 1.0-1.3 table): problem `index` as a span to fill, for
+   * models that fill spans natively; `out`'s strings stay valid until close. A suite with it has
+   * optional_extract_span too. */
+  dicebench_status (*optional_infill)(const dicebench_suite* suite, size_t index, dicebench_infill* out,
+                                      dicebench_error* error);
+  /* ABI 1.4, optional (with optional_infill): the candidate for problem `index` from a span a model
+   * filled natively (the span's text verbatim: no code block around it), through the sinks of
+   * optional_extract_problem. */
+  dicebench_status (*optional_extract_span)(const dicebench_suite* suite, size_t index, dicebench_str span,
+                                            dicebench_text_sink sink, dicebench_text_sink details_sink, void* user,
+                                            dicebench_error* error);
 } dicebench_suite_api;
 
 /* ---------------------------------------------------------------- models */
@@ -199,6 +220,17 @@ typedef struct dicebench_model_api {
    * The host then covers those problems (and that many samples) unless the user chose. */
   dicebench_status (*optional_stored_samples)(const dicebench_model* model, int32_t level, dicebench_text_sink sink,
                                               void* user, dicebench_error* error);
+  /* ABI 1.4, optional (NULL, or absent from a 1.0-1.3 table): for models that fill spans natively. In a
+   * run that fills spans (its suite has optional_infill), the host calls these instead of prepare and
+   * generate; infill[i] belongs to requests[i], whose prompt then holds the span's description (JSON)
+   * for the record. prepare_infill checks as prepare does, or answers DICEBENCH_NOT_FOUND where the
+   * opened model cannot fill spans (an autoregressive model of a plugin that serves both): the host then
+   * prompts it as any model. A result's completion is the span's text, verbatim. */
+  dicebench_status (*optional_prepare_infill)(dicebench_model* model, const dicebench_generation_request* requests,
+                                              const dicebench_infill* infill, size_t count, dicebench_error* error);
+  dicebench_status (*optional_generate_infill)(dicebench_model* model, const dicebench_generation_request* requests,
+                                               const dicebench_infill* infill, size_t count, dicebench_result_sink sink,
+                                               void* user, dicebench_error* error);
 } dicebench_model_api;
 
 /* ---------------------------------------------------------------- descriptor */

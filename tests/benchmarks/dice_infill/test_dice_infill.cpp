@@ -1,7 +1,8 @@
 // The dice-infill suite's library on items written for this project (tests/data/dice_infill):
 // loading sorts by id and hashes the reference; every malformed file is one error line naming the
 // item; the answer's middle is assembled between prefix and suffix (the reference middle gives
-// cuda_code back, an empty one prefix + suffix); exact match and edit distance; the FIM prompt.
+// cuda_code back, an empty one prefix + suffix); a span filled natively goes in verbatim; exact match
+// and edit distance; the FIM prompt and the native context.
 #include "benchmarks/dice_infill/infill_answer.hpp"
 #include "benchmarks/dice_infill/infill_items.hpp"
 #include "benchmarks/dice_infill/infill_prompt.hpp"
@@ -105,4 +106,32 @@ TEST_CASE("the FIM prompt shows the reference, the prefix and the suffix, never 
   CHECK(prompt.find(add.suffix) != std::string::npos);
   CHECK(prompt.find("torch.add(x, y, out=out)") == std::string::npos);
   CHECK(prompt.find("Answer with the missing span only, in one ```python code block") != std::string::npos);
+}
+
+TEST_CASE("a span filled natively goes between prefix and suffix verbatim, measured as a chat answer's middle") {
+  for (const InfillItem& item : items()) {
+    CAPTURE(item.id);
+    const InfillAnswer reference = assemble_span(item, item.middle);
+    REQUIRE(reference.candidate);
+    CHECK(*reference.candidate == item.cuda_code);
+    CHECK(reference.exact_match);
+    CHECK(reference.edit_distance == 0);
+    // Its ends' whitespace is kept in the candidate (a chat answer's would come from the reference) but
+    // not measured.
+    const InfillAnswer padded = assemble_span(item, "\n\n" + item.middle + "  ");
+    CHECK(*padded.candidate == item.prefix + "\n\n" + item.middle + "  " + item.suffix);
+    CHECK(padded.exact_match);
+    const InfillAnswer empty = assemble_span(item, "");
+    CHECK(*empty.candidate == item.prefix + item.suffix);
+    CHECK(empty.edit_distance == static_cast<std::int64_t>(trim(item.middle).size()));
+  }
+}
+
+TEST_CASE("the native context is the reference, a blank line, then the prefix, never the middle") {
+  const InfillItem add = items()[0];
+  const std::string before = native_context_before(add);
+  CHECK(before.rfind(add.pytorch_code, 0) == 0);
+  CHECK(before.substr(before.size() - add.prefix.size()) == add.prefix);
+  CHECK(before.find("\n\n" + add.prefix) != std::string::npos);
+  CHECK(before.find("torch.add(x, y, out=out)") == std::string::npos);
 }

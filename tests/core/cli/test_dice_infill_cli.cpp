@@ -1,8 +1,9 @@
 // Integration tests of the dice-infill suite through `dicebench run` on the CPU, over the project's
 // own items (tests/data/dice_infill): replay folders made by tools/benchmarks/dice_infill_replay.py
 // (the GPU check's script) of the reference middles (every candidate correct, every middle an exact
-// match) and of empty middles (none correct); the infill fields in SQLite, `report` and `show`; and
-// a malformed items file ending in one error line with nothing stored.
+// match) and of empty middles (none correct); the infill fields in SQLite, `report` and `show`; a
+// malformed items file ending in one error line with nothing stored; and the run's infill mode
+// (chat for a model that fills no span natively; native asked of one is one error line).
 #include "cli_runner.hpp"
 #include "tests/test_files.hpp"
 
@@ -92,4 +93,23 @@ TEST_CASE("dice-infill: a malformed items file is one error line, and nothing is
   if (std::filesystem::exists(db)) CHECK(scalar(db, "select count(*) from runs") == "0");
   check_one_error_line(run_cli({"run", "--model", "replay:" + tmp / "replay/reference", "--suite", "dice-infill", "--db", db}),
                        "dice-infill needs its items: --dice-infill-data PATH");
+}
+
+TEST_CASE("dice-infill: a model that fills no span natively is prompted and infill=native is refused") {
+  test::TempDir tmp("dice-infill-mode");
+  make_replays(tmp);
+  const std::string db = tmp / "results.db";
+  const std::vector<std::string> base = {"run", "--model", "replay:" + tmp / "replay/reference", "--suite", "dice-infill",
+                                         "--dice-infill-data", kItems, "--generate-only", "--db", db};
+  const auto r = run_cli(base);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(scalar(db, "select json_extract(config, '$.settings.infill') from runs where id = 1") == "chat");
+  auto native = base;
+  native.insert(native.end(), {"--infill", "native"});
+  check_one_error_line(run_cli(native), "infill=native: model replay:" + tmp / "replay/reference" + " does not fill spans natively");
+  auto bogus = base;
+  bogus.insert(bogus.end(), {"--set", "infill=sometimes"});
+  check_one_error_line(run_cli(bogus), "infill: 'sometimes' is none of auto, native, chat");
+  CHECK(scalar(db, "select count(*) from runs") == "1");
+  CHECK(scalar(db, "select count(*) from samples") == "2");
 }

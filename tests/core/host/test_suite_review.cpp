@@ -48,19 +48,19 @@ dicebench_status review(const dicebench_suite*, size_t index, dicebench_str cand
 const dicebench_str kDeclared[] = {{"backend_unused", 14}};
 const dicebench_str kDeclaredUnknown[] = {{"looks_fishy", 11}};
 const dicebench_suite_api kTable = {sizeof(dicebench_suite_api), &fake::open, &fake::close, &describe, &fake::problem_count, &fake::problem,
-                                    &fake::build_prompt, &extract, &review, nullptr, kDeclared, 1, &candidate_modules};
+                                    &fake::build_prompt, &extract, &review, nullptr, kDeclared, 1, &candidate_modules, nullptr, nullptr};
 // Declares the flags of its review, and none of the modules.
 const dicebench_str kDeclaredOther[] = {{"borderline", 10}};
 const dicebench_suite_api kTableDeclaringOther = {sizeof(dicebench_suite_api), &fake::open, &fake::close, &describe, &fake::problem_count, &fake::problem,
-                                                  &fake::build_prompt, &extract, &review, nullptr, kDeclaredOther, 1, nullptr};
+                                                  &fake::build_prompt, &extract, &review, nullptr, kDeclaredOther, 1, nullptr, nullptr, nullptr};
 const dicebench_suite_api kTableDeclaringUnknown = {sizeof(dicebench_suite_api), &fake::open, &fake::close, &describe, &fake::problem_count, &fake::problem,
-                                                    &fake::build_prompt, &extract, &review, nullptr, kDeclaredUnknown, 1, nullptr};
+                                                    &fake::build_prompt, &extract, &review, nullptr, kDeclaredUnknown, 1, nullptr, nullptr, nullptr};
 // A plugin built against ABI 1.2: its table ends after review, before the 1.3 fields (whatever memory lies after it).
 const dicebench_suite_api kTable12 = {offsetof(dicebench_suite_api, optional_extract_problem), &fake::open, &fake::close, &describe, &fake::problem_count,
-                                      &fake::problem, &fake::build_prompt, &extract, &review, nullptr, kDeclaredOther, 1, &candidate_modules};
+                                      &fake::problem, &fake::build_prompt, &extract, &review, nullptr, kDeclaredOther, 1, &candidate_modules, nullptr, nullptr};
 // A plugin built against ABI 1.0: its table ends before review (whatever memory lies after it).
 const dicebench_suite_api kTable10 = {offsetof(dicebench_suite_api, optional_review), &fake::open, &fake::close, &describe, &fake::problem_count,
-                                      &fake::problem, &fake::build_prompt, &extract, &review, nullptr, nullptr, 0, nullptr};
+                                      &fake::problem, &fake::build_prompt, &extract, &review, nullptr, nullptr, 0, nullptr, nullptr, nullptr};
 
 }  // namespace
 

@@ -105,7 +105,7 @@ TEST_CASE("dice-8b on a tiny SDAR folder with DICE's paper preset stores four sa
   // The paper preset has no stop tokens: every row decodes all 256 tokens, 5 passes per block
   // of 4 (each pass commits the leftmost mask, then one pass writes the block).
   const auto stats = nlohmann::json::parse(scalar(db, "select gen_stats from samples where problem_id = 1"));
-  CHECK(stats["new_tokens"] == 256);
+  CHECK(stats["completion_tokens"] == 256);
   CHECK(stats["batch_size"] == 4);
   CHECK(stats["batch_forward_passes"].get<int64_t>() >= 256 / 4 * 5);
 }

@@ -21,7 +21,7 @@ dicebench_status generate(dicebench_model*, const dicebench_generation_request*,
   return DICEBENCH_OK;
 }
 const dicebench_model_api kApi = {sizeof(dicebench_model_api), &open, &close, &describe, &preferred_batch, &prepare,
-                                  &generate, nullptr};
+                                  &generate, nullptr, nullptr, nullptr};
 const dicebench_provided_name kNames[] = {{str(BAD_PROVIDES), str("broken on purpose")}};
 
 #if BAD_CASE == 1

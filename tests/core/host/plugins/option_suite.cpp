@@ -58,7 +58,7 @@ dicebench_status extract(const dicebench_suite*, dicebench_str completion, diceb
 }
 
 const dicebench_suite_api kApi = {sizeof(dicebench_suite_api), &open, &close, &describe, &problem_count, &problem,
-                                  &build_prompt, &extract, nullptr, nullptr, nullptr, 0, nullptr};
+                                  &build_prompt, &extract, nullptr, nullptr, nullptr, 0, nullptr, nullptr, nullptr};
 const dicebench_provided_name kNames[] = {{str(PROVIDES), str("test suite declaring options")}};
 
 #if OPTION_CASE == 2

@@ -66,7 +66,7 @@ dicebench_status generate(dicebench_model* handle, const dicebench_generation_re
 }
 
 const dicebench_model_api kApi = {sizeof(dicebench_model_api), &open, &close, &describe, &preferred_batch, &prepare,
-                                  &generate, nullptr};
+                                  &generate, nullptr, nullptr, nullptr};
 const dicebench_provided_name kNames[] = {{str("test-slow"), str("test model: slow, scriptable failures")}};
 const dicebench_plugin_descriptor kDescriptor = {DICEBENCH_ABI_MAJOR, DICEBENCH_ABI_MINOR, sizeof(dicebench_plugin_descriptor),
                                                  DICEBENCH_KIND_MODEL, str("test-slow"), str("1"), str("test"),
