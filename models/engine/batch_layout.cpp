@@ -11,7 +11,15 @@ BatchLayout::BatchLayout(std::vector<int64_t> padding, int64_t block_length, at:
   padding_tensor_ = at::tensor(padding_, at::TensorOptions().dtype(at::kLong)).to(device);
 }
 
+BatchLayout::BatchLayout(std::vector<int64_t> padding, int64_t block_length, at::Tensor column_positions)
+    : BatchLayout(std::move(padding), block_length, column_positions.device()) {
+  TORCH_CHECK(column_positions.dim() == 2 && column_positions.size(0) == rows() && column_positions.scalar_type() == at::kLong,
+              "BatchLayout: column_positions must be [rows, columns] int64");
+  column_positions_ = std::move(column_positions);
+}
+
 at::Tensor BatchLayout::positions(int64_t start, int64_t count) const {
+  if (column_positions_.defined()) return column_positions_.narrow(1, start, count);
   const auto columns = at::arange(start, start + count, padding_tensor_.options());
   return columns.unsqueeze(0).sub(padding_tensor_.unsqueeze(1)).clamp_min(0);
 }

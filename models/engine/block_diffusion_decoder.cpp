@@ -1,59 +1,17 @@
-// Block-diffusion decoding as SDAR and DICE do it. The generated region is cut into blocks of
+// Block-diffusion generation as SDAR and DICE do it. The generated region is cut into blocks of
 // block_length positions set to the mask token; the prompt's whole blocks are prefilled into the
-// KV cache (block-causal). For each block, denoising passes read the cache and commit masked
-// positions chosen by the remasking strategy (committed tokens are never remasked); once no mask is
-// left, one more pass writes the block into the cache. Rows are left-padded by whole blocks so
-// that every row works on the same cache columns: a denoising pass puts its keys and values in the
-// block's columns, past everything committed, and the next pass overwrites them, so the committed
-// cache is only read; the writing pass leaves the final block's there.
+// KV cache (block-causal), and the blocks are denoised one after another (block_denoising.hpp),
+// the first one starting with the prompt's last, partial block. Rows are left-padded by whole
+// blocks, so that blocks count from each row's first token and every row works on the same
+// cache columns.
 #include <algorithm>
-#include <limits>
 
 #include "models/engine/batch_layout.hpp"
+#include "models/engine/block_denoising.hpp"
 #include "models/engine/decoders.hpp"
 #include "models/engine/prefill.hpp"
-#include "models/engine/token_sampler.hpp"
 
 namespace dicebench::engine {
-namespace {
-
-// The rank of each position when sorted by `key` (stable: ties keep the lower index first).
-at::Tensor stable_ranks(const at::Tensor& key, bool descending) {
-  const auto order = std::get<1>(key.sort(/*stable=*/true, -1, descending));
-  const auto positions = at::arange(key.size(-1), order.options()).expand_as(order);
-  return at::empty_like(order).scatter_(-1, order, positions);
-}
-
-// Which masked positions this pass commits: [rows, block] bool. `k`: [rows, 1] commits due.
-at::Tensor positions_to_commit(const DecodeSettings& settings, const at::Tensor& masked, const at::Tensor& k,
-                               const DrawnTokens& drawn) {
-  constexpr double kInfinity = std::numeric_limits<double>::infinity();
-  const auto most_confident = [&] {
-    const auto confidence = drawn.confidence.masked_fill(masked.logical_not(), -kInfinity);
-    return masked.logical_and(stable_ranks(confidence, /*descending=*/true).lt(k));
-  };
-  switch (settings.remasking) {
-    case Remasking::sequential:
-      return masked.logical_and(masked.to(at::kLong).cumsum(-1).le(k));
-    case Remasking::low_confidence_static:
-      return most_confident();
-    case Remasking::low_confidence_dynamic: {
-      const auto confident = masked.logical_and(drawn.confidence.gt(settings.confidence_threshold));
-      const auto enough = confident.sum(-1, /*keepdim=*/true).ge(k);
-      return at::where(enough, confident, most_confident());
-    }
-    case Remasking::entropy_bounded: {
-      const auto entropy = drawn.entropy.masked_fill(masked.logical_not(), kInfinity);
-      const auto sorted = std::get<0>(entropy.sort(/*stable=*/true, -1, /*descending=*/false));
-      const auto within = sorted.cumsum(-1).le(settings.entropy_bound).sum(-1, /*keepdim=*/true);
-      const auto count = at::minimum(within.clamp_min(1), masked.sum(-1, /*keepdim=*/true));
-      return masked.logical_and(stable_ranks(entropy, /*descending=*/false).lt(count));
-    }
-  }
-  return at::zeros_like(masked);
-}
-
-}  // namespace
 
 Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const TokenRows& prompts,
                                                        const DecodeSettings& settings, GenerationStatistics& statistics) {
@@ -68,93 +26,27 @@ Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const 
     decode_blocks.push_back((length + settings.max_new_tokens + block - 1) / block - length / block);
   }
   const int64_t prefill_columns = *std::max_element(prefill_blocks.begin(), prefill_blocks.end()) * block;
-  const int64_t blocks = *std::max_element(decode_blocks.begin(), decode_blocks.end());
-  const int64_t columns = prefill_columns + blocks * block;
+  DenoisingRegion region{prefill_columns, *std::max_element(decode_blocks.begin(), decode_blocks.end()), {}, {},
+                         std::vector<int64_t>(prompts.size(), settings.max_new_tokens)};
 
-  std::vector<int64_t> padding, prompt_columns, first_block;
+  std::vector<int64_t> padding, prompt_columns;
   for (size_t row = 0; row < prompts.size(); ++row) {
     const auto& prompt = prompts[row];
-    const int64_t whole = prefill_blocks[row] * block;
+    const int64_t whole = prefill_blocks[row] * block, partial = static_cast<int64_t>(prompt.size()) - whole;
     padding.push_back(prefill_columns - whole);
     prompt_columns.insert(prompt_columns.end(), static_cast<size_t>(padding.back()), mask_id);
     prompt_columns.insert(prompt_columns.end(), prompt.begin(), prompt.begin() + whole);
-    first_block.insert(first_block.end(), prompt.begin() + whole, prompt.end());
-    first_block.insert(first_block.end(), static_cast<size_t>(block - (static_cast<int64_t>(prompt.size()) - whole)), mask_id);
+    region.first_block.insert(region.first_block.end(), prompt.begin() + whole, prompt.end());
+    region.first_block.insert(region.first_block.end(), static_cast<size_t>(block - partial), mask_id);
+    region.given.push_back(partial);
   }
   const BatchLayout layout(padding, block, model.device());
-  model.reserve_cache(rows, columns);
-  auto generator = seeded_generator(model.device(), settings.seed);
-  const auto long_options = at::TensorOptions().dtype(at::kLong);
+  model.reserve_cache(rows, prefill_columns + region.blocks * block);
   if (prefill_columns > 0)
-    prefill(model, layout, at::tensor(prompt_columns, long_options).view({rows, prefill_columns}).to(model.device()), 0,
+    prefill(model, layout,
+            at::tensor(prompt_columns, at::TensorOptions().dtype(at::kLong)).view({rows, prefill_columns}).to(model.device()), 0,
             statistics);
-
-  const auto schedule = transfer_schedule(block, settings.denoising_steps);
-  const bool with_entropy = settings.remasking == Remasking::entropy_bounded;
-  // sequential and low_confidence_static commit exactly min(masks left, due) per row and pass, so
-  // the host counts the masks itself and the passes of a block follow each other without waiting
-  // for the device; the other strategies read the count back after every pass.
-  const bool counted_on_host = settings.remasking == Remasking::sequential || settings.remasking == Remasking::low_confidence_static;
-  std::vector<int64_t> masks_left(prompts.size());
-  std::vector<Generation> generations(prompts.size());
-  std::vector<bool> finished(prompts.size(), false);
-  auto current = at::tensor(first_block, long_options).view({rows, block}).to(model.device());
-  for (int64_t index = 0; index < blocks; ++index) {
-    const int64_t column = prefill_columns + index * block;
-    const auto positions = layout.positions(column, block);
-    const auto mask = layout.mask(column, block);
-    for (size_t row = 0; row < prompts.size(); ++row)
-      masks_left[row] = index == 0 ? block - (static_cast<int64_t>(prompts[row].size()) - prefill_blocks[row] * block) : block;
-    for (size_t step = 0;; ++step) {
-      const auto masked = current.eq(mask_id);
-      const auto masked_count = masked.sum(-1, /*keepdim=*/true);
-      const bool block_done = counted_on_host ? std::all_of(masks_left.begin(), masks_left.end(), [](int64_t n) { return n == 0; })
-                                              : masked_count.max().item<int64_t>() == 0;
-      if (block_done) {
-        model.step(current, positions, mask, column, 0);  // the writing pass
-        ++statistics.forward_passes;
-        break;
-      }
-      const auto logits = model.step(current, positions, mask, column, block);
-      ++statistics.forward_passes;
-      // The mask token is never drawn: committed, it would stay masked and the block never end.
-      logits.select(-1, mask_id).fill_(-std::numeric_limits<double>::infinity());
-      const auto drawn = draw_tokens(logits.reshape({rows * block, -1}), settings.sampling, settings.confidence, with_entropy, generator);
-      const DrawnTokens per_position{drawn.tokens.view({rows, block}), drawn.confidence.view({rows, block}),
-                                     with_entropy ? drawn.entropy.view({rows, block}) : at::Tensor()};
-      // Past the schedule (only entropy_bounded can get there) each pass commits at least one.
-      const int64_t due = step < schedule.size() ? schedule[step] : 1;
-      for (auto& left : masks_left) left -= std::min(left, due);
-      const auto k = at::minimum(masked_count, at::full_like(masked_count, due));
-      current = at::where(positions_to_commit(settings, masked, k, per_position), per_position.tokens, current);
-    }
-
-    const auto host = current.to(at::kCPU).contiguous();
-    const auto* tokens = host.data_ptr<int64_t>();
-    bool all_done = true;
-    for (size_t row = 0; row < generations.size(); ++row) {
-      auto& generation = generations[row];
-      if (finished[row]) continue;
-      // The first block starts with the prompt's last (partial block of) tokens.
-      const int64_t skip = index == 0 ? static_cast<int64_t>(prompts[row].size()) - prefill_blocks[row] * block : 0;
-      generation.tokens.insert(generation.tokens.end(), tokens + static_cast<int64_t>(row) * block + skip,
-                               tokens + (static_cast<int64_t>(row) + 1) * block);
-      const bool full = static_cast<int64_t>(generation.tokens.size()) >= settings.max_new_tokens;
-      if (full) generation.tokens.resize(static_cast<size_t>(settings.max_new_tokens));
-      const auto stop = std::find_first_of(generation.tokens.begin(), generation.tokens.end(), settings.stop_tokens.begin(),
-                                           settings.stop_tokens.end());
-      if (stop != generation.tokens.end()) {
-        generation.tokens.erase(stop, generation.tokens.end());
-        generation.stopped = true;
-      }
-      finished[row] = full || generation.stopped;
-      all_done = all_done && finished[row];
-    }
-    if (all_done) break;
-    current = at::full({rows, block}, mask_id, long_options.device(model.device()));
-  }
-  for (const auto& generation : generations) statistics.generated_tokens += static_cast<int64_t>(generation.tokens.size());
-  return generations;
+  return denoise_blocks(model, layout, settings, region, statistics);
 }
 
 }  // namespace dicebench::engine

@@ -78,13 +78,18 @@ Result<std::unique_ptr<Engine>> Engine::load(const std::filesystem::path& folder
 
 namespace {
 
+Result<void> check_token_ids(const std::vector<int64_t>& tokens, const ModelConfig& config, const std::string& what) {
+  for (const auto id : tokens)
+    if (id < 0 || id >= config.vocab_size)
+      return make_error(fmt::format("{}: token id {} is outside the vocabulary ({} tokens)", what, id, config.vocab_size));
+  return {};
+}
+
 Result<void> check_rows(const TokenRows& rows, const ModelConfig& config, int64_t positions_needed_beyond) {
   if (rows.empty()) return make_error("no prompts given");
   for (size_t row = 0; row < rows.size(); ++row) {
     if (rows[row].empty()) return make_error(fmt::format("prompt {} is empty", row));
-    for (const auto id : rows[row])
-      if (id < 0 || id >= config.vocab_size)
-        return make_error(fmt::format("prompt {}: token id {} is outside the vocabulary ({} tokens)", row, id, config.vocab_size));
+    DICEBENCH_TRY(check_token_ids(rows[row], config, fmt::format("prompt {}", row)));
     const auto needed = static_cast<int64_t>(rows[row].size()) + positions_needed_beyond;
     if (needed > config.max_position_embeddings)
       return make_error(fmt::format("prompt {} has {} tokens; with {} more positions it exceeds the model's context of {} "
@@ -92,6 +97,31 @@ Result<void> check_rows(const TokenRows& rows, const ModelConfig& config, int64_
                                     row, rows[row].size(), positions_needed_beyond, config.max_position_embeddings));
   }
   return {};
+}
+
+Result<void> check_infill_rows(const std::vector<InfillRow>& rows, const ModelConfig& config, int64_t block_length) {
+  if (rows.empty()) return make_error("no infill rows given");
+  for (size_t row = 0; row < rows.size(); ++row) {
+    const auto& [before, after, span_tokens] = rows[row];
+    if (span_tokens < 1) return make_error(fmt::format("infill row {}: span_tokens must be at least 1, got {}", row, span_tokens));
+    if (before.empty() && after.empty()) return make_error(fmt::format("infill row {}: before and after are both empty", row));
+    DICEBENCH_TRY(check_token_ids(before, config, fmt::format("infill row {} (before)", row)));
+    DICEBENCH_TRY(check_token_ids(after, config, fmt::format("infill row {} (after)", row)));
+    const int64_t span = (span_tokens + block_length - 1) / block_length * block_length;
+    const auto needed = static_cast<int64_t>(before.size() + after.size()) + span;
+    if (needed > config.max_position_embeddings)
+      return make_error(fmt::format("infill row {}: {} tokens before, {} after and a span of {} (whole blocks) exceed the model's "
+                                    "context of {} (max_position_embeddings in config.json)",
+                                    row, before.size(), after.size(), span, config.max_position_embeddings));
+  }
+  return {};
+}
+
+void add_statistics(GenerationStatistics* total, const GenerationStatistics& call) {
+  if (!total) return;
+  total->forward_passes += call.forward_passes;
+  total->prefilled_tokens += call.prefilled_tokens;
+  total->generated_tokens += call.generated_tokens;
 }
 
 }  // namespace
@@ -109,10 +139,25 @@ Result<std::vector<Generation>> Engine::generate(const TokenRows& prompts, const
     return settings.mode == DecodeMode::block_diffusion ? decode_block_diffusion(*state_->model, prompts, settings, local)
                                                         : decode_autoregressive(*state_->model, prompts, settings, local);
   });
-  if (statistics) {
-    statistics->forward_passes += local.forward_passes;
-    statistics->generated_tokens += local.generated_tokens;
-  }
+  add_statistics(statistics, local);
+  return result;
+}
+
+Result<std::vector<Generation>> Engine::infill(const std::vector<InfillRow>& rows, const DecodeSettings& settings,
+                                               GenerationStatistics* statistics) {
+  const auto& config = state_->model->config();
+  if (settings.mode != DecodeMode::block_diffusion)
+    return make_error("native infilling needs block diffusion: the settings decode autoregressively");
+  if (!mask_token_of(settings, config))
+    return make_error(fmt::format("native infilling needs block diffusion, and so a mask token: mask_token_id in config.json ({} has "
+                                  "none) or in the settings",
+                                  config.architecture));
+  DICEBENCH_TRY(validate_decode_settings(settings, config));
+  DICEBENCH_TRY(check_infill_rows(rows, config, settings.block_length));
+  GenerationStatistics local;
+  auto result = guarded<std::vector<Generation>>(state_->folder.string(),
+                                                 [&] { return decode_infill(*state_->model, rows, settings, local); });
+  add_statistics(statistics, local);
   return result;
 }
 

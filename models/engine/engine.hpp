@@ -1,6 +1,7 @@
 // The engine's public interface: load a Qwen3-family model folder onto a device and generate
-// token ids for batches of prompts. No torch header is reachable from here, so model plugins
-// compile against it cheaply; exceptions from libtorch stop inside and come back as errors.
+// token ids for batches of prompts, or fill spans between given tokens. No torch header is
+// reachable from here, so model plugins compile against it cheaply; exceptions from libtorch stop
+// inside and come back as errors.
 #pragma once
 
 #include <filesystem>
@@ -43,6 +44,16 @@ class Engine {
   // added to.
   Result<std::vector<Generation>> generate(const TokenRows& prompts, const DecodeSettings& settings,
                                            GenerationStatistics* statistics = nullptr);
+
+  // Fills each row's span natively with block diffusion (settings.mode block_diffusion, a mask
+  // token): per row, `before` and `after` are prefilled once into the KV cache (the suffix before
+  // the span in cache order, after it in rotary positions), then the span's masked blocks (its
+  // span_tokens rounded up to whole blocks) are denoised as generate() denoises generated ones,
+  // each attending to the whole context. Per row, the span's tokens cut to span_tokens and before
+  // the first stop token (stopped). settings.max_new_tokens is not used. `statistics`, when
+  // given, is added to.
+  Result<std::vector<Generation>> infill(const std::vector<InfillRow>& rows, const DecodeSettings& settings,
+                                         GenerationStatistics* statistics = nullptr);
 
   // One forward pass over whole rows (of different lengths: left-padded together) under the
   // block-causal mask of `block_length` (1: causal). Per row, float32 logits of its positions,

@@ -16,6 +16,7 @@ at::Tensor prefill(Qwen3Model& model, const BatchLayout& layout, const at::Tenso
     logits = model.forward(tokens.narrow(1, start, count), layout.positions(start, count), layout.mask(start, count), start,
                            last ? std::min(logits_count, count) : 0);
     ++statistics.forward_passes;
+    statistics.prefilled_tokens += rows * count;
   }
   return logits;
 }

@@ -12,9 +12,10 @@
 
 namespace dicebench::engine {
 
-// Runs tokens [rows, columns] (left-padded prompts at cache columns [0, columns)) through the
+// Runs tokens [rows, columns] (left-padded rows at cache columns [0, columns)) through the
 // model, one forward pass per chunk of at most model.prefill_chunk_tokens() tokens (at least one
-// block per row). Returns the float32 logits of the last logits_count columns.
+// block per row), counted in statistics (forward_passes, prefilled_tokens). Returns the float32
+// logits of the last logits_count columns.
 at::Tensor prefill(Qwen3Model& model, const BatchLayout& layout, const at::Tensor& tokens, int64_t logits_count,
                    GenerationStatistics& statistics);
 

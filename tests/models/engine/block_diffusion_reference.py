@@ -9,6 +9,8 @@ end; each pass draws a token for every position of the block and commits some ma
 by the strategy, k = the step's share of the block (block_length / steps, the remainder to the
 first steps; past the schedule, 1), never more than are masked. Committed tokens stay. Ties go to
 the leftmost position.
+
+Infilling (infill) denoises a span between given text the same way; see its docstring.
 """
 import math
 
@@ -72,37 +74,75 @@ def choose(s, masked, confidence, entropies, k):
     raise ValueError(strategy)
 
 
+def denoise_block(model, x, lo, hi, s, mask_id, generator, mask, position_ids=None, device="cpu"):
+    """Commits x[lo:hi] (a list, in place) until no mask is left; every pass recomputes x[:hi] under
+    `mask` ([1, 1, hi, hi]) at `position_ids` (None: 0..hi-1)."""
+    block, schedule = hi - lo, transfer_schedule(s["block_length"], s["denoising_steps"])
+    positions = None if position_ids is None else torch.tensor([position_ids[:hi]], device=device)
+    step = 0
+    while True:
+        masked = [j for j in range(block) if x[lo + j] == mask_id]
+        if not masked:
+            return
+        ids = torch.tensor([x[:hi]], device=device)
+        logits = model(input_ids=ids, position_ids=positions, attention_mask=mask.to(device)).logits[0, lo:hi].float()
+        logits[:, mask_id] = float("-inf")  # the mask token is never drawn (the engine's README)
+        tokens, filtered, unfiltered = sample(logits, s, generator)
+        probs = filtered if s["confidence"] == "filtered" else unfiltered
+        confidence = [float(probs[j, tokens[j]]) for j in range(block)]
+        entropies = [entropy(probs[j]) for j in range(block)]
+        k = min(schedule[step] if step < len(schedule) else 1, len(masked))
+        for j in choose(s, masked, confidence, entropies, k):
+            x[lo + j] = int(tokens[j])
+        step += 1
+
+
+def cut(generated, wanted, stop_tokens):
+    """(generated cut to `wanted` and before the first stop token, whether it stopped or is full), or
+    None while neither."""
+    generated = generated[:wanted]
+    stops = [i for i, t in enumerate(generated) if t in stop_tokens]
+    if stops:
+        return generated[:stops[0]], True
+    return (generated, False) if len(generated) >= wanted else None
+
+
 @torch.no_grad()
 def generate(model, prompt, s, mask_id, device="cpu"):
     """Returns (new tokens cut at the first stop token and at max_new_tokens, stopped)."""
-    block, steps, new = s["block_length"], s["denoising_steps"], s["max_new_tokens"]
+    block, new = s["block_length"], s["max_new_tokens"]
     length = len(prompt)
     blocks = (length + new + block - 1) // block
     x = list(prompt) + [mask_id] * (blocks * block - length)
     generator = torch.Generator(device=device).manual_seed(s["seed"])
-    schedule = transfer_schedule(block, steps)
     for b in range(length // block, blocks):
         lo, hi = b * block, (b + 1) * block
-        step = 0
-        while True:
-            masked = [j for j in range(block) if x[lo + j] == mask_id]
-            if not masked:
-                break
-            ids = torch.tensor([x[:hi]], device=device)
-            logits = model(input_ids=ids, attention_mask=block_causal_mask(hi, block).to(device)).logits[0, lo:hi].float()
-            logits[:, mask_id] = float("-inf")  # the mask token is never drawn (the engine's README)
-            tokens, filtered, unfiltered = sample(logits, s, generator)
-            probs = filtered if s["confidence"] == "filtered" else unfiltered
-            confidence = [float(probs[j, tokens[j]]) for j in range(block)]
-            entropies = [entropy(probs[j]) for j in range(block)]
-            k = min(schedule[step] if step < len(schedule) else 1, len(masked))
-            for j in choose(s, masked, confidence, entropies, k):
-                x[lo + j] = int(tokens[j])
-            step += 1
-        generated = x[length:hi][:new]
-        stops = [i for i, t in enumerate(generated) if t in s["stop_tokens"]]
-        if stops:
-            return generated[:stops[0]], True
-        if len(generated) >= new:
-            return generated, False
+        denoise_block(model, x, lo, hi, s, mask_id, generator, block_causal_mask(hi, block), device=device)
+        result = cut(x[length:hi], new, s["stop_tokens"])
+        if result:
+            return result
     raise AssertionError("unreachable: the last block reaches max_new_tokens")
+
+
+@torch.no_grad()
+def infill(model, before, after, span_tokens, s, mask_id, device="cpu"):
+    """Fills the span between `before` and `after` (span_tokens rounded up to whole blocks, M): the
+    sequence is [before, after, span] in that order, so that under the block-causal mask the span
+    sees the text on both sides, with the rotary positions of the text's order: before 0..B-1,
+    span B..B+M-1, after B+M..B+M+A-1. Blocks are counted back from the span (the first may be
+    partial). Returns (the span's tokens cut at the first stop token and at span_tokens, stopped)."""
+    block = s["block_length"]
+    b, a = len(before), len(after)
+    span = (span_tokens + block - 1) // block * block
+    x = list(before) + list(after) + [mask_id] * span
+    position_ids = list(range(b)) + list(range(b + span, b + span + a)) + list(range(b, b + span))
+    offset = -(b + a) % block
+    generator = torch.Generator(device=device).manual_seed(s["seed"])
+    for lo in range(b + a, b + a + span, block):
+        hi = lo + block
+        mask = block_causal_mask(hi + offset, block)[..., offset:, offset:]
+        denoise_block(model, x, lo, hi, s, mask_id, generator, mask, position_ids, device)
+        result = cut(x[b + a:hi], span_tokens, s["stop_tokens"])
+        if result:
+            return result
+    raise AssertionError("unreachable: the last block reaches span_tokens")

@@ -6,7 +6,8 @@
   logits.safetensors   transformers' Qwen3ForCausalLM logits, one tensor per checked row
 
 References: logits of Qwen3ForCausalLM (causal; block-causal through the equivalent 4-D mask),
-its greedy generate() over 128 tokens, and block_diffusion_reference.py for block diffusion.
+its greedy generate() over 128 tokens, and block_diffusion_reference.py for block diffusion
+(generation and infilling).
 All in one process (transformers is imported once).
 
   make_references.py OUT [--device cuda --dtype bfloat16]
@@ -31,6 +32,12 @@ LOGIT_ROWS = {"causal": (1, [[7, 3, 99, 250, 4, 4, 17, 300, 8, 1, 2, 3, 200], [1
               "block_causal": (4, [[5, 6, 7, 8, 9, 10, 11, 12, 13, 14], [20, 21, 300, 400, 22, 23]])}
 GREEDY_PROMPTS = [[1, 2, 3, 4, 5], [100, 200, 300, 400, 17, 18, 19, 20, 21, 22, 23], [42, 43, 44, 45, 46, 47, 48, 49]]
 BD_PROMPTS = [[3, 1, 4], [1, 5, 9, 2, 6, 5, 3, 5], [8, 9, 7, 9, 3, 2]]
+# Infilling: contexts of 8, 7, 11 and 5 tokens (left-padded by 4, 5, 1 and 7 columns to 12 when
+# batched), spans of 1 to 3 blocks, one without `after`, one without `before`.
+INFILL_ROWS = [{"before": [3, 1, 4, 1, 5], "after": [9, 2, 6], "span_tokens": 8},
+               {"before": [2, 7], "after": [1, 8, 2, 8, 1], "span_tokens": 6},
+               {"before": [5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8], "after": [], "span_tokens": 12},
+               {"before": [], "after": [4, 6, 2, 6, 4], "span_tokens": 3}]
 
 
 def bd_settings(**changes):
@@ -68,12 +75,32 @@ def logits_references(model, arch, device):
     return groups, tensors
 
 
+def infill_references(model, mask_id, device):
+    import block_diffusion_reference as bd
+
+    def run(name, s, rows):
+        results = [bd.infill(model, r["before"], r["after"], r["span_tokens"], s, mask_id, device) for r in rows]
+        return {"name": name, "settings": s, "rows": rows, "tokens": [r[0] for r in results], "stopped": [r[1] for r in results]}
+
+    runs = [run("paper", bd_settings(), INFILL_ROWS),
+            run("dynamic_unfiltered", bd_settings(remasking="low_confidence_dynamic", confidence="unfiltered",
+                                                  confidence_threshold=0.05), INFILL_ROWS)]
+    # A stop token that the paper setting puts in the third row's second block: that row stops
+    # there, the others go on.
+    runs.append(run("paper_with_stop", bd_settings(stop_tokens=[runs[0]["tokens"][2][5]]), INFILL_ROWS))
+    assert runs[-1]["stopped"][2], "the stop token must end the third row"
+    # Sampling draws from a seeded generator in the same order as the engine: one row.
+    runs.append(run("sampled", bd_settings(temperature=0.8, top_k=50, top_p=0.9, seed=1234, remasking="low_confidence_dynamic",
+                                           confidence_threshold=0.2), INFILL_ROWS[1:2]))
+    return runs
+
+
 @torch.no_grad()
 def references(folder, arch, device, dtype):
     import block_diffusion_reference as bd
     from transformers import GenerationConfig
     model = load(folder, device, dtype)
-    out = {"logits": [], "greedy": None, "block_diffusion": []}
+    out = {"logits": [], "greedy": None, "block_diffusion": [], "infill": []}
     out["logits"], tensors = logits_references(model, arch, device)
 
     generation = GenerationConfig(do_sample=False, max_new_tokens=128, min_new_tokens=0, eos_token_id=None, pad_token_id=0)
@@ -110,6 +137,7 @@ def references(folder, arch, device, dtype):
         result = bd.generate(model, BD_PROMPTS[2], s, mask_id, device)
         out["block_diffusion"].append({"name": "sampled", "settings": s, "prompts": [BD_PROMPTS[2]],
                                        "tokens": [result[0]], "stopped": [result[1]]})
+        out["infill"] = infill_references(model, mask_id, device)
     return out, tensors
 
 

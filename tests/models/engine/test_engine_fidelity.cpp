@@ -1,7 +1,7 @@
 // The engine against independent references (make_references.py, run once as this test's
 // fixture): transformers' Qwen3ForCausalLM logits (causal, and block-causal through the
 // equivalent 4-D mask), its greedy generate() over 128 tokens, and the plain Python block-diffusion
-// decoder of block_diffusion_reference.py. Built twice: CPU/fp32 (max relative error 1e-4) and,
+// decoder of block_diffusion_reference.py (generation and infilling). Built twice: CPU/fp32 (max relative error 1e-4) and,
 // with DICEBENCH_FIDELITY_GPU, CUDA/bf16 with bf16 tolerances, where DICE-8B's real shapes are
 // checked too when $DICEBENCH_DICE8B_FOLDER names such a folder.
 #include <doctest/doctest.h>
@@ -54,6 +54,15 @@ Fixture open(const std::string& model) {
 }
 
 std::vector<std::vector<int64_t>> rows_of(const nlohmann::json& json) { return json.get<std::vector<std::vector<int64_t>>>(); }
+
+// The fixture's model again, its prompts prefilled a few columns per pass (several chunks).
+std::unique_ptr<Engine> chunked_prefill(const Fixture& fixture) {
+  EngineOptions options{kDevice, kDType};
+  options.prefill_chunk_tokens = 8;
+  auto engine = Engine::load(fixture.folder, options);
+  REQUIRE_MESSAGE(engine.ok(), engine.error().message);
+  return std::move(*engine);
+}
 
 // max |engine - reference| / max |reference| over each row's logits, all rows at once (batched).
 void check_logits(Fixture& fixture) {
@@ -136,6 +145,23 @@ TEST_CASE("decoding passes replayed as CUDA graphs give the tokens of passes lau
       CHECK((*replayed)[row].tokens == (*launched)[row].tokens);
     }
   }
+  // Infilling reads its rotary positions from a table (the suffix's lie past the span).
+  const std::vector<InfillRow> rows{{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {21, 22, 23, 24, 25}, 300},
+                                    {{12, 13, 14}, {}, 290},
+                                    {{}, {26, 27, 28, 29, 30, 31, 32}, 100}};
+  for (const auto& [name, settings] : {std::pair{"paper", paper->settings}, std::pair{"dynamic", dynamic}}) {
+    GenerationStatistics graph_statistics, eager_statistics;
+    const auto replayed = fixture.engine->infill(rows, settings, &graph_statistics);
+    const auto launched = (*eager)->infill(rows, settings, &eager_statistics);
+    REQUIRE_MESSAGE(replayed.ok(), replayed.error().message);
+    REQUIRE_MESSAGE(launched.ok(), launched.error().message);
+    CHECK(graph_statistics.forward_passes == eager_statistics.forward_passes);
+    for (size_t row = 0; row < rows.size(); ++row) {
+      INFO("infill " << name << " row " << row);
+      CHECK((*replayed)[row].tokens.size() == static_cast<size_t>(rows[row].span_tokens));
+      CHECK((*replayed)[row].tokens == (*launched)[row].tokens);
+    }
+  }
 }
 #else
 namespace {
@@ -156,16 +182,14 @@ DecodeSettings block_diffusion_settings(const nlohmann::json& s) {
   return settings;
 }
 
-}  // namespace
-
-// The fixture's model again, its prompts prefilled a few columns per pass (several chunks).
-static std::unique_ptr<Engine> chunked_prefill(const Fixture& fixture) {
-  EngineOptions options{kDevice, kDType};
-  options.prefill_chunk_tokens = 8;
-  auto engine = Engine::load(fixture.folder, options);
-  REQUIRE_MESSAGE(engine.ok(), engine.error().message);
-  return std::move(*engine);
+std::vector<InfillRow> infill_rows_of(const nlohmann::json& json) {
+  std::vector<InfillRow> rows;
+  for (const auto& row : json)
+    rows.push_back({row["before"].get<std::vector<int64_t>>(), row["after"].get<std::vector<int64_t>>(), row["span_tokens"].get<int64_t>()});
+  return rows;
 }
+
+}  // namespace
 
 TEST_CASE("greedy AR generation matches transformers token for token over 128 tokens, prefilled whole or in chunks") {
   for (const char* model : {"qwen3", "sdar"}) {
@@ -207,7 +231,97 @@ TEST_CASE("block diffusion matches the Python reference decoder, prefilled whole
     }
   }
 }
+
+TEST_CASE("block-diffusion infilling matches the Python reference decoder, prefilled whole or in chunks") {
+  auto fixture = open("sdar");
+  const auto chunked = chunked_prefill(fixture);
+  REQUIRE(!fixture.references["infill"].empty());
+  for (const auto& run : fixture.references["infill"]) {
+    const auto name = run["name"].get<std::string>();
+    const auto settings = block_diffusion_settings(run["settings"]);
+    const auto rows = infill_rows_of(run["rows"]);
+    for (Engine* engine : {fixture.engine.get(), chunked.get()}) {
+      const auto filled = engine->infill(rows, settings);
+      REQUIRE_MESSAGE(filled.ok(), filled.error().message);
+      const auto expected = rows_of(run["tokens"]);
+      REQUIRE(filled->size() == expected.size());
+      for (size_t row = 0; row < expected.size(); ++row) {
+        INFO(name << " row " << row << (engine == chunked.get() ? ", chunked prefill" : ""));
+        CHECK((*filled)[row].tokens == expected[row]);
+        CHECK((*filled)[row].stopped == run["stopped"][row].get<bool>());
+      }
+    }
+  }
+}
 #endif
+
+TEST_CASE("infilling prefills the context once, then only denoises the span: five passes per block under paper") {
+  auto fixture = open("sdar");
+  const auto chunked = chunked_prefill(fixture);
+  auto preset = decode_preset("paper", fixture.engine->config(), fixture.engine->generation_config());
+  REQUIRE(preset.ok());
+  // Contexts of 8, 7, 11 and 5 tokens: 12 columns (3 blocks) in every row; spans of 2, 2, 3 and 1 blocks.
+  const std::vector<InfillRow> rows{{{3, 1, 4, 1, 5}, {9, 2, 6}, 8},
+                                    {{2, 7}, {1, 8, 2, 8, 1}, 6},
+                                    {{5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8}, {}, 12},
+                                    {{}, {4, 6, 2, 6, 4}, 3}};
+  std::vector<std::vector<int64_t>> whole;
+  // Whole: one prefill pass; chunked: 8 tokens per pass over 4 rows is one block per pass, 3 passes.
+  for (const auto& [engine, prefill_passes] : {std::pair{fixture.engine.get(), 1}, std::pair{chunked.get(), 3}}) {
+    GenerationStatistics statistics;
+    const auto filled = engine->infill(rows, preset->settings, &statistics);
+    REQUIRE_MESSAGE(filled.ok(), filled.error().message);
+    INFO(prefill_passes << " prefill passes");
+    CHECK(statistics.prefilled_tokens == 4 * 12);
+    CHECK(statistics.forward_passes == prefill_passes + 3 * 5);
+    CHECK(statistics.generated_tokens == 8 + 6 + 12 + 3);
+    std::vector<std::vector<int64_t>> tokens;
+    for (size_t row = 0; row < rows.size(); ++row) {
+      CHECK((*filled)[row].tokens.size() == static_cast<size_t>(rows[row].span_tokens));
+      CHECK_FALSE((*filled)[row].stopped);
+      tokens.push_back((*filled)[row].tokens);
+    }
+    if (whole.empty()) whole = tokens;
+    CHECK(tokens == whole);
+  }
+  // A stop token the third row draws in its first two blocks: once every row is finished (its
+  // span full, or a stop token committed), the blocks left are skipped; here the third.
+  preset->settings.stop_tokens = {whole[2][5]};
+  GenerationStatistics statistics;
+  const auto stopped = fixture.engine->infill(rows, preset->settings, &statistics);
+  REQUIRE_MESSAGE(stopped.ok(), stopped.error().message);
+  REQUIRE((*stopped)[2].stopped);
+  CHECK((*stopped)[2].tokens.size() <= 5);
+  int64_t blocks_run = 0;
+  for (size_t row = 0; row < rows.size(); ++row) {
+    const auto& filled = (*stopped)[row];
+    const auto tokens = static_cast<int64_t>(filled.tokens.size());
+    blocks_run = std::max(blocks_run, filled.stopped ? tokens / 4 + 1 : (tokens + 3) / 4);
+  }
+  CHECK(blocks_run < 3);
+  CHECK(statistics.prefilled_tokens == 4 * 12);
+  CHECK(statistics.forward_passes == 1 + blocks_run * 5);
+}
+
+TEST_CASE("infilling with nothing after the span generates what generate() does from prompts of whole blocks") {
+  auto fixture = open("sdar");
+  auto preset = decode_preset("paper", fixture.engine->config(), fixture.engine->generation_config());
+  REQUIRE(preset.ok());
+  preset->settings.max_new_tokens = 10;
+  const TokenRows prompts{{1, 2, 3, 4, 5, 6, 7, 8}, {9, 10, 11, 12}};
+  GenerationStatistics generate_statistics, infill_statistics;
+  const auto generated = fixture.engine->generate(prompts, preset->settings, &generate_statistics);
+  const auto filled = fixture.engine->infill({{prompts[0], {}, 10}, {prompts[1], {}, 10}}, preset->settings, &infill_statistics);
+  REQUIRE_MESSAGE(generated.ok(), generated.error().message);
+  REQUIRE_MESSAGE(filled.ok(), filled.error().message);
+  for (size_t row = 0; row < prompts.size(); ++row) {
+    INFO("prompt " << row);
+    CHECK((*filled)[row].tokens.size() == 10);
+    CHECK((*filled)[row].tokens == (*generated)[row].tokens);
+  }
+  CHECK(infill_statistics.prefilled_tokens == generate_statistics.prefilled_tokens);
+  CHECK(infill_statistics.forward_passes == generate_statistics.forward_passes);
+}
 
 TEST_CASE("the paper preset commits one token per pass: five passes per block of four") {
   auto fixture = open("sdar");
@@ -221,4 +335,5 @@ TEST_CASE("the paper preset commits one token per pass: five passes per block of
   CHECK((*generated)[0].tokens.size() == 32);
   CHECK((*generated)[1].tokens.size() == 32);
   CHECK(statistics.forward_passes == 1 + 8 * 5);
+  CHECK(statistics.prefilled_tokens == 2 * 8);
 }

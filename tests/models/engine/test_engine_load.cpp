@@ -74,6 +74,43 @@ TEST_CASE("a valid folder loads and generates on the CPU") {
   CHECK((*mask_first)[0].tokens == std::vector<int64_t>(6, 1));
 }
 
+TEST_CASE("infilling needs block diffusion and checks its rows, and works without before or after") {
+  const auto folder = write_model_folder("infill", tiny_config(), tiny_tensors());
+  auto engine = Engine::load(folder, {});
+  REQUIRE_MESSAGE(engine.ok(), engine.error().message);
+  const auto infill_error = [&](const std::vector<InfillRow>& rows, const DecodeSettings& settings) {
+    const auto filled = (*engine)->infill(rows, settings);
+    REQUIRE_FALSE(filled.ok());
+    return filled.error().message;
+  };
+  DecodeSettings settings;
+  const std::vector<InfillRow> rows{{{1, 2, 3}, {4, 5}, 5}, {{}, {6}, 3}, {{7, 8, 9, 10, 11}, {}, 4}};
+  CHECK(contains(infill_error(rows, settings), "native infilling needs block diffusion: the settings decode autoregressively"));
+  settings.mode = DecodeMode::block_diffusion;
+  CHECK(contains(infill_error(rows, settings), "native infilling needs block diffusion, and so a mask token"));
+  settings.mask_token_id = 15;  // the folder's config.json has none
+
+  CHECK(contains(infill_error({rows[0], {{1}, {2}, 0}}, settings), "infill row 1: span_tokens must be at least 1, got 0"));
+  CHECK(contains(infill_error({{{}, {}, 4}}, settings), "infill row 0: before and after are both empty"));
+  CHECK(contains(infill_error({{{1}, {2, 16}, 4}}, settings), "infill row 0 (after): token id 16 is outside the vocabulary"));
+  CHECK(contains(infill_error({}, settings), "no infill rows given"));
+  // 30 + 30 tokens and a span of 5, rounded up to 8 (two blocks of 4): 68 positions of 64.
+  CHECK(contains(infill_error({{std::vector<int64_t>(30, 1), std::vector<int64_t>(30, 2), 5}}, settings),
+                 "infill row 0: 30 tokens before, 30 after and a span of 8 (whole blocks) exceed the model's context of 64"));
+
+  // Spans cut to span_tokens, not to whole blocks; no stop token, so none stopped.
+  GenerationStatistics statistics;
+  const auto filled = (*engine)->infill(rows, settings, &statistics);
+  REQUIRE_MESSAGE(filled.ok(), filled.error().message);
+  for (size_t row = 0; row < rows.size(); ++row) {
+    INFO("row " << row);
+    CHECK((*filled)[row].tokens.size() == static_cast<size_t>(rows[row].span_tokens));
+    CHECK_FALSE((*filled)[row].stopped);
+  }
+  CHECK(statistics.generated_tokens == 5 + 3 + 4);
+  CHECK(statistics.prefilled_tokens == 3 * 8);  // contexts of 5, 1 and 5 tokens: two blocks of 4 per row
+}
+
 TEST_CASE("weights that disagree with config.json are errors naming file and tensor") {
   auto tensors = tiny_tensors();
   tensors["model.layers.0.self_attn.k_proj.weight"].shape = {8, 8};

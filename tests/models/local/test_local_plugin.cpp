@@ -1,7 +1,8 @@
 // Integration tests of the local model plugin through the dicebench CLI, on the tiny random-weight
 // folders of make_local_models.py: DICE's done-when command on a tiny SDAR folder, an AR Qwen3
-// folder, models found in a Hugging Face cache tree, settings recorded with the run, and bad
-// folders and settings ending in one error line with nothing stored lost.
+// folder, dice-infill's spans filled natively (SDAR) and through the chat prompt (both), models
+// found in a Hugging Face cache tree, settings recorded with the run, and bad folders and settings
+// ending in one error line with nothing stored lost.
 #include "tests/core/cli/cli_runner.hpp"
 #include "tests/test_files.hpp"
 
@@ -31,6 +32,7 @@ const fs::path kFixture = fs::path(DICEBENCH_BUILD_DIR) / "tests" / "local-model
 const std::string kSdar = (kFixture / "sdar").string();
 const std::string kQwen3 = (kFixture / "qwen3").string();
 const std::string kKernelBench = (kFixture / "kernelbench").string();
+const std::string kInfillItems = std::string(DICEBENCH_TEST_DATA_DIR) + "/dice_infill/items.json";
 
 // A temporary folder; the children see only the Hugging Face cache these tests point them to.
 struct TempDir : test::TempDir {
@@ -143,7 +145,7 @@ TEST_CASE("qwen3-8b on a tiny Qwen3 folder answers dice-infill's chat prompt, an
   TempDir tmp("infill-chat");
   const std::string db = tmp / "results.db";
   auto r = run_cli({"run", "--model", "qwen3-8b", "--model-path", kQwen3, "--suite", "dice-infill", "--dice-infill-data",
-                    std::string(DICEBENCH_TEST_DATA_DIR) + "/dice_infill/items.json", "--generate-only", "--db", db, "--set",
+                    kInfillItems, "--generate-only", "--db", db, "--set",
                     "local.max_new_tokens=8"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(scalar(db, "select count(*) from samples") == "2");
@@ -151,6 +153,57 @@ TEST_CASE("qwen3-8b on a tiny Qwen3 folder answers dice-infill's chat prompt, an
   CHECK(scalar(db, "select count(*) from samples where json_extract(extraction_details, '$.infill_exact_match') = 0") == "2");
   CHECK(scalar(db, "select count(*) from samples where json_type(extraction_details, '$.infill_edit_distance') = 'integer'") ==
         "2");
+  // An autoregressive model fills no span natively: auto prompts it, native is refused.
+  CHECK(run_config(db, 1)["settings"]["infill"] == "chat");
+  check_one_error_line(run_cli({"run", "--model", "qwen3-8b", "--model-path", kQwen3, "--suite", "dice-infill", "--dice-infill-data",
+                                kInfillItems, "--generate-only", "--db", db, "--infill", "native"}),
+                       "infill=native: model qwen3-8b does not fill spans natively");
+  CHECK(scalar(db, "select count(*) from runs") == "1");
+}
+
+TEST_CASE("dice-1.7b on a tiny SDAR folder fills dice-infill's spans natively, or answers the chat prompt when asked") {
+  TempDir tmp("infill-native");
+  const std::string db = tmp / "results.db";
+  const std::vector<std::string> base = {"run", "--model", "dice-1.7b", "--model-path", kSdar, "--suite", "dice-infill",
+                                         "--dice-infill-data", kInfillItems, "--generate-only", "--db", db};
+  auto r = run_cli(base);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(run_config(db, 1)["settings"]["infill"] == "native");
+  CHECK(run_config(db, 1)["model"]["generation"]["infill_span_factor"] == 1.5);
+  const auto items = nlohmann::json::parse(test::read_text(kInfillItems));
+  for (const auto& item : items) {
+    const std::string where = " from samples where run = 1 and problem_id = " + std::to_string(item["id"].get<int>());
+    const auto stats = nlohmann::json::parse(scalar(db, "select gen_stats" + where));
+    CHECK(stats["infill"] == "native");
+    // The budget: the middle's bytes at the item's tokens per byte, times 1.5; at least that many
+    // tokens per reference byte of code (fewer than one token per byte).
+    const auto middle_bytes = static_cast<int64_t>(item["middle"].get<std::string>().size());
+    CHECK(stats["span_budget_tokens"].get<int64_t>() > 0);
+    CHECK(stats["span_budget_tokens"].get<int64_t>() <= middle_bytes * 3 / 2 + 1);
+    CHECK(stats["completion_tokens"].get<int64_t>() <= stats["span_budget_tokens"].get<int64_t>());
+    // The span goes between prefix and suffix as the model wrote it.
+    const std::string span = scalar(db, "select completion" + where);
+    CHECK(scalar(db, "select candidate" + where) == item["prefix"].get<std::string>() + span + item["suffix"].get<std::string>());
+    CHECK(scalar(db, "select json_type(extraction_details, '$.infill_edit_distance')" + where) == "integer");
+  }
+  // The stored prompt hash is the hash of what the model saw: the span's JSON, not the chat prompt.
+  CHECK(scalar(db, "select count(distinct prompt_hash) from samples where run = 1") == "2");
+
+  auto chat = base;
+  chat.insert(chat.end(), {"--infill", "chat", "--set", "local.max_new_tokens=8"});
+  r = run_cli(chat);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(run_config(db, 2)["settings"]["infill"] == "chat");
+  CHECK(scalar(db, "select count(*) from samples where run = 2 and json_extract(gen_stats, '$.infill') is null") == "2");
+  CHECK(scalar(db, "select count(*) from samples s1 join samples s2 on s1.problem_id = s2.problem_id and s1.run = 1 and s2.run = 2 "
+                   "where s1.prompt_hash = s2.prompt_hash") == "0");
+
+  // A budget past the context is one error line naming the item, and nothing more is stored.
+  auto huge = base;
+  huge.insert(huge.end(), {"--set", "local.infill_span_factor=100000"});
+  const auto refused = run_cli(huge);
+  check_one_error_line(refused, "dice-1.7b: problem 101 (infill_101): the span's context has");
+  CHECK(scalar(db, "select count(*) from runs") == "2");
 }
 
 TEST_CASE("models are found in the Hugging Face cache: refs/main, else the newest snapshot") {
