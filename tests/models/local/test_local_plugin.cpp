@@ -135,7 +135,7 @@ TEST_CASE("qwen3-8b on a tiny Qwen3 folder decodes greedily, and --set and TOML 
   CHECK(config["batch_size"] == 1);  // local.batch is the model's preferred batch
   for (const char* problem : {"1", "2"}) {
     const auto stats = nlohmann::json::parse(scalar(db, std::string("select gen_stats from samples where problem_id = ") + problem));
-    CHECK(stats["new_tokens"].get<int>() <= 6);
+    CHECK(stats["completion_tokens"].get<int>() <= 6);
     CHECK(stats["seed"] == 9);
     CHECK(stats["batch_size"] == 1);
   }
