@@ -95,10 +95,13 @@ std::string summary_table(const std::vector<HtmlRun>& runs, const std::vector<Ru
     for (const LevelReport& level : report.levels)
       for (const PassAtK& entry : level.pass_at_k) ks.insert(entry.k);
   }
+  // Kernel infilling's columns, where a run measured middles.
+  const bool infill = std::any_of(reports.begin(), reports.end(), [](const RunReport& report) { return report.total.infill_samples > 0; });
   std::string out = R"(<table id="summary"><thead><tr><th>level</th><th>run</th><th>problems</th><th>samples</th><th>pending</th><th>compiled</th><th>correct</th>)";
   for (double p : kFastPThresholds) out += fmt::format("<th>fast_{}</th>", p);
   out += "<th>geomean speedup</th>";
   for (int k : ks) out += fmt::format("<th>pass@{}</th>", k);
+  if (infill) out += "<th>middle exact match</th><th>mean edit distance (bytes)</th>";
   out += "</tr></thead><tbody>\n";
   auto row = [&](std::size_t r, const LevelReport& level) {
     out += fmt::format(R"(<tr class="run{}"><td>{}</td><td>{}</td>)", r, level.level ? std::to_string(*level.level) : "total",
@@ -119,6 +122,11 @@ std::string summary_table(const std::vector<HtmlRun>& runs, const std::vector<Ru
       for (const PassAtK& entry : level.pass_at_k)
         if (entry.k == k) value = entry.value;
       out += figure_cell(r, level, fmt::format("pass@{}", k), value, percent(value));
+    }
+    if (infill) {
+      out += figure_cell(r, level, "infill_exact_rate", level.infill_exact_rate, percent(level.infill_exact_rate));
+      out += figure_cell(r, level, "infill_mean_edit_distance", level.infill_mean_edit_distance,
+                         level.infill_mean_edit_distance ? fmt::format("{:.1f}", *level.infill_mean_edit_distance) : std::string(kNoData));
     }
     out += "</tr>\n";
   };

@@ -50,6 +50,8 @@ nlohmann::ordered_json sample_record(const RunResults& run, const SampleResult& 
   r["flag_details"] = std::move(details);
   r["problem_traits"] = or_null(s.problem_traits);
   r["failed_stage"] = or_null(s.failed_stage);
+  r["infill_exact_match"] = or_null(s.infill_exact_match);
+  r["infill_edit_distance"] = or_null(s.infill_edit_distance);
   return r;
 }
 
@@ -93,6 +95,9 @@ Result<SampleResult> parse_sample_record(const nlohmann::json& r, const std::str
     sort_flags(s.flags);
     s.problem_traits = optional_field<std::vector<std::string>>(r, "problem_traits");
     s.failed_stage = optional_field<std::string>(r, "failed_stage");
+    // Written since kernel infilling; absent from older records.
+    s.infill_exact_match = optional_field<bool>(r, "infill_exact_match");
+    s.infill_edit_distance = optional_field<std::int64_t>(r, "infill_edit_distance");
     return s;
   } catch (const nlohmann::json::exception& e) {
     return make_error(fmt::format("{}: malformed sample record ({})", where, e.what()));

@@ -22,6 +22,7 @@ struct PlannedSample {
   bool compiled = true;           // for a verdict other than compile_failed and correct
   std::optional<std::string> error_message = std::nullopt;  // default for an incorrect one: "max abs diff 0.5"
   std::optional<std::string> compile_path = std::nullopt;   // replaces the evaluation's when given
+  std::optional<std::string> extraction_details = std::nullopt;  // the sample's (kernel infilling's fields)
 };
 
 // A run of `suite` over problems 1..n_problems (level = (id - 1) / 10 + 1 unless given), one
@@ -37,7 +38,9 @@ inline std::int64_t planned_run(Store& store, const std::vector<PlannedSample>& 
     int level = 1;  // the planned problem's, by id
     for (auto it = problems.rbegin(); it != problems.rend(); ++it)
       if (it->problem_id == p.problem) level = it->level;
-    const auto sample = require_ok(store.insert_sample(new_sample(run, p.problem, p.index, has_code, level)));
+    NewSample new_row = new_sample(run, p.problem, p.index, has_code, level);
+    new_row.extraction_details_json = p.extraction_details;
+    const auto sample = require_ok(store.insert_sample(new_row));
     if (!p.verdict || !has_code) continue;
     NewEvaluation e;
     e.sample = sample;

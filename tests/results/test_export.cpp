@@ -337,3 +337,32 @@ TEST_CASE("a run summary keeps flags, margins and traits, and a summary of forma
   write_bytes(path, bad.dump());
   CHECK(read_summary(path).error().message.find("malformed run summary") != std::string::npos);
 }
+
+TEST_CASE("kernel infilling's fields travel in JSONL, CSV and the run summary") {
+  TempDir dir;
+  Store store = open_store(dir.file("r.db"));
+  const auto run = planned_run(store,
+                               {{.problem = 1, .verdict = Verdict::correct, .speedup = 1.5,
+                                 .extraction_details = R"({"infill_exact_match": true, "infill_edit_distance": 0})"},
+                                {.problem = 2, .verdict = Verdict::output_mismatch,
+                                 .extraction_details = R"({"infill_exact_match": false, "infill_edit_distance": 9})"},
+                                {.problem = 3, .verdict = Verdict::correct, .speedup = 1.0}},
+                               level_problems(3), "dice-infill");
+  const RunResults results = require_ok(load_run_results(store, run));
+  std::vector<nlohmann::json> lines;
+  for (const auto& line : dicebench::split(export_jsonl(results), '\n'))
+    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0]["infill_exact_match"] == true);
+  CHECK(lines[1]["infill_edit_distance"] == 9);
+  CHECK(lines[2]["infill_exact_match"].is_null());
+  const auto rows = dicebench::split(export_csv(results), '\n');
+  CHECK(rows[0].find(",infill_exact_match,infill_edit_distance") != std::string::npos);
+
+  const std::string path = dir.file("summary.json");
+  write_bytes(path, write_summary(results));
+  const RunReport back = compute_report(require_ok(read_summary(path)));
+  CHECK(back.total.infill_samples == 2);
+  CHECK(back.total.infill_exact == 1);
+  CHECK(*back.total.infill_mean_edit_distance == doctest::Approx(4.5));
+}
