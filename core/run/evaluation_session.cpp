@@ -59,6 +59,9 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::C
   if (!session->settings_.toolchain_builds)
     session->settings_.toolchain_builds =
         std::make_shared<harness::ToolchainBuilds>(harness::toolchain_build_settings(session->settings_));
+  // CPU slots time the reference on the same cores: one baseline per problem for all of them.
+  if (session->settings_.device == "cpu" && !session->settings_.shared_baselines)
+    session->settings_.shared_baselines = std::make_shared<harness::OncePerKey<harness::Timing>>();
   session->slots_ = std::move(*slots);
   session->sandbox_json_ = sandbox->json();
   session->sandbox_summary_ = sandbox->summary();

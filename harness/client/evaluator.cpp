@@ -111,6 +111,19 @@ Result<nlohmann::json> Evaluator::reference_info() {
 Result<Timing> Evaluator::baseline(const std::string& job, const std::string& problem_hash, bool* measured) {
   *measured = false;
   if (auto it = baselines_.find(problem_hash); it != baselines_.end()) return it->second;
+  if (settings_.shared_baselines) {
+    auto shared = settings_.shared_baselines->get(problem_hash, [&] { return time_baseline(job, problem_hash); }, measured);
+    if (shared) baselines_[problem_hash] = *shared;
+    return shared;
+  }
+  auto timing = time_baseline(job, problem_hash);
+  if (!timing) return timing;
+  baselines_[problem_hash] = *timing;
+  *measured = true;
+  return timing;
+}
+
+Result<Timing> Evaluator::time_baseline(const std::string& job, const std::string& problem_hash) {
   auto ref = reference();
   if (!ref) return ref.error();
   const nlohmann::json request = {{"type", "reference.time"}, {"job", job},
@@ -120,10 +133,7 @@ Result<Timing> Evaluator::baseline(const std::string& job, const std::string& pr
                                   {"target_rel_ci", settings_.target_rel_ci}, {"method", settings_.baseline_method}};
   auto timed = (*ref)->call(request, settings_.reference_timeout);
   if (timed.failure != CallFailure::none) return make_error("timing the reference failed: " + timed.message);
-  const Timing timing = timing_from(timed.reply->at("timing"));
-  baselines_[problem_hash] = timing;
-  *measured = true;
-  return timing;
+  return timing_from(timed.reply->at("timing"));
 }
 
 // The candidate's load (waited for where it has not ended): its compile's record kept, a failure

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "core/base/result.hpp"
+#include "harness/client/once_per_key.hpp"
 #include "harness/client/sandbox_launch.hpp"
 #include "harness/client/toolchain_builds.hpp"
 #include "harness/client/worker_process.hpp"
@@ -47,6 +48,13 @@ inline constexpr std::string_view kDefaultToleranceMode = kToleranceModes[0];
 // MODEL_MODES is the worker's list, checked equal by tests/results/test_vocabulary.cpp.
 inline constexpr std::array<std::string_view, 2> kModelModes = {"train", "eval"};
 inline constexpr std::string_view kDefaultModelMode = kModelModes[0];
+
+struct Timing {
+  double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
+  int trials = 0;
+  std::string stop_reason{};  // converged, max_trials or budget; "" when not known (a cached baseline)
+  int warm_calls = 0;       // untimed calls made just before timed ones
+};
 
 struct EvaluationSettings {
   std::string worker_executable;
@@ -93,18 +101,14 @@ struct EvaluationSettings {
   std::string toolchain_cache;
   // One pool for several evaluators (one per GPU); made by the evaluator when not given.
   std::shared_ptr<ToolchainBuilds> toolchain_builds;
+  // Baselines that evaluators on one device (a run's CPU slots) share, one timing per problem; none:
+  // this evaluator times its own.
+  std::shared_ptr<OncePerKey<Timing>> shared_baselines;
 };
 
 // How timed calls get their inputs; part of the baseline cache's key (a baseline timed another way
 // is not reused): fresh inputs for every call, an untimed warm call before each timed one.
 inline constexpr const char* kTimingInputs = "fresh_inputs_warm";
-
-struct Timing {
-  double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
-  int trials = 0;
-  std::string stop_reason{};  // converged, max_trials or budget; "" when not known (a cached baseline)
-  int warm_calls = 0;       // untimed calls made just before timed ones
-};
 
 struct KernelTime {
   std::string name, kind;  // kind: kernel, memcpy, memset
@@ -262,7 +266,9 @@ class Evaluator {
   struct Entry;      // a submission (or prefetched candidate) until its verdict is final (evaluator.cpp)
   Result<void> spawn_reference();       // unless it runs already
   Result<WorkerProcess*> reference();   // started, its hello received
+  // The problem's baseline: known, shared (settings().shared_baselines), or timed here (*measured).
   Result<Timing> baseline(const std::string& job, const std::string& problem_hash, bool* measured);
+  Result<Timing> time_baseline(const std::string& job, const std::string& problem_hash);  // the reference timed
   std::unique_ptr<Candidate> launch(const std::string& candidate_source, bool fastpath);
   std::unique_ptr<Candidate> spawn_candidate();  // a started worker with its job folder, no load sent
   void await_load(Candidate& candidate);

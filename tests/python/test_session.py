@@ -48,7 +48,7 @@ class SameAcrossEntryPoints(unittest.TestCase):
             self.assertEqual(done.returncode, 0, done.stderr)
             by_run = stored(db)
             with sqlite3.connect(db) as connection:
-                # The baseline the run keeps for later runs (each of a CPU run's slots may time its own).
+                # The baseline the run keeps for later runs (its CPU slots share one per problem).
                 (baseline_ms,), = connection.execute("select median_ms from baselines").fetchall()
             # With the run's database, eval and evaluate() use the baseline it stored, as a resumed run would.
             cached = eval_json(ADD, candidates[0], *SUITE_FLAGS, "--db", db)

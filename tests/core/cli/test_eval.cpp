@@ -328,6 +328,26 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
   fs::remove_all(tmp);
 }
 
+TEST_CASE("a run's CPU workers share one baseline per problem, timed once") {
+  const fs::path tmp = fs::temp_directory_path() / ("dicebench-one-baseline-" + std::to_string(getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp / "replay");
+  // Four right answers to one problem: both workers need its baseline at once.
+  for (int sample = 0; sample < 4; ++sample)
+    fs::copy_file(std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/quickstart/level_1_problem_1_sample_0_kernel.py",
+                  tmp / "replay" / fmt::format("level_1_problem_1_sample_{}_kernel.py", sample));
+  const std::string db = (tmp / "results.db").string();
+  const auto r = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1", "--kernelbench-root",
+                          kKernelBench, "--device", "cpu", "--db", db, "--set", "eval.cpu_workers=2", "--set", "eval.timing_budget_s=0.5"},
+                         {kTag});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto baselines = results::run_query(db, "select count(*), count(distinct baseline_ms) from sample_results where verdict = 'correct'");
+  REQUIRE(baselines.ok());
+  CHECK(std::get<std::int64_t>(baselines->rows[0][0]) == 4);
+  CHECK(std::get<std::int64_t>(baselines->rows[0][1]) == 1);
+  fs::remove_all(tmp);
+}
+
 TEST_CASE("the README's first command runs the main job end to end from the checkout alone") {
   const fs::path tmp = fs::temp_directory_path() / ("dicebench-quickstart-" + std::to_string(getpid()));
   fs::remove_all(tmp);
