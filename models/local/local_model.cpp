@@ -160,9 +160,12 @@ Result<engine::InfillRow> LocalModel::infill_row(const SpanToFill& span) const {
   const auto context_bytes = static_cast<double>(span.before.size() + span.after.size());
   const auto context_tokens = static_cast<double>(row.before.size() + row.after.size());
   const double tokens_per_byte = context_bytes > 0 ? context_tokens / context_bytes : 0.3;
-  row.span_tokens = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(static_cast<double>(span.reference_span_bytes) * tokens_per_byte * settings_.infill_span_factor)));
   const int64_t block = settings_.decode.block_length;
+  // In whole blocks: the engine denoises whole blocks, and a budget cut inside the last would drop
+  // what the model wrote there, next to the suffix.
+  const auto budget = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(static_cast<double>(span.reference_span_bytes) * tokens_per_byte * settings_.infill_span_factor)));
+  row.span_tokens = (budget + block - 1) / block * block;
   // Each part is padded to whole blocks at worst.
   const int64_t needed = static_cast<int64_t>(row.before.size() + row.after.size()) + row.span_tokens + 2 * block;
   if (needed > config_.max_position_embeddings)
