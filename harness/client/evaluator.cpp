@@ -562,6 +562,8 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
       judge_load(job.evaluation, candidate);
     } catch (const nlohmann::json::exception& error) {
       breach(error.what());
+    } catch (const ProtocolBreach& error) {
+      breach(error.what());
     }
     clock.lap(phases::kCompileWait);
     if (candidate.worker) candidate.worker->kill();

@@ -1,7 +1,8 @@
 // The evaluator (harness/client/evaluator.hpp) driven through its C++ API, as the run's slot
 // workers and the Python module drive it, on the CPU through real workers: a correct candidate and
-// the figures it carries, the baseline it reuses, given or timed, prefetching, a candidate's
-// failures as verdicts against a harness failure as an error, and the tolerance it was given.
+// the figures it carries, the baseline it reuses, given or timed, prefetching and loading while
+// the device is held, a candidate's failures (a load reply naming no verdict among them) as
+// verdicts against a harness failure as an error, and the tolerance it was given.
 #include "core/base/whole_file.hpp"
 #include "harness/client/evaluator.hpp"
 
@@ -175,6 +176,18 @@ TEST_CASE("a candidate's failures are verdicts, and a reference that cannot run 
                                      "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n";
   auto broken = evaluator.evaluate(broken_problem, "sha256:test-evaluator-broken", source("correct.py"));
   CHECK_FALSE(broken.ok());
+}
+
+TEST_CASE("a load reply naming no verdict is the candidate's breach, where its problem's checks are done as where not") {
+  for (const bool traits_known : {false, true}) {
+    Evaluator evaluator(cpu_settings());
+    if (traits_known) evaluator.set_traits(kHash, {});  // the failed load is then judged without the reference
+    auto e = evaluator.evaluate(source(kProblem), kHash, source("rewrites_load_verdict.py"));
+    REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
+    CHECK(e->status == Verdict::crashed);
+    CHECK(e->error_message.find("broke the protocol") != std::string::npos);
+    CHECK(e->phases.count("prepare") == (traits_known ? 0 : 1));
+  }
 }
 
 TEST_CASE("the tolerance the evaluator is given decides a near miss") {
