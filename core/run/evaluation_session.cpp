@@ -160,8 +160,9 @@ void EvaluationSession::start_slots() {
   for (const auto& slot : slots_) threads_.emplace_back([this, slot] { run_slot(slot); });
 }
 
-// The slot's evaluator takes queued pairs while it wants more (its prefetch room) and hands each
-// verdict back to its batch as it is final; it ends once the session closes with nothing left.
+// The slot's evaluator takes queued pairs while it wants more (its room ahead of the device) and
+// hands each verdict back to its batch as it is final; it ends once the session closes with
+// nothing left.
 void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
   harness::EvaluationSettings mine = settings_;
   mine.visible_devices = slot;

@@ -60,10 +60,11 @@ void SharedEvaluation::fail(Error error) {
 
 bool SharedEvaluation::stopping() const { return stop || host::HostServices::cancel_requested(); }
 
-// The slot's evaluator takes samples from the shared cursor while it wants more (its prefetch
-// room, toolchain_builds.hpp's waiting room), and judges whichever has loaded first; a sample
-// without a candidate is stored at once. Before the GPU judges anything, the evaluator gets the
-// stored baselines and traits of the problems claimed so far.
+// The slot's evaluator takes samples from the shared cursor while it wants more (its room ahead
+// of the device, toolchain_builds.hpp's waiting room), and judges whichever has loaded first,
+// starting the others' loads meanwhile; a sample without a candidate is stored at once. Before
+// the GPU judges anything, the evaluator gets the stored baselines and traits of the problems
+// claimed so far.
 void run_slot(SharedEvaluation& shared, const std::optional<std::string>& slot) {
   harness::EvaluationSettings mine = shared.settings;
   mine.visible_devices = slot;

@@ -1,6 +1,6 @@
-// Starting candidate workers: spawned in their sandboxes with their job folders, sent their
-// candidate.load at once, their loads received (and their compile requests served) by a thread
-// each; prefetched candidates and warm spares.
+// Starting candidate workers: spawned in their sandboxes with their job folders, each with a
+// thread that sends its candidate.load and receives the reply (serving its compile requests on the
+// way); prefetched candidates and warm spares.
 #include "harness/client/evaluation_parts.hpp"
 
 #include "core/base/sha256.hpp"
@@ -119,20 +119,20 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candi
   // The candidate compiles nothing itself: its load_inline calls come back as compile requests
   // (the fast path's), or as build requests where they take torch's toolchain.
   if (c->fastpath) load["fastpath"] = {{"cache_dir", settings_.fastpath_cache}, {"service", true}};
-  if (!c->worker->send(load)) {
-    CallResult failed;
-    failed.failure = CallFailure::crashed;
-    failed.message = "the candidate worker ended before it read its request";
-    c->loaded = std::move(failed);
-    c->load_done = true;
-    return c;
-  }
   Candidate* candidate = c.get();
   const auto deadline = c->started + settings_.compile_timeout;
-  candidate->loader = std::thread([this, candidate, deadline, requests = compile_requests(*c, deadline)] {
-    // The compile time limit counts from the load; a build with torch's toolchain has its own.
-    CallResult loaded = candidate->worker->receive(std::max(remaining(deadline), std::chrono::milliseconds(1)), requests);
-    candidate->charge_toolchain_timeout(loaded);
+  // The loader sends the load too: a worker reads it once torch is imported, and a candidate larger
+  // than the pipe holds would keep the launching thread (the device's) waiting until then.
+  candidate->loader = std::thread([this, candidate, deadline, load = std::move(load), requests = compile_requests(*c, deadline)] {
+    CallResult loaded;
+    if (!candidate->worker->send(load)) {
+      loaded.failure = CallFailure::crashed;
+      loaded.message = "the candidate worker ended before it read its request";
+    } else {
+      // The compile time limit counts from the load; a build with torch's toolchain has its own.
+      loaded = candidate->worker->receive(std::max(remaining(deadline), std::chrono::milliseconds(1)), requests);
+      candidate->charge_toolchain_timeout(loaded);
+    }
     candidate->loaded = std::move(loaded);
     candidate->load_done = true;
     std::lock_guard guard(ready_mutex_);

@@ -115,8 +115,8 @@ struct PhaseClock {
 
 }  // namespace parts
 
-// A candidate worker: spawned, sent its candidate.load at once; a thread of its own receives the
-// load's reply, serving the compiles the candidate asks for on the way (compile_service.hpp, and
+// A candidate worker: spawned; a thread of its own sends its candidate.load and receives the
+// reply, serving the compiles the candidate asks for on the way (compile_service.hpp, and
 // torch's toolchain through toolchain_builds.hpp), so that candidates compile while the host is
 // busy with another.
 struct Evaluator::Candidate {
@@ -127,7 +127,7 @@ struct Evaluator::Candidate {
   std::unique_ptr<WorkerProcess> worker;
   std::string start_error;              // the worker could not be started
   std::optional<CallResult> loaded;     // candidate.load's outcome, once received
-  std::thread loader;                   // receives the load's reply into `loaded`
+  std::thread loader;                   // sends the load, receives its reply into `loaded`
   std::atomic<bool> load_done{false};
   std::atomic<bool> toolchain_waiting{false};  // a build of torch's toolchain is asked for, not answered
   std::string toolchain_timeout;        // why the candidate was ended: a build ran past its limit

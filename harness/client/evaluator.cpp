@@ -22,6 +22,7 @@ struct Evaluator::Entry {
   std::unique_ptr<Candidate> candidate;  // launched once there is room (or at once for a re-judge)
   std::optional<Evaluation> fastpath;    // the fast path's evaluation, while torch's toolchain re-judges
   std::chrono::steady_clock::time_point submitted;
+  bool on_device = false;                // being judged (evaluate_with)
   double slot_seconds = 0;               // the GPU's time on it so far
   double waited_seconds = 0;             // the GPU's time waiting for it, nothing else being ready
 };
@@ -83,6 +84,7 @@ Result<void> Evaluator::spawn_reference() {
   auto spawned = WorkerProcess::spawn(options);
   if (!spawned) return spawned.error();
   reference_ = std::move(*spawned);
+  reference_->set_wait_hook([this] { launch_ahead(); });  // candidates load while the device is busy
   return {};
 }
 
@@ -136,12 +138,16 @@ Result<Timing> Evaluator::time_baseline(const std::string& job, const std::strin
   return timing_from(timed.reply->at("timing"));
 }
 
-// The candidate's load (waited for where it has not ended): its compile's record kept, a failure
-// charged. true when it loaded.
+// The candidate's load (waited for where it has not ended), as read_load judges it.
 bool Evaluator::judge_load(Evaluation& e, Candidate& c) {
   await_load(c);
   launch_ahead();  // once this candidate has compiled, so it never waits on the ones behind it
   top_up_spares();
+  return read_load(e, c);
+}
+
+// The candidate's ended load: its compile's record kept, a failure charged. true when it loaded.
+bool Evaluator::read_load(Evaluation& e, Candidate& c) {
   e.failed_stage = "load";
   e.toolchain = c.toolchain_use();
   note_fastpath_calls(e, *c.loaded);
@@ -309,6 +315,13 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
 
 namespace {
 
+// Whether a load's reply says the candidate loaded (a malformed one does not).
+bool load_succeeded(const CallResult& loaded) {
+  if (loaded.failure != CallFailure::none || !loaded.reply) return false;
+  const auto ok = loaded.reply->find("ok");
+  return ok != loaded.reply->end() && *ok == true;
+}
+
 // Verdicts of a candidate built on the fast path that torch's toolchain re-judges: failures where
 // the fast path's own glue (argument conversion, the ATen shim) could be the cause. A failure its
 // last reply showed to come before any call of what the fast path built cannot be (a crash says
@@ -364,28 +377,26 @@ void Evaluator::prefetch(const std::string& candidate_source) {
   launch_ahead();
 }
 
-int Evaluator::loading_count() const {
-  int loading = 0;
+Evaluator::Held Evaluator::held() const {
+  Held held;
   for (const auto& entry : entries_) {
     const Candidate* c = entry->candidate.get();
-    if (c && !c->load_done && !c->toolchain_waiting && c->start_error.empty()) ++loading;
+    if (entry->on_device) continue;
+    if (!c) ++held.queued;
+    else if (c->load_done || !c->worker) ++held.loaded;
+    else if (c->toolchain_waiting) ++held.toolchain_waiting;
+    else ++held.loading;
   }
-  return loading;
-}
-
-int Evaluator::toolchain_waiting_count() const {
-  int waiting = 0;
-  for (const auto& entry : entries_)
-    if (entry->candidate && !entry->candidate->load_done && entry->candidate->toolchain_waiting) ++waiting;
-  return waiting;
+  return held;
 }
 
 int Evaluator::toolchain_waiting_limit() const { return std::max(8, 4 * toolchain_->settings().jobs); }
 
+int Evaluator::ahead_limit() const { return std::max(1, kAheadPerPrefetch * settings_.prefetch); }
+
 bool Evaluator::wants_more() const {
-  for (const auto& entry : entries_)
-    if (!entry->candidate) return false;
-  return loading_count() < std::max(1, settings_.prefetch) && toolchain_waiting_count() < toolchain_waiting_limit();
+  const Held h = held();
+  return h.queued + h.loading + h.loaded < ahead_limit() && h.toolchain_waiting < toolchain_waiting_limit();
 }
 
 size_t Evaluator::pending() const {
@@ -393,12 +404,35 @@ size_t Evaluator::pending() const {
 }
 
 void Evaluator::launch_ahead() {
-  int loading = loading_count();
+  rejudge_failed_loads();
+  Held h = held();
   for (auto& entry : entries_) {
-    if (loading >= settings_.prefetch) break;
+    if (h.loading >= settings_.prefetch || h.loading + h.loaded >= ahead_limit()) break;
     if (entry->candidate) continue;
     entry->candidate = launch(entry->candidate_source, settings_.fastpath);
-    ++loading;
+    ++h.loading;
+  }
+}
+
+// A fast-path candidate whose load failed as torch's toolchain must re-judge needs no device for
+// that verdict: its re-judge starts at once, not once the device takes it. The device then judges
+// the re-judge alone, and step() keeps its verdict with the fast path's beside it.
+void Evaluator::rejudge_failed_loads() {
+  if (!settings_.confirm_fastpath_failures) return;
+  for (auto& entry : entries_) {
+    Candidate* c = entry->candidate.get();
+    if (entry->on_device || entry->fastpath || !c || !c->fastpath || !c->load_done || load_succeeded(*c->loaded)) continue;
+    await_load(*c);
+    Evaluation e;
+    try {
+      if (read_load(e, *c) || !fastpath_could_cause(e)) continue;
+    } catch (const nlohmann::json::exception&) {
+      continue;  // a malformed reply, which evaluate_with charges
+    } catch (const ProtocolBreach&) {
+      continue;  // likewise
+    }
+    entry->fastpath = std::move(e);
+    entry->candidate = launch(entry->candidate_source, /*fastpath=*/false);
   }
 }
 
@@ -445,7 +479,9 @@ std::optional<Evaluator::Finished> Evaluator::step(const std::function<bool()>& 
     if (!entry) return std::nullopt;
     const auto started = std::chrono::steady_clock::now();
     entry->waited_seconds += std::chrono::duration<double>(started - waiting).count();
+    entry->on_device = true;
     auto evaluated = evaluate_with(entry->problem_source, entry->problem_hash, *entry->candidate);
+    entry->on_device = false;
     last_problem_ = entry->problem_hash;
     entry->slot_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const auto found = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.get() == entry; });
@@ -526,15 +562,17 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
     job.evaluation.log_tail = tail_of_file(candidate.folder->path / "candidate.log", 2000);
     return std::move(job.evaluation);
   };
-  // A candidate that did not load needs no reference, once the problem's own checks are done.
   await_load(candidate);
-  const bool loaded = candidate.loaded && candidate.loaded->failure == CallFailure::none && candidate.loaded->reply &&
-                      candidate.loaded->reply->value("ok", false) == true;
+  if (candidate.worker) candidate.worker->set_wait_hook([this] { launch_ahead(); });  // others load meanwhile
+  // A candidate that did not load needs no reference, once the problem's own checks are done.
+  const bool loaded = candidate.loaded && load_succeeded(*candidate.loaded);
   if (!loaded && traits_.count(problem_hash) && (bandwidth_ || settings_.bandwidth > 0 || settings_.device != "cuda")) {
     PhaseClock clock{&job.evaluation.phases};
     try {
       judge_load(job.evaluation, candidate);
     } catch (const nlohmann::json::exception& error) {
+      breach(error.what());
+    } catch (const ProtocolBreach& error) {
       breach(error.what());
     }
     clock.lap(phases::kCompileWait);

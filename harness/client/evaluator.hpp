@@ -5,9 +5,12 @@
 // Compile and run time limits kill the candidate's process group; a crash or timeout is charged
 // to that candidate only. Submitted candidates start and compile on CPU cores ahead of the GPU
 // (up to `prefetch` at once; a worker's start-up, mostly importing torch, takes seconds, a whole
-// evaluation often less than one), and the GPU takes whichever has loaded first. Calls that take
-// torch's toolchain are built by a pool of their own (toolchain_builds.hpp) while the GPU judges
-// the others, and so are the re-judges of fast-path failures. With warm_spares, that many
+// evaluation often less than one), and the GPU takes whichever has loaded first. Loading goes on
+// while the GPU judges: the evaluator's waits on its workers launch queued submissions as places
+// free up (kAheadPerPrefetch bounds what is held), so a caller submits ahead (wants_more) and a
+// candidate that holds the GPU up to its time limit holds up no load. Calls that take torch's
+// toolchain are built by a pool of their own (toolchain_builds.hpp) while the GPU judges the
+// others, and so are the re-judges of fast-path failures. With warm_spares, that many
 // candidate workers are kept started: they wait, torch imported, for whatever candidates come
 // next (the Python module's calls, not known in advance).
 #pragma once
@@ -206,6 +209,14 @@ struct Evaluation {
 // is made from them).
 ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settings);
 
+// Submissions an evaluator holds ahead of its device, queued, loading or loaded, per prefetch place
+// (those waiting on torch's toolchain and the one being judged aside): prefetch loading at most,
+// and the rest loaded or queued to load while the device is busy. Twice prefetch loaded lets a
+// device freed after a long evaluation (a candidate running to its time limit) judge those while
+// the next prefetch load; more would add workers, each a process with torch imported (hundreds of
+// MB of host memory, and a CUDA context on the GPU), that wait longer.
+inline constexpr int kAheadPerPrefetch = 3;
+
 class Evaluator {
  public:
   explicit Evaluator(EvaluationSettings settings);
@@ -216,13 +227,15 @@ class Evaluator {
     int64_t tag = 0;
     std::string problem_source, problem_hash, candidate_source;
   };
-  // Queues a submission. Workers start (and compile) in submission order while fewer than
-  // settings().prefetch are starting or compiling on the fast path; those waiting on torch's
-  // toolchain (toolchain_builds.hpp) do not count, so a slow build never holds a place that a
-  // candidate ready for the GPU could use.
+  // Queues a submission. Workers start (and compile) in submission order, here, in next() and in
+  // its waits on workers, while fewer than settings().prefetch are starting or compiling on the
+  // fast path and fewer than ahead_limit() are starting, compiling or loaded; those waiting on
+  // torch's toolchain (toolchain_builds.hpp) do not count, so a slow build never holds a place
+  // that a candidate ready for the GPU could use.
   void submit(Submission submission);
-  // Whether the caller should submit more now: every submission has started, fewer than prefetch
-  // are starting or compiling, and fewer than toolchain_waiting_limit() wait on torch's toolchain.
+  // Whether the caller should submit more now: fewer than ahead_limit() submissions are queued,
+  // starting, compiling or loaded (so that next() has queued ones to start while the GPU is
+  // busy), and fewer than toolchain_waiting_limit() wait on torch's toolchain.
   bool wants_more() const;
   // Submissions whose verdict is not final yet.
   size_t pending() const;
@@ -233,7 +246,8 @@ class Evaluator {
   // The next submission whose verdict is final, judged on this evaluator's device: the first whose
   // candidate has loaded (of the problem the reference served last, where one is ready), waiting
   // while none has. A fast-path failure that torch's toolchain must re-judge goes back to wait for
-  // its build while the GPU judges the others; the re-judge's verdict is kept. nullopt when nothing
+  // its build while the GPU judges the others (a failed load's re-judge starts as soon as the load
+  // fails, without the GPU); the re-judge's verdict is kept. nullopt when nothing
   // is submitted, or when `stopping` says so (what is pending then is dropped).
   std::optional<Finished> next(const std::function<bool()>& stopping);
 
@@ -259,6 +273,8 @@ class Evaluator {
   std::optional<ProblemTraits> traits(const std::string& problem_hash) const;
   // Candidates that may wait on torch's toolchain at once before wants_more() says no.
   int toolchain_waiting_limit() const;
+  // Submissions held ahead of the device (kAheadPerPrefetch): at least one.
+  int ahead_limit() const;
 
  private:
   struct Candidate;  // a candidate worker with its job folder and load request (evaluation_parts.hpp)
@@ -276,6 +292,7 @@ class Evaluator {
   Result<void> run_candidate(Job& job);
   Result<Evaluation> evaluate_with(const std::string& problem_source, const std::string& problem_hash, Candidate& candidate);
   bool judge_load(Evaluation& e, Candidate& candidate);  // true when it loaded
+  bool read_load(Evaluation& e, Candidate& candidate);   // judge_load once the load has ended
   CallResult call_candidate(Job& job, const nlohmann::json& request);
   WorkerRequestHandler compile_requests(Candidate& candidate, std::chrono::steady_clock::time_point deadline);
   Result<bool> time_candidate(Job& job, Timing* runtime);
@@ -285,9 +302,15 @@ class Evaluator {
   // The next entry to judge (its candidate loaded), waiting for one; nullptr when `stopping`.
   Entry* ready_entry(const std::function<bool()>& stopping, const std::function<bool(const Entry&)>& wanted);
   std::optional<Finished> step(const std::function<bool()>& stopping, const std::function<bool(const Entry&)>& wanted);
+  // Starts queued submissions while there are places (submit's), and failed loads' re-judges.
   void launch_ahead();
-  int loading_count() const;
-  int toolchain_waiting_count() const;
+  void rejudge_failed_loads();
+  // The entries besides the one being judged: not launched, starting or compiling, loaded (or
+  // never started), waiting on torch's toolchain.
+  struct Held {
+    int queued = 0, loading = 0, loaded = 0, toolchain_waiting = 0;
+  };
+  Held held() const;
 
   EvaluationSettings settings_;
   std::shared_ptr<ToolchainBuilds> toolchain_;

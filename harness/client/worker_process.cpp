@@ -78,7 +78,7 @@ Result<void> WorkerProcess::await_hello() {
   const WorkerOptions& options = options_;
   std::string payload;
   const auto status = read_frame(state_->from_worker.native_source(), &payload,
-                                 std::chrono::steady_clock::now() + options.start_timeout);
+                                 std::chrono::steady_clock::now() + options.start_timeout, wait_hook_);
   if (status != FrameStatus::ok) {
     const char* why = status == FrameStatus::timeout ? "did not say hello in time" : "ended before saying hello";
     kill();
@@ -153,7 +153,7 @@ CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const Worke
   std::string last_stage;
   while (true) {
     std::string payload;
-    const FrameStatus status = read_frame(state_->from_worker.native_source(), &payload, deadline);
+    const FrameStatus status = read_frame(state_->from_worker.native_source(), &payload, deadline, wait_hook_);
     if (status == FrameStatus::timeout) {
       auto failed = fail(CallFailure::timeout, fmt::format("no reply within {:.1f} s; the worker's process group was killed",
                                                            static_cast<double>(timeout.count()) / 1000.0));

@@ -81,6 +81,10 @@ class WorkerProcess {
   // answer says it does not.
   CallResult receive(std::chrono::milliseconds timeout, const WorkerRequestHandler& handler = {},
                      bool handler_time_counts = true);
+  // Called by the thread waiting in receive() (or for the hello) each time kIdleInterval
+  // (frame_io.hpp) passes without a frame: the evaluator launches candidates from it while its
+  // device is busy. It must not use this worker.
+  void set_wait_hook(std::function<void()> hook) { wait_hook_ = std::move(hook); }
   const nlohmann::json& hello() const { return hello_; }
   bool alive() const { return alive_; }
   // Kills the worker's process group and reaps the worker.
@@ -98,6 +102,7 @@ class WorkerProcess {
   std::unique_ptr<State> state_;
   WorkerOptions options_;
   nlohmann::json hello_;
+  std::function<void()> wait_hook_;
   bool alive_ = true;
 };
 

@@ -137,6 +137,14 @@ TEST_CASE("a failure of the fast path's glue is re-judged with torch's toolchain
   const auto unchecked = evaluate_on_cuda("fastpath_disagrees.py", {"--set", "eval.confirm_fastpath=off"});
   CHECK(unchecked["verdict"] == "runtime_error");
   CHECK(unchecked["fastpath_outcome"].is_null());
+  // The same failure as the module loads: re-judged as soon as the load fails, the same verdicts.
+  const auto at_load = evaluate_on_cuda("fastpath_disagrees_at_load.py");
+  CHECK_MESSAGE(at_load["verdict"] == "correct", at_load.dump());
+  CHECK(at_load["compile"]["path"] == "fallback");
+  REQUIRE(at_load["fastpath_outcome"].is_object());
+  CHECK(at_load["fastpath_outcome"]["verdict"] == "runtime_error");
+  CHECK(at_load["fastpath_outcome"]["compile_path"] == "nvrtc");
+  CHECK(at_load["flags"].contains("fastpath_disagreement"));
 }
 
 TEST_CASE("a failure before anything the fast path built ran is not re-judged with torch's toolchain") {

@@ -1,7 +1,8 @@
 // The evaluator (harness/client/evaluator.hpp) driven through its C++ API, as the run's slot
 // workers and the Python module drive it, on the CPU through real workers: a correct candidate and
-// the figures it carries, the baseline it reuses, given or timed, prefetching, a candidate's
-// failures as verdicts against a harness failure as an error, and the tolerance it was given.
+// the figures it carries, the baseline it reuses, given or timed, prefetching and loading while
+// the device is held, a candidate's failures (a load reply naming no verdict among them) as
+// verdicts against a harness failure as an error, and the tolerance it was given.
 #include "core/base/whole_file.hpp"
 #include "harness/client/evaluator.hpp"
 
@@ -9,6 +10,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -176,6 +178,18 @@ TEST_CASE("a candidate's failures are verdicts, and a reference that cannot run 
   CHECK_FALSE(broken.ok());
 }
 
+TEST_CASE("a load reply naming no verdict is the candidate's breach, where its problem's checks are done as where not") {
+  for (const bool traits_known : {false, true}) {
+    Evaluator evaluator(cpu_settings());
+    if (traits_known) evaluator.set_traits(kHash, {});  // the failed load is then judged without the reference
+    auto e = evaluator.evaluate(source(kProblem), kHash, source("rewrites_load_verdict.py"));
+    REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
+    CHECK(e->status == Verdict::crashed);
+    CHECK(e->error_message.find("broke the protocol") != std::string::npos);
+    CHECK(e->phases.count("prepare") == (traits_known ? 0 : 1));
+  }
+}
+
 TEST_CASE("the tolerance the evaluator is given decides a near miss") {
   auto strict = cpu_settings();
   Evaluator strict_evaluator(strict);
@@ -248,6 +262,71 @@ TEST_CASE("a slow build with torch's toolchain holds up no other verdict, and it
   CHECK(lines_of(log) == 1);
   CHECK(std::chrono::steady_clock::now() - again_started < std::chrono::seconds(100));
   unsetenv("FAKE_TOOLCHAIN_GATE");
+}
+
+TEST_CASE("candidates go on loading while the device is held, and the caller submits ahead of them") {
+  // A stand-in toolchain worker whose builds fail at once; the line its build writes in `log` is
+  // what the first candidate waits for on the device.
+  const std::string folder = scratch_folder("held");
+  const std::string log = folder + "/builds.log";
+  setenv("FAKE_TOOLCHAIN_LOG", log.c_str(), 1);
+  setenv("FAKE_TOOLCHAIN_OUTCOME", "fail", 1);
+  setenv("FAKE_TOOLCHAIN_SECONDS", "0", 1);
+  unsetenv("FAKE_TOOLCHAIN_GATE");
+  harness::EvaluationSettings settings = cpu_settings();
+  settings.prefetch = 1;  // one candidate loading at a time
+  settings.candidate_timeout = std::chrono::seconds(40);
+  settings.sandbox.read_only.push_back(folder);  // the candidates see the build log
+  harness::ToolchainBuildSettings fake = harness::toolchain_build_settings(settings);
+  fake.worker_executable = std::string(DICEBENCH_SOURCE_DIR) + "/tests/harness/client/fake_toolchain_worker.py";
+  fake.sandbox.mode = "off";
+  settings.toolchain_builds = std::make_shared<harness::ToolchainBuilds>(fake);
+  Evaluator evaluator(settings);
+  // Its forward holds the device until a build has started: the build of the third candidate,
+  // which can start only once the second has loaded and the third been launched meanwhile. Were
+  // launches to wait for the device, it would run to its time limit (a timeout verdict).
+  const std::string holds = "import os, time\nimport torch\nimport torch.nn as nn\n\nLOG = '" + log +
+                            "'\n\nclass ModelNew(nn.Module):\n    def __init__(self, features):\n"
+                            "        super().__init__()\n        self.linear = nn.Linear(features, features)\n\n"
+                            "    def forward(self, x):\n        while not os.path.exists(LOG):\n            time.sleep(0.05)\n"
+                            "        return torch.clamp(x @ self.linear.weight.t() + self.linear.bias, min=0.0)\n";
+  std::deque<Evaluator::Submission> todo = {{1, source(kProblem), kHash, holds},
+                                            {2, source(kProblem), kHash, source("wrong_shape.py")},
+                                            {3, source(kProblem), kHash, source("cpp_inline_relu.py")},
+                                            {4, source(kProblem), kHash, source("raises.py")}};
+  // The caller's loop, as the run's slots drive the evaluator: submit while it wants more, then next.
+  std::vector<int64_t> order;
+  std::vector<size_t> submitted_before;  // submissions made before each verdict
+  std::map<int64_t, harness::Evaluation> done;
+  size_t submitted = 0;
+  int builds_at_first_verdict = -1;
+  while (true) {
+    while (!todo.empty() && evaluator.wants_more()) {
+      evaluator.submit(todo.front());
+      todo.pop_front();
+      ++submitted;
+    }
+    auto finished = evaluator.next([] { return false; });
+    if (!finished) break;
+    REQUIRE_MESSAGE(finished->evaluation.ok(), (finished->evaluation ? std::string() : finished->evaluation.error().message));
+    if (order.empty()) builds_at_first_verdict = lines_of(log);
+    order.push_back(finished->tag);
+    submitted_before.push_back(submitted);
+    done.emplace(finished->tag, std::move(*finished->evaluation));
+  }
+  REQUIRE(order.size() == 4);
+  // Three taken at once (one loading place and two for loaded candidates), the fourth once one was judged.
+  CHECK(submitted_before.front() == 3);
+  CHECK(order.front() == 1);
+  CHECK_MESSAGE(done.at(1).status == Verdict::correct, done.at(1).error_message);
+  CHECK(builds_at_first_verdict == 1);
+  CHECK(done.at(2).status == Verdict::shape_mismatch);
+  CHECK(done.at(3).status == Verdict::compile_failed);
+  CHECK(done.at(4).status == Verdict::runtime_error);
+  // The second had loaded while the first was judged: the device did not wait for it.
+  CHECK(done.at(2).phases.count("compile_wait") == 1);
+  CHECK(done.at(2).phases["compile_wait"] < 0.5);
+  CHECK(done.at(2).phases["slot_wait"] < 0.5);
 }
 
 TEST_CASE("a problem's reference is built once for all its candidates, and a candidate that did not load needs none") {
