@@ -110,6 +110,23 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// A batch's counters, from the engine's statistics and when the engine call started.
+GeneratedBatch batch_of(const engine::GenerationStatistics& statistics, std::chrono::steady_clock::time_point start) {
+  GeneratedBatch batch;
+  batch.forward_passes = statistics.forward_passes;
+  batch.new_tokens = statistics.generated_tokens;
+  batch.seconds = seconds_since(start);
+  return batch;
+}
+
+// What every completion of a batch records of it.
+void note_batch(nlohmann::ordered_json& stats, uint64_t seed, size_t size, const GeneratedBatch& batch) {
+  stats["seed"] = seed;
+  stats["batch_size"] = size;
+  stats["batch_forward_passes"] = batch.forward_passes;
+  stats["batch_seconds"] = batch.seconds;
+}
+
 }  // namespace
 
 Result<GeneratedBatch> LocalModel::generate(std::span<const std::string> prompts, uint64_t seed) {
@@ -120,17 +137,13 @@ Result<GeneratedBatch> LocalModel::generate(std::span<const std::string> prompts
     if (!ids) return ids.error();
     rows.push_back(std::move(*ids));
   }
-  engine::DecodeSettings decode = settings_.decode;
-  decode.seed = settings_.fixed_seed.value_or(seed);
+  const engine::DecodeSettings decode = batch_settings(seed);
   engine::GenerationStatistics statistics;
   const auto start = std::chrono::steady_clock::now();
   auto generated = engine_->generate(rows, decode, &statistics);
   if (!generated) return generated.error();
 
-  GeneratedBatch batch;
-  batch.forward_passes = statistics.forward_passes;
-  batch.new_tokens = statistics.generated_tokens;
-  batch.seconds = seconds_since(start);
+  GeneratedBatch batch = batch_of(statistics, start);
   for (size_t i = 0; i < generated->size(); ++i) {
     const auto& generation = (*generated)[i];
     Completion completion{answer_text(tokenizer_, generation.tokens, end_of_turn_), {}};
@@ -140,14 +153,17 @@ Result<GeneratedBatch> LocalModel::generate(std::span<const std::string> prompts
                         {"answer_tokens", completion.answer.answer_tokens},
                         {"stopped", generation.stopped},
                         {"ended_turn", completion.answer.ended_turn},
-                        {"thinking_bytes", completion.answer.thinking_bytes},
-                        {"seed", decode.seed},
-                        {"batch_size", prompts.size()},
-                        {"batch_forward_passes", batch.forward_passes},
-                        {"batch_seconds", batch.seconds}};
+                        {"thinking_bytes", completion.answer.thinking_bytes}};
+    note_batch(completion.stats, decode.seed, prompts.size(), batch);
     batch.completions.push_back(std::move(completion));
   }
   return batch;
+}
+
+engine::DecodeSettings LocalModel::batch_settings(uint64_t seed) const {
+  engine::DecodeSettings decode = settings_.decode;
+  decode.seed = settings_.fixed_seed.value_or(seed);
+  return decode;
 }
 
 bool LocalModel::fills_spans() const { return settings_.decode.mode == engine::DecodeMode::block_diffusion; }
@@ -163,16 +179,17 @@ Result<engine::InfillRow> LocalModel::infill_row(const SpanToFill& span) const {
   const int64_t block = settings_.decode.block_length;
   // In whole blocks: the engine denoises whole blocks, and a budget cut inside the last would drop
   // what the model wrote there, next to the suffix.
-  const auto budget = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(static_cast<double>(span.reference_span_bytes) * tokens_per_byte * settings_.infill_span_factor)));
-  row.span_tokens = (budget + block - 1) / block * block;
-  // Each part is padded to whole blocks at worst.
-  const int64_t needed = static_cast<int64_t>(row.before.size() + row.after.size()) + row.span_tokens + 2 * block;
-  if (needed > config_.max_position_embeddings)
-    return make_error(fmt::format("the span's context has {} tokens; with its budget of {} it exceeds the model's context of {} "
+  // Counted in double until it is known to fit, so that no budget overflows an integer.
+  const double budget = std::ceil(std::max(1.0, static_cast<double>(span.reference_span_bytes) * tokens_per_byte *
+                                                    settings_.infill_span_factor) / static_cast<double>(block)) * static_cast<double>(block);
+  // The positions the engine gives the row (Engine::infill checks the same): the context and the span.
+  const auto context = static_cast<double>(row.before.size() + row.after.size());
+  if (context + budget > static_cast<double>(config_.max_position_embeddings))
+    return make_error(fmt::format("the span's context has {} tokens; with its budget of {:.0f} it exceeds the model's context of {} "
                                   "(max_position_embeddings in {}); lower local.infill_span_factor",
-                                  row.before.size() + row.after.size(), row.span_tokens, config_.max_position_embeddings,
+                                  row.before.size() + row.after.size(), budget, config_.max_position_embeddings,
                                   (folder_ / "config.json").string()));
+  row.span_tokens = static_cast<int64_t>(budget);
   return row;
 }
 
@@ -185,8 +202,7 @@ Result<GeneratedBatch> LocalModel::fill_spans(std::span<const SpanToFill> spans,
     if (!row) return row.error();
     rows.push_back(std::move(*row));
   }
-  engine::DecodeSettings decode = settings_.decode;
-  decode.seed = settings_.fixed_seed.value_or(seed);
+  engine::DecodeSettings decode = batch_settings(seed);
   // A span ends where the model ends it: at its first end-of-turn token, whatever the preset's stop tokens.
   decode.stop_tokens = end_of_turn_;
   engine::GenerationStatistics statistics;
@@ -194,10 +210,7 @@ Result<GeneratedBatch> LocalModel::fill_spans(std::span<const SpanToFill> spans,
   auto filled = engine_->infill(rows, decode, &statistics);
   if (!filled) return filled.error();
 
-  GeneratedBatch batch;
-  batch.forward_passes = statistics.forward_passes;
-  batch.new_tokens = statistics.generated_tokens;
-  batch.seconds = seconds_since(start);
+  GeneratedBatch batch = batch_of(statistics, start);
   for (size_t i = 0; i < filled->size(); ++i) {
     const auto& generation = (*filled)[i];
     const std::vector<int32_t> ids(generation.tokens.begin(), generation.tokens.end());
@@ -210,11 +223,8 @@ Result<GeneratedBatch> LocalModel::fill_spans(std::span<const SpanToFill> spans,
                         {stats::kPromptTokens, rows[i].before.size() + rows[i].after.size()},
                         {"span_budget_tokens", rows[i].span_tokens},
                         {stats::kCompletionTokens, generation.tokens.size()},
-                        {"stopped", generation.stopped},
-                        {"seed", decode.seed},
-                        {"batch_size", spans.size()},
-                        {"batch_forward_passes", batch.forward_passes},
-                        {"batch_seconds", batch.seconds}};
+                        {"stopped", generation.stopped}};
+    note_batch(completion.stats, decode.seed, spans.size(), batch);
     batch.completions.push_back(std::move(completion));
   }
   return batch;

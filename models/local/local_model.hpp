@@ -71,6 +71,8 @@ class LocalModel {
 
  private:
   LocalModel(std::filesystem::path folder, models::Tokenizer tokenizer);
+  // The model's decode settings with a batch's seed (unless local.seed fixes one).
+  engine::DecodeSettings batch_settings(uint64_t seed) const;
 
   std::filesystem::path folder_;
   models::Tokenizer tokenizer_;

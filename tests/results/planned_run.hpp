@@ -87,4 +87,16 @@ inline std::vector<ProblemRow> level_problems(int n, int level = 1) {
   return out;
 }
 
+// A dice-infill run: problem 1's middle exact (correct), problem 2's 9 bytes off (output_mismatch),
+// problem 3 without infill details (correct).
+inline std::int64_t planned_infill_run(Store& store) {
+  return planned_run(store,
+                     {{.problem = 1, .verdict = Verdict::correct, .speedup = 1.5,
+                       .extraction_details = R"({"infill_exact_match": true, "infill_edit_distance": 0})"},
+                      {.problem = 2, .verdict = Verdict::output_mismatch,
+                       .extraction_details = R"({"infill_exact_match": false, "infill_edit_distance": 9})"},
+                      {.problem = 3, .verdict = Verdict::correct, .speedup = 1.0}},
+                     level_problems(3), "dice-infill");
+}
+
 }  // namespace dicebench::results::testing

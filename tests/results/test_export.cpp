@@ -341,13 +341,7 @@ TEST_CASE("a run summary keeps flags, margins and traits, and a summary of forma
 TEST_CASE("kernel infilling's fields travel in JSONL, CSV and the run summary") {
   TempDir dir;
   Store store = open_store(dir.file("r.db"));
-  const auto run = planned_run(store,
-                               {{.problem = 1, .verdict = Verdict::correct, .speedup = 1.5,
-                                 .extraction_details = R"({"infill_exact_match": true, "infill_edit_distance": 0})"},
-                                {.problem = 2, .verdict = Verdict::output_mismatch,
-                                 .extraction_details = R"({"infill_exact_match": false, "infill_edit_distance": 9})"},
-                                {.problem = 3, .verdict = Verdict::correct, .speedup = 1.0}},
-                               level_problems(3), "dice-infill");
+  const auto run = planned_infill_run(store);
   const RunResults results = require_ok(load_run_results(store, run));
   std::vector<nlohmann::json> lines;
   for (const auto& line : dicebench::split(export_jsonl(results), '\n'))

@@ -97,12 +97,7 @@ TEST_CASE("the page shows traits, flags and the figures with and without degener
 TEST_CASE("kernel infilling's exact match and edit distance get columns where a run measured middles, and only there") {
   TempDir dir;
   Store store = open_store(dir.file("r.db"));
-  const auto infill = planned_run(store,
-                                  {{.problem = 1, .verdict = Verdict::correct, .speedup = 1.5,
-                                    .extraction_details = R"({"infill_exact_match": true, "infill_edit_distance": 0})"},
-                                   {.problem = 2, .verdict = Verdict::output_mismatch,
-                                    .extraction_details = R"({"infill_exact_match": false, "infill_edit_distance": 9})"}},
-                                  level_problems(2), "dice-infill");
+  const auto infill = planned_infill_run(store);
   const std::string page = render_html_report({HtmlRun{require_ok(load_run_results(store, infill)), {}}});
   CHECK(page.find("<th>middle exact match</th>") != std::string::npos);
   CHECK(page.find(R"(data-level="total" data-metric="infill_exact_rate" data-value="0.5">50.0%)") != std::string::npos);

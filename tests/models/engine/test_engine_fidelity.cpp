@@ -132,36 +132,32 @@ TEST_CASE("decoding passes replayed as CUDA graphs give the tokens of passes lau
   dynamic.confidence_threshold = 0.5;
   dynamic.sampling = {0.7, 0, 0.95};
   dynamic.seed = 7;
-  for (const auto& [name, settings] : {std::pair{"greedy", greedy}, std::pair{"paper", paper->settings}, std::pair{"dynamic", dynamic}}) {
+  // The same tokens and passes from the graphs' engine and the eager one; `lengths[row]` tokens each.
+  const auto same = [&](const std::string& what, const auto& call, const std::vector<size_t>& lengths) {
     GenerationStatistics graph_statistics, eager_statistics;
-    const auto replayed = fixture.engine->generate(prompts, settings, &graph_statistics);
-    const auto launched = (*eager)->generate(prompts, settings, &eager_statistics);
+    const auto replayed = call(*fixture.engine, graph_statistics);
+    const auto launched = call(**eager, eager_statistics);
     REQUIRE_MESSAGE(replayed.ok(), replayed.error().message);
     REQUIRE_MESSAGE(launched.ok(), launched.error().message);
     CHECK(graph_statistics.forward_passes == eager_statistics.forward_passes);
-    for (size_t row = 0; row < prompts.size(); ++row) {
-      INFO(name << " prompt " << row);
-      CHECK((*replayed)[row].tokens.size() == 300);
+    for (size_t row = 0; row < lengths.size(); ++row) {
+      INFO(what << " row " << row);
+      CHECK((*replayed)[row].tokens.size() == lengths[row]);
       CHECK((*replayed)[row].tokens == (*launched)[row].tokens);
     }
-  }
+  };
+  for (const auto& [name, settings] : {std::pair{"greedy", greedy}, std::pair{"paper", paper->settings}, std::pair{"dynamic", dynamic}})
+    same(name, [&](Engine& engine, GenerationStatistics& statistics) { return engine.generate(prompts, settings, &statistics); },
+         std::vector<size_t>(prompts.size(), 300));
   // Infilling reads its rotary positions from a table (the suffix's lie past the span).
   const std::vector<InfillRow> rows{{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {21, 22, 23, 24, 25}, 300},
                                     {{12, 13, 14}, {}, 290},
                                     {{}, {26, 27, 28, 29, 30, 31, 32}, 100}};
-  for (const auto& [name, settings] : {std::pair{"paper", paper->settings}, std::pair{"dynamic", dynamic}}) {
-    GenerationStatistics graph_statistics, eager_statistics;
-    const auto replayed = fixture.engine->infill(rows, settings, &graph_statistics);
-    const auto launched = (*eager)->infill(rows, settings, &eager_statistics);
-    REQUIRE_MESSAGE(replayed.ok(), replayed.error().message);
-    REQUIRE_MESSAGE(launched.ok(), launched.error().message);
-    CHECK(graph_statistics.forward_passes == eager_statistics.forward_passes);
-    for (size_t row = 0; row < rows.size(); ++row) {
-      INFO("infill " << name << " row " << row);
-      CHECK((*replayed)[row].tokens.size() == static_cast<size_t>(rows[row].span_tokens));
-      CHECK((*replayed)[row].tokens == (*launched)[row].tokens);
-    }
-  }
+  std::vector<size_t> span_lengths;
+  for (const auto& row : rows) span_lengths.push_back(static_cast<size_t>(row.span_tokens));
+  for (const auto& [name, settings] : {std::pair{"paper", paper->settings}, std::pair{"dynamic", dynamic}})
+    same(std::string("infill ") + name, [&](Engine& engine, GenerationStatistics& statistics) { return engine.infill(rows, settings, &statistics); },
+         span_lengths);
 }
 #else
 namespace {
