@@ -1,5 +1,6 @@
 // The dicebench executable: parses the command line and runs one subcommand. Every failure ends
 // as one "dicebench: error: ..." line and a non-zero exit.
+#include "core/base/one_line.hpp"
 #include "core/cli/commands.hpp"
 #include "core/host/log.hpp"
 
@@ -11,8 +12,9 @@
 
 namespace dicebench::cli {
 
+// A message may quote what the user gave (a name, a value), line breaks included; it still prints as one line.
 int fail(const std::string& message) {
-  std::fprintf(stderr, "dicebench: error: %s\n", message.c_str());
+  std::fprintf(stderr, "dicebench: error: %s\n", on_one_line(message).c_str());
   return 1;
 }
 
@@ -37,7 +39,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(stderr, "dicebench: error: %s (see dicebench --help)\n", e.what());
+    std::fprintf(stderr, "dicebench: error: %s (see dicebench --help)\n", on_one_line(e.what()).c_str());
     return 2;
   }
   host::set_log_level(verbose ? host::LogLevel::debug : quiet ? host::LogLevel::warn : host::LogLevel::info);

@@ -1,5 +1,6 @@
 // Parsing and checking of config.json and generation_config.json.
 #include "models/engine/model_config.hpp"
+#include "core/base/one_line.hpp"
 #include "core/base/whole_file.hpp"
 
 #include <fmt/format.h>
@@ -76,7 +77,7 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& folder) {
     return make_error(fmt::format("{}: 'architectures' must list one architecture", path.string()));
   config.architecture = (*architectures)[0].get<std::string>();
   if (std::find(std::begin(kArchitectures), std::end(kArchitectures), config.architecture) == std::end(kArchitectures))
-    return make_error(fmt::format("{}: unknown architecture '{}' (supported: {})", path.string(), config.architecture,
+    return make_error(fmt::format("{}: unknown architecture '{}' (supported: {})", path.string(), on_one_line(config.architecture),
                                   fmt::join(kArchitectures, ", ")));
 
   const struct {
@@ -118,9 +119,11 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& folder) {
   for (const char* key : {"rope_scaling", "rope_parameters"}) {
     const auto it = doc->find(key);
     if (it == doc->end() || it->is_null()) continue;
-    const auto type = it->is_object() ? it->value("rope_type", it->value("type", std::string("default"))) : std::string("?");
+    std::string type = it->is_object() ? "default" : "?";
+    for (const char* name : {"type", "rope_type"})  // rope_type wins where both are given
+      if (it->is_object() && it->contains(name)) type = (*it)[name].is_string() ? (*it)[name].get<std::string>() : (*it)[name].dump();
     if (type != "default")
-      return make_error(fmt::format("{}: {} of type '{}' is not supported (only the default RoPE)", path.string(), key, type));
+      return make_error(fmt::format("{}: {} of type '{}' is not supported (only the default RoPE)", path.string(), key, on_one_line(type)));
   }
   if (doc->value("attention_bias", false))
     return make_error(fmt::format("{}: attention_bias = true is not supported (Qwen3 has none)", path.string()));

@@ -2,6 +2,8 @@
 // header mapping names to {dtype, shape, data_offsets}, then the data.
 #include "models/engine/safetensors_file.hpp"
 
+#include "core/base/one_line.hpp"
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -64,7 +66,7 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::filesystem::path& path)
     const std::string& name = item.key();
     const nlohmann::json& entry = item.value();
     if (name == "__metadata__") continue;
-    const auto bad = [&](const std::string& what) { return fail(fmt::format("tensor '{}': {}", name, what)); };
+    const auto bad = [&](const std::string& what) { return fail(fmt::format("tensor '{}': {}", on_one_line(name), what)); };
     if (!entry.is_object()) return bad("entry is not an object");
     const auto dtype = entry.find("dtype");
     const auto shape = entry.find("shape");
@@ -73,7 +75,7 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::filesystem::path& path)
     StoredTensor tensor;
     tensor.name = name;
     const auto type = parse_stored_type(dtype->get<std::string>());
-    if (!type) return bad(fmt::format("unsupported dtype '{}'", dtype->get<std::string>()));
+    if (!type) return bad(fmt::format("unsupported dtype '{}'", on_one_line(dtype->get<std::string>())));
     tensor.type = *type;
     if (shape == entry.end() || !shape->is_array()) return bad("no shape");
     uint64_t elements = 1;

@@ -72,6 +72,12 @@ TEST_CASE("config.json errors name the file and the field") {
   config["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
   check(config, "rope_scaling of type 'yarn'");
   config = tiny_config();
+  config["rope_scaling"] = {{"type", 3}};
+  check(config, "rope_scaling of type '3'");
+  config = tiny_config();
+  config["architectures"] = {"Qwen3\nForCausalLM"};
+  check(config, R"(unknown architecture 'Qwen3\nForCausalLM')");
+  config = tiny_config();
   config["torch_dtype"] = "int8";
   check(config, "unsupported dtype");
   config = tiny_config();
@@ -141,6 +147,9 @@ TEST_CASE("safetensors: broken files are errors naming the file and the tensor")
   check("dtype", header(R"({"w":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})") + "x", "tensor 'w': unsupported dtype");
   check("reversed", header(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})") + "abcd", "out of range");
   check("missing", "", "truncated");
+  // A name or dtype from the file may hold a line break; the error stays one line.
+  check("line-break", header(R"({"a\nb":{"dtype":"F\n32","shape":[1],"data_offsets":[0,4]}})") + "abcd",
+        R"(tensor 'a\nb': unsupported dtype 'F\n32')");
 }
 
 TEST_CASE("checkpoints: single file, sharded index, missing tensors and shards") {
