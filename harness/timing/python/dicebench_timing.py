@@ -52,10 +52,15 @@ L2_FLUSH_BYTES = 256 * 1024 * 1024
 WARM_CALL_MAX_MS = 5.0  # no warm calls once the trials' median reaches this (module docstring)
 
 
+# The clock, bound when this module is imported (before any candidate code runs): a candidate that
+# patches time.perf_counter does not reach the timers or the budget.
+_perf_counter = time.perf_counter
+
+
 def cpu_timer(fn: Callable[[], Any]) -> float:
-    start = time.perf_counter()
+    start = _perf_counter()
     fn()
-    return (time.perf_counter() - start) * 1e3
+    return (_perf_counter() - start) * 1e3
 
 
 cpu_timer.name = "cpu_perf_counter"  # type: ignore[attr-defined]
@@ -69,18 +74,19 @@ class CudaTimer:
     def __init__(self, device: Any, flush_bytes: int = L2_FLUSH_BYTES):
         import torch
 
-        self._torch = torch
+        # torch's own device synchronize, bound before any candidate code runs (a candidate may patch
+        # torch.cuda.synchronize, or the torch._C attribute it calls); it waits for the current device.
+        self._synchronize = torch._C._cuda_synchronize
         self._device = torch.device(device)
         self._scratch = torch.empty(flush_bytes // 4, dtype=torch.int32, device=self._device)
 
     def __call__(self, fn: Callable[[], Any]) -> float:
-        torch = self._torch
         self._scratch.fill_(1)  # evicts whatever the previous trial left in L2
-        torch.cuda.synchronize(self._device)
-        start = time.perf_counter()
+        self._synchronize()
+        start = _perf_counter()
         fn()
-        torch.cuda.synchronize(self._device)
-        return (time.perf_counter() - start) * 1e3
+        self._synchronize()
+        return (_perf_counter() - start) * 1e3
 
 
 TRIAL_FIGURES = ("runtime_ms", "span_ms", "busy_ms", "host_ms", "call_host_ms", "launch_latency_ms")
@@ -222,7 +228,7 @@ def summarize(samples_ms: list[float]) -> dict:
 
 def time_adaptive(fn: Callable[[], Any], *, warmup: int, min_trials: int, max_trials: int,
                   budget_s: float, target_rel_ci: float = 0.02, timer: Timer = cpu_timer,
-                  clock: Callable[[], float] = time.perf_counter,
+                  clock: Callable[[], float] = _perf_counter,
                   before_each: Callable[[], None] | None = None,
                   after_each: Callable[[bool], None] | None = None,
                   warm_calls: bool = False) -> dict:

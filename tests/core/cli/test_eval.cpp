@@ -165,6 +165,24 @@ TEST_CASE("timed calls get fresh inputs: answers cached on an input never pass t
   CHECK(stale["error_message"].get<std::string>().rfind(fmt::format("timed call {}:", stale["failed_call"].get<int>()), 0) == 0);
 }
 
+TEST_CASE("outputs are taken as the call left them, and a patched clock times nothing") {
+  const auto e = evaluate_all({"correct.py", "deferred_to_harness.py", "slows_the_clock.py"});
+  // Its forward returns an unwritten tensor and computes it the next time the harness synchronizes,
+  // detaches, clones, copies or saves a tensor: the harness reads outputs with none of those, so the
+  // first trial sees what the call returned (before, it passed with calls that did no work).
+  const auto& deferred = e[1];
+  CHECK(deferred["verdict"] == "output_mismatch");
+  CHECK(deferred["failed_stage"] == "trials");
+  CHECK(deferred["failed_trial"] == 0);
+  // time.perf_counter patched to run a thousand times slow (before, its calls timed about 0.0001 ms
+  // against about 0.08 ms for the same work, and it passed with a speedup of 350).
+  const auto& slow_clock = e[2];
+  REQUIRE(slow_clock["verdict"] == "correct");
+  const double honest = e[0]["runtime"]["median_ms"].get<double>();
+  CHECK(slow_clock["runtime"]["median_ms"].get<double>() > honest / 10);
+  CHECK(slow_clock["flags"].empty());
+}
+
 TEST_CASE("a tensor subclass is a runtime error naming its type, no ModelNew is not compiled, endless timing is cut") {
   const auto e = evaluate_all({"tensor_subclass.py", "no_modelnew.py", "asks_for_more_calls.py"});
   const auto& lazy = e[0];

@@ -73,6 +73,15 @@ TEST_CASE("a cached answer and a change once timing starts are caught on CUDA") 
   CHECK(evaluate_on_cuda("lazy_after_timing.py")["verdict"] == "output_mismatch");
 }
 
+TEST_CASE("on CUDA, work deferred to a patched torch.cuda.synchronize never reaches the outputs") {
+  // Its forward returns an unwritten tensor and launches the work from torch.cuda.synchronize,
+  // Stream and Event waits, and torch.Tensor's copies: the harness synchronizes and copies with
+  // calls bound before the candidate loaded (harness/worker/python/dicebench_harness/sealed.py).
+  const auto deferred = evaluate_on_cuda("deferred_to_harness.py");
+  CHECK_MESSAGE(deferred["verdict"] == "output_mismatch", deferred.dump());
+  CHECK(deferred["failed_trial"] == 0);
+}
+
 TEST_CASE("a CUDA graph replayed on its first call's input pointers fails a call whose inputs lie elsewhere") {
   const auto honest = evaluate_on_cuda("correct.py");
   CHECK_MESSAGE(honest["verdict"] == "correct", honest.dump());

@@ -290,20 +290,21 @@ def mean_problem(elements: int) -> str:
 
 
 def pickle_payload_candidate(marker_path: str) -> str:
-    """A candidate that replaces torch.save so its outputs file holds a pickle payload which, if
-    ever unpickled without weights_only, would create marker_path."""
+    """A candidate that replaces the harness's export of its outputs: it hands over a torch.save
+    file holding a pickle payload which, if ever unpickled without weights_only, would create
+    marker_path."""
     return candidate("return (torch.relu(self.lin(x)) * self.scale)", prelude=f'''
         import builtins
         import torch
+        import dicebench_harness.transfer as harness_transfer
 
         class Payload:
             def __reduce__(self):
                 return (builtins.open, ({marker_path!r}, "w"))
 
-        _real_save = torch.save
+        def _evil_export(value, device, path):
+            torch.save([Payload()], path)
+            return {{"transport": "file", "path": path}}, None
 
-        def _evil_save(obj, f, *args, **kwargs):
-            return _real_save([Payload()], f, *args, **kwargs)
-
-        torch.save = _evil_save
+        harness_transfer.export_outputs = _evil_export
     ''')

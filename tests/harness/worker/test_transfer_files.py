@@ -114,3 +114,77 @@ class MaskedBatchTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RawOutputsTest(unittest.TestCase):
+    """A candidate's CPU outputs (transfer.export_outputs: raw bytes, written with sealed calls) come
+    back exactly, whatever their dtypes, strides and nesting; a descriptor that does not fit its
+    file is refused."""
+
+    def setUp(self):
+        self.folder = tempfile.mkdtemp(prefix="dicebench-raw-")
+        self.path = os.path.join(self.folder, "outputs-0.pt")
+
+    def tearDown(self):
+        import shutil
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def test_round_trip(self):
+        import torch
+
+        value = (torch.randn(3, 4).t(), [torch.arange(6, dtype=torch.int64).reshape(2, 3)[:, 1:],
+                                         torch.randn(5, dtype=torch.bfloat16), torch.tensor(True),
+                                         torch.randn(2, dtype=torch.complex64), torch.empty(0, 3)],
+                 7, 2.5, None)
+        descriptor, keep = transfer.export_outputs(value, "cpu", self.path)
+        self.assertIsNone(keep)
+        self.assertEqual(descriptor["transport"], "raw_file")
+        back = transfer.import_tree(descriptor, "cpu", clone=False, folder=self.folder)
+        self.assertIsInstance(back, tuple)
+        self.assertEqual(back[2:], (7, 2.5, None))
+        for sent, got in zip([value[0], *value[1]], [back[0], *back[1]]):
+            self.assertEqual((got.dtype, got.shape), (sent.dtype, sent.shape))
+            self.assertTrue(torch.equal(got, sent))
+
+    def test_a_descriptor_that_does_not_fit_its_file_is_refused(self):
+        import torch
+
+        descriptor, _ = transfer.export_outputs([torch.ones(4)], "cpu", self.path)
+        node = descriptor["tree"]["list"][0]["tensor"]
+        for change, why in (({"size_bytes": 12}, "12 bytes for a float32 tensor"),
+                            ({"offset_bytes": 8}, "run past the file"),
+                            ({"dtype": "object"}, "unsupported dtype"),
+                            ({"shape": [-4]}, "shape entry")):
+            forged = {**descriptor, "tree": {"list": [{"tensor": {**node, **change}}]}}
+            with self.assertRaises(transfer.TransferError) as caught:
+                transfer.import_tree(forged, "cpu", clone=False, folder=self.folder)
+            self.assertIn(why, str(caught.exception))
+        with self.assertRaises(transfer.TransferError):
+            transfer.import_tree({**descriptor, "path": "/etc/passwd"}, "cpu", clone=False, folder=self.folder)
+
+    def test_a_patched_torch_does_not_reach_the_export(self):
+        """The export reads the tensors it was given with calls bound before any patch."""
+        import torch
+
+        calls = []
+        originals = {name: getattr(torch.Tensor, name) for name in ("numpy", "contiguous", "detach", "view")}
+        real_save = torch.save
+
+        def spy(name):
+            def patched(*args, **kwargs):
+                calls.append(name)
+                return originals[name](*args, **kwargs)
+            return patched
+
+        try:
+            for name in originals:
+                setattr(torch.Tensor, name, spy(name))
+            torch.save = lambda *args, **kwargs: calls.append("save")
+            descriptor, _ = transfer.export_outputs([torch.ones(4)], "cpu", self.path)
+        finally:
+            for name, original in originals.items():
+                setattr(torch.Tensor, name, original)
+            torch.save = real_save
+        self.assertEqual(calls, [])
+        back = transfer.import_tree(descriptor, "cpu", clone=False, folder=self.folder)
+        self.assertTrue(torch.equal(back[0], torch.ones(4)))

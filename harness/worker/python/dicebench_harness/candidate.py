@@ -13,9 +13,11 @@ hands it trial by trial, and times it. A candidate worker serves one job, in thi
   (transfer.py), forward under the harness numerics, device synchronised, outputs checked to be
   plain (check_plain_outputs: exactly torch.Tensor, dense, on this worker's device, or Python
   numbers, in (nested) tuples or lists; a tensor subclass, whose work may be deferred until its
-  values are read, is a runtime_error naming its type), cloned and exported back; the reply says
-  whether an output shares storage with an input. The previous trial's exported outputs are
-  released first.
+  values are read, is a runtime_error naming its type), copied (CUDA) and exported back; the reply
+  says whether an output shares storage with an input. The previous trial's exported outputs are
+  released first. From forward's return to the export, only calls bound before the candidate
+  loaded touch the outputs (sealed.py), so work it defers to a patched synchronize, copy or save
+  never reaches them.
 - candidate.time: forward timed (dicebench_timing) on fresh inputs for every call: the first call's come
   with the request, and after each call (outside the timed region) its outputs are checked to be
   plain and handed to the host with candidate.call_done; the host answers with the next call's
@@ -48,10 +50,9 @@ from typing import Any, Callable
 
 import dicebench_timing as timing
 
-from . import jit_kernels, loading, numerics, placement, protocol, seeding, transfer, triton_interpreter
+from . import jit_kernels, loading, numerics, placement, protocol, sealed, seeding, transfer, triton_interpreter
 from .devices import check_device
 from .errors import HostError, exception_line, traceback_tail
-from .tensors import synchronize
 
 COMPILE_LOG_BYTES = 20000
 
@@ -86,30 +87,30 @@ def kernel_base_name(name: str) -> str:
     return head.rsplit("::", 1)[-1]
 
 
-def check_plain_outputs(outputs: Any, device: Any, path: str = "output") -> None:
+def check_plain_outputs(outputs: Any, device_type: str, path: str = "output") -> None:
     """Raises TypeError unless outputs are plain: exactly torch.Tensor (no subclass: its work may
-    be deferred until someone reads it), dense, on `device`'s type; or Python numbers; inside
-    tuples and lists, nested to any depth."""
-    import torch
-
-    if isinstance(outputs, torch.Tensor):
+    be deferred until someone reads it), dense, on a `device_type` device; or Python numbers;
+    inside tuples and lists, nested to any depth. Only sealed calls touch the tensors."""
+    if path == "output":
+        sealed.refuse_dispatch_modes()
+    if isinstance(outputs, sealed.Tensor):
         kind = type(outputs)
-        if kind is not torch.Tensor:
+        if kind is not sealed.Tensor:
             raise TypeError(f"ModelNew.forward returned a {kind.__module__}.{kind.__qualname__} at {path} "
                             "(a subclass of torch.Tensor); outputs must be plain torch.Tensor objects "
                             "computed by the end of the call")
-        if outputs.layout != torch.strided:
-            raise TypeError(f"ModelNew.forward returned a {outputs.layout} tensor at {path}; outputs must be "
+        if sealed.layout(outputs) != sealed.STRIDED:
+            raise TypeError(f"ModelNew.forward returned a {sealed.layout(outputs)} tensor at {path}; outputs must be "
                             "dense (strided) tensors")
-        if outputs.device.type != torch.device(device).type:
-            raise TypeError(f"ModelNew.forward returned a tensor on {outputs.device} at {path}; the inputs "
-                            f"were on {torch.device(device).type}")
+        if sealed.device(outputs).type != device_type:
+            raise TypeError(f"ModelNew.forward returned a tensor on {sealed.device(outputs)} at {path}; the inputs "
+                            f"were on {device_type}")
         return
     if isinstance(outputs, (bool, int, float, complex)):
         return
     if isinstance(outputs, (tuple, list)):
         for index, item in enumerate(outputs):
-            check_plain_outputs(item, device, f"{path}[{index}]")
+            check_plain_outputs(item, device_type, f"{path}[{index}]")
         return
     raise TypeError(f"ModelNew.forward returned a {type(outputs).__module__}.{type(outputs).__qualname__} at "
                     f"{path}; it must return a tensor, a number, or a tuple or list of them")
@@ -117,13 +118,10 @@ def check_plain_outputs(outputs: Any, device: Any, path: str = "output") -> None
 
 def _storage_spans(value: Any, spans: list) -> list:
     """(start, end) byte addresses of the storages behind a tree's tensors."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        storage = value.untyped_storage()
-        start = storage.data_ptr()
-        if storage.nbytes():
-            spans.append((start, start + storage.nbytes()))
+    if isinstance(value, sealed.Tensor):
+        start, size = sealed.storage_span(value)
+        if size:
+            spans.append((start, start + size))
     elif isinstance(value, (tuple, list)):
         for item in value:
             _storage_spans(item, spans)
@@ -139,10 +137,9 @@ def aliases_input(outputs: Any, inputs: Any) -> bool:
 
 def _same_structure(slot: Any, value: Any) -> bool:
     """Whether slot can take value's tensors: the same nesting, shapes and dtypes, equal numbers."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return isinstance(slot, torch.Tensor) and slot.shape == value.shape and slot.dtype == value.dtype
+    if isinstance(value, sealed.Tensor):
+        return (isinstance(slot, sealed.Tensor) and sealed.shape(slot) == sealed.shape(value)
+                and sealed.dtype(slot) == sealed.dtype(value))
     if isinstance(value, (tuple, list)):
         return (type(slot) is type(value) and len(slot) == len(value)
                 and all(_same_structure(s, v) for s, v in zip(slot, value)))
@@ -150,21 +147,26 @@ def _same_structure(slot: Any, value: Any) -> bool:
 
 
 def _empty_like_tree(value: Any) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return torch.empty(value.shape, dtype=value.dtype, device=value.device)
+    if isinstance(value, sealed.Tensor):
+        return sealed.empty_like(value)
     if isinstance(value, (tuple, list)):
         items = [_empty_like_tree(v) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     return value
 
 
-def _copy_tree(slot: Any, value: Any) -> None:
-    import torch
+def _detached_copy_tree(value: Any) -> Any:
+    if isinstance(value, sealed.Tensor):
+        return sealed.detached_copy(value)
+    if isinstance(value, (tuple, list)):
+        items = [_detached_copy_tree(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    return value
 
-    if isinstance(value, torch.Tensor):
-        slot.copy_(value)
+
+def _copy_tree(slot: Any, value: Any) -> None:
+    if isinstance(value, sealed.Tensor):
+        sealed.copy_into(slot, value)
     elif isinstance(value, (tuple, list)):
         for s, v in zip(slot, value):
             _copy_tree(s, v)
@@ -206,30 +208,20 @@ class _TimingLink:
         self.slot: Any = None  # CUDA: the exported copy of the outputs
         self.slot_export: Any = None  # CUDA: the slot's descriptor (the same allocation every call)
 
-    def _in_slot(self, outputs: Any) -> Any:
-        """The outputs as the host receives them: on CUDA copied into the slot (a new slot when
-        their structure changed), elsewhere as they are."""
-        import torch
-
-        if torch.device(self.role.device).type != "cuda":
-            return outputs
+    def _export(self, outputs: Any) -> tuple[dict, Any]:
+        """The descriptor of this call's outputs, and what must stay alive until the host answers;
+        sealed calls only (sealed.py). On the CPU the outputs' bytes are written to the call's file.
+        On CUDA they are copied into the slot (a new slot when their structure changed), which is
+        exported once and its descriptor reused while the slot stays."""
+        if self.role.device_type != "cuda":
+            return transfer.export_outputs(outputs, self.role.device, self.outputs_path)
         if self.slot is None or not _same_structure(self.slot, outputs):
             self.slot, self.slot_export = None, None
             self.slot = _empty_like_tree(outputs)
         _copy_tree(self.slot, outputs)
-        synchronize(self.role.device)
-        return self.slot
-
-    def _export(self, outputs: Any) -> tuple[dict, Any]:
-        """The descriptor of this call's outputs, and what must stay alive until the host answers.
-        On CUDA the slot is exported once and its descriptor reused while the slot stays."""
-        import torch
-
-        if torch.device(self.role.device).type != "cuda":
-            return transfer.export_tree(outputs, self.role.device, self.outputs_path)
-        slot = self._in_slot(outputs)
+        sealed.synchronize("cuda")
         if self.slot_export is None:
-            self.slot_export = transfer.export_tree(slot, self.role.device, self.outputs_path)
+            self.slot_export = transfer.export_outputs(self.slot, self.role.device, self.outputs_path)
         return self.slot_export
 
     def load_inputs(self) -> None:
@@ -243,9 +235,11 @@ class _TimingLink:
 
     def finish_call(self, more: bool) -> None:
         """After a call: check its outputs, hand them over, and take the host's answer. A stop while
-        the loop wants more raises _TimingStopped."""
-        synchronize(self.role.device)
-        check_plain_outputs(self.outputs, self.role.device)
+        the loop wants more raises _TimingStopped. The outputs are taken as the call left them:
+        nothing a candidate can patch from Python runs between the call's return and its outputs'
+        export (sealed.py), so work it defers to a patched synchronize or copy never reaches them."""
+        sealed.synchronize(self.role.device_type)
+        check_plain_outputs(self.outputs, self.role.device_type)
         descriptor, keep = self._export(self.outputs)
         answer = self.role._ask_host({"type": "candidate.call_done", "job": self.job, "call": self.call,
                                       "outputs": descriptor, "more": more}, ("timing.next", "timing.stop"))
@@ -317,6 +311,7 @@ class CandidateRole:
     def __init__(self, device: Any, channel: tuple[int, int] | None = None,
                  host: Callable[[dict], dict] | None = None):
         self.device = device
+        self.device_type = "cuda" if str(device).startswith("cuda") else "cpu"
         self.channel = channel  # (fd_in, fd_out) to the host, for requests made inside a request
         # Answers a worker request (candidate.compile, candidate.call_done) with the host's message;
         # over the channel unless given (in-process tests play the host).
@@ -503,7 +498,7 @@ class CandidateRole:
                     model.train()
                 else:
                     model.eval()
-            synchronize(self.device)
+            sealed.synchronize(self.device_type)
             self.model = model
             self.stage = "ready"
         except BaseException as error:  # noqa: BLE001
@@ -523,8 +518,6 @@ class CandidateRole:
         return self.placements.receive(list(inputs), fresh)
 
     def forward(self, request: dict) -> dict:
-        from .tensors import clone_tree
-
         self._expect(request, "ready")
         self.exported = None  # the host is done with the previous trial's outputs
         inputs = self._receive(request["inputs"], fresh=request["fresh_placement"])
@@ -532,12 +525,13 @@ class CandidateRole:
         try:
             with numerics.harness_call():
                 outputs = self.model(*inputs)
-            synchronize(self.device)
-            check_plain_outputs(outputs, self.device)
+            # Taken as the call left them, with sealed calls only (finish_call says why); on CUDA
+            # the host receives copies (an IPC handle exposes the whole allocation around a tensor).
+            sealed.synchronize(self.device_type)
+            check_plain_outputs(outputs, self.device_type)
+            plain = _detached_copy_tree(outputs) if self.device_type == "cuda" else outputs
+            descriptor, self.exported = transfer.export_outputs(plain, self.device, request["outputs_path"])
             aliased = aliases_input(outputs, inputs)
-            plain = clone_tree(outputs)
-            synchronize(self.device)
-            descriptor, self.exported = transfer.export_tree(plain, self.device, request["outputs_path"])
         except BaseException as error:  # noqa: BLE001
             failure = _Failure(error)
         return self._reply("candidate.outputs", request, failure, trial=request["trial"], outputs=descriptor,

@@ -83,9 +83,9 @@ class InputPlacements:
                 _scramble(tensor)
             self.fresh_calls += 1
             if self.device.type == "cuda":
-                from .tensors import synchronize
+                from . import sealed
 
-                synchronize(self.device)
+                sealed.synchronize("cuda")
         self._note(inputs)
         return inputs
 

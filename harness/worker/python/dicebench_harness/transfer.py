@@ -4,6 +4,11 @@ A transfer is described by a small JSON object that travels in a protocol messag
 - {"transport": "file", "path": P}: CPU devices. The tree is torch.save'd (mode 0600) to P in the
   job folder; the receiver loads it with weights_only=True, so a file written by untrusted code
   cannot run code in the reader.
+- {"transport": "raw_file", "path": P, "tree": NODE}: a candidate's outputs on CPU devices
+  (export_outputs). Each tensor's bytes, contiguous, lie in the file at P at its node's
+  "offset_bytes" ({"dtype", "shape", "offset_bytes", "size_bytes"}); the file is written with the
+  sealed calls (sealed.py), so a candidate that patched torch.save or pickle gets no control back
+  while its outputs are written.
 - {"transport": "cuda_ipc", "tree": NODE}: CUDA devices. Tensors stay on the GPU; each travels as
   a CUDA IPC handle of its allocation (cudaIpcGetMemHandle, through the dicebench_cuda module), with
   its storage's place in that allocation. KernelBench level-1 inputs are 2 GB at the median and up
@@ -40,17 +45,20 @@ the same strides where dense, else contiguous), so both sides mask the same byte
 from __future__ import annotations
 
 import base64
+import binascii
 import collections
 import math
 import os
 import weakref
 from typing import Any
 
+from . import sealed
 from .errors import HostError
 from .tensors import clone_tree, save_private, to_cpu
 
 _DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
            "bool", "complex64", "complex128")
+_b2a_base64 = binascii.b2a_base64  # bound before candidate code runs (sealed.py)
 MAX_DEPTH = 16
 STORAGE_ALIGNMENT = 16  # bytes: the widest dtype's (torch's allocators give 512)
 MAX_LEAVES = 4096
@@ -201,16 +209,14 @@ def _map_tensors(value: Any, fn: Any) -> Any:
 
 def _describe(value: Any, place: Any, depth: int) -> dict:
     """The descriptor tree of `value`, its tensors described by `place`."""
-    import torch
-
     if depth > MAX_DEPTH:
-        raise HostError(f"inputs nested deeper than {MAX_DEPTH}")
-    if isinstance(value, torch.Tensor):
+        raise HostError(f"a tree nested deeper than {MAX_DEPTH}")
+    if isinstance(value, sealed.Tensor):
         return place(value)
     if isinstance(value, (list, tuple)):
         kind = "tuple" if isinstance(value, tuple) else "list"
         return {kind: [_describe(v, place, depth + 1) for v in value]}
-    return _export_node(value, [], depth)
+    return _scalar_node(value)
 
 
 def export_tree(value: Any, device: Any, path: str) -> tuple[dict, Any]:
@@ -222,9 +228,50 @@ def export_tree(value: Any, device: Any, path: str) -> tuple[dict, Any]:
         save_private(to_cpu(value), path)
         return {"transport": "file", "path": path}, None
     keep: list = []
-    tree = _export_node(value, keep, 0)
+    tree = _describe(value, lambda tensor: _ipc_place(tensor, keep), 0)
     torch.cuda.synchronize(device)  # the receiver reads what every stream has written
     return {"transport": "cuda_ipc", "tree": tree}, keep
+
+
+def export_outputs(value: Any, device: Any, path: str) -> tuple[dict, Any]:
+    """The descriptor of a candidate's outputs (plain tensors, sealed.detached_copy'd or in the
+    timing slot), and what must stay alive until the receiver is done; made with sealed calls
+    only. CPU: the raw_file transport, written to `path`; CUDA: cuda_ipc."""
+    if str(device).startswith("cuda"):
+        keep: list = []
+        tree = _describe(value, lambda tensor: _ipc_place(tensor, keep), 0)
+        sealed.synchronize("cuda")  # the receiver reads what every stream has written
+        return {"transport": "cuda_ipc", "tree": tree}, keep
+    placed: list = []
+
+    def place(tensor: Any) -> dict:
+        fields = {"dtype": _dtype_name(tensor), "shape": sealed.shape(tensor)}
+        placed.append((tensor, fields))
+        return {"tensor": fields}
+
+    tree = _describe(value, place, 0)
+    for (_, fields), (offset, size) in zip(placed, sealed.write_raw([tensor for tensor, _ in placed], path)):
+        fields.update(offset_bytes=offset, size_bytes=size)
+    return {"transport": "raw_file", "path": path, "tree": tree}, None
+
+
+def _dtype_name(tensor: Any) -> str:
+    return str(sealed.dtype(tensor)).removeprefix("torch.")
+
+
+def _ipc_place(tensor: Any, keep: list) -> dict:
+    """A CUDA tensor's node: its allocation's IPC handle and its place in it (sealed calls only)."""
+    start, size = sealed.storage_span(tensor)
+    index = sealed.device(tensor).index
+    keep.append(tensor)
+    fields = {"dtype": _dtype_name(tensor), "shape": sealed.shape(tensor), "stride": sealed.stride(tensor),
+              "offset": sealed.storage_offset(tensor), "device": index, "size_bytes": size}
+    if size == 0:
+        return {"tensor": fields | {"handle": None, "offset_bytes": 0}}
+    import dicebench_cuda  # after torch, which it shares libcudart with
+
+    handle, base, _ = dicebench_cuda.ipc_export(start, index)
+    return {"tensor": fields | {"handle": _b64(handle), "offset_bytes": start - base}}
 
 
 MAX_FILE_BYTES = 64 << 30
@@ -287,16 +334,26 @@ def import_tree(descriptor: Any, device: Any, *, clone: bool, folder: str | None
                 seen.add(data.data_ptr())
                 data.bitwise_xor_(mask_stream(mask_key, position, data.numel(), leaf.device))
         return value
+    if transport == "raw_file":
+        if mask_key is not None:
+            raise TransferError("a raw file transfer is never masked")
+        path = descriptor.get("path")
+        if not isinstance(path, str) or not path:
+            raise TransferError("raw file transfer without a path")
+        with _open_plain_file(path, folder) as file:
+            data = file.read()
+        return _import_node(descriptor.get("tree"), lambda fields: _raw_tensor(fields, data, device), [0], 0)
     if transport == "cuda_ipc":
         if torch.device(device).type != "cuda":
             raise TransferError("a CUDA IPC transfer to a CPU worker")
         leaves = [0]
         unmask = None if mask_key is None else {"key": mask_key, "position": 0}
-        value = _import_node(descriptor.get("tree"), torch.device(device), leaves, 0, unmask)
+        value = _import_node(descriptor.get("tree"), lambda fields: _import_tensor(fields, torch.device(device), unmask),
+                             leaves, 0)
         if clone and unmask is None:
             value = clone_tree(value)
         if clone:
-            torch.cuda.synchronize(device)
+            sealed.synchronize("cuda")
         return value
     raise TransferError(f"unknown transport {transport!r}")
 
@@ -331,31 +388,10 @@ class allocating_from:
 
 # ------------------------------------------------------------------------------------------
 def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+    return _b2a_base64(data, newline=False).decode("ascii")
 
 
-def _export_node(value: Any, keep: list, depth: int) -> dict:
-    import torch
-
-    if depth > MAX_DEPTH:
-        raise HostError(f"outputs nested deeper than {MAX_DEPTH}")
-    if isinstance(value, torch.Tensor):
-        tensor = value.detach()
-        if tensor.device.type != "cuda":
-            tensor = tensor.cuda()
-        if type(tensor) is not torch.Tensor:
-            tensor = tensor.as_subclass(torch.Tensor)
-        storage = tensor.untyped_storage()
-        keep.append(tensor)
-        fields = {"dtype": str(tensor.dtype).removeprefix("torch."), "shape": list(tensor.shape),
-                  "stride": list(tensor.stride()), "offset": tensor.storage_offset(),
-                  "device": tensor.device.index, "size_bytes": storage.nbytes()}
-        if storage.nbytes() == 0:
-            return {"tensor": fields | {"handle": None, "offset_bytes": 0}}
-        import dicebench_cuda  # after torch, which it shares libcudart with
-
-        handle, base, _ = dicebench_cuda.ipc_export(storage.data_ptr(), tensor.device.index)
-        return {"tensor": fields | {"handle": _b64(handle), "offset_bytes": storage.data_ptr() - base}}
+def _scalar_node(value: Any) -> dict:
     if isinstance(value, bool):
         return {"bool": value}
     if isinstance(value, int):
@@ -364,9 +400,6 @@ def _export_node(value: Any, keep: list, depth: int) -> dict:
         return {"float": value if math.isfinite(value) else repr(value)}
     if value is None:
         return {"none": True}
-    if isinstance(value, (list, tuple)):
-        kind = "tuple" if isinstance(value, tuple) else "list"  # subclasses (namedtuples) too
-        return {kind: [_export_node(v, keep, depth + 1) for v in value]}
     raise HostError(f"cannot transfer a {type(value).__module__}.{type(value).__qualname__}")
 
 
@@ -496,7 +529,32 @@ def _import_tensor(fields: Any, device: Any, unmask: dict | None = None) -> Any:
                             f"of {size_bytes // itemsize} elements: {str(error).splitlines()[0][:200]}") from None
 
 
-def _import_node(node: Any, device: Any, leaves: list, depth: int, unmask: dict | None = None) -> Any:
+def _raw_tensor(fields: Any, data: bytes, device: Any) -> Any:
+    """A tensor of a raw_file transfer: its bytes at fields' offset in `data`, copied to `device`."""
+    import torch
+
+    if not isinstance(fields, dict):
+        raise TransferError("tensor node is not an object")
+    dtype_name = fields.get("dtype")
+    if dtype_name not in _DTYPES:
+        raise TransferError(f"unsupported dtype {dtype_name!r}")
+    dtype = getattr(torch, dtype_name)
+    shape = fields.get("shape")
+    if not isinstance(shape, list) or len(shape) > 16:
+        raise TransferError("shape must be a list (at most 16 entries)")
+    shape = [_int(s, "shape entry") for s in shape]
+    offset, size = _int(fields.get("offset_bytes"), "offset_bytes"), _int(fields.get("size_bytes"), "size_bytes")
+    if size != math.prod(shape) * torch.empty(0, dtype=dtype).element_size():
+        raise TransferError(f"{size} bytes for a {dtype_name} tensor of shape {shape}")
+    if offset + size > len(data):
+        raise TransferError(f"{size} bytes at offset {offset} run past the file's {len(data)} bytes")
+    if size == 0:
+        return torch.empty(shape, dtype=dtype, device=device)
+    flat = torch.frombuffer(bytearray(data[offset:offset + size]), dtype=torch.uint8)
+    return flat.view(dtype).reshape(shape).to(device)
+
+
+def _import_node(node: Any, read_tensor: Any, leaves: list, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise TransferError(f"tree nested deeper than {MAX_DEPTH}")
     if not isinstance(node, dict) or len(node) != 1:
@@ -506,11 +564,11 @@ def _import_node(node: Any, device: Any, leaves: list, depth: int, unmask: dict 
         raise TransferError(f"tree has more than {MAX_LEAVES} nodes")
     (kind, value), = node.items()
     if kind == "tensor":
-        return _import_tensor(value, device, unmask)
+        return read_tensor(value)
     if kind in ("list", "tuple"):
         if not isinstance(value, list):
             raise TransferError(f"{kind} node does not hold a list")
-        items = [_import_node(v, device, leaves, depth + 1, unmask) for v in value]
+        items = [_import_node(v, read_tensor, leaves, depth + 1) for v in value]
         return items if kind == "list" else tuple(items)
     if kind == "int" and isinstance(value, int) and not isinstance(value, bool):
         return value
