@@ -77,11 +77,12 @@ class CudaTimer:
         # torch's own device synchronize, bound before any candidate code runs (a candidate may patch
         # torch.cuda.synchronize, or the torch._C attribute it calls); it waits for the current device.
         self._synchronize = torch._C._cuda_synchronize
+        self._fill = torch._C.TensorBase.fill_
         self._device = torch.device(device)
         self._scratch = torch.empty(flush_bytes // 4, dtype=torch.int32, device=self._device)
 
     def __call__(self, fn: Callable[[], Any]) -> float:
-        self._scratch.fill_(1)  # evicts whatever the previous trial left in L2
+        self._fill(self._scratch, 1)  # evicts whatever the previous trial left in L2
         self._synchronize()
         start = _perf_counter()
         fn()
@@ -113,6 +114,7 @@ class CuptiTimer:
 
         self._device = torch.device(device)
         self._scratch = torch.empty(flush_bytes // 4, dtype=torch.int32, device=self._device)
+        self._fill = torch._C.TensorBase.fill_  # not torch.Tensor's, which a candidate may patch
         recorder = dicebench_cuda.Recorder()
         self._begin, self._end, self._cancel = recorder.begin, recorder.end, recorder.cancel
         self.trials: list[dict] = []
@@ -121,7 +123,7 @@ class CuptiTimer:
         self.trials = []
 
     def __call__(self, fn: Callable[[], Any]) -> float:
-        self._scratch.fill_(1)  # begin() waits for it, so the flush is never counted
+        self._fill(self._scratch, 1)  # begin() waits for it, so the flush is never counted
         start = self._begin()
         try:
             fn()

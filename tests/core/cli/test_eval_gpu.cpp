@@ -73,13 +73,18 @@ TEST_CASE("a cached answer and a change once timing starts are caught on CUDA") 
   CHECK(evaluate_on_cuda("lazy_after_timing.py")["verdict"] == "output_mismatch");
 }
 
-TEST_CASE("on CUDA, work deferred to a patched torch.cuda.synchronize never reaches the outputs") {
+TEST_CASE("on CUDA, work deferred to a patched torch.cuda.synchronize or done while inputs arrive is no help") {
   // Its forward returns an unwritten tensor and launches the work from torch.cuda.synchronize,
   // Stream and Event waits, and torch.Tensor's copies: the harness synchronizes and copies with
   // calls bound before the candidate loaded (harness/worker/python/dicebench_harness/sealed.py).
   const auto deferred = evaluate_on_cuda("deferred_to_harness.py");
   CHECK_MESSAGE(deferred["verdict"] == "output_mismatch", deferred.dump());
   CHECK(deferred["failed_trial"] == 0);
+  // Nor does work done while the inputs arrive (patched torch.Tensor.as_strided, which the IPC import
+  // used, and torch.set_float32_matmul_precision).
+  const auto gap = evaluate_on_cuda("precomputes_in_gap.py");
+  CHECK_MESSAGE(gap["verdict"] == "correct", gap.dump());
+  CHECK(gap["log_tail"].get<std::string>().find("work done before the call") == std::string::npos);
 }
 
 TEST_CASE("a CUDA graph replayed on its first call's input pointers fails a call whose inputs lie elsewhere") {

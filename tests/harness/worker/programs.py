@@ -184,7 +184,7 @@ READ_AHEAD_CACHE = candidate(
     "here = os.path.dirname(os.path.abspath(__file__))\n"
     "for path in glob.glob(os.path.join(here, 'inputs-*.pt')) + glob.glob(os.path.join(os.path.dirname(here), 'inputs-*.pt')):\n"
     "    try:\n"
-    "        ahead = torch.load(path, weights_only=True)[0]\n"
+    "        ahead = torch.frombuffer(bytearray(open(path, 'rb').read()), dtype=x.dtype).reshape(x.shape)\n"
     "    except Exception:\n"
     "        continue\n"
     "    cache.setdefault(ahead.numpy().tobytes(), (self.calls, torch.relu(self.lin(ahead)) * self.scale))\n"
@@ -291,10 +291,10 @@ def mean_problem(elements: int) -> str:
 
 def pickle_payload_candidate(marker_path: str) -> str:
     """A candidate that replaces the harness's export of its outputs: it hands over a torch.save
-    file holding a pickle payload which, if ever unpickled without weights_only, would create
-    marker_path."""
+    file holding a pickle payload which, if ever unpickled, would create marker_path."""
     return candidate("return (torch.relu(self.lin(x)) * self.scale)", prelude=f'''
         import builtins
+        import os
         import torch
         import dicebench_harness.transfer as harness_transfer
 
@@ -304,7 +304,9 @@ def pickle_payload_candidate(marker_path: str) -> str:
 
         def _evil_export(value, device, path):
             torch.save([Payload()], path)
-            return {{"transport": "file", "path": path}}, None
+            size = os.path.getsize(path)
+            return {{"transport": "raw_file", "path": path, "tree": {{"list": [{{"tensor": {{
+                "dtype": "uint8", "shape": [size], "offset_bytes": 0, "size_bytes": size}}}}]}}}}, None
 
-        harness_transfer.export_outputs = _evil_export
+        harness_transfer.export_tree = _evil_export
     ''')

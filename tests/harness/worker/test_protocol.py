@@ -188,7 +188,7 @@ class ValidatorTest(unittest.TestCase):
             protocol.validate_request({**base, "min_trials": 0})
 
     def test_candidate_time_and_transfers(self):
-        inputs = {"transport": "file", "path": "/w/inputs-0.pt"}
+        inputs = {"transport": "raw_file", "path": "/w/inputs-0.pt"}
         timed = {"type": "candidate.time", "job": "j", "inputs": inputs, "outputs_path": "/w/o.pt",
                  "warmup": 0, "min_trials": 1, "max_trials": 3, "budget_s": 0.5}
         checked = protocol.validate_request(timed)
@@ -235,7 +235,7 @@ class ValidatorTest(unittest.TestCase):
                                      "message": "", "traceback_tail": "", "details": {},
                                      "traits": ["constant_output", "made_up"]})
         done = {"type": "candidate.call_done", "job": "j", "call": 3, "more": True,
-                "outputs": {"transport": "file", "path": "/w/o.pt"}}
+                "outputs": {"transport": "raw_file", "path": "/w/o.pt"}}
         protocol.validate_reply(done)
         with self.assertRaisesRegex(ValidationError, "outputs"):
             protocol.validate_reply({**done, "outputs": None})
@@ -252,14 +252,14 @@ class ValidatorTest(unittest.TestCase):
         with self.assertRaisesRegex(ValidationError, "budget_bytes"):
             protocol.validate_request({**batch, "budget_bytes": 0})
         ready = {"type": "reference.batch_ready", "job": "j", "ok": True, "message": "", "traceback_tail": "",
-                 "error_class": "", "made": 1, "inputs": [{"transport": "file", "path": "/w/inputs-6.pt"}],
+                 "error_class": "", "made": 1, "inputs": [{"transport": "raw_file", "path": "/w/inputs-6.pt"}],
                  "masked": False, "input_bytes": 4, "output_bytes": 4}
         protocol.validate_reply(ready)
         with self.assertRaisesRegex(ValidationError, "inputs"):
             protocol.validate_reply({**ready, "inputs": [None]})
 
     def test_timing_answers(self):
-        inputs = {"transport": "file", "path": "/w/inputs-9.pt"}
+        inputs = {"transport": "raw_file", "path": "/w/inputs-9.pt"}
         self.assertEqual(protocol.validate_request({"type": "timing.next", "job": "j", "call": 1,
                                                     "inputs": inputs})["call"], 1)
         self.assertEqual(protocol.validate_request({"type": "timing.next", "job": "j", "call": 1, "inputs": inputs,

@@ -202,9 +202,9 @@ class ReferenceTest(RoleTestBase):
             torch.manual_seed(seed)
             expected = torch.randn(4, 16)
             descriptor = self.trial_inputs(trial, seed)
-            self.assertEqual(descriptor, {"transport": "file",
-                                          "path": os.path.join(self.dir, f"inputs-{trial}.pt")})
-            saved = torch.load(descriptor["path"], weights_only=True)
+            self.assertEqual((descriptor["transport"], descriptor["path"]),
+                             ("raw_file", os.path.join(self.dir, f"inputs-{trial}.pt")))
+            saved = transfer.import_tree(descriptor, "cpu", clone=True, folder=self.dir)
             self.assertIsInstance(saved, list)
             self.assertTrue(torch.equal(saved[0], expected), trial)
             self.assertEqual(saved[0].dtype, torch.float32)
@@ -236,29 +236,28 @@ class ReferenceTest(RoleTestBase):
             torch.manual_seed(500 + k)
             expected = torch.randn(4, 16)
             # What lies in the job folder is masked: reading ahead gives nothing without the call's key.
-            raw = torch.load(descriptor["path"], weights_only=True)
+            raw = transfer.import_tree(descriptor, "cpu", clone=True)
             self.assertFalse(torch.equal(raw[0], expected), k)
             self.assertFalse(torch.equal(transfer.import_tree(descriptor, "cpu", clone=True, mask_key=mask_key(k + 1))[0],
                                          expected), k)
             self.assertTrue(torch.equal(transfer.import_tree(descriptor, "cpu", clone=True, mask_key=mask_key(k))[0],
                                         expected), k)
         # The reference kept the outputs of the checked calls only, and compares them.
-        zeros = os.path.join(self.dir, "zeros.pt")
-        torch.save(torch.zeros(4, 8), zeros)
-        reply = self.compare(200, {"transport": "file", "path": zeros})
+        zeros, _ = transfer.export_tree(torch.zeros(4, 8), "cpu", os.path.join(self.dir, "zeros.pt"))
+        reply = self.compare(200, zeros)
         self.assertEqual(reply["verdict"], "output_mismatch")
         with self.assertRaisesRegex(HostError, "not the current trial"):
-            self.compare(201, {"transport": "file", "path": zeros})
+            self.compare(201, zeros)
         # The next trial lets the batch go: its files are removed and its outputs dropped.
         self.trial_inputs(0, 11)
         self.assertFalse([n for n in os.listdir(self.dir) if n.startswith("inputs-2")])
         with self.assertRaisesRegex(HostError, "not the current trial"):
-            self.compare(203, {"transport": "file", "path": zeros})
+            self.compare(203, zeros)
 
     def test_checked_and_unchecked_calls_look_alike_to_the_candidate(self):
         made = self.batch([True, False, True, False])
         files = [d["path"] for d in made["inputs"]]
-        self.assertEqual([d["transport"] for d in made["inputs"]], ["file"] * 4)
+        self.assertEqual([d["transport"] for d in made["inputs"]], ["raw_file"] * 4)
         self.assertEqual([os.path.basename(f) for f in files], [f"inputs-{200 + k}.pt" for k in range(4)])
         self.assertEqual(len({os.stat(f).st_size for f in files}), 1)
         self.assertEqual({os.stat(f).st_mode & 0o777 for f in files}, {0o600})
@@ -299,7 +298,7 @@ class ReferenceTest(RoleTestBase):
 
     def test_host_errors(self):
         handlers = self.reference.handlers()
-        outputs = {"transport": "file", "path": "/x"}
+        outputs = {"transport": "raw_file", "path": "/x", "tree": {"list": []}}
         with self.assertRaisesRegex(HostError, "no prepared reference job"):
             handlers["reference.compare"]({"job": "nope", "trial": 0, "outputs": outputs})
         self.trial_inputs(0, 11)
@@ -312,7 +311,7 @@ class ReferenceTest(RoleTestBase):
 
     def test_outputs_that_cannot_be_received(self):
         self.trial_inputs(0, 11)
-        cases = [{"transport": "file", "path": os.path.join(self.dir, "missing.pt")},
+        cases = [{"transport": "raw_file", "path": os.path.join(self.dir, "missing.pt"), "tree": {"list": []}},
                  {"transport": "cuda_ipc", "tree": {"tensor": {}}}]
         for outputs in cases:
             with self.subTest(outputs=outputs):
@@ -321,6 +320,7 @@ class ReferenceTest(RoleTestBase):
                 self.assertIn("could not be received", reply["message"])
 
     def test_pickle_payload_is_refused_not_executed(self):
+        # Outputs travel as raw bytes: a torch.save file, payload and all, is never unpickled.
         self.trial_inputs(0, 11)
         marker = os.path.join(self.dir, "payload-ran")
 
@@ -330,13 +330,12 @@ class ReferenceTest(RoleTestBase):
 
         path = os.path.join(self.dir, "evil.pt")
         torch.save([Payload()], path)
-        reply = self.compare(0, {"transport": "file", "path": path})
-        self.assertEqual(reply["verdict"], "output_mismatch")
-        self.assertIn("not plain tensors", reply["message"])
+        with self.assertRaisesRegex(protocol.ValidationError, "transfer descriptor"):
+            self.compare(0, {"transport": "file", "path": path})
+        reply = self.compare(0, {"transport": "raw_file", "path": path, "tree": {"list": [{"tensor": {
+            "dtype": "float32", "shape": [4, 8], "offset_bytes": 0, "size_bytes": 128}}]}})
+        self.assertIn(reply["verdict"], ("output_mismatch", "shape_mismatch"))
         self.assertFalse(os.path.exists(marker), "the payload must not run")
-        with open(path, "wb") as handle:  # a plain pickle, not a torch file
-            pickle.dump({"a": 1}, handle, protocol=2)
-        self.assertEqual(self.compare(0, {"transport": "file", "path": path})["verdict"], "output_mismatch")
 
 
 class ReferenceFailureTest(unittest.TestCase):
@@ -397,9 +396,9 @@ class CandidateVerdictTest(RoleTestBase):
         self.assertIsNone(outcome.timing)
 
     def test_inputs_follow_the_seeds(self):
-        first = torch.load(self.trial_inputs(0, 11)["path"], weights_only=True)
-        again = torch.load(self.trial_inputs(0, 11)["path"], weights_only=True)
-        other = torch.load(self.trial_inputs(1, 22)["path"], weights_only=True)
+        first = transfer.import_tree(self.trial_inputs(0, 11), "cpu", clone=True)
+        again = transfer.import_tree(self.trial_inputs(0, 11), "cpu", clone=True)
+        other = transfer.import_tree(self.trial_inputs(1, 22), "cpu", clone=True)
         self.assertTrue(torch.equal(first[0], again[0]))
         self.assertFalse(torch.equal(first[0], other[0]))
 
@@ -611,7 +610,7 @@ class CandidateVerdictTest(RoleTestBase):
             self.call_candidate(role, {"type": "candidate.load", "job": "h", "candidate_source": "",
                                        "device": "cpu", "work_dir": "/nonexistent/dir"})
         with self.assertRaisesRegex(HostError, "is not the current trial"):
-            self.compare(7, {"transport": "file", "path": "/nonexistent"})
+            self.compare(7, {"transport": "raw_file", "path": "/nonexistent", "tree": {"list": []}})
 
     def test_kernel_base_names(self):
         self.assertEqual(kernel_base_name("void ns::relu<float>(float const*, int)"), "relu")
@@ -641,7 +640,7 @@ class ReferenceKeepsItsOwnCopiesTest(RoleTestBase):
                          "kept outputs must not be overwritten by later reference calls")
         descriptor = self.trial_inputs(0, 11)
         job = self.reference.jobs["job"]
-        saved = torch.load(descriptor["path"], weights_only=True)[0]
+        saved = transfer.import_tree(descriptor, "cpu", clone=True)[0]
         self.assertTrue(torch.equal(job.inputs[0], saved), "the reference ran on a clone; its inputs are pristine")
 
 

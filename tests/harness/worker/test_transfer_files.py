@@ -1,5 +1,7 @@
-"""File transfers from an untrusted sender: the reader takes only a regular file inside the job
-folder, never through a link, never a FIFO or a device (either would block or never end)."""
+"""File transfers (raw_file) from an untrusted sender: the reader takes only a regular file inside
+the job folder, never through a link, never a FIFO or a device (either would block or never end),
+and only bytes that fit the descriptor; masked batches; a candidate's outputs written with sealed
+calls."""
 
 import os
 import tempfile
@@ -22,7 +24,8 @@ class PlainFileTest(unittest.TestCase):
 
     def refused(self, path, why):
         with self.assertRaises(transfer.TransferError) as caught:
-            transfer.import_tree({"transport": "file", "path": path}, "cpu", clone=True, folder=self.folder)
+            transfer.import_tree({"transport": "raw_file", "path": path, "tree": {"list": []}}, "cpu", clone=True,
+                                 folder=self.folder)
         self.assertIn(why, str(caught.exception))
 
     def test_a_path_outside_the_job_folder_is_refused(self):
@@ -39,12 +42,6 @@ class PlainFileTest(unittest.TestCase):
         os.mkfifo(fifo)
         self.refused(fifo, "not a regular file")  # returns at once: opening does not wait for a writer
         self.refused("/dev/zero", "not in the job folder")
-
-    def test_a_regular_file_that_is_not_plain_tensors_is_refused_by_torch(self):
-        path = os.path.join(self.folder, "outputs-2.pt")
-        with open(path, "wb") as f:
-            f.write(b"not a torch file")
-        self.refused(path, "not plain tensors")
 
 
 class MaskedBatchTest(unittest.TestCase):
@@ -112,12 +109,10 @@ class MaskedBatchTest(unittest.TestCase):
         self.assertGreater(len(torch.unique(first)), 200)  # every byte value, not a narrow range
 
 
-if __name__ == "__main__":
-    unittest.main()
 
 
 class RawOutputsTest(unittest.TestCase):
-    """A candidate's CPU outputs (transfer.export_outputs: raw bytes, written with sealed calls) come
+    """A candidate's CPU outputs (transfer.export_tree: raw bytes, written with sealed calls) come
     back exactly, whatever their dtypes, strides and nesting; a descriptor that does not fit its
     file is refused."""
 
@@ -136,7 +131,7 @@ class RawOutputsTest(unittest.TestCase):
                                          torch.randn(5, dtype=torch.bfloat16), torch.tensor(True),
                                          torch.randn(2, dtype=torch.complex64), torch.empty(0, 3)],
                  7, 2.5, None)
-        descriptor, keep = transfer.export_outputs(value, "cpu", self.path)
+        descriptor, keep = transfer.export_tree(value, "cpu", self.path)
         self.assertIsNone(keep)
         self.assertEqual(descriptor["transport"], "raw_file")
         back = transfer.import_tree(descriptor, "cpu", clone=False, folder=self.folder)
@@ -149,7 +144,7 @@ class RawOutputsTest(unittest.TestCase):
     def test_a_descriptor_that_does_not_fit_its_file_is_refused(self):
         import torch
 
-        descriptor, _ = transfer.export_outputs([torch.ones(4)], "cpu", self.path)
+        descriptor, _ = transfer.export_tree([torch.ones(4)], "cpu", self.path)
         node = descriptor["tree"]["list"][0]["tensor"]
         for change, why in (({"size_bytes": 12}, "12 bytes for a float32 tensor"),
                             ({"offset_bytes": 8}, "run past the file"),
@@ -166,25 +161,60 @@ class RawOutputsTest(unittest.TestCase):
         """The export reads the tensors it was given with calls bound before any patch."""
         import torch
 
-        calls = []
-        originals = {name: getattr(torch.Tensor, name) for name in ("numpy", "contiguous", "detach", "view")}
-        real_save = torch.save
-
-        def spy(name):
-            def patched(*args, **kwargs):
-                calls.append(name)
-                return originals[name](*args, **kwargs)
-            return patched
-
-        try:
-            for name in originals:
-                setattr(torch.Tensor, name, spy(name))
-            torch.save = lambda *args, **kwargs: calls.append("save")
-            descriptor, _ = transfer.export_outputs([torch.ones(4)], "cpu", self.path)
-        finally:
-            for name, original in originals.items():
-                setattr(torch.Tensor, name, original)
-            torch.save = real_save
+        with PatchedTorch() as calls:
+            descriptor, _ = transfer.export_tree([torch.ones(4)], "cpu", self.path)
         self.assertEqual(calls, [])
         back = transfer.import_tree(descriptor, "cpu", clone=False, folder=self.folder)
         self.assertTrue(torch.equal(back[0], torch.ones(4)))
+
+    def test_a_patched_torch_does_not_reach_the_inputs_arrival(self):
+        """What a candidate worker does between a call's inputs arriving and the call (import,
+        unmask, fresh placement, numerics) calls nothing a candidate patched in torch."""
+        import torch
+
+        from dicebench_harness import numerics, placement
+
+        inputs = [torch.randn(3, 5).t(), torch.arange(4)]
+        writer = transfer.BatchWriter("cpu", 2, transfer.batch_region_bytes(inputs))
+        descriptor = writer.write(0, inputs, 77, self.path)
+        placements = placement.InputPlacements("cpu")
+        with PatchedTorch() as calls:
+            received = placements.receive(list(transfer.import_tree(descriptor, "cpu", clone=True, mask_key=77)), True)
+            numerics.apply_numerics()
+        self.assertEqual(calls, [])
+        for got, sent in zip(received, inputs):
+            self.assertTrue(torch.equal(got, sent))
+
+
+class PatchedTorch:
+    """Replaces torch functions and torch.Tensor methods a harness might call with spies that note
+    their names (and then do their work), as a candidate could; restores them on exit."""
+
+    FUNCTIONS = ("load", "save", "empty", "frombuffer", "as_tensor", "randint", "set_float32_matmul_precision",
+                 "set_default_dtype", "set_grad_enabled")
+    METHODS = ("numpy", "contiguous", "detach", "view", "clone", "copy_", "as_strided", "bitwise_xor_",
+               "bitwise_not_", "untyped_storage", "set_", "reshape", "narrow", "__getitem__", "stride", "size")
+
+    def __enter__(self):
+        import torch
+
+        self.calls: list = []
+        self.saved = [(torch, name, getattr(torch, name)) for name in self.FUNCTIONS]
+        self.saved += [(torch.Tensor, name, getattr(torch.Tensor, name)) for name in self.METHODS]
+        for owner, name, original in self.saved:
+            setattr(owner, name, self._spy(name, original))
+        return self.calls
+
+    def _spy(self, name, original):
+        def patched(*args, **kwargs):
+            self.calls.append(name)
+            return original(*args, **kwargs)
+        return patched
+
+    def __exit__(self, *exc):
+        for owner, name, original in self.saved:
+            setattr(owner, name, original)
+
+
+if __name__ == "__main__":
+    unittest.main()

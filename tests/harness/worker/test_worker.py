@@ -87,7 +87,7 @@ class WorkerLoopTest(unittest.TestCase):
         served.read()
         cases = [
             ({"type": "reference.compare", "job": "j1", "trial": 0,
-              "outputs": {"transport": "file", "path": "/x"}},
+              "outputs": {"transport": "raw_file", "path": "/x"}},
              "is for a reference worker; this is a candidate worker"),
             ({"type": "candidate.explode", "job": "j2"}, "unknown request type"),
             ({"type": "candidate.load", "job": "j3"}, "missing field"),

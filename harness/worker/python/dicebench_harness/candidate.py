@@ -214,14 +214,14 @@ class _TimingLink:
         On CUDA they are copied into the slot (a new slot when their structure changed), which is
         exported once and its descriptor reused while the slot stays."""
         if self.role.device_type != "cuda":
-            return transfer.export_outputs(outputs, self.role.device, self.outputs_path)
+            return transfer.export_tree(outputs, self.role.device, self.outputs_path)
         if self.slot is None or not _same_structure(self.slot, outputs):
             self.slot, self.slot_export = None, None
             self.slot = _empty_like_tree(outputs)
         _copy_tree(self.slot, outputs)
         sealed.synchronize("cuda")
         if self.slot_export is None:
-            self.slot_export = transfer.export_outputs(self.slot, self.role.device, self.outputs_path)
+            self.slot_export = transfer.export_tree(self.slot, self.role.device, self.outputs_path)
         return self.slot_export
 
     def load_inputs(self) -> None:
@@ -525,15 +525,18 @@ class CandidateRole:
         try:
             with numerics.harness_call():
                 outputs = self.model(*inputs)
+            sealed.harness_runs()
             # Taken as the call left them, with sealed calls only (finish_call says why); on CUDA
             # the host receives copies (an IPC handle exposes the whole allocation around a tensor).
             sealed.synchronize(self.device_type)
             check_plain_outputs(outputs, self.device_type)
             plain = _detached_copy_tree(outputs) if self.device_type == "cuda" else outputs
-            descriptor, self.exported = transfer.export_outputs(plain, self.device, request["outputs_path"])
+            descriptor, self.exported = transfer.export_tree(plain, self.device, request["outputs_path"])
             aliased = aliases_input(outputs, inputs)
         except BaseException as error:  # noqa: BLE001
             failure = _Failure(error)
+        finally:
+            sealed.candidate_runs()
         return self._reply("candidate.outputs", request, failure, trial=request["trial"], outputs=descriptor,
                            aliases_input=aliased, jit=self.jit.summary())
 
@@ -548,9 +551,12 @@ class CandidateRole:
         timer = timing.timer_for_device(self.device)
 
         def call() -> None:  # inputs and numerics come from before_each, outside the timed region
+            sealed.candidate_runs()
             with torch.no_grad():
                 link.outputs = model(*link.inputs)
+            sealed.harness_runs()
 
+        sealed.harness_runs()  # the first call's inputs arrive next
         failure, summary, profile, stopped = None, None, None, False
         try:
             summary = timing.time_adaptive(
@@ -572,6 +578,7 @@ class CandidateRole:
             failure = _Failure(error)
         finally:
             link.inputs, link.outputs = None, None
+            sealed.candidate_runs()
         return self._reply("candidate.timed", request, failure, timing=summary, profile=profile,
                            calls=link.call, stopped=stopped, jit=self.jit.summary())
 

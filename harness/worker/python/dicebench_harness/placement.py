@@ -19,27 +19,25 @@ is never handed out again, and another is made."""
 
 from __future__ import annotations
 
+import mmap
 from typing import Any
 
+from . import sealed
 from .errors import HostError
 
 MAX_CPU_ATTEMPTS = 64
 _MAP_NORESERVE = 0x4000  # Linux's MAP_NORESERVE: a parked mapping commits nothing
 
 
+_mmap = mmap.mmap  # bound before candidate code runs: placement uses sealed calls only (sealed.py)
+_MMAP_FLAGS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
+
+
 def _span(tensor: Any) -> tuple[int, int] | None:
-    storage = tensor.untyped_storage()
-    if storage.nbytes() == 0:
+    start, size = sealed.storage_span(tensor)
+    if size == 0:
         return None
-    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
-
-
-def _scramble(tensor: Any) -> None:
-    """Inverts every bit of the memory behind `tensor` (after the copy from it, in stream order)."""
-    import torch
-
-    storage = tensor.untyped_storage()
-    torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage, 0, (storage.nbytes(),)).bitwise_not_()
+    return start, start + size
 
 
 class _FreshRegion:
@@ -79,12 +77,10 @@ class InputPlacements:
             # Those copies lie where the allocator put them, most likely where the previous call's
             # inputs lay: once freed they would still hold this call's inputs there for a replay to
             # read. Scrambled after every move, as inputs may share storage.
-            for tensor in {t.untyped_storage().data_ptr(): t for t in received}.values():
-                _scramble(tensor)
+            for tensor in {sealed.storage_span(t)[0]: t for t in received}.values():
+                sealed.invert_storage(tensor)
             self.fresh_calls += 1
             if self.device.type == "cuda":
-                from . import sealed
-
                 sealed.synchronize("cuda")
         self._note(inputs)
         return inputs
@@ -100,9 +96,7 @@ class InputPlacements:
             dicebench_cuda.unmap_fresh(address, size, handle, index)
 
     def _note(self, value: Any) -> None:
-        import torch
-
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, sealed.Tensor):
             span = _span(value)
             if span is not None:
                 self.used.append(span)
@@ -114,41 +108,37 @@ class InputPlacements:
         return any(span[0] < end and start < span[1] for start, end in self.used)
 
     def _moved(self, value: Any, received: list) -> Any:
-        import torch
-
         if isinstance(value, (list, tuple)):
             return type(value)(self._moved(item, received) for item in value)
-        if not isinstance(value, torch.Tensor) or _span(value) is None:
+        if not isinstance(value, sealed.Tensor) or _span(value) is None:
             return value
-        moved = self._fresh_cuda(value) if value.device.type == "cuda" else self._fresh_cpu(value)
-        moved.copy_(value)
+        moved = self._fresh_cuda(value) if sealed.device(value).type == "cuda" else self._fresh_cpu(value)
+        sealed.copy_into(moved, value)
         received.append(value)
         return moved
 
     def _fresh_cuda(self, like: Any) -> Any:
         import dicebench_cuda
-        import torch
 
-        index = like.device.index if like.device.index is not None else torch.cuda.current_device()
-        nbytes = like.untyped_storage().nbytes()  # received tensors are compact copies
+        device = sealed.device(like)
+        index = device.index if device.index is not None else sealed.current_cuda_device()
+        nbytes = sealed.storage_span(like)[1]  # received tensors are compact copies
         try:
             address, size, handle = dicebench_cuda.map_fresh(index, nbytes, self.used)
         except RuntimeError as error:
             raise HostError(f"cannot place the inputs at fresh addresses: {error}") from None
-        raw = torch.as_tensor(_FreshRegion(address, size, handle, index, self.released), device=like.device)
-        return raw[:nbytes].view(like.dtype).as_strided(like.size(), like.stride(), like.storage_offset())
+        raw = sealed.bytes_tensor(_FreshRegion(address, size, handle, index, self.released), device)
+        return sealed.typed(sealed.first_bytes(raw, nbytes), sealed.dtype(like), sealed.shape(like), sealed.stride(like),
+                            sealed.storage_offset(like))
 
     def _fresh_cpu(self, like: Any) -> Any:
-        import mmap
-
-        import torch
-
-        nbytes = like.untyped_storage().nbytes()  # received tensors are compact copies
+        nbytes = sealed.storage_span(like)[1]  # received tensors are compact copies
         for _ in range(MAX_CPU_ATTEMPTS):
-            region = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
-            raw = torch.frombuffer(region, dtype=torch.uint8, count=nbytes)  # keeps the mapping while used
+            region = _mmap(-1, nbytes, flags=_MMAP_FLAGS)
+            raw = sealed.bytes_tensor(region, count=nbytes)  # keeps the mapping while used
             if not self._overlaps(_span(raw)):
-                return raw.view(like.dtype).as_strided(like.size(), like.stride(), like.storage_offset())
+                return sealed.typed(raw, sealed.dtype(like), sealed.shape(like), sealed.stride(like),
+                                    sealed.storage_offset(like))
             del raw
             self.parked.append(region)  # untouched, it holds no memory; kept, its range is never handed out again
         raise HostError(f"cannot place the inputs at fresh addresses: {MAX_CPU_ATTEMPTS} mappings landed on used ones")

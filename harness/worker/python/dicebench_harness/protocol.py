@@ -225,11 +225,11 @@ TIMING_RESULT = Spec("timing", None, {
     "timer": STR,
 })
 
-# A transfer descriptor (transfer.py): {"transport": "file", "path": ...},
+# A transfer descriptor (transfer.py):
 # {"transport": "raw_file", "path": ..., "tree": ...} or {"transport": "cuda_ipc", "tree": ...};
 # its contents are checked by the receiver.
 TRANSFER = _simple("transfer descriptor", lambda v: isinstance(v, dict)
-                   and v.get("transport") in ("file", "raw_file", "cuda_ipc"))
+                   and v.get("transport") in ("raw_file", "cuda_ipc"))
 OPT_TRANSFER = _simple("transfer descriptor or null", lambda v: v is None or TRANSFER.check(v) is None)
 FAILURE_FIELDS = {"ok": BOOL, "message": STR, "traceback_tail": STR}
 OPT_SEED = _simple("seed or null", lambda v: v is None or SEED.check(v) is None)

@@ -285,7 +285,7 @@ class ReferenceRole:
                 raise HostError(f"copying the inputs for export failed: {type(error).__name__}: {error}") from None
         path = os.path.join(state.work_dir, f"inputs-{trial}.pt")
         descriptor, state.exported = transfer.export_tree(exported, device, path)
-        state.inputs_file = path if descriptor.get("transport") == "file" else None
+        state.inputs_file = path if descriptor.get("transport") == "raw_file" else None
         reply.update(ok=True, inputs=descriptor, input_bytes=tree_bytes(inputs),
                      output_bytes=tree_bytes(state.outputs) if request["outputs"] else 0)
         return reply
@@ -331,7 +331,7 @@ class ReferenceRole:
                 input_bytes = max(input_bytes, tree_bytes(inputs))
                 path = os.path.join(state.work_dir, f"inputs-{call['trial']}.pt")
                 descriptors.append(writer.write(index, inputs, call["mask_key"] if masked else None, path))
-                if descriptors[-1].get("transport") == "file":
+                if descriptors[-1].get("transport") == "raw_file":
                     files.append(path)
                 inputs = None
         except HostError:

@@ -13,8 +13,14 @@ So the harness takes a call's outputs with calls a candidate cannot redirect fro
 - torch function modes are disabled around them (torch._C.DisableTorchFunction: a mode the
   candidate pushed, or torch.set_default_device's, does not see them), and a torch dispatch mode
   still active when the call returns is refused;
+- between the calls, Python's profile and trace hooks are removed and automatic garbage collection
+  is off (harness_runs, called inside the timed window as the call's last step), so neither a
+  sys.setprofile hook nor a gc callback or finalizer the candidate left runs harness-side; the
+  candidate's calls run with collection on (candidate_runs);
 - a CPU call's outputs are written to their file with os.open and os.write bound here (raw bytes,
-  write_raw), not through torch.save and pickle.
+  write_raw), not through torch.save and pickle; and a call's inputs are read, unmasked and placed
+  the same way (read_file, bytes_tensor, xor_mask, strided), so the untimed gap between the
+  inputs' arrival and the call gives a patched torch no control either.
 
 What stays out of reach of this: native code (ctypes, a C extension), a candidate thread that runs
 beside the harness, torch.library overrides of torch's own kernels, and patches to the harness's
@@ -24,7 +30,9 @@ inputs, secret checked calls, the process boundary).
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
 from typing import Any
 
 import torch
@@ -32,6 +40,7 @@ import torch
 _TensorBase = torch._C.TensorBase
 _StorageBase = torch._C.StorageBase
 Tensor = torch.Tensor  # the class outputs must be exactly
+Device = torch.device
 _clone = _TensorBase.clone
 _contiguous = _TensorBase.contiguous
 _copy = _TensorBase.copy_
@@ -49,21 +58,65 @@ _shape = _TensorBase.shape.__get__
 _storage_data_ptr = _StorageBase.data_ptr
 _storage_nbytes = _StorageBase.nbytes
 _empty = torch.empty
+_frombuffer = torch.frombuffer
+_as_tensor = torch.as_tensor
+_randint = torch.randint
+_Generator = torch.Generator
+_manual_seed = torch.Generator.manual_seed
+_bitwise_xor_ = _TensorBase.bitwise_xor_
+_as_strided = _TensorBase.as_strided
+_narrow = _TensorBase.narrow
+_set_ = _TensorBase.set_
+_bitwise_not_ = _TensorBase.bitwise_not_
+_int64 = torch.int64
 _numel = _TensorBase.numel
 _element_size = _TensorBase.element_size
 _uint8 = torch.uint8
 STRIDED = torch.strided  # the layout of a dense tensor
+DTYPES = {name: getattr(torch, name) for name in (  # the dtypes a transfer may carry, by name
+    "float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool",
+    "complex64", "complex128")}
 _no_torch_function = torch._C.DisableTorchFunction
 _dispatch_modes = torch._C._len_torch_dispatch_stack
 _cuda_synchronize = getattr(torch._C, "_cuda_synchronize", None)
-_os_open, _os_write, _os_close = os.open, os.write, os.close
+_cuda_get_device = getattr(torch._C, "_cuda_getDevice", None)
+_gc_enable, _gc_disable, _setprofile, _settrace = gc.enable, gc.disable, sys.setprofile, sys.settrace
+_os_open, _os_write, _os_read, _os_close, _os_fstat = os.open, os.write, os.read, os.close, os.fstat
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_S_IFMT, _S_IFREG = 0o170000, 0o100000
+
+
+def harness_runs() -> None:
+    """From here on only the harness runs: Python's profile and trace hooks are removed (a hook the
+    candidate set would see, and could act on, every call the harness makes) and automatic garbage
+    collection stops (its callbacks and the finalizers it runs are the candidate's code). Called as
+    the last step of a candidate's call, inside its timed window, so a hook that acts on its way out
+    acts on the call's time."""
+    _setprofile(None)
+    _settrace(None)
+    _gc_disable()
+
+
+def candidate_runs() -> None:
+    """The candidate's code runs next: garbage collection as usual."""
+    _gc_enable()
 
 
 def synchronize(device_type: str) -> None:
     """Waits for every stream of the current CUDA device (nothing to wait for on the CPU)."""
     if device_type == "cuda":
         _cuda_synchronize()
+
+
+def current_cuda_device() -> int:
+    return _cuda_get_device()
+
+
+def empty(shape_: list, dtype_: Any, device_: Any) -> Any:
+    """An uninitialised contiguous tensor."""
+    with _no_torch_function():
+        return _empty(shape_, dtype=dtype_, device=device_)
 
 
 def layout(tensor: Any) -> Any:
@@ -143,3 +196,73 @@ def write_raw(tensors: list, path: str) -> list[tuple[int, int]]:
     finally:
         _os_close(fd)
     return places
+
+
+def read_file(path: str, max_bytes: int) -> bytes:
+    """The bytes of the regular file at `path` (never through a link; OSError, or ValueError when it
+    is not a regular file of at most `max_bytes`)."""
+    fd = _os_open(path, _READ_FLAGS)
+    try:
+        info = _os_fstat(fd)
+        if (info.st_mode & _S_IFMT) != _S_IFREG or info.st_size > max_bytes:
+            raise ValueError(f"{path!r} is not a regular file of at most {max_bytes} bytes")
+        chunks, left = [], info.st_size
+        while left > 0:
+            chunk = _os_read(fd, min(left, 1 << 26))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        _os_close(fd)
+
+
+def bytes_tensor(data: Any, device: Any = None, count: int = -1) -> Any:
+    """A uint8 tensor over `data` (a buffer such as a bytearray or an mmap, shared, its first `count`
+    bytes or all) or, given a device, over a CUDA array interface object."""
+    if device is None:
+        return _frombuffer(data, dtype=_uint8, count=count)
+    return _as_tensor(data, device=device)
+
+
+def first_bytes(flat: Any, count: int) -> Any:
+    return _narrow(flat, 0, 0, count)
+
+
+def invert_storage(tensor: Any) -> None:
+    """Inverts every bit of the storage behind `tensor` (in stream order)."""
+    storage = _untyped_storage(tensor)
+    with _no_torch_function():
+        flat = _empty(0, dtype=_uint8, device=_device(tensor))
+        _set_(flat, storage, 0, (_storage_nbytes(storage),))
+        _bitwise_not_(flat)
+
+
+def mask_bytes(seed: int, size: int, device: Any) -> Any:
+    """`size` bytes of torch's generator on `device` seeded with `seed` (transfer.mask_stream)."""
+    generator = _Generator(device=device)
+    _manual_seed(generator, seed)
+    words = _randint(-(2**63), 2**63 - 1, ((size + 7) // 8,), dtype=_int64, device=device, generator=generator)
+    return _narrow(_view(words, _uint8), 0, 0, size)
+
+
+def xor_(target: Any, mask: Any) -> None:
+    with _no_torch_function():
+        _bitwise_xor_(target, mask)
+
+
+def typed(flat: Any, dtype_: Any, shape_: list, stride_: list | None = None, offset: int = 0) -> Any:
+    """A uint8 tensor's bytes seen as `dtype_` with `shape_` (contiguous, or `stride_` and `offset`
+    in elements)."""
+    with _no_torch_function():
+        typed_flat = _view(flat, dtype_)
+        if stride_ is None:
+            return _reshape(typed_flat, shape_)
+        return _as_strided(typed_flat, shape_, stride_, offset)
+
+
+def copy(tensor: Any) -> Any:
+    """A copy of `tensor` in new memory (clone: the same strides where dense)."""
+    with _no_torch_function():
+        return _clone(tensor)

@@ -1,14 +1,12 @@
 """Moving one trial's inputs or outputs between the reference and candidate processes.
 
 A transfer is described by a small JSON object that travels in a protocol message:
-- {"transport": "file", "path": P}: CPU devices. The tree is torch.save'd (mode 0600) to P in the
-  job folder; the receiver loads it with weights_only=True, so a file written by untrusted code
-  cannot run code in the reader.
-- {"transport": "raw_file", "path": P, "tree": NODE}: a candidate's outputs on CPU devices
-  (export_outputs). Each tensor's bytes, contiguous, lie in the file at P at its node's
-  "offset_bytes" ({"dtype", "shape", "offset_bytes", "size_bytes"}); the file is written with the
-  sealed calls (sealed.py), so a candidate that patched torch.save or pickle gets no control back
-  while its outputs are written.
+- {"transport": "raw_file", "path": P, "tree": NODE}: CPU devices. Each tensor's bytes, contiguous,
+  lie in the file at P (mode 0600, in the job folder) at its node's "offset_bytes" ({"dtype",
+  "shape", "offset_bytes", "size_bytes"}). Raw bytes, not torch.save: the reader runs no unpickler
+  on a file untrusted code wrote, and both ends use sealed calls only (sealed.py), so a candidate
+  that patched torch.save, torch.load or a tensor method gets no control while its inputs arrive
+  or its outputs leave.
 - {"transport": "cuda_ipc", "tree": NODE}: CUDA devices. Tensors stay on the GPU; each travels as
   a CUDA IPC handle of its allocation (cudaIpcGetMemHandle, through the dicebench_cuda module), with
   its storage's place in that allocation. KernelBench level-1 inputs are 2 GB at the median and up
@@ -47,6 +45,7 @@ from __future__ import annotations
 import base64
 import binascii
 import collections
+import hashlib
 import math
 import os
 import weakref
@@ -54,11 +53,9 @@ from typing import Any
 
 from . import sealed
 from .errors import HostError
-from .tensors import clone_tree, save_private, to_cpu
 
-_DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8",
-           "bool", "complex64", "complex128")
-_b2a_base64 = binascii.b2a_base64  # bound before candidate code runs (sealed.py)
+# Bound before candidate code runs (sealed.py).
+_b2a_base64, _sha256, _prod = binascii.b2a_base64, hashlib.sha256, math.prod
 MAX_DEPTH = 16
 STORAGE_ALIGNMENT = 16  # bytes: the widest dtype's (torch's allocators give 512)
 MAX_LEAVES = 4096
@@ -78,17 +75,8 @@ def _align(size: int, alignment: int = MASK_ALIGNMENT) -> int:
 def mask_stream(key: int, index: int, size: int, device: Any) -> Any:
     """`size` bytes (a uint8 tensor on `device`) of the mask of tensor `index` of a call whose mask key
     is `key`: the same bytes in every process on the same device type, from torch's generator."""
-    import hashlib
-
-    import torch
-
-    seed = int.from_bytes(hashlib.sha256(f"mask:{key}:{index}".encode()).digest()[:8], "little") >> 1
-    device = torch.device(device)
-    generator = torch.Generator(device=device)
-    generator.manual_seed(seed)
-    words = torch.randint(-(2**63), 2**63 - 1, ((size + 7) // 8,), dtype=torch.int64, device=device,
-                          generator=generator)
-    return words.view(torch.uint8)[:size]
+    seed = int.from_bytes(_sha256(f"mask:{key}:{index}".encode()).digest()[:8], "little") >> 1
+    return sealed.mask_bytes(seed, size, device)
 
 
 def _storage_bytes(tensor: Any) -> Any:
@@ -158,14 +146,14 @@ class BatchWriter:
         import torch
 
         if self.device.type != "cuda":
-            leaves: list = []
-            copy = _map_tensors(inputs, lambda t: leaves.append(_compact(t)) or leaves[-1])
+            leaves: list = []  # contiguous copies: their storage holds the bytes in the order written
+            copy = _map_tensors(inputs, lambda t: leaves.append(t.detach().clone(memory_format=torch.contiguous_format))
+                                or leaves[-1])
             if mask_key is not None:
                 for position, leaf in enumerate(leaves):
                     data = _storage_bytes(leaf)
                     data.bitwise_xor_(mask_stream(mask_key, position, data.numel(), leaf.device))
-            save_private(to_cpu(copy), path)
-            return {"transport": "file", "path": path}
+            return _write_raw_file(copy, path)
         cursor = [index * self.region]
         end = (index + 1) * self.region
         position = [0]
@@ -196,9 +184,7 @@ class BatchWriter:
 
 
 def _map_tensors(value: Any, fn: Any) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, sealed.Tensor):
         return fn(value)
     if isinstance(value, tuple):
         return tuple(_map_tensors(v, fn) for v in value)
@@ -220,28 +206,20 @@ def _describe(value: Any, place: Any, depth: int) -> dict:
 
 
 def export_tree(value: Any, device: Any, path: str) -> tuple[dict, Any]:
-    """The descriptor of `value` for a receiver on `device`, and what the sender must keep alive
-    until the receiver is done. `path` is where a file transfer writes (CPU devices)."""
-    import torch
-
-    if torch.device(device).type != "cuda":
-        save_private(to_cpu(value), path)
-        return {"transport": "file", "path": path}, None
+    """The descriptor of `value` (plain tensors, numbers, tuples and lists) for a receiver on
+    `device`, and what the sender must keep alive until the receiver is done; made with sealed calls
+    only, so a candidate exporting its outputs gets no control back while they are read (sealed.py).
+    CPU: the raw_file transport, written to `path`; CUDA: cuda_ipc."""
+    if not str(device).startswith("cuda"):
+        return _write_raw_file(value, path), None
     keep: list = []
     tree = _describe(value, lambda tensor: _ipc_place(tensor, keep), 0)
-    torch.cuda.synchronize(device)  # the receiver reads what every stream has written
+    sealed.synchronize("cuda")  # the receiver reads what every stream has written
     return {"transport": "cuda_ipc", "tree": tree}, keep
 
 
-def export_outputs(value: Any, device: Any, path: str) -> tuple[dict, Any]:
-    """The descriptor of a candidate's outputs (plain tensors, sealed.detached_copy'd or in the
-    timing slot), and what must stay alive until the receiver is done; made with sealed calls
-    only. CPU: the raw_file transport, written to `path`; CUDA: cuda_ipc."""
-    if str(device).startswith("cuda"):
-        keep: list = []
-        tree = _describe(value, lambda tensor: _ipc_place(tensor, keep), 0)
-        sealed.synchronize("cuda")  # the receiver reads what every stream has written
-        return {"transport": "cuda_ipc", "tree": tree}, keep
+def _write_raw_file(value: Any, path: str) -> dict:
+    """Writes the tensors of CPU `value` to `path` (sealed.write_raw); the raw_file descriptor."""
     placed: list = []
 
     def place(tensor: Any) -> dict:
@@ -252,7 +230,7 @@ def export_outputs(value: Any, device: Any, path: str) -> tuple[dict, Any]:
     tree = _describe(value, place, 0)
     for (_, fields), (offset, size) in zip(placed, sealed.write_raw([tensor for tensor, _ in placed], path)):
         fields.update(offset_bytes=offset, size_bytes=size)
-    return {"transport": "raw_file", "path": path, "tree": tree}, None
+    return {"transport": "raw_file", "path": path, "tree": tree}
 
 
 def _dtype_name(tensor: Any) -> str:
@@ -277,26 +255,20 @@ def _ipc_place(tensor: Any, keep: list) -> dict:
 MAX_FILE_BYTES = 64 << 30
 
 
-def _open_plain_file(path: str, folder: str | None) -> Any:
-    """The file at `path` opened for reading, refusing what an untrusted writer could plant there:
-    a path that leads outside `folder` (when given), a symbolic link, anything but a regular file (a FIFO or
-    a device would block or never end), a file over MAX_FILE_BYTES."""
-    import stat
-
+def _read_plain_file(path: str, folder: str | None) -> bytes:
+    """The bytes of the file at `path`, refusing what an untrusted writer could plant there: a path
+    that leads outside `folder` (when given), a symbolic link, anything but a regular file (a FIFO
+    or a device would block or never end), a file over MAX_FILE_BYTES. Read with sealed calls."""
     if folder is not None:
         real_folder = os.path.realpath(folder)
         if os.path.commonpath([os.path.realpath(path), real_folder]) != real_folder:
             raise TransferError(f"the file {path!r} is not in the job folder")
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return sealed.read_file(path, MAX_FILE_BYTES)
     except OSError as error:
         raise TransferError(f"cannot open {path!r}: {error.strerror}") from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-        os.close(fd)
-        raise TransferError(f"{path!r} is not a regular file of at most {MAX_FILE_BYTES >> 30} GiB")
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "rb")
+    except ValueError:
+        raise TransferError(f"{path!r} is not a regular file of at most {MAX_FILE_BYTES >> 30} GiB") from None
 
 
 def import_tree(descriptor: Any, device: Any, *, clone: bool, folder: str | None = None,
@@ -314,44 +286,23 @@ def import_tree(descriptor: Any, device: Any, *, clone: bool, folder: str | None
     if mask_key is not None and not clone:
         raise TransferError("masked inputs are received into this process's own memory only")
     transport = descriptor.get("transport")
-    if transport == "file":
-        path = descriptor.get("path")
-        if not isinstance(path, str) or not path:
-            raise TransferError("file transfer without a path")
-        with _open_plain_file(path, folder) as file:
-            try:
-                value = torch.load(file, map_location=device, weights_only=True)
-            except Exception as error:  # noqa: BLE001 - the file may come from untrusted code
-                first_line = (str(error).strip().splitlines() or [""])[0][:300]
-                raise TransferError("not plain tensors (torch.load with weights_only=True refused "
-                                    f"the file): {type(error).__name__}: {first_line}") from None
-        if mask_key is not None:
-            seen: set = set()
-            for position, leaf in enumerate(_leaves_of(value, [])):
-                data = _storage_bytes(leaf)
-                if data.numel() and data.data_ptr() in seen:
-                    raise TransferError("masked tensors that share storage")
-                seen.add(data.data_ptr())
-                data.bitwise_xor_(mask_stream(mask_key, position, data.numel(), leaf.device))
-        return value
     if transport == "raw_file":
-        if mask_key is not None:
-            raise TransferError("a raw file transfer is never masked")
         path = descriptor.get("path")
         if not isinstance(path, str) or not path:
             raise TransferError("raw file transfer without a path")
-        with _open_plain_file(path, folder) as file:
-            data = file.read()
-        return _import_node(descriptor.get("tree"), lambda fields: _raw_tensor(fields, data, device), [0], 0)
+        data = _read_plain_file(path, folder)
+        unmask = None if mask_key is None else {"key": mask_key, "position": 0}
+        return _import_node(descriptor.get("tree"), lambda fields: _raw_tensor(fields, data, unmask), [0], 0)
     if transport == "cuda_ipc":
-        if torch.device(device).type != "cuda":
+        device = sealed.Device(device)
+        if device.type != "cuda":
             raise TransferError("a CUDA IPC transfer to a CPU worker")
         leaves = [0]
         unmask = None if mask_key is None else {"key": mask_key, "position": 0}
-        value = _import_node(descriptor.get("tree"), lambda fields: _import_tensor(fields, torch.device(device), unmask),
+        value = _import_node(descriptor.get("tree"), lambda fields: _import_tensor(fields, device, unmask),
                              leaves, 0)
         if clone and unmask is None:
-            value = clone_tree(value)
+            value = _map_tensors(value, sealed.copy)
         if clone:
             sealed.synchronize("cuda")
         return value
@@ -433,7 +384,7 @@ class _Mapping:
         """A uint8 tensor over [offset, offset + size) of the allocation, holding this mapping."""
         import torch
 
-        return torch.as_tensor(_DeviceBytes(self, self.base + offset, size), device=device)
+        return sealed.bytes_tensor(_DeviceBytes(self, self.base + offset, size), device)
 
     def __del__(self) -> None:
         try:
@@ -478,21 +429,21 @@ def forget_mappings() -> None:
 
 
 def _import_tensor(fields: Any, device: Any, unmask: dict | None = None) -> Any:
-    import torch
-
+    """A tensor of a cuda_ipc transfer, a view of the sender's memory, or (unmasked) a copy in this
+    process's memory. Sealed calls only."""
     if not isinstance(fields, dict):
         raise TransferError("tensor node is not an object")
     dtype_name = fields.get("dtype")
-    if dtype_name not in _DTYPES:
+    dtype = sealed.DTYPES.get(dtype_name)
+    if dtype is None:
         raise TransferError(f"unsupported dtype {dtype_name!r}")
-    dtype = getattr(torch, dtype_name)
     shape, stride = fields.get("shape"), fields.get("stride")
     if not isinstance(shape, list) or not isinstance(stride, list) or len(shape) != len(stride) or len(shape) > 16:
         raise TransferError("shape and stride must be lists of the same length (at most 16)")
     shape = [_int(s, "shape entry") for s in shape]
     stride = [_int(s, "stride entry") for s in stride]
     offset = _int(fields.get("offset"), "offset")
-    own_index = device.index if device.index is not None else torch.cuda.current_device()
+    own_index = device.index if device.index is not None else sealed.current_cuda_device()
     if _int(fields.get("device"), "device") != own_index:
         raise TransferError(f"tensor on device {fields.get('device')}, this worker uses {own_index}")
     size_bytes = _int(fields.get("size_bytes"), "size_bytes")
@@ -501,8 +452,8 @@ def _import_tensor(fields: Any, device: Any, unmask: dict | None = None) -> Any:
         position = unmask["position"]
         unmask["position"] += 1
     if size_bytes == 0:
-        return torch.empty(shape, dtype=dtype, device=device)
-    itemsize = torch.empty(0, dtype=dtype).element_size()
+        return sealed.empty(shape, dtype, device)
+    itemsize = dtype.itemsize
     if size_bytes % itemsize:
         raise TransferError(f"a {dtype_name} storage of {size_bytes} bytes")
     offset_bytes = _int(fields.get("offset_bytes"), "offset_bytes")
@@ -519,39 +470,42 @@ def _import_tensor(fields: Any, device: Any, unmask: dict | None = None) -> Any:
                             f"allocation of {mapping.size_bytes} bytes")
     storage = mapping.bytes_at(offset_bytes, size_bytes, device)
     if unmask is not None:  # into this process's own memory, then unmasked there
-        storage = storage.clone()
-        storage.bitwise_xor_(mask_stream(unmask["key"], position, size_bytes, device))
-    storage = storage.view(dtype)
+        storage = sealed.copy(storage)
+        sealed.xor_(storage, mask_stream(unmask["key"], position, size_bytes, device))
     try:  # as_strided refuses a view that reaches past the storage
-        return storage.as_strided(shape, stride, offset)
+        return sealed.typed(storage, dtype, shape, stride, offset)
     except Exception as error:  # noqa: BLE001
         raise TransferError(f"shape {shape}, stride {stride} and offset {offset} do not fit a {dtype_name} storage "
                             f"of {size_bytes // itemsize} elements: {str(error).splitlines()[0][:200]}") from None
 
 
-def _raw_tensor(fields: Any, data: bytes, device: Any) -> Any:
-    """A tensor of a raw_file transfer: its bytes at fields' offset in `data`, copied to `device`."""
-    import torch
-
+def _raw_tensor(fields: Any, data: bytes, unmask: dict | None) -> Any:
+    """A tensor of a raw_file transfer: its bytes at fields' offset in `data`, in new CPU memory,
+    unmasked with `unmask` (every tensor counts, as BatchWriter counts them). Sealed calls only."""
     if not isinstance(fields, dict):
         raise TransferError("tensor node is not an object")
-    dtype_name = fields.get("dtype")
-    if dtype_name not in _DTYPES:
-        raise TransferError(f"unsupported dtype {dtype_name!r}")
-    dtype = getattr(torch, dtype_name)
+    dtype = sealed.DTYPES.get(fields.get("dtype"))
+    if dtype is None:
+        raise TransferError(f"unsupported dtype {fields.get('dtype')!r}")
     shape = fields.get("shape")
     if not isinstance(shape, list) or len(shape) > 16:
         raise TransferError("shape must be a list (at most 16 entries)")
     shape = [_int(s, "shape entry") for s in shape]
     offset, size = _int(fields.get("offset_bytes"), "offset_bytes"), _int(fields.get("size_bytes"), "size_bytes")
-    if size != math.prod(shape) * torch.empty(0, dtype=dtype).element_size():
-        raise TransferError(f"{size} bytes for a {dtype_name} tensor of shape {shape}")
+    if size != _prod(shape) * dtype.itemsize:
+        raise TransferError(f"{size} bytes for a {fields['dtype']} tensor of shape {shape}")
     if offset + size > len(data):
         raise TransferError(f"{size} bytes at offset {offset} run past the file's {len(data)} bytes")
-    if size == 0:
-        return torch.empty(shape, dtype=dtype, device=device)
-    flat = torch.frombuffer(bytearray(data[offset:offset + size]), dtype=torch.uint8)
-    return flat.view(dtype).reshape(shape).to(device)
+    position = None
+    if unmask is not None:
+        position = unmask["position"]
+        unmask["position"] += 1
+    if not size:
+        return sealed.empty(shape, dtype, "cpu")
+    flat = sealed.bytes_tensor(bytearray(data[offset:offset + size]))
+    if position is not None:
+        sealed.xor_(flat, mask_stream(unmask["key"], position, size, "cpu"))
+    return sealed.typed(flat, dtype, shape)
 
 
 def _import_node(node: Any, read_tensor: Any, leaves: list, depth: int) -> Any:
