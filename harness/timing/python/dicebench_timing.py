@@ -8,7 +8,9 @@ trials, and after each trial applies the stop rule, in this order:
    whole call site, so a 500 ms kernel does not take a minute; it may cut min_trials short, but at
    least one trial always runs)                           -> stop_reason "budget"
 3. trials >= min_trials and ci_rel <= target_rel_ci       -> stop_reason "converged"
-Warm-up also stops early once the budget is spent (after at least one warm-up call).
+Warm-up also stops early once the budget is spent (after at least one warm-up call). Automatic
+garbage collection is off for the whole loop, calls included, and restored after it (as timeit
+does): a collection pause would land in whichever call allocates past the threshold.
 
 With warm_calls, each timed trial is preceded by one untimed call of its own (fn alone, no timer,
 with before_each and after_each like any call): the harness's work between calls (handing over
@@ -42,6 +44,7 @@ timer.
 from __future__ import annotations
 
 import functools
+import gc
 import math
 import time
 from typing import Any, Callable
@@ -55,6 +58,7 @@ WARM_CALL_MAX_MS = 5.0  # no warm calls once the trials' median reaches this (mo
 # The clock, bound when this module is imported (before any candidate code runs): a candidate that
 # patches time.perf_counter does not reach the timers or the budget.
 _perf_counter = time.perf_counter
+_gc_isenabled, _gc_enable, _gc_disable = gc.isenabled, gc.enable, gc.disable
 
 
 def cpu_timer(fn: Callable[[], Any]) -> float:
@@ -243,6 +247,20 @@ def time_adaptive(fn: Callable[[], Any], *, warmup: int, min_trials: int, max_tr
         raise ValueError("need warmup >= 0, 1 <= min_trials <= max_trials, budget_s > 0")
     if hasattr(timer, "reset"):
         timer.reset()  # a timer that keeps per-call records keeps this call site's only
+    collecting = _gc_isenabled()
+    _gc_disable()  # no collection pauses inside timed calls, as timeit does; restored on the way out
+    try:
+        return _time_calls(fn, warmup, min_trials, max_trials, budget_s, target_rel_ci, timer, clock, before_each,
+                           after_each, warm_calls)
+    finally:
+        if collecting:
+            _gc_enable()
+
+
+def _time_calls(fn: Callable[[], Any], warmup: int, min_trials: int, max_trials: int, budget_s: float,
+                target_rel_ci: float, timer: Timer, clock: Callable[[], float],
+                before_each: Callable[[], None] | None, after_each: Callable[[bool], None] | None,
+                warm_calls: bool) -> dict:
     start = clock()
 
     def spent() -> bool:

@@ -65,6 +65,18 @@ class StopRuleTest(unittest.TestCase):
         self.assertEqual(summary["ci_rel"], 0.0)
         self.assertEqual(summary["median_ms"], 2.0)
 
+    def test_no_garbage_collection_inside_the_loop(self):
+        import gc
+
+        seen = []
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            timing.time_adaptive(lambda: seen.append(gc.isenabled()), warmup=1, min_trials=3, max_trials=3,
+                                 budget_s=10, before_each=lambda: seen.append(gc.isenabled()))
+            self.assertEqual(gc.isenabled(), enabled)
+        gc.enable()
+        self.assertEqual(set(seen), {False})
+
     def test_needs_six_samples_for_an_interval(self):
         summary, _ = run(itertools.repeat(2.0), min_trials=1)
         self.assertEqual(summary["trials"], 6)

@@ -551,7 +551,6 @@ class CandidateRole:
         timer = timing.timer_for_device(self.device)
 
         def call() -> None:  # inputs and numerics come from before_each, outside the timed region
-            sealed.candidate_runs()
             with torch.no_grad():
                 link.outputs = model(*link.inputs)
             sealed.harness_runs()

@@ -13,10 +13,11 @@ So the harness takes a call's outputs with calls a candidate cannot redirect fro
 - torch function modes are disabled around them (torch._C.DisableTorchFunction: a mode the
   candidate pushed, or torch.set_default_device's, does not see them), and a torch dispatch mode
   still active when the call returns is refused;
-- between the calls, Python's profile and trace hooks are removed and automatic garbage collection
-  is off (harness_runs, called inside the timed window as the call's last step), so neither a
-  sys.setprofile hook nor a gc callback or finalizer the candidate left runs harness-side; the
-  candidate's calls run with collection on (candidate_runs);
+- from a call's last step on, Python's profile and trace hooks are removed and automatic garbage
+  collection is off (harness_runs, called inside the timed window), so neither a sys.setprofile
+  hook nor a gc callback or finalizer the candidate left runs harness-side; the timing loop keeps
+  collection off throughout, its calls included (dicebench_timing.time_adaptive, as timeit does),
+  and a forward turns it back on (candidate_runs);
 - a CPU call's outputs are written to their file with os.open and os.write bound here (raw bytes,
   write_raw), not through torch.save and pickle; and a call's inputs are read, unmasked and placed
   the same way (read_file, bytes_tensor, xor_mask, strided), so the untimed gap between the
@@ -92,14 +93,14 @@ def harness_runs() -> None:
     candidate set would see, and could act on, every call the harness makes) and automatic garbage
     collection stops (its callbacks and the finalizers it runs are the candidate's code). Called as
     the last step of a candidate's call, inside its timed window, so a hook that acts on its way out
-    acts on the call's time."""
+    acts on the call's time; and before a timing loop's first inputs arrive."""
     _setprofile(None)
     _settrace(None)
     _gc_disable()
 
 
 def candidate_runs() -> None:
-    """The candidate's code runs next: garbage collection as usual."""
+    """Garbage collection as usual again (after a forward, and after a timing loop)."""
     _gc_enable()
 
 
