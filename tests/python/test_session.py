@@ -14,8 +14,11 @@ from support import EVAL, KERNELBENCH, PROBLEM, DATA, cli, eval_json, read
 
 REPLAY = os.path.join(DATA, "replay", "triton")
 ADD = os.path.join(KERNELBENCH, "level1", "1_Add.py")
-SUITE = {"kernelbench.root": KERNELBENCH, "kernelbench.backend": "triton"}
-SUITE_FLAGS = ("--suite", "kernelbench-l1", "--kernelbench-root", KERNELBENCH, "--set", "kernelbench.backend=triton")
+# Timing's budget is short: these tests compare verdicts, flags and fields, not times (CI's time).
+BUDGET = {"eval.timing_budget_s": "0.5"}
+SUITE = {"kernelbench.root": KERNELBENCH, "kernelbench.backend": "triton", **BUDGET}
+SUITE_FLAGS = ("--suite", "kernelbench-l1", "--kernelbench-root", KERNELBENCH, "--set", "kernelbench.backend=triton",
+               "--set", "eval.timing_budget_s=0.5")
 # What each entry point has of an evaluation, compared between them (timings differ run to run).
 FIELDS = ("verdict", "compiled", "correct", "error_class", "compile_path", "flags")
 
@@ -54,7 +57,7 @@ class SameAcrossEntryPoints(unittest.TestCase):
             cached = eval_json(ADD, candidates[0], *SUITE_FLAGS, "--db", db)
             self.assertEqual(cached["baseline"]["median_ms"], baseline_ms)
             self.assertEqual(cached["baseline"]["stop_reason"], "")  # from the cache, not timed
-            with dicebench.Evaluator("cpu", workers=1, db=db) as evaluator:
+            with dicebench.Evaluator("cpu", workers=1, db=db, config=BUDGET) as evaluator:
                 self.assertEqual(evaluator.evaluate(read(ADD), read(candidates[0])).baseline.median_ms, baseline_ms)
         by_eval = [of_eval(eval_json(ADD, path, *SUITE_FLAGS)) for path in candidates]
         with dicebench.Evaluator("cpu", workers=1, suite="kernelbench-l1", config=SUITE) as evaluator:
@@ -92,7 +95,7 @@ class BatchesAndTrainerLoop(unittest.TestCase):
         problems = [problem for problem, _, _ in cases]
         candidates = [(read(os.path.join(EVAL, name)) if name else add_candidate) + f"\n# {i}\n"
                       for i, (_, name, _) in enumerate(cases)]
-        with dicebench.Evaluator("cpu", workers=2, timeout=20) as evaluator:
+        with dicebench.Evaluator("cpu", workers=2, timeout=20, config=BUDGET) as evaluator:
             results = evaluator.evaluate(problems, candidates)
             self.assertEqual(evaluator.evaluators_started, 2)  # every slot took part
             with self.assertRaises(ValueError):
@@ -101,7 +104,7 @@ class BatchesAndTrainerLoop(unittest.TestCase):
 
     def test_a_trainers_loop_starts_the_evaluators_once(self):
         problem = read(PROBLEM)
-        with dicebench.Evaluator("cpu", workers=1, cache_size=0) as evaluator:
+        with dicebench.Evaluator("cpu", workers=1, cache_size=0, config=BUDGET) as evaluator:
             for step in range(3):
                 batch = [read(os.path.join(EVAL, "correct.py")) + f"\n# step {step} candidate {i}\n" for i in range(2)]
                 self.assertEqual([e.verdict for e in evaluator.evaluate(problem, batch)], ["correct", "correct"])
