@@ -186,6 +186,26 @@ class RawOutputsTest(unittest.TestCase):
             self.assertTrue(torch.equal(got, sent))
 
 
+class DispatchModeTest(unittest.TestCase):
+    def test_outputs_are_refused_while_a_dispatch_mode_is_active(self):
+        """A torch dispatch mode would see every operation the harness makes on the outputs."""
+        import torch
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        from dicebench_harness.candidate import check_plain_outputs
+
+        class Watching(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        outputs = torch.ones(3)
+        check_plain_outputs(outputs, "cpu")
+        with Watching():
+            with self.assertRaisesRegex(TypeError, "dispatch mode"):
+                check_plain_outputs(outputs, "cpu")
+        check_plain_outputs(outputs, "cpu")
+
+
 class PatchedTorch:
     """Replaces torch functions and torch.Tensor methods a harness might call with spies that note
     their names (and then do their work), as a candidate could; restores them on exit."""
