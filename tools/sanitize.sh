@@ -6,12 +6,12 @@
 # `fuzz`). Any sanitizer report, leak or crash fails it.
 #   tools/sanitize.sh              all of the above
 #   tools/sanitize.sh --no-fuzz    the sanitized tests and replays only
-# Environment: DICEBENCH_SANITIZE_BUILD_DIR, DICEBENCH_FUZZ_SECONDS (default 20), DICEBENCH_PYTHON,
+# Environment: DICEBENCH_SANITIZE_BUILD_DIR, DICEBENCH_FUZZ_SECONDS (default 10), DICEBENCH_PYTHON,
 # DICEBENCH_CMAKE_ARGS as for tools/bootstrap.sh.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${DICEBENCH_SANITIZE_BUILD_DIR:-$root/build-asan}
-fuzz_seconds=${DICEBENCH_FUZZ_SECONDS:-20}
+fuzz_seconds=${DICEBENCH_FUZZ_SECONDS:-10}
 say() { printf 'sanitize: %s\n' "$*" >&2; }
 run_fuzz=1
 [ "${1:-}" = "--no-fuzz" ] && run_fuzz=0

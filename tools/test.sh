@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets dicebench up (tools/bootstrap.sh) and runs its tests through ctest; without arguments, then
-# the sanitizer build's tests and 20 s of fuzzing per target (tools/sanitize.sh), as CI does.
+# the sanitizer build's tests and 10 s of fuzzing per target (tools/sanitize.sh), as CI does.
 # Arguments go to ctest instead, e.g. tools/test.sh -L unit.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
