@@ -66,6 +66,34 @@ class PlacementTest(unittest.TestCase):
         places, fresh_overlapped, _ = self.run_calls(set(range(300)), count=300)
         self.assertEqual(fresh_overlapped, [False] * 300)
 
+    def test_fresh_calls_after_a_burst_of_releases_still_find_unused_addresses(self):
+        # A candidate that keeps every call's inputs and lets them all go at once (or a garbage
+        # collection pass that frees them together) must not leave used ranges for the next fresh call.
+        places = placement.InputPlacements("cpu")
+        kept, earlier = [], []
+        for call in range(200):
+            got = places.receive(received(call), True)
+            earlier += spans(got, [])
+            kept.append(got)
+        del kept, got
+        for call in range(200, 205):
+            got = places.receive(received(call), True)
+            self.assertFalse(any(overlaps(s, earlier) for s in spans(got, [])))
+            earlier += spans(got, [])
+            del got
+
+    def test_a_fresh_placement_releases_its_memory_once_its_tensor_is_gone(self):
+        places = placement.InputPlacements("cpu")
+        got = places.receive([torch.ones(1 << 20)], True)
+        self.assertEqual(len(places.mapped), 1)
+        places.release()  # the tensor is alive: its memory stays, and so do its values
+        self.assertEqual(len(places.mapped), 1)
+        self.assertEqual(got[0].sum().item(), 1 << 20)
+        del got
+        places.release()
+        self.assertEqual(places.mapped, [])
+        self.assertEqual(places.parked[-1][:8], bytes(8))  # its pages were released: they read as zeros
+
     def test_inputs_that_share_storage_all_arrive_intact(self):
         # The copies the inputs came in are scrambled only once every input is moved.
         places = placement.InputPlacements("cpu")

@@ -13,13 +13,18 @@ fails it.
 On CUDA the memory comes from dicebench_cuda.map_fresh (fresh_memory.hpp): address ranges the
 driver reserves for this process and never hands out again, with physical memory that is released
 once the tensor is gone (at the next call, after a device synchronisation), so a job's memory stays
-bounded. On the CPU each moved tensor gets an anonymous mapping of its own, unmapped when the tensor
-is gone; a mapping that lands on a used range is kept, untouched (it holds no memory), so that range
-is never handed out again, and another is made."""
+bounded. On the CPU alike: each moved tensor gets an anonymous mapping of its own that is never
+unmapped (its pages are released once the tensor is gone, at the next call), so its range is never
+handed out again; a mapping that lands on a used range (one that held an input the allocator
+placed) is kept, untouched, and another is made. Were fresh mappings unmapped, the ranges they left
+would be used ranges the kernel hands out first: after a burst of releases (a garbage collection
+pass once a timing loop ends, or a candidate that let go of the inputs it kept) the next fresh
+placement would find dozens of them before a fresh one."""
 
 from __future__ import annotations
 
 import mmap
+import sys
 from typing import Any
 
 from . import sealed
@@ -30,6 +35,8 @@ _MAP_NORESERVE = 0x4000  # Linux's MAP_NORESERVE: a parked mapping commits nothi
 
 
 _mmap = mmap.mmap  # bound before candidate code runs: placement uses sealed calls only (sealed.py)
+_madvise = mmap.mmap.madvise
+_getrefcount = sys.getrefcount
 _MMAP_FLAGS = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
 
 
@@ -64,7 +71,8 @@ class InputPlacements:
         self.device = torch.device(device)
         self.used: list[tuple[int, int]] = []
         self.released: list[tuple[int, int, int, int]] = []  # CUDA regions no tensor uses any more
-        self.parked: list = []  # CPU mappings that landed on used ranges, kept so they stay out of use
+        self.mapped: list = []  # CPU mappings holding moved inputs, or held until the next call's release
+        self.parked: list = []  # CPU mappings kept only so their ranges stay out of use: they hold no memory
         self.fresh_calls = 0
 
     def receive(self, inputs: list, fresh: bool) -> list:
@@ -86,7 +94,16 @@ class InputPlacements:
         return inputs
 
     def release(self) -> None:
-        """Unmaps the regions whose tensors are gone (dicebench_cuda synchronises the device first)."""
+        """Releases the memory of the fresh placements whose tensors are gone; their ranges stay reserved.
+        On CUDA dicebench_cuda synchronises the device first."""
+        index = 0
+        while index < len(self.mapped):
+            region = self.mapped[index]
+            if _getrefcount(region) > 3:  # a tensor still uses it (this list, `region` and the call's argument are 3)
+                index += 1
+                continue
+            _madvise(region, mmap.MADV_DONTNEED)
+            self.parked.append(self.mapped.pop(index))
         if not self.released:
             return
         import dicebench_cuda
@@ -137,6 +154,7 @@ class InputPlacements:
             region = _mmap(-1, nbytes, flags=_MMAP_FLAGS)
             raw = sealed.bytes_tensor(region, count=nbytes)  # keeps the mapping while used
             if not self._overlaps(_span(raw)):
+                self.mapped.append(region)
                 return sealed.typed(raw, sealed.dtype(like), sealed.shape(like), sealed.stride(like),
                                     sealed.storage_offset(like))
             del raw
