@@ -733,7 +733,12 @@ class OutputSlotTest(unittest.TestCase):
     def test_a_slot_takes_outputs_of_its_structure_only(self):
         from collections import namedtuple
 
-        from dicebench_harness.candidate import _copy_tree, _empty_like_tree, _same_structure
+        from dicebench_harness import sealed
+        from dicebench_harness.candidate import _copy_tree, _same_structure
+        from dicebench_harness.transfer import map_tensors
+
+        def _empty_like_tree(value):
+            return map_tensors(value, sealed.empty_like)
 
         Pair = namedtuple("Pair", "a b")
         outputs = (torch.ones(2, 3), [torch.zeros(4), 7], Pair(torch.arange(3), 2.5))
@@ -742,6 +747,7 @@ class OutputSlotTest(unittest.TestCase):
         _copy_tree(slot, outputs)
         self.assertTrue(torch.equal(slot[0], outputs[0]))
         self.assertTrue(torch.equal(slot[2].a, outputs[2].a))
+        self.assertIs(type(slot[2]), Pair)
         self.assertEqual((slot[1][1], slot[2].b), (7, 2.5))
         self.assertIsNot(slot[0], outputs[0])
         nan = (torch.ones(1), float("nan"))

@@ -146,24 +146,6 @@ def _same_structure(slot: Any, value: Any) -> bool:
     return type(slot) is type(value) and (slot == value or (slot != slot and value != value))  # NaN == NaN here
 
 
-def _empty_like_tree(value: Any) -> Any:
-    if isinstance(value, sealed.Tensor):
-        return sealed.empty_like(value)
-    if isinstance(value, (tuple, list)):
-        items = [_empty_like_tree(v) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-    return value
-
-
-def _detached_copy_tree(value: Any) -> Any:
-    if isinstance(value, sealed.Tensor):
-        return sealed.detached_copy(value)
-    if isinstance(value, (tuple, list)):
-        items = [_detached_copy_tree(v) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-    return value
-
-
 def _copy_tree(slot: Any, value: Any) -> None:
     if isinstance(value, sealed.Tensor):
         sealed.copy_into(slot, value)
@@ -217,7 +199,7 @@ class _TimingLink:
             return transfer.export_tree(outputs, self.role.device, self.outputs_path)
         if self.slot is None or not _same_structure(self.slot, outputs):
             self.slot, self.slot_export = None, None
-            self.slot = _empty_like_tree(outputs)
+            self.slot = transfer.map_tensors(outputs, sealed.empty_like)
         _copy_tree(self.slot, outputs)
         sealed.synchronize("cuda")
         if self.slot_export is None:
@@ -530,7 +512,7 @@ class CandidateRole:
             # the host receives copies (an IPC handle exposes the whole allocation around a tensor).
             sealed.synchronize(self.device_type)
             check_plain_outputs(outputs, self.device_type)
-            plain = _detached_copy_tree(outputs) if self.device_type == "cuda" else outputs
+            plain = transfer.map_tensors(outputs, sealed.detached_copy) if self.device_type == "cuda" else outputs
             descriptor, self.exported = transfer.export_tree(plain, self.device, request["outputs_path"])
             aliased = aliases_input(outputs, inputs)
         except BaseException as error:  # noqa: BLE001

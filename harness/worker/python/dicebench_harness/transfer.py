@@ -147,7 +147,7 @@ class BatchWriter:
 
         if self.device.type != "cuda":
             leaves: list = []  # contiguous copies: their storage holds the bytes in the order written
-            copy = _map_tensors(inputs, lambda t: leaves.append(t.detach().clone(memory_format=torch.contiguous_format))
+            copy = map_tensors(inputs, lambda t: leaves.append(t.detach().clone(memory_format=torch.contiguous_format))
                                 or leaves[-1])
             if mask_key is not None:
                 for position, leaf in enumerate(leaves):
@@ -183,13 +183,13 @@ class BatchWriter:
         return {"transport": "cuda_ipc", "tree": tree}
 
 
-def _map_tensors(value: Any, fn: Any) -> Any:
+def map_tensors(value: Any, fn: Any) -> Any:
+    """`value` with each tensor of its lists and tuples replaced by fn(tensor); a named tuple stays one."""
     if isinstance(value, sealed.Tensor):
         return fn(value)
-    if isinstance(value, tuple):
-        return tuple(_map_tensors(v, fn) for v in value)
-    if isinstance(value, list):
-        return [_map_tensors(v, fn) for v in value]
+    if isinstance(value, (tuple, list)):
+        items = [map_tensors(v, fn) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     return value
 
 
@@ -302,7 +302,7 @@ def import_tree(descriptor: Any, device: Any, *, clone: bool, folder: str | None
         value = _import_node(descriptor.get("tree"), lambda fields: _import_tensor(fields, device, unmask),
                              leaves, 0)
         if clone and unmask is None:
-            value = _map_tensors(value, sealed.copy)
+            value = map_tensors(value, sealed.copy)
         if clone:
             sealed.synchronize("cuda")
         return value
