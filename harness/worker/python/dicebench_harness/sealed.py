@@ -110,26 +110,14 @@ def synchronize(device_type: str) -> None:
         _cuda_synchronize()
 
 
-def current_cuda_device() -> int:
-    return _cuda_get_device()
-
-
 def empty(shape_: list, dtype_: Any, device_: Any) -> Any:
     """An uninitialised contiguous tensor."""
     with _no_torch_function():
         return _empty(shape_, dtype=dtype_, device=device_)
 
 
-def layout(tensor: Any) -> Any:
-    return _layout(tensor)
-
-
-def device(tensor: Any) -> Any:
-    return _device(tensor)
-
-
-def dtype(tensor: Any) -> Any:
-    return _dtype(tensor)
+# A tensor's layout, device, dtype and storage offset, and the current CUDA device's index.
+layout, device, dtype, storage_offset, current_cuda_device = _layout, _device, _dtype, _storage_offset, _cuda_get_device
 
 
 def shape(tensor: Any) -> list:
@@ -138,10 +126,6 @@ def shape(tensor: Any) -> list:
 
 def stride(tensor: Any) -> list:
     return list(_stride(tensor))
-
-
-def storage_offset(tensor: Any) -> int:
-    return _storage_offset(tensor)
 
 
 def storage_span(tensor: Any) -> tuple[int, int]:
