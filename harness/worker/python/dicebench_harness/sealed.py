@@ -82,7 +82,7 @@ _dispatch_modes = torch._C._len_torch_dispatch_stack
 _cuda_synchronize = getattr(torch._C, "_cuda_synchronize", None)
 _cuda_get_device = getattr(torch._C, "_cuda_getDevice", None)
 _gc_enable, _gc_disable, _setprofile, _settrace = gc.enable, gc.disable, sys.setprofile, sys.settrace
-_os_open, _os_write, _os_read, _os_close, _os_fstat = os.open, os.write, os.read, os.close, os.fstat
+_os_open, _os_write, _os_readv, _os_close, _os_fstat = os.open, os.write, os.readv, os.close, os.fstat
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _S_IFMT, _S_IFREG = 0o170000, 0o100000
@@ -183,31 +183,33 @@ def write_raw(tensors: list, path: str) -> list[tuple[int, int]]:
     return places
 
 
-def read_file(path: str, max_bytes: int) -> bytes:
-    """The bytes of the regular file at `path` (never through a link; OSError, or ValueError when it
-    is not a regular file of at most `max_bytes`)."""
+def read_file(path: str, max_bytes: int) -> bytearray:
+    """The bytes of the regular file at `path`, read straight into new memory (never through a link;
+    OSError, or ValueError when it is not a regular file of at most `max_bytes`)."""
     fd = _os_open(path, _READ_FLAGS)
     try:
         info = _os_fstat(fd)
         if (info.st_mode & _S_IFMT) != _S_IFREG or info.st_size > max_bytes:
             raise ValueError(f"{path!r} is not a regular file of at most {max_bytes} bytes")
-        chunks, left = [], info.st_size
-        while left > 0:
-            chunk = _os_read(fd, min(left, 1 << 26))
-            if not chunk:
+        data = bytearray(info.st_size)
+        view, done = memoryview(data), 0
+        while done < len(data):
+            count = _os_readv(fd, [view[done:done + (1 << 30)]])
+            if not count:
                 break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+            done += count
+        del view
+        del data[done:]  # a file that shrank while read: what was there
+        return data
     finally:
         _os_close(fd)
 
 
-def bytes_tensor(data: Any, device: Any = None, count: int = -1) -> Any:
-    """A uint8 tensor over `data` (a buffer such as a bytearray or an mmap, shared, its first `count`
-    bytes or all) or, given a device, over a CUDA array interface object."""
+def bytes_tensor(data: Any, device: Any = None, count: int = -1, offset: int = 0) -> Any:
+    """A uint8 tensor over `data` (a buffer such as a bytearray or an mmap, shared: `count` bytes from
+    `offset`, or all) or, given a device, over a CUDA array interface object."""
     if device is None:
-        return _frombuffer(data, dtype=_uint8, count=count)
+        return _frombuffer(data, dtype=_uint8, count=count, offset=offset)
     return _as_tensor(data, device=device)
 
 

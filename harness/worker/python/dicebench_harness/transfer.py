@@ -255,7 +255,7 @@ def _ipc_place(tensor: Any, keep: list) -> dict:
 MAX_FILE_BYTES = 64 << 30
 
 
-def _read_plain_file(path: str, folder: str | None) -> bytes:
+def _read_plain_file(path: str, folder: str | None) -> bytearray:
     """The bytes of the file at `path`, refusing what an untrusted writer could plant there: a path
     that leads outside `folder` (when given), a symbolic link, anything but a regular file (a FIFO
     or a device would block or never end), a file over MAX_FILE_BYTES. Read with sealed calls."""
@@ -479,9 +479,10 @@ def _import_tensor(fields: Any, device: Any, unmask: dict | None = None) -> Any:
                             f"of {size_bytes // itemsize} elements: {str(error).splitlines()[0][:200]}") from None
 
 
-def _raw_tensor(fields: Any, data: bytes, unmask: dict | None) -> Any:
-    """A tensor of a raw_file transfer: its bytes at fields' offset in `data`, in new CPU memory,
-    unmasked with `unmask` (every tensor counts, as BatchWriter counts them). Sealed calls only."""
+def _raw_tensor(fields: Any, data: bytearray, unmask: dict | None) -> Any:
+    """A tensor of a raw_file transfer: a view of its bytes at fields' offset in `data` (the file, read
+    into this process's own memory), unmasked there with `unmask` (every tensor counts, as BatchWriter
+    counts them). Sealed calls only."""
     if not isinstance(fields, dict):
         raise TransferError("tensor node is not an object")
     dtype = sealed.DTYPES.get(fields.get("dtype"))
@@ -502,7 +503,7 @@ def _raw_tensor(fields: Any, data: bytes, unmask: dict | None) -> Any:
         unmask["position"] += 1
     if not size:
         return sealed.empty(shape, dtype, "cpu")
-    flat = sealed.bytes_tensor(bytearray(data[offset:offset + size]))
+    flat = sealed.bytes_tensor(data, count=size, offset=offset)
     if position is not None:
         sealed.xor_(flat, mask_stream(unmask["key"], position, size, "cpu"))
     return sealed.typed(flat, dtype, shape)
