@@ -66,6 +66,14 @@ class PlacementTest(unittest.TestCase):
         places, fresh_overlapped, _ = self.run_calls(set(range(300)), count=300)
         self.assertEqual(fresh_overlapped, [False] * 300)
 
+    def test_the_used_ranges_are_kept_once_each(self):
+        # Calls mostly repeat the allocator's ranges, and fresh ranges are never handed out again:
+        # what a fresh placement checks grows with the distinct ranges, not with the calls (320 calls
+        # not placed fresh, three inputs each, noted 960 ranges before; about 100 distinct here).
+        places, fresh_overlapped, _ = self.run_calls(set(range(0, 400, 5)), count=400)
+        self.assertEqual(fresh_overlapped, [False] * 80)
+        self.assertLess(len(places.used), 320)
+
     def test_fresh_calls_after_a_burst_of_releases_still_find_unused_addresses(self):
         # A candidate that keeps every call's inputs and lets them all go at once (or a garbage
         # collection pass that frees them together) must not leave used ranges for the next fresh call.

@@ -63,13 +63,16 @@ class _FreshRegion:
 
 
 class InputPlacements:
-    """The address ranges the inputs of one job have occupied, and fresh placements avoiding them."""
+    """The address ranges the inputs of one job have occupied, and fresh placements avoiding them.
+    Its bookkeeping is bounded by the distinct ranges the allocator used, not by the job's calls."""
 
     def __init__(self, device: Any):
         import torch
 
         self.device = torch.device(device)
-        self.used: list[tuple[int, int]] = []
+        # [start, end) of every input the allocator placed, each once (calls mostly repeat the same
+        # ones); a fresh placement's own ranges are never handed out again, so they are not kept here.
+        self.used: dict[tuple[int, int], None] = {}
         self.released: list[tuple[int, int, int, int]] = []  # CUDA regions no tensor uses any more
         self.mapped: list = []  # CPU mappings holding moved inputs, or held until the next call's release
         self.parked: list = []  # CPU mappings kept only so their ranges stay out of use: they hold no memory
@@ -90,7 +93,8 @@ class InputPlacements:
             self.fresh_calls += 1
             if self.device.type == "cuda":
                 sealed.synchronize("cuda")
-        self._note(inputs)
+        else:
+            self._note(inputs)
         return inputs
 
     def release(self) -> None:
@@ -116,7 +120,7 @@ class InputPlacements:
         if isinstance(value, sealed.Tensor):
             span = _span(value)
             if span is not None:
-                self.used.append(span)
+                self.used[span] = None
         elif isinstance(value, (list, tuple)):
             for item in value:
                 self._note(item)
@@ -141,7 +145,7 @@ class InputPlacements:
         index = device.index if device.index is not None else sealed.current_cuda_device()
         nbytes = sealed.storage_span(like)[1]  # received tensors are compact copies
         try:
-            address, size, handle = dicebench_cuda.map_fresh(index, nbytes, self.used)
+            address, size, handle = dicebench_cuda.map_fresh(index, nbytes, list(self.used))
         except RuntimeError as error:
             raise HostError(f"cannot place the inputs at fresh addresses: {error}") from None
         raw = sealed.bytes_tensor(_FreshRegion(address, size, handle, index, self.released), device)

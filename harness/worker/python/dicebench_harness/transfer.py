@@ -146,11 +146,10 @@ class BatchWriter:
         import torch
 
         if self.device.type != "cuda":
-            leaves: list = []  # contiguous copies: their storage holds the bytes in the order written
-            copy = map_tensors(inputs, lambda t: leaves.append(t.detach().clone(memory_format=torch.contiguous_format))
-                                or leaves[-1])
+            # Contiguous copies: their storage holds the bytes in the order written.
+            copy = map_tensors(inputs, lambda t: t.detach().clone(memory_format=torch.contiguous_format))
             if mask_key is not None:
-                for position, leaf in enumerate(leaves):
+                for position, leaf in enumerate(_leaves_of(copy, [])):
                     data = _storage_bytes(leaf)
                     data.bitwise_xor_(mask_stream(mask_key, position, data.numel(), leaf.device))
             return _write_raw_file(copy, path)
