@@ -141,6 +141,27 @@ class RawOutputsTest(unittest.TestCase):
             self.assertEqual((got.dtype, got.shape), (sent.dtype, sent.shape))
             self.assertTrue(torch.equal(got, sent))
 
+    def test_a_rewritten_file_holds_only_the_latest_outputs_and_is_cut_only_when_shorter(self):
+        # A timing loop writes every call's outputs to one file: overwritten in place (truncating a
+        # file that holds data costs a call about 0.15 ms on a disk mounted with discard), and cut
+        # only where an earlier write ran longer.
+        import torch
+        from dicebench_harness import sealed
+
+        cuts = []
+        real = sealed._os_ftruncate
+        sealed._os_ftruncate = lambda fd, size: cuts.append(size) or real(fd, size)
+        try:
+            for value, cut in ((torch.arange(100.0), []), (torch.arange(100.0) + 1, []), (torch.arange(3.0), [12])):
+                cuts.clear()
+                descriptor, _ = transfer.export_tree([value], "cpu", self.path)
+                self.assertEqual(cuts, cut)
+                self.assertEqual(os.path.getsize(self.path), value.numel() * 4)
+                back = transfer.import_tree(descriptor, "cpu", clone=False, folder=self.folder)
+                self.assertTrue(torch.equal(back[0], value))
+        finally:
+            sealed._os_ftruncate = real
+
     def test_a_descriptor_that_does_not_fit_its_file_is_refused(self):
         import torch
 
