@@ -7,6 +7,7 @@
 
 #include <cctype>
 
+#include <cstring>
 #include <filesystem>
 #include <utility>
 
@@ -174,7 +175,9 @@ Result<Database> Database::open(const std::string& path, int flags) {
   db.path_ = path;
   if (rc != SQLITE_OK) {
     if (raw == nullptr) return sqlite_error(nullptr, rc, path, "cannot open");
-    return db.error(rc, "cannot open");
+    // SQLite's "unable to open database file" does not say why; the system does (permissions, say).
+    const int system_errno = sqlite3_system_errno(raw);
+    return db.error(rc, system_errno != 0 ? "cannot open: " + std::string(std::strerror(system_errno)) : std::string("cannot open"));
   }
   sqlite3_extended_result_codes(raw, 1);
   return db;

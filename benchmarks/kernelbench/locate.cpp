@@ -49,8 +49,9 @@ Result<std::filesystem::path> locate_levels_root(std::string given) {
       if (holds_levels(candidate)) return candidate;
     }
     std::error_code ec;
-    const std::string what = fs::exists(root, ec) ? "holds no KernelBench problems"
-                                                  : "does not exist";
+    const std::string what = !fs::exists(root, ec)        ? "does not exist"
+                             : !fs::is_directory(root, ec) ? "is a file, not a folder"
+                                                           : "holds no KernelBench problems";
     return make_error("KernelBench root " + root.string() + " " + what + " (looked for level1/ ... level4/ in " +
                       candidates[0].string() + " and in " + candidates[1].string() + "); " +
                       kHowToGetKernelBench);

@@ -3,6 +3,7 @@
 // timing spread and --min-change). A and B are run references (RUN, DATABASE:RUN or a run
 // summary file).
 #include "core/cli/commands.hpp"
+#include "core/cli/number_checks.hpp"
 #include "core/cli/run_reference.hpp"
 #include "results/compare.hpp"
 #include "results/compare_format.hpp"
@@ -27,12 +28,12 @@ Command add_compare_command(CLI::App& parent) {
   app->add_option("--db", o->db, "Results database for plain run ids")->capture_default_str();
   app->add_option("--alpha", o->compare.alpha, "Significance level: McNemar p below it, or a bootstrap interval of "
                                               "confidence 1 - alpha without 0, is beyond noise")
-      ->check(CLI::Range(1e-9, 0.5))
+      ->check(real_number(1e-9, 0.5))
       ->capture_default_str();
   app->add_option("--resamples", o->compare.bootstrap.resamples, "Bootstrap resamples")
-      ->check(CLI::Range(100, 1000000))
+      ->check(whole_number(100, 1000000))
       ->capture_default_str();
-  app->add_option("--seed", o->compare.bootstrap.seed, "Bootstrap seed")->capture_default_str();
+  app->add_option("--seed", o->compare.bootstrap.seed, "Bootstrap seed")->check(unsigned_number())->capture_default_str();
   app->add_option("--min-change", o->min_change,
                   "List a problem as slower or faster only when its median runtime changed by more than this fraction "
                   "(and beyond its p10-p90 timing spread)")

@@ -5,8 +5,10 @@
 #include "core/base/whole_file.hpp"
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
+#include "core/cli/number_checks.hpp"
 #include "core/cli/suite_flags.hpp"
 #include "core/cli/tolerance_option.hpp"
+#include "core/host/log.hpp"
 #include "core/run/evaluation_session.hpp"
 #include "harness/client/evaluation_json.hpp"
 
@@ -66,9 +68,9 @@ Command add_eval_command(CLI::App& parent) {
   app->add_option("--candidate", o->candidates, "Candidate file (class ModelNew); give it again for more")->required();
   app->add_option("--device", o->device, "cpu or cuda (default: cuda where a GPU is visible)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  app->add_option("--trials", o->trials, "Correctness trials")->check(CLI::PositiveNumber)->capture_default_str();
+  app->add_option("--trials", o->trials, "Correctness trials")->check(whole_number(1, 1000000))->capture_default_str();
   add_tolerance_option(*app, o->tolerance);
-  const CLI::Range seconds(1.0, 86400.0);
+  const CLI::Validator seconds = real_number(1.0, 86400.0);
   app->add_option("--timeout", o->timeout, "Seconds the candidate may run (init, trials, timing)")
       ->check(seconds)->capture_default_str();
   app->add_option("--compile-timeout", o->compile_timeout, "Seconds the candidate's worker may take to start and compile")
@@ -109,7 +111,7 @@ Command add_eval_command(CLI::App& parent) {
             auto session = run::EvaluationSession::open_with_suite(config);
             if (!session) return fail(session.error().message);
             const std::string& device = (*session)->settings().device;
-            if (!o->json) fmt::print("sandbox: {}\n", (*session)->sandbox_summary());
+            host::log_info("sandbox: {}", (*session)->sandbox_summary());  // as run says it: a log line, before anything runs
             std::vector<run::EvaluationSession::Pair> batch;
             for (auto& candidate : candidates) batch.push_back({problem, std::move(candidate)});
             auto evaluations = (*session)->evaluate(batch);

@@ -2,6 +2,7 @@
 // (KernelBench's eval_results.json, JSON lines, CSV) or as a run summary file for `gate`; with
 // --baseline-file, the speedups against a published KernelBench baseline file.
 #include "core/cli/commands.hpp"
+#include "core/cli/number_checks.hpp"
 #include "core/cli/run_reference.hpp"
 #include "results/export.hpp"
 #include "results/published_baselines.hpp"
@@ -26,11 +27,13 @@ Command add_export_command(CLI::App& parent) {
   app->add_option("--format", o->format, "kernelbench, jsonl, csv or summary (a baseline for dicebench gate)")
       ->check(CLI::IsMember({"kernelbench", "jsonl", "csv", "summary"}))
       ->required();
-  app->add_option("--level", o->level, "With --format kernelbench: the level to export from a run over several");
+  app->add_option("--level", o->level, "With --format kernelbench: the level to export from a run over several")
+      ->check(whole_number(1));
   app->add_option("-o,--output", o->output, "File to write (- for standard output)")->capture_default_str();
   app->add_option("--baseline-file", o->baseline_file,
                   "Speedups against this published KernelBench baseline file (problems it lacks get none)");
   return {app, [o]() {
+            if (o->level && o->format != "kernelbench") return fail("--level goes with --format kernelbench only");
             auto reference = parse_run_reference(o->run, o->db, false);
             if (!reference) return fail(reference.error().message);
             auto run = load_run(*reference);

@@ -4,6 +4,7 @@
 // summary and JUnit XML, and exits 3 when a rule failed (1 on an error). With --baseline-file,
 // both runs' speedups are taken against a published KernelBench baseline file.
 #include "core/cli/commands.hpp"
+#include "core/cli/number_checks.hpp"
 #include "core/cli/run_reference.hpp"
 #include "results/compare.hpp"
 #include "results/gate.hpp"
@@ -40,12 +41,12 @@ Command add_gate_command(CLI::App& parent) {
   app->add_option("--json", o->json, "Write a JSON summary to this file");
   app->add_option("--junit", o->junit, "Write JUnit XML to this file");
   app->add_option("--alpha", o->compare.alpha, "Significance level of the noise tests")
-      ->check(CLI::Range(1e-9, 0.5))
+      ->check(real_number(1e-9, 0.5))
       ->capture_default_str();
   app->add_option("--resamples", o->compare.bootstrap.resamples, "Bootstrap resamples")
-      ->check(CLI::Range(100, 1000000))
+      ->check(whole_number(100, 1000000))
       ->capture_default_str();
-  app->add_option("--seed", o->compare.bootstrap.seed, "Bootstrap seed")->capture_default_str();
+  app->add_option("--seed", o->compare.bootstrap.seed, "Bootstrap seed")->check(unsigned_number())->capture_default_str();
   app->add_option("--baseline-file", o->baseline_file,
                   "Both runs' speedups against this published KernelBench baseline file (problems it lacks get none)");
   return {app, [o]() {

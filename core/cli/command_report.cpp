@@ -73,8 +73,8 @@ Command add_report_command(CLI::App& parent) {
                   "model make one table by level; with --html, two runs of one suite are overlaid")
       ->required();
   app->add_option("--db", o->db, "Results database")->capture_default_str();
-  app->add_flag("--json", o->json, "Print JSON instead of a table");
-  app->add_option("--html", o->html, "Write a self-contained HTML report to this file");
+  auto* json = app->add_flag("--json", o->json, "Print JSON instead of a table");
+  app->add_option("--html", o->html, "Write a self-contained HTML report to this file")->excludes(json);
   app->add_flag("--time", o->time,
                 "Also say where each run's evaluation time went (phase groups, load waits by compile path, torch's "
                 "toolchain builds, the slowest candidates); with --json, under \"time\"");

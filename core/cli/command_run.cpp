@@ -3,6 +3,7 @@
 // from what comes back; `--resume RUN` continues a stored run.
 #include "core/base/text.hpp"
 #include "core/cli/commands.hpp"
+#include "core/cli/number_checks.hpp"
 #include "core/cli/run_reference.hpp"
 #include "core/cli/suite_flags.hpp"
 #include "core/cli/tolerance_option.hpp"
@@ -22,7 +23,8 @@ namespace dicebench::cli {
 namespace {
 
 struct RunOptions {
-  std::string model, model_path, suite, problems, config_file, device, tolerance, gpus, infill;
+  std::string model, model_path, suite, config_file, device, tolerance, gpus, infill;
+  std::optional<std::string> problems;  // given empty, an error (not every problem)
   std::optional<int> trials;
   std::string db = kDefaultDatabase;
   std::optional<int> samples;
@@ -44,7 +46,7 @@ Result<host::Config> resolve_config(const RunOptions& o) {
   if (!o.model.empty()) config.set("model", o.model);
   if (!o.model_path.empty()) config.set("model_path", o.model_path);
   if (!o.suite.empty()) config.set("suite", o.suite);
-  if (!o.problems.empty()) config.set("problems", o.problems);
+  if (o.problems) config.set("problems", *o.problems);
   if (o.samples) config.set("samples", std::to_string(*o.samples));
   if (o.seed) config.set("seed", std::to_string(*o.seed));
   if (o.batch_size) config.set("batch_size", std::to_string(*o.batch_size));
@@ -113,6 +115,8 @@ int run(const RunOptions& o, CLI::App& app) {
   request.db = o.db;
   request.generate_only = o.generate_only;
   if (!o.suite_flags.conflicts.empty()) return fail(o.suite_flags.conflicts.front());
+  if (!o.json.empty())  // the summary is written once the run ends: its path is checked now
+    if (auto writable = check_output_path(o.json); !writable) return fail(writable.error().message);
   if (o.resume) {
     for (const char* flag : {"--model", "--model-path", "--suite", "--problems", "--samples", "--seed", "--config", "--batch-size",
                              "--device", "--trials", "--tolerance"})
@@ -168,12 +172,12 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--model-path", o->model_path, "The model's folder (config.json, safetensors, tokenizer.json) instead of the Hugging Face cache");
   app->add_option("--suite", o->suite, "Suite name (dicebench list suites), e.g. kernelbench-l2, or kernelbench for every level");
   app->add_option("--problems", o->problems, "Problem ids and ranges, e.g. 1-4,7; LEVEL/IDS items for --suite kernelbench, e.g. 1/1-10,2/5 (default: all)");
-  app->add_option("--samples", o->samples, "Samples per problem (default 1)")->check(CLI::PositiveNumber);
+  app->add_option("--samples", o->samples, "Samples per problem (default 1)")->check(whole_number(1, 1000000));
   app->add_option("--db", o->db, "Results database")->capture_default_str();
   app->add_option("--config", o->config_file, "TOML configuration file; flags override it");
-  app->add_option("--resume", o->resume, "Continue the stored run RUN where it stopped");
-  app->add_option("--seed", o->seed, "Run seed (default: random, recorded)")->check(CLI::NonNegativeNumber);
-  app->add_option("--batch-size", o->batch_size, "Requests per generate call (default: the model's)")->check(CLI::PositiveNumber);
+  app->add_option("--resume", o->resume, "Continue the stored run RUN where it stopped")->check(whole_number(1));
+  app->add_option("--seed", o->seed, "Run seed (default: random, recorded)")->check(whole_number(0));
+  app->add_option("--batch-size", o->batch_size, "Requests per generate call (default: the model's)")->check(whole_number(1, 1000000));
   app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. kernelbench.prompt=zero_shot");
   app->add_option("--infill", o->infill,
                   "For suites of spans to fill (dice-infill): native (the model fills the span itself), chat (the suite's prompt) "
@@ -183,7 +187,7 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--json", o->json, "Also write the run's summary as JSON to this file (verdicts, where the time went, the report)");
   app->add_option("--device", o->device, "Evaluate on cpu or cuda (default: cuda where a GPU is visible)")->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--gpus", o->gpus, "GPUs to evaluate on, one worker set each, e.g. 0,1 (default: all visible)");
-  app->add_option("--trials", o->trials, "Correctness trials per candidate (default 5)")->check(CLI::PositiveNumber);
+  app->add_option("--trials", o->trials, "Correctness trials per candidate (default 5)")->check(whole_number(1, 1000000));
   add_tolerance_option(*app, o->tolerance);
   // The suites' own flags, from the installed plugins' manifests: looked for once `run` is on the
   // command line (other commands need no plugins), before its arguments are parsed.

@@ -1,5 +1,6 @@
 // `dicebench show RUN`: a run's settings, versions and per-problem verdicts.
 #include "core/cli/commands.hpp"
+#include "core/cli/number_checks.hpp"
 #include "results/run_summary.hpp"
 #include "results/store.hpp"
 
@@ -16,7 +17,7 @@ Command add_show_command(CLI::App& parent) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = parent.add_subcommand("show", "Show a run: settings, versions, per-problem verdicts");
-  app->add_option("run", o->run, "Run id")->required();
+  app->add_option("run", o->run, "Run id")->check(whole_number(1))->required();
   app->add_option("--db", o->db, "Results database")->capture_default_str();
   return {app, [o]() {
             auto store = results::Store::open(o->db, results::OpenMode::ReadOnly);

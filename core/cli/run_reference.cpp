@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "results/store.hpp"
 #include "results/summary_file.hpp"
@@ -43,6 +44,11 @@ Result<RunReference> parse_run_reference(const std::string& text, const std::str
     reference.summary_file = text;
     return reference;
   }
+  std::error_code ec;
+  if (allow_summary && std::filesystem::is_directory(text, ec))
+    return make_error(fmt::format("'{}' is a folder, not a run (give RUN, DATABASE:RUN or a run summary file)", text));
+  if (allow_summary && (text.find('/') != std::string::npos || text.ends_with(".json")))
+    return make_error(fmt::format("'{}' is not a run, and no such file exists (give RUN, DATABASE:RUN or a run summary file)", text));
   return make_error(fmt::format("'{}' is not a run (give RUN, DATABASE:RUN{})", text,
                                 allow_summary ? " or an existing run summary file" : ""));
 }
@@ -54,7 +60,20 @@ Result<results::RunResults> load_run(const RunReference& reference, results::Loa
   return results::load_run_results(*store, reference.run, options);
 }
 
+Result<void> check_output_path(const std::string& path) {
+  if (path == "-") return {};
+  if (path.empty()) return make_error("cannot write an output file with an empty name");
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return make_error(fmt::format("cannot write {}: it is a folder", path));
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  const std::string folder = parent.empty() ? "." : parent.string();
+  if (!std::filesystem::is_directory(folder, ec)) return make_error(fmt::format("cannot write {}: no folder {}", path, folder));
+  if (::access(folder.c_str(), W_OK) != 0) return make_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  return {};
+}
+
 Result<void> write_output(const std::string& path, const std::string& text) {
+  DICEBENCH_TRY(check_output_path(path));
   if (path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return {};

@@ -28,4 +28,9 @@ Result<results::RunResults> load_run(const RunReference& reference, results::Loa
 // any earlier file intact; "-" writes to standard output.
 Result<void> write_output(const std::string& path, const std::string& text);
 
+// Whether write_output(path, ...) can succeed, asked before long work whose summary goes there: a
+// path that is empty or a folder, or whose folder is missing or not writable, is one error line
+// ("cannot write PATH: why").
+Result<void> check_output_path(const std::string& path);
+
 }  // namespace dicebench::cli

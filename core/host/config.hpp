@@ -27,7 +27,9 @@ class Config {
   std::map<std::string, std::string> values_;
 };
 
-// Top-level keys the host itself reads; everything else must sit in a section ([kernelbench], ...).
-inline constexpr std::string_view kRunKeys[] = {"model", "model_path", "suite", "problems", "samples", "db", "seed", "batch_size"};
+// Top-level keys the host itself reads; everything else must sit in a section ([eval], [kernelbench],
+// ...: setting_names.hpp says which).
+inline constexpr std::string_view kRunKeys[] = {"model", "model_path", "suite", "problems", "samples",
+                                                "db",    "seed",       "batch_size", "infill"};
 
 }  // namespace dicebench::host

@@ -1,6 +1,7 @@
 // The evaluation settings: [eval] keys checked and resolved, slots, the worker's executables.
 #include "core/host/evaluation_settings.hpp"
 
+#include "core/base/one_line.hpp"
 #include "core/base/text.hpp"
 #include "core/host/repro.hpp"
 #include "harness/client/sandbox_launch.hpp"
@@ -176,6 +177,11 @@ std::string worker_executable() {
 Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& config, const std::string& device) {
   std::vector<std::optional<std::string>> slots;
   if (device == "cpu") {
+    // GPUs asked for are not quietly dropped (a run on a machine without the GPU it names).
+    if (const auto gpus = config.get("eval.gpus"); gpus && *gpus != "all")
+      return make_error(fmt::format("eval.gpus names GPUs ('{}'), but this evaluation runs on the CPU (eval.device is cpu, "
+                                    "or no GPU is visible): drop --gpus, or evaluate where those GPUs are",
+                                    on_one_line(*gpus)));
     auto workers = number_setting<int>(config, "eval.cpu_workers", 1, 1);
     if (!workers) return workers.error();
     slots.assign(static_cast<size_t>(*workers), std::nullopt);

@@ -29,14 +29,23 @@ void service_log(void* /*host*/, dicebench_log_level level, dicebench_str messag
   }
 }
 
-int service_config_get(void* host, dicebench_str key, dicebench_str* value) {
-  const auto* config = static_cast<const Config*>(host);
-  const auto& values = config->values();
-  auto it = values.find(std::string(key.data ? key.data : "", key.data ? key.size : 0));
+}  // namespace
+
+int HostServices::config_get(void* host, dicebench_str key, dicebench_str* value) {
+  auto* services = static_cast<HostServices*>(host);
+  const std::string name(key.data ? key.data : "", key.data ? key.size : 0);
+  {
+    std::lock_guard lock(services->asked_mutex_);
+    services->asked_.insert(name);
+  }
+  const auto& values = services->config_.values();
+  auto it = values.find(name);
   if (it == values.end()) return 0;
   *value = dicebench_str{it->second.data(), it->second.size()};
   return 1;
 }
+
+namespace {
 
 int service_cancelled(void*) { return g_cancel ? 1 : 0; }
 
@@ -46,10 +55,15 @@ HostServices::HostServices(const Config& config) : config_(config) {
   table_.struct_size = sizeof(dicebench_host_services);
   table_.abi_major = DICEBENCH_ABI_MAJOR;
   table_.abi_minor = DICEBENCH_ABI_MINOR;
-  table_.host = const_cast<Config*>(&config_);
+  table_.host = this;
   table_.log = &service_log;
-  table_.config_get = &service_config_get;
+  table_.config_get = &HostServices::config_get;
   table_.cancelled = &service_cancelled;
+}
+
+std::set<std::string> HostServices::asked() const {
+  std::lock_guard lock(asked_mutex_);
+  return asked_;
 }
 
 void HostServices::install_signal_handlers() {

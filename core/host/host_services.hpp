@@ -1,4 +1,5 @@
-// The services table the host hands to every plugin: logging, configuration lookup and
+// The services table the host hands to every plugin: logging, configuration lookup (which notes the
+// keys asked for: a setting in a plugin's section that the plugin never asks for is a typo) and
 // cancellation (set by the first Ctrl-C; a second one ends the process at once).
 #pragma once
 
@@ -7,6 +8,9 @@
 #include <dicebench/plugin.h>
 
 #include <atomic>
+#include <mutex>
+#include <set>
+#include <string>
 
 namespace dicebench::host {
 
@@ -17,6 +21,8 @@ class HostServices {
   HostServices& operator=(const HostServices&) = delete;
 
   const dicebench_host_services* table() const { return &table_; }
+  // Every key a plugin has looked up through this table so far, set or not.
+  std::set<std::string> asked() const;
 
   // Installs SIGINT/SIGTERM handlers that request cancellation.
   static void install_signal_handlers();
@@ -24,8 +30,12 @@ class HostServices {
   static void request_cancel();
 
  private:
+  static int config_get(void* host, dicebench_str key, dicebench_str* value);
+
   const Config& config_;
   dicebench_host_services table_{};
+  mutable std::mutex asked_mutex_;
+  std::set<std::string> asked_;
 };
 
 }  // namespace dicebench::host

@@ -57,6 +57,7 @@ Result<std::set<ProblemKey>> parse_problem_selection(const std::string& text) {
   if (trim(text).empty()) return make_error(fmt::format("empty problem selection ({})", kHowTo));
   for (const auto& raw : split(text, ',')) {
     std::string_view part = trim(raw);
+    if (part.empty()) return make_error(fmt::format("bad problem selection '{}': an empty item between commas ({})", text, kHowTo));
     int level = 0;
     if (const size_t slash = part.find('/'); slash != std::string_view::npos) {
       auto parsed = parse_number(trim(part.substr(0, slash)), text, "level");
@@ -66,6 +67,8 @@ Result<std::set<ProblemKey>> parse_problem_selection(const std::string& text) {
       level = static_cast<int>(*parsed);
       part = trim(part.substr(slash + 1));
     }
+    if (part.starts_with('-'))  // "-1": not a range without its start
+      return make_error(fmt::format("bad problem selection '{}': '{}' is not a problem id (ids are 0 or more; {})", text, part, kHowTo));
     const size_t dash = part.find('-');
     if (dash == std::string_view::npos) {
       auto id = parse_number(part, text, "problem id");

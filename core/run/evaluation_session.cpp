@@ -6,6 +6,7 @@
 #include "core/host/evaluation_settings.hpp"
 #include "core/host/log.hpp"
 #include "core/host/plugin_registry.hpp"
+#include "core/host/setting_names.hpp"
 #include "harness/client/python_modules.hpp"
 #include "harness/client/sandbox_launch.hpp"
 
@@ -72,14 +73,16 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::C
 Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open_with_suite(const host::Config& config,
                                                                                const std::optional<WorkerOverride>& workers) {
   const std::string name = config.get("suite").value_or("");
+  // The installed plugins; for workers from elsewhere (the Python module's), those of their install too.
+  auto dirs = host::PluginRegistry::default_search_dirs();
+  if (workers) dirs.push_back((std::filesystem::path(workers->worker).parent_path() / ".." / "lib" / "dicebench" / "plugins").string());
+  const auto registry = host::PluginRegistry::discover(dirs);
+  DICEBENCH_TRY(host::check_setting_names(config, registry));
   OwnedSuite owned;
+  std::vector<std::string> opened;
   if (!name.empty()) {
     owned.config = std::make_unique<host::Config>(config);
     owned.services = std::make_unique<host::HostServices>(*owned.config);
-    // The installed plugins; for workers from elsewhere (the Python module's), those of their install too.
-    auto dirs = host::PluginRegistry::default_search_dirs();
-    if (workers) dirs.push_back((std::filesystem::path(workers->worker).parent_path() / ".." / "lib" / "dicebench" / "plugins").string());
-    const auto registry = host::PluginRegistry::discover(dirs);
     auto resolved = registry.resolve(DICEBENCH_KIND_SUITE, name);
     if (!resolved) return resolved.error();
     auto plugin = registry.load(*resolved->plugin);
@@ -87,7 +90,11 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open_with_suite(co
     auto suite = host::SuiteSession::open(*plugin, resolved->name, *owned.services);
     if (!suite) return suite.error();
     owned.session.emplace(std::move(*suite));
+    opened.push_back(plugin->info.name);
   }
+  // Every setting is given explicitly here (no config file): one for a plugin not opened is unused.
+  DICEBENCH_TRY(host::check_settings_asked(config, owned.services ? owned.services->asked() : std::set<std::string>{}, opened,
+                                           /*other_sections=*/false));
   auto session = open(config, owned.session ? &*owned.session : nullptr, workers);
   if (!session) return session.error();
   if (owned.session) {

@@ -3,7 +3,9 @@
 
 #include "core/host/log.hpp"
 #include "core/host/plugin_registry.hpp"
+#include "core/host/evaluation_settings.hpp"
 #include "core/host/run_plan.hpp"
+#include "core/host/setting_names.hpp"
 #include "core/run/evaluation_session.hpp"
 #include "core/run/resume.hpp"
 #include "core/run/run_record.hpp"
@@ -86,6 +88,8 @@ Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& eve
   host::HostServices::install_signal_handlers();
   const auto registry = host::PluginRegistry::discover(request.plugin_dirs.empty() ? host::PluginRegistry::default_search_dirs()
                                                                                   : request.plugin_dirs);
+  // A setting no one reads is a typo: refused before anything is opened.
+  DICEBENCH_TRY(host::check_setting_names(request.settings, registry));
   // The database first: a read-only, locked or newer database fails before any work.
   auto store = results::Store::open(request.db);
   if (!store) return store.error();
@@ -98,6 +102,9 @@ Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& eve
   auto planned = host::plan_run(starting_config(request, resumed), registry, resumed ? &resumed->state : nullptr);
   if (!planned) return planned.error();
   host::RunPlan& plan = **planned;
+  // The model and the suite have read their settings: one in their sections they did not ask for is a typo.
+  DICEBENCH_TRY(host::check_settings_asked(request.settings, plan.services->asked(),
+                                           {plan.model_plugin.info.name, plan.suite_plugin.info.name}, /*other_sections=*/true));
   std::map<std::string, ChangedSetting> changed;
   if (resumed) {
     auto changes = resume_changes(request, *resumed, plan);
@@ -106,7 +113,11 @@ Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& eve
   }
   // Evaluation's settings and prerequisites are checked before anything is generated or stored.
   std::unique_ptr<EvaluationSession> evaluation;
-  if (!request.generate_only) {
+  if (request.generate_only) {
+    // Not used now, but stored with the run, which a later --resume evaluates with them as they are.
+    auto settings = host::evaluation_settings(plan.config);
+    if (!settings) return settings.error();
+  } else {
     auto opened = EvaluationSession::open(plan.config, &*plan.suite);
     if (!opened) return opened.error();
     host::log_info("sandbox: {}", (*opened)->sandbox_summary());  // said before anything runs

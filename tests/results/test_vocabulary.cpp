@@ -3,9 +3,11 @@
 // CHECK and protocol.py's VERDICTS and CANDIDATE_ERROR_CLASSES), problem traits (results/flags.hpp
 // against protocol.py's PROBLEM_TRAITS), tolerance modes (harness/client/evaluator.hpp against
 // protocol.py's TOLERANCE_MODES), the protocol version (harness/client/worker_process.hpp against
-// protocol.py and harness/PROTOCOL.md), the flag the KernelBench suite's review reports, and flags
-// and verdicts spell one way.
+// protocol.py and harness/PROTOCOL.md), the flag the KernelBench suite's review reports, the [eval]
+// keys (core/host/evaluation_settings.hpp against what it reads and the README), and flags and
+// verdicts spell one way.
 #include "benchmarks/kernelbench/backend_check.hpp"
+#include "core/host/evaluation_settings.hpp"
 #include "harness/client/evaluator.hpp"
 #include "harness/client/worker_process.hpp"
 #include "results/flags.hpp"
@@ -160,4 +162,24 @@ TEST_CASE("borderline margins are those within [0.5, 2]") {
   CHECK(results::is_borderline_margin(2.0));
   CHECK_FALSE(results::is_borderline_margin(0.49));
   CHECK_FALSE(results::is_borderline_margin(2.01));
+}
+
+TEST_CASE("the [eval] keys are one list: what evaluation_settings reads, and what the README's [eval] section shows") {
+  std::set<std::string> listed;
+  for (const auto& key : host::kEvalKeys) listed.insert(std::string(key));
+  CHECK(listed.size() == std::size(host::kEvalKeys));  // none twice
+  const std::string source = source_file("core/host/evaluation_settings.cpp");
+  std::set<std::string> read;
+  const std::regex literal("\"(eval\\.[a-z_0-9]+)\"");
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), literal); it != std::sregex_iterator(); ++it)
+    read.insert((*it)[1]);
+  CHECK(read == listed);
+  const std::string readme = source_file("README.md");
+  const size_t section = readme.find("\n[eval]\n");
+  REQUIRE(section != std::string::npos);
+  const std::string block = readme.substr(section, readme.find("```", section) - section);
+  for (const auto& key : listed) {
+    const std::string name = key.substr(std::string("eval.").size());
+    CHECK_MESSAGE(std::regex_search(block, std::regex("\n(# )?" + name + " = ")), key);
+  }
 }

@@ -68,13 +68,14 @@ def main() -> int:
     parser.add_argument("--passes", type=int, default=2, help="times every candidate is evaluated (distinct sources)")
     parser.add_argument("--threads", type=int, default=2, help="callers submitting at once")
     parser.add_argument("--workers", type=int, default=2, help="evaluators on the CPU (CUDA: one per GPU of --gpus)")
-    parser.add_argument("--gpus", default="0", help="GPUs the Evaluator uses (default: one GPU, 0)")
+    parser.add_argument("--gpus", default="0", help="GPUs the Evaluator uses on CUDA (default: one GPU, 0)")
     parser.add_argument("--spares", type=int, default=1, help="candidate workers each evaluator keeps started")
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args()
     jobs = pairs(args.candidates, args.kernelbench_root)
 
-    with dicebench.Evaluator(args.device, workers=args.workers, gpus=args.gpus, spares=args.spares) as evaluator:
+    gpus = "all" if args.device == "cpu" else args.gpus  # a CPU evaluation names no GPU
+    with dicebench.Evaluator(args.device, workers=args.workers, gpus=gpus, spares=args.spares) as evaluator:
         first, first_seconds = timed(evaluator, jobs[0]["problem"], jobs[0]["candidate"] + "\n# first call\n")
         calls = [(job, p, job["candidate"] + f"\n# pass {p}\n") for p in range(args.passes) for job in jobs]
         started = time.perf_counter()

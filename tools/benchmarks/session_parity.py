@@ -76,8 +76,9 @@ def by_run(args: argparse.Namespace, jobs: list[dict], tmp: str) -> dict:
             f.write(job["candidate"])
     db, summary_file = os.path.join(tmp, "results.db"), os.path.join(tmp, "summary.json")
     command = [args.cli, "run", "--model", "replay:" + folder, "--suite", f"kernelbench-l{args.level}", "--kernelbench-root",
-               args.kernelbench_root, "--db", db, "--json", summary_file, "--gpus", args.gpus,
-               "--set", f"eval.cpu_workers={args.workers}"]
+               args.kernelbench_root, "--db", db, "--json", summary_file, "--set", f"eval.cpu_workers={args.workers}"]
+    if args.device != "cpu":  # a CPU evaluation names no GPU
+        command += ["--gpus", args.gpus]
     if args.device:
         command += ["--device", args.device]
     started = time.perf_counter()
@@ -94,7 +95,8 @@ def by_run(args: argparse.Namespace, jobs: list[dict], tmp: str) -> dict:
 
 def by_evaluate(args: argparse.Namespace, jobs: list[dict]) -> dict:
     started = time.perf_counter()
-    evaluator = dicebench.Evaluator(args.device, workers=args.workers, gpus=args.gpus, spares=args.spares,
+    evaluator = dicebench.Evaluator(args.device, workers=args.workers, gpus="all" if args.device == "cpu" else args.gpus,
+                                    spares=args.spares,
                                     suite=f"kernelbench-l{args.level}", config={"kernelbench.root": args.kernelbench_root})
     with evaluator:
         cold = evaluator.evaluate([j["problem"] for j in jobs], [j["candidate"] for j in jobs])
@@ -115,7 +117,7 @@ def main() -> int:
     parser.add_argument("--level", type=int, default=1, help="the KernelBench level of the candidates taken (one suite for both)")
     parser.add_argument("--count", type=int, default=64, help="candidates in the batch")
     parser.add_argument("--device", choices=("cuda", "cpu"), default=None, help="default: cuda where a GPU is visible")
-    parser.add_argument("--gpus", default="0", help="GPUs both use (default: one GPU, 0)")
+    parser.add_argument("--gpus", default="0", help="GPUs both use on CUDA (default: one GPU, 0)")
     parser.add_argument("--workers", type=int, default=2, help="evaluators on the CPU (both)")
     parser.add_argument("--spares", type=int, default=1, help="candidate workers the Evaluator's evaluators keep started")
     parser.add_argument("--cli", default=None, help="the dicebench executable (default: beside this package, or on PATH)")

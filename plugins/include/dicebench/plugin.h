@@ -78,7 +78,9 @@ typedef struct dicebench_host_services {
   void* host;
   void (*log)(void* host, dicebench_log_level level, dicebench_str message);
   /* Looks up a resolved configuration value by dotted key ("kernelbench.root").
-   * Returns 1 and sets *value (valid for the host's lifetime) when set, 0 otherwise. */
+   * Returns 1 and sets *value (valid for the host's lifetime) when set, 0 otherwise. Look up every
+   * setting of your section when opened (open_model, open_suite), set or not: the host then refuses
+   * a key of your section that you never asked for, as a typo, before anything runs. */
   int (*config_get)(void* host, dicebench_str key, dicebench_str* value);
   /* Non-zero once the user asked to stop; long calls poll it and return DICEBENCH_CANCELLED. */
   int (*cancelled)(void* host);

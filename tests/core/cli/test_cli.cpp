@@ -196,7 +196,7 @@ TEST_CASE("a run killed midway resumes without redoing finished samples") {
   const std::string db = tmp / "results.db";
   const std::vector<std::string> env = {kTestPlugins};
   const pid_t pid = test::start_cli({"run", "--model", "test-slow", "--suite", "kernelbench-l1", "--kernelbench-root",
-                                     kKernelBench, "--samples", "4", "--seed", "7", "--set", "test.delay_ms=150",
+                                     kKernelBench, "--samples", "4", "--seed", "7", "--set", "test-slow.delay_ms=150",
                                      "--generate-only", "--db", db},
                                     env);
   // Wait until a few samples are stored, then kill without warning.
@@ -238,7 +238,7 @@ TEST_CASE("Ctrl-C stops a run as interrupted and it can be resumed") {
   const std::string db = tmp / "results.db";
   const std::vector<std::string> env = {kTestPlugins};
   const pid_t pid = test::start_cli({"run", "--model", "test-slow", "--suite", "kernelbench-l1", "--kernelbench-root",
-                                     kKernelBench, "--samples", "3", "--set", "test.delay_ms=150", "--generate-only",
+                                     kKernelBench, "--samples", "3", "--set", "test-slow.delay_ms=150", "--generate-only",
                                      "--db", db},
                                     env);
   int stored = 0;
@@ -259,7 +259,7 @@ TEST_CASE("a model failing midway marks the run failed and keeps what was stored
   TempDir tmp("fail");
   const std::string db = tmp / "results.db";
   auto r = run_cli({"run", "--model", "test-slow", "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench,
-                    "--set", "test.fail_at=10", "--set", "test.no_block_at=2", "--generate-only", "--db", db},
+                    "--set", "test-slow.fail_at=10", "--set", "test-slow.no_block_at=2", "--generate-only", "--db", db},
                    {kTestPlugins});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("test-slow: failing on problem 10 as configured") != std::string::npos);
@@ -304,8 +304,37 @@ TEST_CASE("bad input gives one clear line and a non-zero exit and stores nothing
   check_one_error_line(run_cli({"run", "--model", replay, "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench,
                                 "--set", "eval.device=tpu", "--db", db}),
                        "eval.device must be cpu or cuda");
+  // A run stored by --generate-only is evaluated later with its stored settings: they are checked now.
+  const std::vector<std::string> suite = {"--model", replay, "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = suite;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return base(args);
+  };
+  check_one_error_line(with({"--set", "eval.timeout_s=abc"}), "setting 'eval.timeout_s' must be a number of at least 1, not 'abc'");
+  check_one_error_line(with({"--set", "eval.sandbox=maybe"}), "eval.sandbox must be best, require or off, not 'maybe'");
+  // A setting nobody reads is a typo, never silently ignored: the run's own, [eval]'s, a section's
+  // name, and a key in the section of a plugin the run opens.
+  check_one_error_line(with({"--problems", ""}), "empty problem selection");
+  // The summary's file is written when the run ends: a path that cannot be written is refused first.
+  check_one_error_line(with({"--json", tmp / "nowhere/summary.json"}), "cannot write " + (tmp / "nowhere/summary.json") + ": no folder");
+  check_one_error_line(with({"--json", tmp.path.string()}), "cannot write " + tmp.path.string() + ": it is a folder");
+  write(tmp / "a-file", "x");
+  check_one_error_line(base({"--model", replay, "--suite", "kernelbench-l1", "--kernelbench-root", tmp / "a-file"}),
+                       "is a file, not a folder");
+  check_one_error_line(with({"--set", "samplez=2"}), "unknown setting 'samplez' (did you mean 'samples'?)");
+  check_one_error_line(with({"--set", "eval.timout_s=5"}), "unknown setting 'eval.timout_s': the [eval] section has no such key "
+                                                             "(did you mean 'eval.timeout_s'?)");
+  check_one_error_line(with({"--set", "evl.trials=3"}), "setting 'evl.trials' is in no known section");
+  check_one_error_line(with({"--set", "kernelbench.promt=zero_shot"}),
+                       "setting 'kernelbench.promt' is not one the kernelbench plugin reads (did you mean 'kernelbench.prompt'");
+  write(tmp / "typo.toml", "[kernelbench]\npromt = \"zero_shot\"\n");
+  check_one_error_line(with({"--config", tmp / "typo.toml"}), "setting 'kernelbench.promt' is not one");
 
   if (fs::exists(db)) CHECK(scalar(db, "select count(*) from runs") == "0");
+  // The section of a model this run does not use may sit in a shared --config file.
+  write(tmp / "shared.toml", "[openai]\nbase_url = \"http://localhost:8000/v1\"\n[kernelbench]\nprompt = \"zero_shot\"\n");
+  CHECK(with({"--config", tmp / "shared.toml"}).exit_code == 0);
 }
 
 TEST_CASE("a newer or foreign database is refused and left as it was") {
@@ -359,7 +388,7 @@ TEST_CASE("a flag a suite plugin declares sets its setting: over the config file
   // The flag over the config file; the run fails at problem 2 (as configured) after storing problem 1.
   write(tmp / "run.toml", "[testopts]\ngreeting = \"from-file\"\n");
   const auto first = run_cli({"run", "--model", "test-slow", "--suite", "test-options", "--config", tmp / "run.toml", "--test-greeting",
-                              "hello", "--set", "test.fail_at=2", "--generate-only", "--db", db},
+                              "hello", "--set", "test-slow.fail_at=2", "--generate-only", "--db", db},
                              env);
   CHECK(first.exit_code == 1);
   CHECK(first.err.find("test-options: greeting 'hello'") != std::string::npos);
@@ -407,4 +436,28 @@ TEST_CASE("--tolerance takes the tolerance modes and their old names, and nothin
   check_one_error_line(run_cli({"run", "--model", "replay:" + (tmp / "replay"), "--suite", "kernelbench-l1", "--kernelbench-root",
                                 kKernelBench, "--tolerance", "loose", "--generate-only", "--db", db}),
                        "--tolerance: must be per_dtype or uniform (or the old names: kernelbench for per_dtype, compat for uniform), not 'loose'");
+}
+
+TEST_CASE("a number out of range, an unknown command or option is one line naming what was given and the help to read") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"run", "--samples", "0"}, "--samples: '0' is not a whole number from 1 to 1000000 (see dicebench run --help)"},
+      // Not stored as the nearest number the option holds (9223372036854775807), nor wrapped around.
+      {{"run", "--seed", "99999999999999999999"},
+       "--seed: '99999999999999999999' is not a whole number from 0 to 9223372036854775807 (see dicebench run --help)"},
+      {{"compare", "1", "2", "--seed", "-5"}, "--seed: '-5' is not a whole number from 0 to 18446744073709551615"},
+      {{"show", "99999999999999999999"}, "'99999999999999999999' is not a whole number from 1 to"},
+      {{"eval", "--problem", "p.py", "--candidate", "c.py", "--timeout", "abc"},
+       "--timeout: 'abc' is not a number from 1 to 86400 (see dicebench eval --help)"},
+      {{"compare", "1", "2", "--alpha", "0.9"}, "--alpha: '0.9' is not a number from 1e-09 to 0.5"},
+      {{"rn"}, "dicebench has no command 'rn'; did you mean 'run'? (see dicebench --help)"},
+      {{"bogus"}, "dicebench has no command 'bogus' (commands: run, eval, "},
+      {{"baselines", "bogus"}, "dicebench baselines has no command 'bogus' (commands: export) (see dicebench baselines --help)"},
+      {{"--bogus"}, "dicebench has no option '--bogus'"},
+      {{}, "no command given (commands: run, eval, "},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto r = run_cli(args);
+    CHECK(r.exit_code == 2);
+    check_one_error_line(r, message);
+  }
 }

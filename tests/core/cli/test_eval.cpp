@@ -257,6 +257,20 @@ TEST_CASE("a memory floor and a speedup bound flag a correct candidate, and bad 
                             "--device", "cpu", "--set", bad});
     test::check_one_error_line(r, bad.substr(0, bad.find('=')));
   }
+  // A setting nothing reads is refused, not ignored: a typo in [eval], a plugin's setting without its
+  // suite, a key the suite does not read.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> unread = {
+      {{"--set", "eval.speedup_bund=3"}, "unknown setting 'eval.speedup_bund'"},
+      {{"--set", "kernelbench.backend=triton"}, "setting 'kernelbench.backend' is for the kernelbench plugin, which this evaluation "
+                                                "does not use (give --suite)"},
+      {{"--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench, "--set", "kernelbench.bakend=triton"},
+       "setting 'kernelbench.bakend' is not one the kernelbench plugin reads (did you mean 'kernelbench.backend'"}};
+  for (const auto& [extra, message] : unread) {
+    std::vector<std::string> args = {"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + "correct.py",
+                                     "--device", "cpu"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    test::check_one_error_line(run_cli(args), message);
+  }
 }
 
 
@@ -361,6 +375,10 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
                                "--kernelbench-root", kKernelBench, "--device", "cuda", "--gpus", "7", "--db", db});
   CHECK(no_gpu.exit_code != 0);
   CHECK(no_gpu.err.find("eval.gpus names GPU '7'") != std::string::npos);
+  // Nor are GPUs asked for quietly dropped on the CPU.
+  test::check_one_error_line(run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
+                                      "--kernelbench-root", kKernelBench, "--device", "cpu", "--gpus", "0", "--db", db}),
+                             "eval.gpus names GPUs ('0'), but this evaluation runs on the CPU");
   auto runs = results::run_query(db, "select count(*) from runs");
   REQUIRE(runs.ok());
   CHECK(std::get<std::int64_t>(runs->rows[0][0]) == 3);

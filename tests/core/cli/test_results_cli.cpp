@@ -166,6 +166,17 @@ TEST_CASE("bad input: runs that do not exist, runs of different suites, bad rule
   check_one_error_line(run_cli({"compare", "1", "7", "--db", db}), "no run 7 in " + db);
   check_one_error_line(run_cli({"compare", "1", tmp / "absent.db:1", "--db", db}), "no database at " + (tmp / "absent.db"));
   check_one_error_line(run_cli({"compare", "1", "not-a-run", "--db", db}), "'not-a-run' is not a run");
+  check_one_error_line(run_cli({"compare", "1", tmp / "absent.json", "--db", db}),
+                       "'" + (tmp / "absent.json") + "' is not a run, and no such file exists");
+  check_one_error_line(run_cli({"compare", "1", tmp / "replay", "--db", db}), "'" + (tmp / "replay") + "' is a folder, not a run");
+  // Options that do not go together are refused rather than one of them ignored.
+  check_one_error_line(run_cli({"report", "1", "--db", db, "--json", "--html", tmp / "r.html"}), "--json excludes --html");
+  check_one_error_line(run_cli({"export", "1", "--db", db, "--format", "csv", "--level", "1"}),
+                       "--level goes with --format kernelbench only");
+  check_one_error_line(run_cli({"-v", "-q", "report", "1", "--db", db}), "--verbose excludes --quiet");
+  check_one_error_line(run_cli({"export", "1", "--db", db, "--format", "csv", "--output", ""}),
+                       "cannot write an output file with an empty name");
+  CHECK_FALSE(fs::exists(".tmp"));
   check_one_error_line(run_cli({"compare", "1", "2", "--db", db}),
                        "run 1 is of suite kernelbench-l1 and run 2 of suite kernelbench-l2: only runs of one suite compare");
   const auto out = tmp / "out.csv";

@@ -62,7 +62,7 @@ TEST_CASE("a run that failed in generation is reopened when resumed and finishes
   TempDir dir;
   const std::string db = dir.file("runs.db");
   auto request = generate_only(db);
-  request.settings.set("test.fail_at", "2");
+  request.settings.set("test-slow.fail_at", "2");
   const auto failed = require_ok(run::run_lifecycle(request));
   CHECK(failed.status == RunStatus::failed);
   CHECK(failed.error == "test-slow: failing on problem 2 as configured");
@@ -71,7 +71,7 @@ TEST_CASE("a run that failed in generation is reopened when resumed and finishes
     Store store = open_store(db);
     CHECK(require_ok(store.run(failed.run)).status == RunStatus::failed);
     // The model stops failing (as a model that failed for a passing reason would).
-    REQUIRE(store.database().exec("UPDATE runs SET config = json_remove(config, '$.settings.\"test.fail_at\"')", "test").ok());
+    REQUIRE(store.database().exec("UPDATE runs SET config = json_remove(config, '$.settings.\"test-slow.fail_at\"')", "test").ok());
   }
 
   run::RunRequest resume;

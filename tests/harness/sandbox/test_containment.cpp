@@ -228,7 +228,7 @@ TEST_CASE("eval.sandbox: require runs only with every protection, off says so, a
   }
   const auto off = run_cli({"eval", "--problem", problem, "--candidate", candidate, "--device", "cpu", "--set", "eval.sandbox=off"});
   REQUIRE_MESSAGE(off.exit_code == 0, off.err);
-  CHECK(off.out.find("sandbox: off") != std::string::npos);
+  CHECK(off.err.find("sandbox: off") != std::string::npos);  // a log line, as run's
   test::check_one_error_line(run_cli({"eval", "--problem", problem, "--candidate", candidate, "--device", "cpu", "--set",
                                       "eval.sandbox=strict"}),
                              "eval.sandbox must be best, require or off");

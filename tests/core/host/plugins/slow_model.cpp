@@ -1,8 +1,8 @@
 // A test-only model plugin ("test-slow"): answers every prompt with a fenced code block after a
 // configurable delay, and can fail or omit the code block on chosen requests. It lets the CLI
 // tests kill, interrupt and resume runs, and check how failures are stored.
-// Settings: test.delay_ms (per request), test.fail_at (problem id that fails),
-//           test.no_block_at (problem id answered without a code block).
+// Settings: test-slow.delay_ms (per request), test-slow.fail_at (problem id that fails),
+//           test-slow.no_block_at (problem id answered without a code block).
 #include <dicebench/plugin.hpp>
 
 #include <chrono>
@@ -28,9 +28,9 @@ dicebench_status open(const dicebench_host_services* services, dicebench_str, di
                       dicebench_error* error) {
   return sdk::guard(error, [&] {
     auto* m = new Model{sdk::Host(services)};
-    m->delay_ms = static_cast<int>(setting(m->host, "test.delay_ms", 0));
-    m->fail_at = setting(m->host, "test.fail_at", -1);
-    m->no_block_at = setting(m->host, "test.no_block_at", -1);
+    m->delay_ms = static_cast<int>(setting(m->host, "test-slow.delay_ms", 0));
+    m->fail_at = setting(m->host, "test-slow.fail_at", -1);
+    m->no_block_at = setting(m->host, "test-slow.no_block_at", -1);
     *out = reinterpret_cast<dicebench_model*>(m);
     return DICEBENCH_OK;
   });
