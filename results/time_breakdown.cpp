@@ -76,6 +76,12 @@ void add(LevelTime& level, const Row& row, std::vector<double>& latencies) {
       if (group == "load_wait") level.load_wait_by_path[row.compile_path.empty() ? "none" : row.compile_path] += seconds.get<double>();
     }
   if (d.contains("fastpath_outcome")) ++level.rejudged;
+  if (const auto loop = d.find("timed_calls"); loop != d.end() && loop->is_object() && loop->contains("loop_s")) {
+    level.timed_calls += static_cast<int64_t>(number_at(*loop, "calls"));
+    level.timing_loop_seconds += number_at(*loop, "loop_s");
+    level.timing_batches_seconds += number_at(*loop, "batches_s");
+    level.timing_compares_seconds += number_at(*loop, "compares_s");
+  }
   if (const auto toolchain = d.find("toolchain"); toolchain != d.end() && toolchain->is_object()) {
     level.builds += static_cast<int64_t>(number_at(*toolchain, "builds"));
     level.build_cache_hits += static_cast<int64_t>(number_at(*toolchain, "cache_hits"));
@@ -101,6 +107,9 @@ nlohmann::json level_json(const LevelTime& level) {
                       {"load_wait_by_path", level.load_wait_by_path},
                       {"latency_seconds", {{"median", level.latency_median}, {"mean", level.latency_mean}, {"max", level.latency_max}}},
                       {"rejudged", level.rejudged},
+                      {"timing_loops", {{"calls", level.timed_calls}, {"loop_seconds", level.timing_loop_seconds},
+                                        {"batches_seconds", level.timing_batches_seconds},
+                                        {"compares_seconds", level.timing_compares_seconds}}},
                       {"toolchain", {{"builds", level.builds}, {"cache_hits", level.build_cache_hits}, {"failures", level.build_failures},
                                      {"build_seconds", level.build_seconds}, {"queued_seconds", level.build_queue_seconds}}}};
   if (level.level) j["level"] = level.level;
@@ -191,6 +200,14 @@ std::string format_time_breakdown(const TimeBreakdown& breakdown) {
   for (const auto& [path, seconds] : breakdown.total.load_wait_by_path)
     waits += fmt::format("{}{} {:.1f} s", waits.empty() ? "" : ", ", path, seconds);
   if (!waits.empty()) text += "  load wait by compile path: " + waits + "\n";
+  if (const LevelTime& all = breakdown.total; all.timed_calls > 0) {
+    const double calls = static_cast<double>(all.timed_calls);
+    const double candidate = all.timing_loop_seconds - all.timing_batches_seconds - all.timing_compares_seconds;
+    text += fmt::format("  timing loops: {} calls, {:.2f} ms a call (the reference making inputs {:.2f}, comparing {:.2f}; the "
+                        "candidate's side, its calls included, {:.2f})\n",
+                        all.timed_calls, 1000 * all.timing_loop_seconds / calls, 1000 * all.timing_batches_seconds / calls,
+                        1000 * all.timing_compares_seconds / calls, 1000 * candidate / calls);
+  }
   if (!breakdown.slowest.empty()) {
     text += "  slowest candidates (submission to verdict):\n";
     for (const auto& slow : breakdown.slowest)

@@ -2,7 +2,8 @@
 // GPU's time on each candidate; details.phases; details.latency_seconds; details.toolchain): per
 // level, the GPU's time by phase group (waiting for loads, split by compile path; the reference;
 // correctness trials; timing; fast-path evaluations that torch's toolchain re-judged), the
-// toolchain pool's builds beside it, and the slowest candidates with the reason. `dicebench run`
+// toolchain pool's builds beside it, the timing loops' time per call (details.timed_calls), and the
+// slowest candidates with the reason. `dicebench run`
 // prints it after evaluating, `dicebench report` with --time, and both carry it in JSON.
 #pragma once
 
@@ -31,6 +32,10 @@ struct LevelTime {
   int64_t rejudged = 0;                                // candidates torch's toolchain judged again
   int64_t builds = 0, build_cache_hits = 0, build_failures = 0;  // the toolchain pool's, for this level's candidates
   double build_seconds = 0, build_queue_seconds = 0;
+  // The candidates' timing loops (details.timed_calls): calls, and their wall time, of which the
+  // reference's input batches and comparisons (the candidate waits for both).
+  int64_t timed_calls = 0;
+  double timing_loop_seconds = 0, timing_batches_seconds = 0, timing_compares_seconds = 0;
 };
 
 struct SlowCandidate {

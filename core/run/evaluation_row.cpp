@@ -1,6 +1,8 @@
 // The results row for one sample's evaluation, from the harness's Evaluation.
 #include "core/run/evaluation_row.hpp"
 
+#include "harness/client/evaluation_json.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -53,7 +55,7 @@ results::NewEvaluation evaluation_row(int64_t sample, const harness::Evaluation&
   if (e.failed_trial) details["failed_trial"] = *e.failed_trial;
   if (e.failed_call) details["failed_call"] = *e.failed_call;
   if (!e.failed_stage.empty()) details["failed_stage"] = e.failed_stage;
-  if (e.timed_calls) details["timed_calls"] = {{"calls", e.timed_calls}, {"checked", e.checked_calls}, {"fresh_placements", e.fresh_placements}};
+  if (e.timed_calls) details["timed_calls"] = harness::timed_calls_json(e);
   if (e.input_bytes || e.output_bytes) details["io_bytes"] = {{"inputs", e.input_bytes}, {"outputs", e.output_bytes}};
   if (e.fastpath_outcome) details["fastpath_outcome"] = *e.fastpath_outcome;
   if (e.compile && e.compile->jit.value("count", 0) > 0) details["jit_compile"] = e.compile->jit;

@@ -47,6 +47,12 @@ nlohmann::json flags_json(const std::vector<std::pair<results::EvaluationFlag, s
 
 }  // namespace
 
+nlohmann::json timed_calls_json(const Evaluation& e) {
+  return {{"calls", e.timed_calls},          {"checked", e.checked_calls},        {"batches", e.timed_batches},
+          {"fresh_placements", e.fresh_placements}, {"loop_s", e.timing_loop_s}, {"batches_s", e.timing_batches_s},
+          {"compares_s", e.timing_compares_s}};
+}
+
 nlohmann::json evaluation_json(const Evaluation& e, const std::string& device) {
   return {{"verdict", results::verdict_name(e.status)},
           {"compiled", e.compiled},
@@ -65,7 +71,7 @@ nlohmann::json evaluation_json(const Evaluation& e, const std::string& device) {
           {"flags", flags_json(e.flags)},
           {"memory_floor_ms", optional_json(e.memory_floor_ms)},
           {"io_bytes", {{"inputs", e.input_bytes}, {"outputs", e.output_bytes}}},
-          {"timed_calls", {{"calls", e.timed_calls}, {"checked", e.checked_calls}, {"batches", e.timed_batches}, {"fresh_placements", e.fresh_placements}}},
+          {"timed_calls", timed_calls_json(e)},
           {"fastpath_outcome", e.fastpath_outcome ? *e.fastpath_outcome : nlohmann::json(nullptr)},
           {"problem_traits", e.problem_traits ? e.problem_traits->traits : nlohmann::json(nullptr)},
           {"log_tail", e.log_tail},

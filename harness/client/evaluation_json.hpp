@@ -14,4 +14,7 @@ namespace dicebench::harness {
 // test checks this against; objects absent from an evaluation are null.
 nlohmann::json evaluation_json(const Evaluation& evaluation, const std::string& device);
 
+// Its "timed_calls" object, which the results database stores in details as it is.
+nlohmann::json timed_calls_json(const Evaluation& evaluation);
+
 }  // namespace dicebench::harness

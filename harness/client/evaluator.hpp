@@ -178,6 +178,11 @@ struct Evaluation {
   int timed_calls = 0, checked_calls = 0;      // calls in candidate.time, and how many were compared
   int timed_batches = 0;                       // reference.batch requests that made their inputs
   int fresh_placements = 0;                    // calls (trials and timed) whose inputs were placed fresh
+  // Where the timing loop's wall time went, as the host saw it: the whole loop (from candidate.time
+  // to its reply), the reference making the calls' inputs (batches) and comparing checked calls'
+  // outputs (the candidate waits for both); the rest is the candidate's (calls, receiving inputs,
+  // handing over outputs) and the messages'.
+  double timing_loop_s = 0, timing_batches_s = 0, timing_compares_s = 0;
   std::optional<ProblemTraits> problem_traits;   // the problem's traits, as known to the evaluator
   std::optional<ProblemTraits> traits_measured;  // judged in this call (not known before)
   std::optional<Bandwidth> bandwidth_measured;   // measured in this call (not known before)

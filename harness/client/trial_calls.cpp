@@ -143,9 +143,11 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
                        {"seed", mix(settings_.secret, job.problem_hash, kTimedCallSeeds + static_cast<uint64_t>(call))},
                        {"outputs", all_checked || checked_draw(call)},
                        {"mask_key", mix(settings_.secret, job.problem_hash, kMaskKeys + static_cast<uint64_t>(call))}});
+    const auto batch_started = std::chrono::steady_clock::now();
     auto made = job.reference->call({{"type", "reference.batch"}, {"job", job.id}, {"calls", calls},
                                      {"budget_bytes", std::max<int64_t>(settings_.batch_bytes, 1)}},
                                     settings_.reference_timeout);
+    e.timing_batches_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_started).count();
     if (made.failure != CallFailure::none) {
       harness_error = "the reference worker failed: " + made.message;
       return false;
@@ -190,9 +192,11 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     ++expected;
     e.timed_calls = expected;
     if (checked.count(call)) {
+      const auto compare_started = std::chrono::steady_clock::now();
       auto compared = job.reference->call({{"type", "reference.compare"}, {"job", job.id}, {"trial", first_trial + call},
                                            {"outputs", message.at("outputs")}},
                                           settings_.reference_timeout);
+      e.timing_compares_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - compare_started).count();
       if (compared.failure != CallFailure::none) {
         harness_error = "the reference worker failed while comparing: " + compared.message;
         return stop();
@@ -233,6 +237,7 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     return nlohmann::json{{"type", "timing.next"}, {"job", job.id}, {"call", next.call}, {"inputs", std::move(next.inputs)},
                           {"mask_key", std::move(next.mask_key)}, {"fresh_placement", next.fresh}};
   };
+  const auto loop_started = std::chrono::steady_clock::now();
   if (!make_batch(std::min(kBatchCalls, loop_calls), false)) return make_error(harness_error);
   Made first = std::move(ready.front());
   ready.pop_front();
@@ -255,6 +260,7 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     timed = c.worker->receive(std::max(remaining(job.deadline), std::chrono::milliseconds(1)), on_call_done,
                               /*handler_time_counts=*/false);
   }
+  e.timing_loop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_started).count();
   if (!harness_error.empty()) return make_error(harness_error);
   if (decided) return false;
   note_jit(e, timed);

@@ -56,8 +56,10 @@ Each selected level is one run, timed with a wall clock:
 while a thread samples GPU utilisation (nvidia-smi --query-gpu=utilization.gpu, every 0.2 s). Per
 level it prints: candidates, wall time, wall per candidate, median/mean/p90 of each evaluation's own
 time (details.seconds), the total of every phase found in details.phases (new phase names are
-picked up as they come), GPU busy (mean nvidia-smi utilisation), verdict counts, and the
-candidates whose verdict is not one their kind expects; then levels 1-2 pooled, and level 3.
+picked up as they come), the timing loops' time per timed call (details.timed_calls: all of it, the
+reference's input batches and comparisons, the candidate's side), GPU busy (mean nvidia-smi
+utilisation), verdict counts, and the candidates whose verdict is not one their kind expects; then
+levels 1-2 pooled, and level 3.
 
 Run it (GPU host; repository root), before and after a change:
   python3 tools/benchmarks/population_benchmark.py --dicebench build/bin/dicebench \\
@@ -558,6 +560,8 @@ def read_results(db: str) -> dict:
         record["seconds"] = float(seconds) if isinstance(seconds, (int, float)) else None
         record["phases"] = flatten_phases(details.get("phases") or {})
         record["fastpath_outcome"] = details.get("fastpath_outcome")
+        loop = details.get("timed_calls")  # where the timing loop's time went (absent from older builds)
+        record["timing_loop"] = loop if isinstance(loop, dict) and isinstance(loop.get("loop_s"), (int, float)) else None
         record["verdict"] = record.pop("status")
         record["flags"] = record["flags"].split(",") if record["flags"] else []
         if record["error_message"]:
@@ -604,9 +608,20 @@ def summarize(name: str, candidates: list, runs: list) -> dict:
         times = [c["seconds"] for c in of_kind if c["seconds"] is not None]
         kinds[kind] = {"count": len(of_kind), "seconds_mean": statistics.mean(times) if times else None,
                        "seconds_total": sum(times), "verdicts": counts(c["verdict"] or "not evaluated" for c in of_kind)}
+    # The timing loops per timed call: all of it, the reference's batches and comparisons (the
+    # candidate waits for both), and the rest (the candidate's calls, inputs, outputs, messages).
+    loops = [c["timing_loop"] for c in candidates if c.get("timing_loop")]
+    calls = sum(loop.get("calls", 0) for loop in loops)
+    per_call = None
+    if calls:
+        total = {key: sum(loop.get(key, 0.0) for loop in loops) for key in ("loop_s", "batches_s", "compares_s")}
+        per_call = {"calls": calls, "loops": len(loops), "loop_ms": 1000 * total["loop_s"] / calls,
+                    "batches_ms": 1000 * total["batches_s"] / calls, "compares_ms": 1000 * total["compares_s"] / calls,
+                    "candidate_ms": 1000 * (total["loop_s"] - total["batches_s"] - total["compares_s"]) / calls}
     return {
         "name": name,
         "candidates": len(candidates),
+        "timing_per_call": per_call,
         "evaluated": sum(1 for c in candidates if c["verdict"]),
         "wall_s": wall,
         "wall_per_candidate_s": wall / len(candidates) if candidates else None,
@@ -640,6 +655,11 @@ def print_summary(s: dict) -> None:
     print(f"   evaluation seconds (details.seconds): median {fmt(s['seconds_median'], '.2f')}, "
           f"mean {fmt(s['seconds_mean'], '.2f')}, p90 {fmt(s['seconds_p90'], '.2f')}, total {fmt(s['seconds_total'])}")
     print("   phases (total s): " + (", ".join(f"{k} {v:.1f}" for k, v in s["phases"].items()) or "-"))
+    if s.get("timing_per_call"):
+        t = s["timing_per_call"]
+        print(f"   timing loops ({t['loops']} loops, {t['calls']} calls), ms per call: {t['loop_ms']:.3f} in all; "
+              f"reference batches {t['batches_ms']:.3f}, comparisons {t['compares_ms']:.3f}; the candidate's side "
+              f"(its calls, inputs, outputs, messages) {t['candidate_ms']:.3f}")
     print("   verdicts: " + ", ".join(f"{k} {v}" for k, v in s["verdicts"].items()))
     print("   compile paths: " + ", ".join(f"{k} {v}" for k, v in s["compile_paths"].items()))
     print(f"   {'kind':<17} {'n':>3} {'mean s':>7} {'total s':>8}  verdicts")

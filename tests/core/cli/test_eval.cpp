@@ -87,6 +87,13 @@ TEST_CASE("a correct candidate is correct and timed against a live baseline") {
   CHECK(e["flags"].empty());
   CHECK(e["problem_traits"] == nlohmann::json::array());
   CHECK(e["failed_stage"] == "");
+  // Where the timing loop's time went: the reference's batches and comparisons lie inside it.
+  const auto& loop = e["timed_calls"];
+  CHECK(loop["batches"].get<int>() >= 1);
+  CHECK(loop["batches_s"].get<double>() > 0);
+  CHECK(loop["compares_s"].get<double>() > 0);  // every loop has checked calls
+  CHECK(loop["loop_s"].get<double>() > loop["batches_s"].get<double>() + loop["compares_s"].get<double>());
+  CHECK(loop["loop_s"].get<double>() <= e["phases"]["timing"].get<double>());
 }
 
 TEST_CASE("tolerance is per dtype by default, or uniform, and the old name compat is uniform") {
