@@ -16,6 +16,7 @@
 #include "results/store.hpp"
 #include "results/verdict.hpp"
 
+#include <fmt/format.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -78,7 +79,7 @@ py::object cell_object(const results::Cell& cell) {
 // --json`, with the sandbox), or the harness's error.
 Result<std::unique_ptr<run::EvaluationSession>> open_session(const std::map<std::string, std::string>& settings,
                                                              const std::string& worker, int spares) {
-  if (spares < 0) return make_error("spares must be 0 or more");
+  if (spares < 0 || spares > 64) return make_error(fmt::format("spares must be from 0 to 64, not {}", spares));
   host::Config config;
   for (const auto& [key, value] : settings) config.set(key, value);
   return run::EvaluationSession::open_with_suite(config, run::WorkerOverride{worker, spares});

@@ -11,9 +11,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <random>
+#include <thread>
+#include <type_traits>
 
 namespace dicebench::host {
 namespace {
@@ -23,15 +27,25 @@ namespace {
 constexpr std::pair<std::string_view, std::string_view> kOldToleranceNames[] = {{"kernelbench", "per_dtype"}, {"compat", "uniform"}};
 
 template <class T>
-Result<T> number_setting(const Config& config, const std::string& key, T fallback, T minimum) {
+Result<T> number_setting(const Config& config, const std::string& key, T fallback, T minimum,
+                         T maximum = std::numeric_limits<T>::max()) {
   const auto text = config.get(key);
   if (!text) return fallback;
   T value{};
   const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || end != text->data() + text->size() || value < minimum)
-    return make_error(fmt::format("setting '{}' must be a number of at least {}, not '{}'", key, minimum, *text));
+  bool finite = true;
+  if constexpr (std::is_floating_point_v<T>) finite = std::isfinite(value);
+  if (ec != std::errc() || end != text->data() + text->size() || !finite || value < minimum || value > maximum)
+    return make_error(maximum == std::numeric_limits<T>::max()
+                          ? fmt::format("setting '{}' must be a number of at least {}, not '{}'", key, minimum, *text)
+                          : fmt::format("setting '{}' must be a number from {} to {}, not '{}'", key, minimum, maximum, *text));
   return value;
 }
+
+// The longest time limit a setting may give (a week): more overflows the clocks' milliseconds.
+constexpr double kMaxSeconds = 7 * 24 * 3600;
+// More workers at once than cores would share them, and distort every timing.
+int cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
 
 // eval.sandbox = best | require | off, eval.keep_jobs, and the sandbox's limits.
 Result<void> sandbox_settings(const Config& config, harness::EvaluationSettings& s) {
@@ -85,30 +99,30 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   auto trials = number_setting<int>(config, "eval.trials", 5, 1);
   if (!trials) return trials.error();
   s.trials = *trials;
-  auto timeout = number_setting<double>(config, "eval.timeout_s", 300.0, 1.0);
+  auto timeout = number_setting<double>(config, "eval.timeout_s", 300.0, 1.0, kMaxSeconds);
   if (!timeout) return timeout.error();
   s.candidate_timeout = std::chrono::milliseconds(static_cast<long long>(*timeout * 1000));
-  auto compile_timeout = number_setting<double>(config, "eval.compile_timeout_s", 600.0, 1.0);
+  auto compile_timeout = number_setting<double>(config, "eval.compile_timeout_s", 600.0, 1.0, kMaxSeconds);
   if (!compile_timeout) return compile_timeout.error();
   s.compile_timeout = std::chrono::milliseconds(static_cast<long long>(*compile_timeout * 1000));
   const std::string fastpath = config.get("eval.fastpath").value_or("on");
   if (fastpath != "on" && fastpath != "off") return make_error(fmt::format("eval.fastpath must be on or off, not '{}'", fastpath));
   s.fastpath = fastpath == "on";
   s.fastpath_cache = config.get("eval.fastpath_cache").value_or("");
-  auto toolchain_jobs = number_setting<int>(config, "eval.toolchain_jobs", 0, 0);
+  auto toolchain_jobs = number_setting<int>(config, "eval.toolchain_jobs", 0, 0, cores());
   if (!toolchain_jobs) return toolchain_jobs.error();
   s.toolchain_jobs = *toolchain_jobs;
-  auto toolchain_timeout = number_setting<double>(config, "eval.toolchain_timeout_s", 600.0, 1.0);
+  auto toolchain_timeout = number_setting<double>(config, "eval.toolchain_timeout_s", 600.0, 1.0, kMaxSeconds);
   if (!toolchain_timeout) return toolchain_timeout.error();
   s.toolchain_timeout = std::chrono::milliseconds(static_cast<long long>(*toolchain_timeout * 1000));
   s.toolchain_cache = config.get("eval.toolchain_cache").value_or("");
-  auto prefetch = number_setting<int>(config, "eval.prefetch", 4, 0);
+  auto prefetch = number_setting<int>(config, "eval.prefetch", 4, 0, 1024);
   if (!prefetch) return prefetch.error();
   s.prefetch = *prefetch;
   s.baseline_method = config.get("eval.baseline").value_or("eager");
   if (s.baseline_method != "eager" && s.baseline_method != "compile")
     return make_error(fmt::format("eval.baseline must be eager or compile (torch.compile), not '{}'", s.baseline_method));
-  auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.0);
+  auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.001, kMaxSeconds);
   if (!budget) return budget.error();
   s.budget_seconds = *budget;
   // The relative half-width of the median's 95% interval at which timing stops (dicebench_timing.py
@@ -182,7 +196,7 @@ Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& c
       return make_error(fmt::format("eval.gpus names GPUs ('{}'), but this evaluation runs on the CPU (eval.device is cpu, "
                                     "or no GPU is visible): drop --gpus, or evaluate where those GPUs are",
                                     on_one_line(*gpus)));
-    auto workers = number_setting<int>(config, "eval.cpu_workers", 1, 1);
+    auto workers = number_setting<int>(config, "eval.cpu_workers", 1, 1, cores());
     if (!workers) return workers.error();
     slots.assign(static_cast<size_t>(*workers), std::nullopt);
     return slots;

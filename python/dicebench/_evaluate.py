@@ -123,15 +123,15 @@ class Evaluator:
     (CUDA). model_mode: "train" (KernelBench's) or "eval". baseline: "eager" or "compile".
     timing_budget: seconds of timing per call site. workers: evaluators on the CPU (default 2);
     on CUDA there is one per GPU of `gpus` ("all" or a list such as "0,1"). spares: candidate
-    workers each evaluator keeps started (torch imported) for the next calls. cache_size: results
-    kept in memory (0: none). sandbox: "best" (every protection this machine allows around each
+    workers each evaluator keeps started (torch imported) for the next calls (0 to 64). cache_size:
+    results kept in memory (0: none). sandbox: "best" (every protection this machine allows around each
     candidate: namespaces, a read-only filesystem, limits; what is missing is warned about once),
     "require" (dicebench.Error unless all are available) or "off"; the `sandbox` property says
     which are active. suite: the suite the problems are from ("kernelbench-l1"; default none): its
     review flags each candidate as `dicebench run` does (backend_unused), and the workers' Python
     must have the modules its candidates import; a problem not in it is a dicebench.Error. config:
     any further setting as `--set` takes them ({"kernelbench.root": ..., "kernelbench.backend":
-    "triton"}). db: a results database whose stored baselines, traits and bandwidths are used as a
+    "triton"}), not one an argument gives (ValueError), nor one nothing reads (dicebench.Error). db: a results database whose stored baselines, traits and bandwidths are used as a
     run uses them (read, never written). Use as a context manager, or call close()."""
 
     def __init__(
@@ -155,6 +155,10 @@ class Evaluator:
         config: dict[str, str] | None = None,
         db: str | os.PathLike[str] | None = None,
     ):
+        if not isinstance(fastpath, bool):  # "off" would read as True
+            raise TypeError(f"fastpath is True or False, not {fastpath!r}")
+        if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
+            raise ValueError(f"cache_size is a count of results (0: none), not {cache_size!r}")
         settings = {
             "eval.trials": str(trials),
             "eval.tolerance": tolerance,
@@ -174,6 +178,11 @@ class Evaluator:
             settings["suite"] = suite
         if db is not None:
             settings["db"] = os.fspath(db)
+        # A setting has one place: config may not give again what an argument gives (and override it).
+        given = {"eval.device", "suite", "db"} | set(settings)
+        for key in config or {}:
+            if str(key) in given:
+                raise ValueError(f"config sets {key!r}, which an argument of Evaluator sets: give it there")
         settings.update({str(key): str(value) for key, value in (config or {}).items()})
         self._pool = _dicebench.EvaluationSession(settings, _worker_executable(), spares)
         self._sandbox = json.loads(self._pool.sandbox_json)
@@ -186,6 +195,7 @@ class Evaluator:
         self._cache: collections.OrderedDict[str, Evaluation] = collections.OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        self._closed = False
 
     @property
     def device(self) -> str:
@@ -242,6 +252,8 @@ class Evaluator:
                     raise TypeError(f"the {what} must be source text (str), not {type(source).__name__}")
             keys.append(hashlib.sha256(f"{len(problem)}:{problem}{candidate}".encode()).hexdigest())
         with self._lock:
+            if self._closed:  # as close() says, cached pairs included
+                raise Error("this evaluation session is closed")
             for i, key in enumerate(keys):
                 if key in self._cache:  # only checked sources get here
                     self._cache.move_to_end(key)
@@ -267,6 +279,8 @@ class Evaluator:
 
     def close(self) -> None:
         """Waits for calls in progress, then ends the workers; later calls raise dicebench.Error."""
+        with self._lock:
+            self._closed = True
         self._pool.close()
 
     def __enter__(self) -> Evaluator:

@@ -83,6 +83,8 @@ class Results:
     def report(self, run: int) -> dict[str, Any]:
         """The figures of `dicebench report RUN --json`: per level and in total, compiled and correct
         rates, fast_p, geometric-mean speedup, pass@k and verdict counts."""
+        if not isinstance(run, int) or isinstance(run, bool):
+            raise TypeError(f"a run is an integer id, not {type(run).__name__}")
         return json.loads(_dicebench.report_json(self.path, run))
 
 

@@ -79,6 +79,25 @@ class BadSources(unittest.TestCase):
         self.assertIn("eval.tolerance must be per_dtype or uniform", str(raised.exception))
         with self.assertRaises(dicebench.Error):
             dicebench.Evaluator("tpu")
+        # Values that would make every verdict wrong, or run the machine out of processes, are refused
+        # when the Evaluator is made, not after (inf seconds became 0 ms: every candidate timed out).
+        for settings, message in (({"timeout": float("inf")}, "eval.timeout_s"), ({"timeout": 1e16}, "eval.timeout_s"),
+                                  ({"compile_timeout": float("nan")}, "eval.compile_timeout_s"),
+                                  ({"timing_budget": 0}, "eval.timing_budget_s"), ({"workers": 10**6}, "eval.cpu_workers"),
+                                  ({"spares": 100000}, "spares must be from 0 to 64"),
+                                  ({"config": {"eval.bogus": "1"}}, "unknown setting 'eval.bogus'")):
+            with self.assertRaises(dicebench.Error, msg=str(settings)) as raised:
+                dicebench.Evaluator("cpu", **settings)
+            self.assertIn(message, str(raised.exception))
+        # An argument means what it says: not truthy text, nor overridden by config.
+        with self.assertRaises(TypeError):
+            dicebench.Evaluator("cpu", fastpath="off")
+        with self.assertRaises(ValueError) as raised:
+            dicebench.Evaluator("cpu", trials=3, config={"eval.trials": "9"})
+        self.assertIn("config sets 'eval.trials', which an argument of Evaluator sets", str(raised.exception))
+        for cache_size in ("x", None, -1):
+            with self.assertRaises(ValueError):
+                dicebench.Evaluator("cpu", cache_size=cache_size)
 
     def test_closed_evaluator_refuses(self):
         evaluator = dicebench.Evaluator("cpu")

@@ -15,8 +15,8 @@ from support import EVAL, KERNELBENCH, PROBLEM, DATA, cli, eval_json, read
 REPLAY = os.path.join(DATA, "replay", "triton")
 ADD = os.path.join(KERNELBENCH, "level1", "1_Add.py")
 # Timing's budget is short: these tests compare verdicts, flags and fields, not times (CI's time).
-BUDGET = {"eval.timing_budget_s": "0.5"}
-SUITE = {"kernelbench.root": KERNELBENCH, "kernelbench.backend": "triton", **BUDGET}
+BUDGET = 0.5  # seconds of timing per call site: these tests compare verdicts, flags and fields, not times
+SUITE = {"kernelbench.root": KERNELBENCH, "kernelbench.backend": "triton"}
 SUITE_FLAGS = ("--suite", "kernelbench-l1", "--kernelbench-root", KERNELBENCH, "--set", "kernelbench.backend=triton",
                "--set", "eval.timing_budget_s=0.5")
 # What each entry point has of an evaluation, compared between them (timings differ run to run).
@@ -57,10 +57,10 @@ class SameAcrossEntryPoints(unittest.TestCase):
             cached = eval_json(ADD, candidates[0], *SUITE_FLAGS, "--db", db)
             self.assertEqual(cached["baseline"]["median_ms"], baseline_ms)
             self.assertEqual(cached["baseline"]["stop_reason"], "")  # from the cache, not timed
-            with dicebench.Evaluator("cpu", workers=1, db=db, config=BUDGET) as evaluator:
+            with dicebench.Evaluator("cpu", workers=1, db=db, timing_budget=BUDGET) as evaluator:
                 self.assertEqual(evaluator.evaluate(read(ADD), read(candidates[0])).baseline.median_ms, baseline_ms)
         by_eval = [of_eval(eval_json(ADD, path, *SUITE_FLAGS)) for path in candidates]
-        with dicebench.Evaluator("cpu", workers=1, suite="kernelbench-l1", config=SUITE) as evaluator:
+        with dicebench.Evaluator("cpu", workers=1, suite="kernelbench-l1", config=SUITE, timing_budget=BUDGET) as evaluator:
             self.assertEqual(evaluator.suite, "kernelbench-l1")
             by_evaluate = [of_eval(e.to_dict()) for e in evaluator.evaluate(read(ADD), [read(c) for c in candidates])]
         self.assertEqual(len(by_run), 2)
@@ -75,12 +75,13 @@ class SameAcrossEntryPoints(unittest.TestCase):
     def test_the_same_json_fields_as_eval(self):
         path = os.path.join(REPLAY, "level_1_problem_1_sample_1_kernel.py")
         expected = eval_json(ADD, path, *SUITE_FLAGS)
-        got = dicebench.evaluate(read(ADD), read(path), device="cpu", workers=1, suite="kernelbench-l1", config=SUITE)
+        got = dicebench.evaluate(read(ADD), read(path), device="cpu", workers=1, suite="kernelbench-l1", config=SUITE,
+                                 timing_budget=BUDGET)
         self.assertEqual(set(got.to_dict()), set(expected) | {"cached"})
         self.assertEqual(got.flags, expected["flags"])
 
     def test_a_problem_outside_the_suite_is_an_error(self):
-        with dicebench.Evaluator("cpu", workers=1, suite="kernelbench-l1", config=SUITE) as evaluator:
+        with dicebench.Evaluator("cpu", workers=1, suite="kernelbench-l1", config=SUITE, timing_budget=BUDGET) as evaluator:
             with self.assertRaises(dicebench.Error) as raised:
                 evaluator.evaluate(read(PROBLEM), read(os.path.join(EVAL, "correct.py")))
         self.assertIn("the problem is not one of kernelbench-l1's", str(raised.exception))
@@ -95,16 +96,19 @@ class BatchesAndTrainerLoop(unittest.TestCase):
         problems = [problem for problem, _, _ in cases]
         candidates = [(read(os.path.join(EVAL, name)) if name else add_candidate) + f"\n# {i}\n"
                       for i, (_, name, _) in enumerate(cases)]
-        with dicebench.Evaluator("cpu", workers=2, timeout=20, config=BUDGET) as evaluator:
+        with dicebench.Evaluator("cpu", workers=2, timeout=20, timing_budget=BUDGET) as evaluator:
             results = evaluator.evaluate(problems, candidates)
             self.assertEqual(evaluator.evaluators_started, 2)  # every slot took part
             with self.assertRaises(ValueError):
                 evaluator.evaluate([linear, add], candidates)
         self.assertEqual([r.verdict for r in results], [verdict for _, _, verdict in cases])
+        with self.assertRaises(dicebench.Error) as raised:  # closed: not even from its cache
+            evaluator.evaluate(problems[0], candidates[0])
+        self.assertIn("closed", str(raised.exception))
 
     def test_a_trainers_loop_starts_the_evaluators_once(self):
         problem = read(PROBLEM)
-        with dicebench.Evaluator("cpu", workers=1, cache_size=0, config=BUDGET) as evaluator:
+        with dicebench.Evaluator("cpu", workers=1, cache_size=0, timing_budget=BUDGET) as evaluator:
             for step in range(3):
                 batch = [read(os.path.join(EVAL, "correct.py")) + f"\n# step {step} candidate {i}\n" for i in range(2)]
                 self.assertEqual([e.verdict for e in evaluator.evaluate(problem, batch)], ["correct", "correct"])

@@ -311,7 +311,7 @@ TEST_CASE("bad input gives one clear line and a non-zero exit and stores nothing
     args.insert(args.end(), extra.begin(), extra.end());
     return base(args);
   };
-  check_one_error_line(with({"--set", "eval.timeout_s=abc"}), "setting 'eval.timeout_s' must be a number of at least 1, not 'abc'");
+  check_one_error_line(with({"--set", "eval.timeout_s=abc"}), "setting 'eval.timeout_s' must be a number from 1 to 604800, not 'abc'");
   check_one_error_line(with({"--set", "eval.sandbox=maybe"}), "eval.sandbox must be best, require or off, not 'maybe'");
   // A setting nobody reads is a typo, never silently ignored: the run's own, [eval]'s, a section's
   // name, and a key in the section of a plugin the run opens.
