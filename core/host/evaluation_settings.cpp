@@ -105,6 +105,9 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   auto compile_timeout = number_setting<double>(config, "eval.compile_timeout_s", 600.0, 1.0, kMaxSeconds);
   if (!compile_timeout) return compile_timeout.error();
   s.compile_timeout = std::chrono::milliseconds(static_cast<long long>(*compile_timeout * 1000));
+  // Each request to the reference gets the longer of the candidate's two limits: a problem that
+  // never returns holds a caller no longer than a candidate would (it was a fixed 10 minutes).
+  s.reference_timeout = std::max(s.candidate_timeout, s.compile_timeout);
   const std::string fastpath = config.get("eval.fastpath").value_or("on");
   if (fastpath != "on" && fastpath != "off") return make_error(fmt::format("eval.fastpath must be on or off, not '{}'", fastpath));
   s.fastpath = fastpath == "on";

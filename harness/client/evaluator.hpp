@@ -69,7 +69,7 @@ struct EvaluationSettings {
   uint64_t secret = 0;                         // per-run secret the input seeds derive from
   std::chrono::milliseconds compile_timeout{std::chrono::minutes(10)};  // start + load (compile)
   std::chrono::milliseconds candidate_timeout{std::chrono::minutes(5)};  // init + trials + timing
-  std::chrono::milliseconds reference_timeout{std::chrono::minutes(10)};
+  std::chrono::milliseconds reference_timeout{std::chrono::minutes(10)};  // each reference request (settings: the longer of the two above)
   int warmup = 3, min_trials = 10, max_trials = 100;
   // target_rel_ci: timing stops once the median's 95% interval lies within this fraction of it
   // (eval.timing_spread; dicebench_timing.py argues the default).

@@ -1,6 +1,6 @@
 """evaluate() on the CPU through the real workers: the same verdicts as `dicebench eval` for a
-correct, a wrong, a raising, a crashing and a non-candidate, the cache, four threads at once, and a
-hostile candidate that leaves the caller alive."""
+correct, a wrong, a raising, a crashing and a non-candidate, the cache, four threads at once, a
+hostile candidate that leaves the caller alive, and a problem that never returns."""
 
 import concurrent.futures
 import os
@@ -112,6 +112,18 @@ class ManyThreads(unittest.TestCase):
         second = dicebench.evaluate(problem, source, device="cpu", workers=1)
         self.assertEqual(first.verdict, "correct")
         self.assertTrue(second.cached)
+
+
+class ProblemsThatHang(unittest.TestCase):
+    def test_a_problem_that_never_returns_holds_the_caller_no_longer_than_a_candidate_would(self):
+        # The reference's requests get the longer of the candidate's two limits (a fixed 10 minutes before).
+        hangs = "import time\nwhile True:\n    time.sleep(0.1)\n" + read(PROBLEM)
+        started = time.perf_counter()
+        with dicebench.Evaluator("cpu", workers=1, spares=0, timeout=5, compile_timeout=5) as evaluator:
+            with self.assertRaises(dicebench.Error) as raised:
+                evaluator.evaluate(hangs, read(os.path.join(EVAL, "correct.py")))
+        self.assertIn("no reply within 5.0 s", str(raised.exception))
+        self.assertLess(time.perf_counter() - started, 60)
 
 
 if __name__ == "__main__":
