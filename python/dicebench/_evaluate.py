@@ -24,6 +24,7 @@ from typing import Any, overload
 
 from . import _dicebench
 from ._dicebench import Error
+from ._errors import CandidateError, ProblemError
 from ._sources import check_candidate, check_problem
 
 
@@ -260,8 +261,13 @@ class Evaluator:
                     results[i] = dataclasses.replace(self._cache[key], cached=True)
         todo = [i for i, result in enumerate(results) if result is None]
         for i in todo:
-            check_problem(pairs[i][0])
-            check_candidate(pairs[i][1])
+            try:
+                check_problem(pairs[i][0])
+                check_candidate(pairs[i][1])
+            except (CandidateError, ProblemError) as error:
+                if len(pairs) == 1:
+                    raise
+                raise type(error)(f"item {i} of the batch: {error}") from None  # which one, in a batch
         failure = None
         for i, (ok, text) in zip(todo, self._pool.evaluate([pairs[i] for i in todo])):
             if not ok:

@@ -13,6 +13,8 @@ DEFAULT_DATABASE = "results/dicebench.db"
 
 def _frame_wanted(frame: bool | None) -> bool:
     if frame is not None:
+        if not isinstance(frame, bool):  # "no" would read as True
+            raise TypeError(f"frame is True, False or None, not {frame!r}")
         return frame
     try:
         import pandas  # noqa: F401
@@ -64,6 +66,8 @@ class Results:
         columns = f"id, run, {level}, problem_id, sample_index, prompt_hash, extraction, gen_stats, created"
         # What the suite measured about the answer (kernel infilling's exact match and edit distance), since schema 8.
         columns += ", extraction_details" if self.schema_version >= 8 else ", null as extraction_details"
+        if not isinstance(text, bool):
+            raise TypeError(f"text is True or False, not {text!r}")
         if text:
             columns += ", completion, candidate"
         return self.query(f"select {columns} from samples{self._run_filter(run)} order by id", frame)

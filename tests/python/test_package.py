@@ -67,6 +67,10 @@ class BadSources(unittest.TestCase):
             self.assertIn(message, str(raised.exception))
         with self.assertRaises(TypeError):
             self.evaluator.evaluate(self.problem, b"class ModelNew: pass")
+        # In a batch, the error says which item it is.
+        with self.assertRaises(dicebench.CandidateError) as raised:
+            self.evaluator.evaluate(self.problem, [NOT_A_CANDIDATE + "\nclass ModelNew: pass\n", "x = ("])
+        self.assertIn("item 1 of the batch: the candidate is not valid Python", str(raised.exception))
 
     def test_sources_that_are_not_a_problem(self):
         with self.assertRaises(dicebench.ProblemError) as raised:

@@ -85,7 +85,8 @@ class ResultsOfARun(unittest.TestCase):
             self.assertIn("no run 7", str(raised.exception))
         with self.assertRaises(TypeError):
             db.samples("1; drop table runs")
-        for call in (lambda: db.report(True), lambda: db.samples(True), lambda: db.report("1")):  # True is not run 1
+        for call in (lambda: db.report(True), lambda: db.samples(True), lambda: db.report("1"),  # True is not run 1
+                     lambda: db.runs(frame="no"), lambda: db.samples(1, text="no")):  # nor "no" True
             with self.assertRaises(TypeError):
                 call()
         with self.assertRaises(dicebench.Error):
