@@ -10,8 +10,9 @@
 namespace dicebench::cli {
 namespace {
 
+// The whole text as one number of the type (no sign where the type has none).
 template <typename Number>
-bool parse_whole(const std::string& text, Number& value) {
+bool parse_all(const std::string& text, Number& value) {
   const char* end = text.data() + text.size();
   const auto [stop, error] = std::from_chars(text.data(), end, value);
   return error == std::errc() && stop == end;
@@ -26,7 +27,7 @@ CLI::Validator whole_number(int64_t least, int64_t most) {
   return CLI::Validator(
       [least, most, range](std::string& text) -> std::string {
         int64_t value = 0;
-        if (!parse_whole(text, value) || value < least || value > most)
+        if (!parse_all(text, value) || value < least || value > most)
           return fmt::format("'{}' is not a whole number {}", text, range);
         return {};
       },
@@ -38,7 +39,7 @@ CLI::Validator unsigned_number(uint64_t most) {
   return CLI::Validator(
       [most, range](std::string& text) -> std::string {
         uint64_t value = 0;
-        if (text.starts_with('-') || text.starts_with('+') || !parse_whole(text, value) || value > most)
+        if (text.starts_with('-') || text.starts_with('+') || !parse_all(text, value) || value > most)
           return fmt::format("'{}' is not a whole number {}", text, range);
         return {};
       },
@@ -46,13 +47,11 @@ CLI::Validator unsigned_number(uint64_t most) {
 }
 
 CLI::Validator real_number(double least, double most) {
-  const std::string range = fmt::format("from {} to {}", least, most);
+  const std::string range = range_text(fmt::format("{}", least), fmt::format("{}", most));
   return CLI::Validator(
       [least, most, range](std::string& text) -> std::string {
         double value = 0;
-        const char* end = text.data() + text.size();
-        const auto [stop, error] = std::from_chars(text.data(), end, value);
-        if (error != std::errc() || stop != end || !std::isfinite(value) || value < least || value > most)
+        if (!parse_all(text, value) || !std::isfinite(value) || value < least || value > most)
           return fmt::format("'{}' is not a number {}", text, range);
         return {};
       },

@@ -17,6 +17,11 @@ namespace {
 
 constexpr std::string_view kEvalSection = "eval";
 
+template <size_t N>
+std::vector<std::string> names(const std::string_view (&keys)[N]) {
+  return {std::begin(keys), std::end(keys)};
+}
+
 std::string with_hint(std::string message, const std::string& name, const std::vector<std::string>& known) {
   if (const std::string hint = did_you_mean(name, known); !hint.empty()) message += " (" + hint + ")";
   return message;
@@ -25,7 +30,7 @@ std::string with_hint(std::string message, const std::string& name, const std::v
 }  // namespace
 
 Result<void> check_setting_names(const Config& config, const PluginRegistry& registry) {
-  std::set<std::string> sections = {std::string(kEvalSection)};
+  std::set<std::string> sections = {std::string(kEvalSection)};  // sorted, for the message
   for (const dicebench_kind kind : {DICEBENCH_KIND_MODEL, DICEBENCH_KIND_SUITE})
     for (const PluginInfo* plugin : registry.plugins(kind)) sections.insert(plugin->name);
   for (const auto& [key, value] : config.values()) {
@@ -33,20 +38,20 @@ Result<void> check_setting_names(const Config& config, const PluginRegistry& reg
     if (dot == std::string::npos) {
       if (std::find(std::begin(kRunKeys), std::end(kRunKeys), key) != std::end(kRunKeys)) continue;
       return make_error(with_hint(fmt::format("unknown setting '{}'", on_one_line(key)), key,
-                                  std::vector<std::string>(std::begin(kRunKeys), std::end(kRunKeys))));
+                                  names(kRunKeys)));
     }
     const std::string section = key.substr(0, dot);
     if (section == kEvalSection) {
       if (std::find(std::begin(kEvalKeys), std::end(kEvalKeys), key) != std::end(kEvalKeys)) continue;
       return make_error(with_hint(fmt::format("unknown setting '{}': the [eval] section has no such key", on_one_line(key)),
-                                  key, std::vector<std::string>(std::begin(kEvalKeys), std::end(kEvalKeys))));
+                                  key, names(kEvalKeys)));
     }
     if (sections.contains(section)) continue;  // the plugin's own keys are the plugin's to check
     return make_error(with_hint(fmt::format("setting '{}' is in no known section: '{}' is neither eval nor an installed "
                                             "plugin ({})",
                                             on_one_line(key), on_one_line(section),
-                                            join(std::vector<std::string>(sections.begin(), sections.end()), ", ")),
-                                section, std::vector<std::string>(sections.begin(), sections.end())));
+                                            join({sections.begin(), sections.end()}, ", ")),
+                                section, {sections.begin(), sections.end()}));
   }
   return {};
 }
