@@ -4,8 +4,8 @@
 // against protocol.py's PROBLEM_TRAITS), tolerance modes (harness/client/evaluator.hpp against
 // protocol.py's TOLERANCE_MODES), the protocol version (harness/client/worker_process.hpp against
 // protocol.py and harness/PROTOCOL.md), the flag the KernelBench suite's review reports, the [eval]
-// keys (core/host/evaluation_settings.hpp against what it reads and the README), and flags and
-// verdicts spell one way.
+// keys (core/host/evaluation_settings.hpp against what it reads and core/host/README.md), and flags
+// and verdicts spell one way.
 #include "benchmarks/kernelbench/backend_check.hpp"
 #include "core/host/evaluation_settings.hpp"
 #include "harness/client/evaluator.hpp"
@@ -174,7 +174,7 @@ TEST_CASE("the [eval] keys are one list: what evaluation_settings reads, and wha
   for (auto it = std::sregex_iterator(source.begin(), source.end(), literal); it != std::sregex_iterator(); ++it)
     read.insert((*it)[1]);
   CHECK(read == listed);
-  const std::string readme = source_file("README.md");
+  const std::string readme = source_file("core/host/README.md");  // the [eval] section's reference
   const size_t section = readme.find("\n[eval]\n");
   REQUIRE(section != std::string::npos);
   const std::string block = readme.substr(section, readme.find("```", section) - section);
