@@ -9,7 +9,8 @@
 #   DICEBENCH_PYTHON  the Python whose environment holds torch (as for tools/bootstrap.sh; default:
 #                     the project environment .venv, which tools/bootstrap.sh makes), e.g.
 #                     DICEBENCH_PYTHON=/path/to/other/checkout/.venv/bin/python tools/lint.sh
-#   DICEBENCH_DEPS_DIR with it (the offline bundle) and no DICEBENCH_PYTHON, the host's python3
+#   DICEBENCH_DEPS_DIR with it (the offline bundle) and no DICEBENCH_PYTHON, the host's python3, into
+#                     which nothing is installed: without ruff and mypy there, linting is skipped
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"  # mypy reads .mypy.ini from the folder it runs in
@@ -32,6 +33,11 @@ for line in open(sys.argv[1]):
         sys.exit(1)
 EOF
 then
+  if [ -n "${DICEBENCH_DEPS_DIR:-}" ] && [ -z "${DICEBENCH_PYTHON:-}" ]; then
+    # Offline, with the host's python3: nothing is installed there (as tools/bootstrap.sh installs nothing).
+    say "skipped: $python lacks ruff or mypy at the versions of tools/requirements-lint.txt (offline)"
+    exit 0
+  fi
   say "installing ruff and mypy into $python's environment (tools/requirements-lint.txt)"
   "$python" -m pip install -q --disable-pip-version-check -r "$requirements"
 fi
