@@ -273,10 +273,10 @@ class Evaluator:
             if not ok:
                 failure = failure or text
                 continue
-            results[i] = Evaluation.from_json(json.loads(text))
+            results[i] = evaluation = Evaluation.from_json(json.loads(text))
             if self._cache_size > 0:
                 with self._lock:
-                    self._cache[keys[i]] = results[i]
+                    self._cache[keys[i]] = evaluation
                     while len(self._cache) > self._cache_size:
                         self._cache.popitem(last=False)
         if failure is not None:

@@ -47,9 +47,18 @@ import functools
 import gc
 import math
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, cast
 
 Timer = Callable[[Callable[[], Any]], float]
+
+
+class NamedTimer(Protocol):
+    """A Timer with a name, as timer_for_device gives: the name keys cached baselines."""
+
+    name: str
+
+    def __call__(self, fn: Callable[[], Any], /) -> float: ...
+
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 WARM_CALL_MAX_MS = 5.0  # no warm calls once the trials' median reaches this (module docstring)
@@ -151,7 +160,7 @@ class CuptiTimer:
 _cuda_timers: dict[str, Any] = {}
 
 
-def timer_for_device(device: Any) -> Timer:
+def timer_for_device(device: Any) -> NamedTimer:
     """cpu_timer for the CPU; per CUDA device a CuptiTimer, or a CudaTimer where the dicebench_cuda
     module cannot be imported (its scratch buffer is kept)."""
     import torch
@@ -165,7 +174,7 @@ def timer_for_device(device: Any) -> Timer:
             except ImportError:
                 _cuda_timers[key] = CudaTimer(parsed)
         return _cuda_timers[key]
-    return cpu_timer
+    return cast(NamedTimer, cpu_timer)  # named above
 
 
 @functools.lru_cache(maxsize=4096)

@@ -323,7 +323,7 @@ def _load_inline(args: tuple, kwargs: dict) -> Any:
                    "split_seconds": outcome["split_seconds"], "nvrtc_seconds": outcome["nvrtc_seconds"],
                    "gxx_seconds": outcome["gxx_seconds"],
                    "kernel_names": [expr for expr, _ in outcome["kernels"]]}
-    if not reason:
+    if not reason and outcome is not None:  # the fast path compiled
         seconds = time.perf_counter() - started
         _record(name=name, path="nvrtc", seconds=seconds, kernels=[lowered for _, lowered in outcome["kernels"]],
                 **details)

@@ -417,7 +417,7 @@ class CandidateRole:
         host's answer, which must be one of the `answers` types."""
         message = protocol.validate_reply(message)
         if self.host is not None:
-            received = self.host(message)
+            received: dict | None = self.host(message)
         else:
             if self.channel is None:
                 raise HostError(f"{message['type']} needs the worker's channel to the host")

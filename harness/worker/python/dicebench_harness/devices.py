@@ -15,7 +15,7 @@ def normalize_device(device: str) -> str:
     if parsed.type == "cpu":
         return "cpu"
     if parsed.type == "cuda":
-        index = parsed.index
+        index: int | None = parsed.index  # None for "cuda" (torch's stubs say int)
         if index is None:
             index = torch.cuda.current_device() if torch.cuda.is_available() else 0
         return f"cuda:{index}"

@@ -125,8 +125,8 @@ class InputPlacements:
             for item in value:
                 self._note(item)
 
-    def _overlaps(self, span: tuple[int, int]) -> bool:
-        return any(span[0] < end and start < span[1] for start, end in self.used)
+    def _overlaps(self, span: tuple[int, int] | None) -> bool:
+        return span is not None and any(span[0] < end and start < span[1] for start, end in self.used)
 
     def _moved(self, value: Any, received: list) -> Any:
         if isinstance(value, (list, tuple)):

@@ -303,7 +303,7 @@ class ReferenceRole:
         descriptors: list = []
         input_bytes = 0
         try:
-            inputs = self._make_inputs(state, calls[0]["seed"], None)
+            inputs: list | None = self._make_inputs(state, calls[0]["seed"], None)
             region = transfer.batch_region_bytes(inputs)
             count, used = 0, 0
             for call in calls:  # how many fit: inputs, and the outputs of checked calls

@@ -38,8 +38,10 @@ from typing import Any
 
 import torch
 
-_TensorBase = torch._C.TensorBase
-_StorageBase = torch._C.StorageBase
+# Any: torch's stubs give TensorBase's properties as plain values (the descriptors' __get__ is read
+# below), lack StorageBase's methods, and lack set_(source, offset, size).
+_TensorBase: Any = torch._C.TensorBase
+_StorageBase: Any = torch._C.StorageBase
 Tensor = torch.Tensor  # the class outputs must be exactly
 Device = torch.device
 _clone = _TensorBase.clone
@@ -79,8 +81,9 @@ DTYPES = {name: getattr(torch, name) for name in (  # the dtypes a transfer may 
     "complex64", "complex128")}
 _no_torch_function = torch._C.DisableTorchFunction
 _dispatch_modes = torch._C._len_torch_dispatch_stack
-_cuda_synchronize = getattr(torch._C, "_cuda_synchronize", None)
-_cuda_get_device = getattr(torch._C, "_cuda_getDevice", None)
+# None on a torch without CUDA, where no device is a CUDA device and neither is called
+_cuda_synchronize: Any = getattr(torch._C, "_cuda_synchronize", None)
+_cuda_get_device: Any = getattr(torch._C, "_cuda_getDevice", None)
 _gc_enable, _gc_disable, _setprofile, _settrace = gc.enable, gc.disable, sys.setprofile, sys.settrace
 _os_open, _os_write, _os_readv, _os_close, _os_fstat = os.open, os.write, os.readv, os.close, os.fstat
 _os_ftruncate = os.ftruncate

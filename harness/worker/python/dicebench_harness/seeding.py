@@ -27,8 +27,8 @@ def seed_everything(seed: int) -> None:
     try:
         import numpy
     except ImportError:  # numpy is optional for problems; torch works without it
-        numpy = None
-    if numpy is not None:
+        pass
+    else:
         numpy.random.seed(seed % 2**32)
     import torch
 

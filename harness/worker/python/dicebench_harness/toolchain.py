@@ -52,7 +52,7 @@ class ToolchainRole:
 
         def version(command: list[str]) -> str:
             try:
-                done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+                done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
                 return (done.stdout or done.stderr).strip()[-2000:]
             except Exception as error:  # noqa: BLE001 - a missing compiler fails the build, not this
                 return f"unavailable: {exception_line(error)}"

@@ -84,7 +84,8 @@ def _storage_bytes(tensor: Any) -> Any:
     import torch
 
     storage = tensor.untyped_storage()
-    return torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage, 0, (storage.nbytes(),))
+    flat: Any = torch.empty(0, dtype=torch.uint8, device=tensor.device)  # Any: the stubs lack this set_
+    return flat.set_(storage, 0, (storage.nbytes(),))
 
 
 def _compact(tensor: Any, copy: bool = True) -> Any:
@@ -129,7 +130,7 @@ class BatchWriter:
 
         self.device = torch.device(device)
         self.region = region
-        self.buffer = None
+        self.buffer: Any = None
         self.handle: str | None = None
         self.base_offset = 0
         if self.device.type == "cuda" and calls * region > 0:
@@ -149,9 +150,9 @@ class BatchWriter:
             # Contiguous copies: their storage holds the bytes in the order written.
             copy = map_tensors(inputs, lambda t: t.detach().clone(memory_format=torch.contiguous_format))
             if mask_key is not None:
-                for position, leaf in enumerate(_leaves_of(copy, [])):
+                for number, leaf in enumerate(_leaves_of(copy, [])):
                     data = _storage_bytes(leaf)
-                    data.bitwise_xor_(mask_stream(mask_key, position, data.numel(), leaf.device))
+                    data.bitwise_xor_(mask_stream(mask_key, number, data.numel(), leaf.device))
             return _write_raw_file(copy, path)
         cursor = [index * self.region]
         end = (index + 1) * self.region
@@ -278,8 +279,6 @@ def import_tree(descriptor: Any, device: Any, *, clone: bool, folder: str | None
     file inside `folder` (the job folder, when the sender is untrusted). With mask_key, the bytes
     are unmasked (BatchWriter) into this process's own memory (clone must be True). Raises
     TransferError."""
-    import torch
-
     if not isinstance(descriptor, dict):
         raise TransferError("transfer descriptor is not an object")
     if mask_key is not None and not clone:
@@ -322,7 +321,8 @@ class allocating_from:
     """Context manager: CUDA allocations inside it come from `pool` (a no-op for None)."""
 
     def __init__(self, pool: Any, device: Any):
-        self.pool, self.device, self.context = pool, device, None
+        self.pool, self.device = pool, device
+        self.context: Any = None
 
     def __enter__(self) -> None:
         if self.pool is not None:
@@ -381,8 +381,6 @@ class _Mapping:
 
     def bytes_at(self, offset: int, size: int, device: Any) -> Any:
         """A uint8 tensor over [offset, offset + size) of the allocation, holding this mapping."""
-        import torch
-
         return sealed.bytes_tensor(_DeviceBytes(self, self.base + offset, size), device)
 
     def __del__(self) -> None:
@@ -433,7 +431,7 @@ def _import_tensor(fields: Any, device: Any, unmask: dict | None = None) -> Any:
     if not isinstance(fields, dict):
         raise TransferError("tensor node is not an object")
     dtype_name = fields.get("dtype")
-    dtype = sealed.DTYPES.get(dtype_name)
+    dtype = sealed.DTYPES.get(dtype_name) if isinstance(dtype_name, str) else None  # a JSON list is unhashable
     if dtype is None:
         raise TransferError(f"unsupported dtype {dtype_name!r}")
     shape, stride = fields.get("shape"), fields.get("stride")
@@ -446,7 +444,7 @@ def _import_tensor(fields: Any, device: Any, unmask: dict | None = None) -> Any:
     if _int(fields.get("device"), "device") != own_index:
         raise TransferError(f"tensor on device {fields.get('device')}, this worker uses {own_index}")
     size_bytes = _int(fields.get("size_bytes"), "size_bytes")
-    position = None
+    position = 0
     if unmask is not None:  # every tensor counts, as BatchWriter counts them
         position = unmask["position"]
         unmask["position"] += 1
@@ -484,9 +482,10 @@ def _raw_tensor(fields: Any, data: bytearray, unmask: dict | None) -> Any:
     counts them). Sealed calls only."""
     if not isinstance(fields, dict):
         raise TransferError("tensor node is not an object")
-    dtype = sealed.DTYPES.get(fields.get("dtype"))
+    dtype_name = fields.get("dtype")
+    dtype = sealed.DTYPES.get(dtype_name) if isinstance(dtype_name, str) else None  # a JSON list is unhashable
     if dtype is None:
-        raise TransferError(f"unsupported dtype {fields.get('dtype')!r}")
+        raise TransferError(f"unsupported dtype {dtype_name!r}")
     shape = fields.get("shape")
     if not isinstance(shape, list) or len(shape) > 16:
         raise TransferError("shape must be a list (at most 16 entries)")
@@ -496,14 +495,14 @@ def _raw_tensor(fields: Any, data: bytearray, unmask: dict | None) -> Any:
         raise TransferError(f"{size} bytes for a {fields['dtype']} tensor of shape {shape}")
     if offset + size > len(data):
         raise TransferError(f"{size} bytes at offset {offset} run past the file's {len(data)} bytes")
-    position = None
+    position = 0
     if unmask is not None:
         position = unmask["position"]
         unmask["position"] += 1
     if not size:
         return sealed.empty(shape, dtype, "cpu")
     flat = sealed.bytes_tensor(data, count=size, offset=offset)
-    if position is not None:
+    if unmask is not None:
         sealed.xor_(flat, mask_stream(unmask["key"], position, size, "cpu"))
     return sealed.typed(flat, dtype, shape)
 

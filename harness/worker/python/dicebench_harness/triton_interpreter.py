@@ -15,7 +15,7 @@ from typing import Any, Callable
 _ROUNDS = 3
 
 
-def cpu_bench(kernel_call: Callable[[], Any], quantiles: tuple = (0.5, 0.2, 0.8), **_: Any) -> list[float]:
+def cpu_bench(kernel_call: Callable[[], Any], quantiles: tuple = (0.5, 0.2, 0.8), **_kw: Any) -> list[float]:
     """Times kernel_call on the CPU, as Triton's benchmarker answers: milliseconds at `quantiles`."""
     kernel_call()  # the first call compiles (interprets) and warms
     times = []

@@ -122,6 +122,7 @@ def serve(role: str, device: str, fd_in: int, fd_out: int) -> int:
         if role == "reference":
             from .reference import ReferenceRole
 
+            assert private_dir is not None  # made above for the reference
             handlers = ReferenceRole(device, private_dir).handlers()
         elif role == "candidate":
             from .candidate import CandidateRole
