@@ -5,16 +5,13 @@
 // Errors are values inside; each binding turns one into `_dicebench.Error` at this boundary.
 #include "core/host/config.hpp"
 #include "core/run/evaluation_session.hpp"
-#include "harness/client/evaluation_json.hpp"
-#include "results/evaluation_fields.hpp"
-#include "results/flags.hpp"
+#include "core/spec/vocabulary.hpp"
 #include "results/query.hpp"
 #include "results/report.hpp"
 #include "results/report_format.hpp"
 #include "results/run_results.hpp"
 #include "results/schema.hpp"
 #include "results/store.hpp"
-#include "results/verdict.hpp"
 
 #include <fmt/format.h>
 #include <pybind11/pybind11.h>
@@ -94,20 +91,6 @@ PYBIND11_MODULE(_dicebench, m) {
   m.doc() = "dicebench's compiled core; use the dicebench package instead";
   py::register_exception<python::ModuleError>(m, "Error");
   m.attr("SCHEMA_VERSION") = results::kSchemaVersion;
-  // The vocabularies and the evaluation record's fields, from their one definition in C++.
-  py::list verdicts, flags, fields;
-  for (const auto verdict : results::kAllVerdicts) verdicts.append(std::string(results::verdict_name(verdict)));
-  for (const auto flag : results::kAllEvaluationFlags) flags.append(std::string(results::flag_name(flag)));
-  for (const auto& field : results::kEvaluationFields) {
-    py::dict f;
-    for (const auto& [key, value] : {std::pair{"json", field.json}, {"stored", field.stored}, {"python", field.python},
-                                     {"worker", field.worker}, {"unit", field.unit}, {"meaning", field.meaning}})
-      f[key] = std::string(value);
-    fields.append(f);
-  }
-  m.attr("VERDICTS") = py::tuple(verdicts);
-  m.attr("FLAGS") = py::tuple(flags);
-  m.attr("EVALUATION_FIELDS") = py::tuple(fields);
 
   m.def("check_database", [](const std::string& path) { return value_or_raise(python::check_database(path)); },
         py::arg("path"), "The schema version of a dicebench database; Error for anything else.");
@@ -159,7 +142,7 @@ PYBIND11_MODULE(_dicebench, m) {
                   out.emplace_back(false, e.error().message);
                   continue;
                 }
-                nlohmann::json json = harness::evaluation_json(*e, session.settings().device);
+                nlohmann::json json = evaluation_json(*e);
                 json["sandbox"] = sandbox;  // as `dicebench eval --json` has it
                 out.emplace_back(true, python::dump(json));
               }

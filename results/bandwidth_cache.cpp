@@ -10,7 +10,7 @@ namespace dicebench::results {
 Result<std::optional<Bandwidth>> find_bandwidth(Store& store, const std::string& device_name) {
   constexpr std::string_view context = "cannot read device bandwidths";
   auto stmt = store.database().prepare(
-      "SELECT method, bytes_per_second, created FROM device_bandwidth WHERE device_name = ? "
+      "SELECT method, bytes_per_second FROM device_bandwidth WHERE device_name = ? "
       "ORDER BY created DESC, method LIMIT 1",
       context);
   if (!stmt.ok()) return stmt.error();
@@ -18,11 +18,11 @@ Result<std::optional<Bandwidth>> find_bandwidth(Store& store, const std::string&
   auto row = stmt->step(context);
   if (!row.ok()) return row.error();
   if (!*row) return std::optional<Bandwidth>{};
-  return std::optional<Bandwidth>(Bandwidth{device_name, stmt->column_text(0), stmt->column_double(1), stmt->column_text(2)});
+  return std::optional<Bandwidth>(Bandwidth{stmt->column_double(1), stmt->column_text(0)});
 }
 
-Result<void> put_bandwidth(Store& store, const Bandwidth& b) {
-  const std::string context = fmt::format("cannot store the bandwidth of {}", b.device_name);
+Result<void> put_bandwidth(Store& store, const std::string& device_name, const Bandwidth& b) {
+  const std::string context = fmt::format("cannot store the bandwidth of {}", device_name);
   auto transaction = Transaction::begin(store.database(), context);
   if (!transaction.ok()) return transaction.error();
   auto stmt = store.database().prepare(
@@ -30,7 +30,7 @@ Result<void> put_bandwidth(Store& store, const Bandwidth& b) {
       "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
       context);
   if (!stmt.ok()) return stmt.error();
-  stmt->bind_all(b.device_name, b.method, b.bytes_per_second);
+  stmt->bind_all(device_name, b.method, b.bytes_per_second);
   DICEBENCH_TRY(stmt->run(context));
   return transaction->commit();
 }

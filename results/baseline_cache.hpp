@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/base/result.hpp"
+#include "core/spec/evaluation.hpp"
 
 #include <optional>
 #include <string>
@@ -18,15 +19,9 @@ struct BaselineKey {
   std::string method;  // e.g. "eager/cupti_span"
 };
 
-struct Baseline {
-  BaselineKey key;
-  double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
-  int trials = 0;
-  std::string created;  // set by the store
-};
-
-Result<std::optional<Baseline>> find_baseline(Store& store, const BaselineKey& key);
+// The stored baseline (its stop reason and warm calls are not kept: "" and 0).
+Result<std::optional<Timing>> find_baseline(Store& store, const BaselineKey& key);
 // Stores (or replaces) one baseline in its own transaction.
-Result<void> put_baseline(Store& store, const Baseline& baseline);
+Result<void> put_baseline(Store& store, const BaselineKey& key, const Timing& baseline);
 
 }  // namespace dicebench::results

@@ -206,8 +206,8 @@ std::vector<Flip> find_flips(const RunResults& a, const RunResults& b, const Com
     if (!kind) continue;
     const ProblemRow* problem = find_problem(a, key.first);
     const bool correctness = *kind == FlipKind::became_incorrect || *kind == FlipKind::became_correct;
-    flips.push_back({*kind, key.first.problem_id, sa->level, problem ? problem->name : std::string(), key.second, sa->verdict,
-                     sb->verdict, sa->runtime_ms, sb->runtime_ms, sa->margin, sb->margin,
+    flips.push_back({*kind, key.first.problem_id, sa->level, problem ? problem->name : std::string(), key.second, sa->verdict(),
+                     sb->verdict(), sa->runtime_ms, sb->runtime_ms, sa->margin, sb->margin,
                      correctness && (sa->has_flag(EvaluationFlag::borderline) || sb->has_flag(EvaluationFlag::borderline))});
   }
   return flips;

@@ -123,7 +123,7 @@ std::string format_comparison(const Comparison& c) {
   for (const Flip* f : flips) out += flip_line(*f);
   if (!borderline.empty()) {
     out += fmt::format("borderline flips ({}; margin within [{:g}, {:g}] in A or B, so new inputs may flip them back: noise):\n",
-                       borderline.size(), kBorderlineLow, kBorderlineHigh);
+                       borderline.size(), kBorderlineMarginLow, kBorderlineMarginHigh);
     for (const Flip* f : borderline) out += flip_line(*f);
   }
   return out;

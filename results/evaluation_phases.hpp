@@ -1,4 +1,4 @@
-// The phases an evaluation's wall time is recorded by (harness::Evaluation::phases, stored in
+// The phases an evaluation's wall time is recorded by (Evaluation::phases, stored in
 // evaluations.details.phases), and the groups a run's time breakdown sums them into
 // (time_breakdown.hpp). The one definition: the evaluator records these names and no other, and
 // tests/results/test_evaluation_fields.cpp checks that every phase has exactly one group.

@@ -17,21 +17,21 @@ constexpr auto kDumpErrors = nlohmann::json::error_handler_t::replace;
 
 nlohmann::ordered_json kernelbench_metadata(const RunResults& run, const SampleResult& s) {
   nlohmann::ordered_json metadata;
-  metadata["hardware"] = run.run.gpu.value_or(s.device.value_or("cpu"));
-  metadata["device"] = s.device.value_or("");
+  metadata["hardware"] = run.run.gpu.value_or(s.device.empty() ? std::string("cpu") : s.device);
+  metadata["device"] = s.device;
   // KernelBench's own keys for what went wrong, by the kind of failure: anything while loading is
   // a compilation error, a failure of a loaded candidate a runtime error, a wrong output a
   // correctness issue.
-  if (!s.correct && s.verdict != verdict_name(Verdict::extraction_failed)) {
-    const auto verdict = parse_verdict(s.verdict);
+  if (!s.correct && !s.pending && s.status != Verdict::extraction_failed) {
+    const Verdict verdict = s.status;
     const char* key = !kernelbench_compiled(s)                                      ? "compilation_error"
                       : verdict == Verdict::runtime_error || verdict == Verdict::crashed ||
                                 verdict == Verdict::timeout                         ? "runtime_error"
                                                                                     : "correctness_issue";
-    metadata[key] = s.error_message.value_or(s.verdict);
+    metadata[key] = s.error_message.value_or(s.verdict());
   }
   if (s.has_flag(EvaluationFlag::excessive_speedup)) metadata["excessive_speedup"] = true;  // KernelBench's key
-  metadata["dicebench_verdict"] = s.verdict;
+  metadata["dicebench_verdict"] = s.verdict();
   if (s.speedup) metadata["dicebench_speedup"] = *s.speedup;
   if (s.failed_stage) metadata["dicebench_failed_stage"] = *s.failed_stage;
   if (s.margin) metadata["dicebench_margin"] = *s.margin;
@@ -101,7 +101,7 @@ Result<std::string> export_kernelbench(const RunResults& run, std::optional<int>
       stats["max"] = s.runtime_max_ms.value_or(*mean);
       if (s.runtime_trials) stats["num_trials"] = *s.runtime_trials;
       stats["hardware"] = entry["metadata"]["hardware"];
-      stats["device"] = s.device.value_or("");
+      stats["device"] = s.device;
     }
     entry["runtime_stats"] = std::move(stats);
     out[std::to_string(s.problem_id)].push_back(std::move(entry));

@@ -317,7 +317,7 @@ std::string flags_cell(const SampleResult& s) {
                      s.margin ? exact(*s.margin) : "", s.margin ? exact(*s.margin) : "", inner);
 }
 
-std::string details_cell(const SampleResult& s, const std::vector<KernelRow>* kernels) {
+std::string details_cell(const SampleResult& s, const std::vector<KernelTime>* kernels) {
   std::string inner;
   if (s.candidate) inner += "<h4>candidate</h4><pre>" + html_escape(*s.candidate) + "</pre>";
   if (s.compile_log && !s.compile_log->empty()) inner += "<h4>compile log</h4><pre>" + html_escape(*s.compile_log) + "</pre>";
@@ -328,7 +328,7 @@ std::string details_cell(const SampleResult& s, const std::vector<KernelRow>* ke
   if (kernels && !kernels->empty()) {
     inner += "<h4>device work per call</h4><table><tr><th>kernel</th><th>kind</th><th>from candidate</th><th>launches</th>"
              "<th>ms</th><th>grid</th><th>block</th></tr>";
-    for (const KernelRow& k : *kernels) {
+    for (const KernelTime& k : *kernels) {
       inner += fmt::format(R"(<tr><td>{}</td><td>{}</td><td>{}</td><td class="num">{:g}</td><td class="num">{:.4g}</td><td>{}</td><td>{}</td></tr>)",
                            html_escape(k.name), k.kind, k.from_candidate ? "yes" : "no", k.launches_per_call,
                            k.ms_per_call, html_escape(k.grid), html_escape(k.block));
@@ -370,7 +370,7 @@ std::string problem_table(const std::vector<HtmlRun>& runs) {
         out += "<td class=\"pending\">not in this run</td><td></td><td></td><td></td><td></td><td></td><td></td><td></td>";
         continue;
       }
-      const std::string verdict = s->pending ? "pending" : s->verdict;
+      const std::string verdict = s->pending ? "pending" : s->verdict();
       const char* verdict_class = s->pending ? "pending" : s->correct ? "verdict-correct" : "verdict-bad";
       std::string runtime = ms(s->runtime_ms);
       if (s->runtime_p10_ms && s->runtime_p90_ms) runtime += fmt::format(" ({:.4g}–{:.4g})", *s->runtime_p10_ms, *s->runtime_p90_ms);
@@ -382,7 +382,7 @@ std::string problem_table(const std::vector<HtmlRun>& runs) {
                          s->speedup ? exact(*s->speedup) : "", s->speedup ? fmt::format("{:.3f}x", *s->speedup) : std::string(kNoData));
       out += fmt::format(R"(<td class="num">{}</td>)", percent(s->custom_kernel_share));
       out += fmt::format("<td>{}</td>", html_escape(s->compile_path.value_or(std::string(kNoData))));
-      const auto kernels = runs[r].kernels.find(s->sample_id);
+      const auto kernels = runs[r].kernels.find(s->sample);
       out += details_cell(*s, kernels == runs[r].kernels.end() ? nullptr : &kernels->second);
     }
     out += "</tr>\n";

@@ -28,7 +28,7 @@ namespace dicebench::results {
 
 struct HtmlRun {
   RunResults results;                                       // with sources
-  std::map<std::int64_t, std::vector<KernelRow>> kernels;  // by sample id
+  std::map<std::int64_t, std::vector<KernelTime>> kernels;  // by sample id
 };
 
 // With options.exclude_degenerate, fast_p, the geomean and the fast_p curve leave out the

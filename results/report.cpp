@@ -103,7 +103,7 @@ LevelReport summarize(std::optional<int> level, const std::vector<const ProblemF
         continue;
       }
       ++n;
-      ++report.verdicts[sample->verdict];
+      ++report.verdicts[sample->verdict()];
       if (sample->request_error) ++report.request_failures;
       for (const SampleFlag& flag : sample->flags) ++report.flags[flag.name];
       if (sample->compiled) ++report.compiled;

@@ -1,7 +1,7 @@
 // KernelBench-style metrics of one run for `dicebench report`: per level and in total, the
 // compiled and correct rates, fast_p, the geometric-mean speedup of correct samples, unbiased
 // pass@k and verdict counts; how many evaluations carry each flag; and correct %, fast_1 and the
-// geometric mean with and without degenerate problems (those with traits, results/flags.hpp).
+// geometric mean with and without degenerate problems (those with traits, core/spec/vocabulary.toml).
 // Rates are fractions in [0, 1].
 #pragma once
 

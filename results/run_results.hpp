@@ -15,47 +15,23 @@ namespace dicebench::results {
 
 class Store;
 
-// A flag on a sample's evaluation (results/flags.hpp), with what the evaluator saw
-// ("0.012 ms, floor 0.050 ms"). Kept by name, so a summary file from a newer dicebench still reads.
-struct SampleFlag {
-  std::string name;
-  std::string detail;
-  bool operator==(const SampleFlag&) const = default;
-};
+// A flag on a sample's evaluation, with what the evaluator saw ("0.012 ms, floor 0.050 ms"). Kept
+// by name, so a summary file from a newer dicebench still reads.
+using SampleFlag = StoredFlag;
 
-struct SampleResult {
-  std::int64_t sample_id = 0;  // samples.id; 0 when read from a summary file
+// One sample: where it stands, and its evaluation's stored fields (StoredEvaluation, generated from
+// core/spec/evaluation.toml: status, timings, flags in the vocabulary's order, details; `sample` is
+// samples.id, 0 when read from a summary file). A sample without candidate and without evaluation
+// has status extraction_failed; a pending one has the defaults.
+struct SampleResult : StoredEvaluation {
   std::int64_t problem_id = 0;
   int level = 0;
   int sample_index = 0;
   bool has_candidate = false;
   bool pending = false;  // a candidate without an evaluation yet
-  // evaluations.status; "extraction_failed" for a sample without candidate or evaluation;
-  // empty while pending.
-  std::string verdict;
-  bool compiled = false;
-  bool correct = false;
-  std::optional<std::string> device;
-  std::optional<double> runtime_ms, runtime_mean_ms, runtime_std_ms, runtime_min_ms, runtime_max_ms;
-  std::optional<double> runtime_p10_ms, runtime_p90_ms;
-  std::optional<double> baseline_ms, baseline_mean_ms;
-  std::optional<double> speedup;
-  std::optional<double> custom_kernel_share;
-  std::optional<std::int64_t> runtime_trials;
-  std::optional<std::string> compile_path;
-  std::optional<std::string> error_class, error_message;
-  // The worst compared element's |c - r| / (atol + rtol * |r|) over every compared call (at most 1
-  // for a correct sample), and the time to move the inputs and outputs at the GPU's bandwidth;
-  // absent when not measured (and in databases before schema 6).
-  std::optional<double> margin;
-  std::optional<double> memory_floor_ms;
-  std::vector<SampleFlag> flags;  // in the vocabulary's order (kAllEvaluationFlags), unknown names last
-  // The problem's degenerate traits (results/flags.hpp names); none when never checked. An empty
-  // list: checked, and not degenerate.
+  // The problem's degenerate traits (core/spec/vocabulary.toml names); none when never checked. An
+  // empty list: checked, and not degenerate.
   std::optional<std::vector<std::string>> problem_traits;
-  // The evaluation stage that failed ("load", "init", "trials", "timing", "after_timing"), from the
-  // evaluation's details; absent for a correct sample and where the evaluator did not record it.
-  std::optional<std::string> failed_stage;
   // Why its request failed, for a sample without candidate whose model gave no completion because
   // the request failed (samples.gen_stats '$.error', stats::kError): a request failure rather than
   // the model writing no code. Absent otherwise, and in summary files.
@@ -65,11 +41,12 @@ struct SampleResult {
   // (and in databases before schema 8 and summary files).
   std::optional<bool> infill_exact_match;
   std::optional<std::int64_t> infill_edit_distance;
-  // Only with LoadOptions::sources.
+  // Only with LoadOptions::sources (compile_log too).
   std::optional<std::string> candidate;
-  std::optional<std::string> compile_log;
 
   ProblemKey key() const { return {level, problem_id}; }
+  // The verdict's name (evaluations.status); empty while pending.
+  std::string verdict() const { return pending ? std::string() : std::string(verdict_name(status)); }
   bool has_flag(EvaluationFlag flag) const;
   const SampleFlag* find_flag(EvaluationFlag flag) const;
 };
@@ -105,7 +82,5 @@ std::optional<std::string> problem_traits_json(const std::optional<std::vector<s
 // Degenerate: checked, with at least one trait (it can be passed without computing its answer).
 bool is_degenerate(const std::optional<std::vector<std::string>>& traits);
 
-// Sorts flags into the vocabulary's order, unknown names last by name.
-void sort_flags(std::vector<SampleFlag>& flags);
 
 }  // namespace dicebench::results

@@ -73,7 +73,7 @@ std::string traits_text(const std::optional<std::vector<std::string>>& traits) {
 
 // The verdict, marked when the sample is borderline: "correct BORDERLINE".
 std::string verdict_text(const SampleResult& s) {
-  std::string text = s.pending ? "pending" : s.verdict;
+  std::string text = s.pending ? "pending" : s.verdict();
   if (!s.pending && s.request_error) text += " (request failed)";
   if (s.has_flag(EvaluationFlag::borderline)) text += " BORDERLINE";
   return text;
@@ -175,7 +175,7 @@ Result<std::string> format_run_summary(Store& store, std::int64_t run_id) {
     if (s.pending) {
       ++problem.pending;
     } else {
-      ++problem.verdicts[s.verdict];
+      ++problem.verdicts[s.verdict()];
       if (s.request_error) ++problem.request_failures;
     }
   }

@@ -1,6 +1,8 @@
 // The results schema as ordered migration steps, and the version checks run on every open.
 #include "results/schema.hpp"
 
+#include "core/spec/evaluation_store.hpp"
+
 #include <sqlite3.h>
 
 #include <fmt/format.h>
@@ -61,30 +63,6 @@ CREATE TABLE samples (
   FOREIGN KEY (run, problem_id) REFERENCES problems(run, problem_id) ON DELETE CASCADE
 ) STRICT;
 
-CREATE TABLE evaluations (
-  sample INTEGER PRIMARY KEY REFERENCES samples(id) ON DELETE CASCADE,
-  status TEXT NOT NULL CHECK (status IN ('extraction_failed','compile_failed','runtime_error',
-    'timeout','crashed','shape_mismatch','dtype_mismatch','output_mismatch','correct')),
-  compiled INTEGER NOT NULL CHECK (compiled IN (0,1)),
-  correct INTEGER NOT NULL CHECK (correct IN (0,1)),
-  device TEXT NOT NULL,
-  runtime_ms REAL,
-  runtime_mean_ms REAL,
-  runtime_std_ms REAL,
-  runtime_min_ms REAL,
-  runtime_max_ms REAL,
-  runtime_p10_ms REAL,
-  runtime_p90_ms REAL,
-  baseline_ms REAL,
-  baseline_mean_ms REAL,
-  speedup REAL,
-  speedup_mean REAL,
-  error_class TEXT,
-  error_message TEXT,
-  details TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(details)),
-  created TEXT NOT NULL
-) STRICT;
-
 CREATE INDEX samples_by_run ON samples(run);
 CREATE INDEX problems_by_run_level ON problems(run, level);
 )sql";
@@ -102,7 +80,7 @@ SELECT
   s.id AS sample,
   CASE
     WHEN e.sample IS NOT NULL THEN e.status
-    WHEN s.candidate IS NULL THEN 'extraction_failed'
+    WHEN s.candidate IS NULL THEN '{extraction_failed}'
     ELSE NULL
   END AS verdict,
   CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.compiled END AS compiled,
@@ -140,13 +118,6 @@ CREATE TABLE baselines (
 // toolchain, and why), its compile log, device-busy and host wall time of a timed call, the share
 // of device time spent in kernels compiled from the candidate, and the per-kernel breakdown.
 constexpr std::string_view kVersion4 = R"sql(
-ALTER TABLE evaluations ADD COLUMN compile_path TEXT CHECK (compile_path IN ('nvrtc','fallback','mixed','none'));
-ALTER TABLE evaluations ADD COLUMN compile_reason TEXT;
-ALTER TABLE evaluations ADD COLUMN compile_seconds REAL;
-ALTER TABLE evaluations ADD COLUMN compile_log TEXT;
-ALTER TABLE evaluations ADD COLUMN device_busy_ms REAL;
-ALTER TABLE evaluations ADD COLUMN host_wall_ms REAL;
-ALTER TABLE evaluations ADD COLUMN custom_kernel_share REAL CHECK (custom_kernel_share BETWEEN 0 AND 1);
 
 -- Device work of one timed call of the candidate, per kernel (or memcpy/memset) name and launch
 -- shape, averaged over the timed calls.
@@ -173,7 +144,7 @@ SELECT
   s.id AS sample,
   CASE
     WHEN e.sample IS NOT NULL THEN e.status
-    WHEN s.candidate IS NULL THEN 'extraction_failed'
+    WHEN s.candidate IS NULL THEN '{extraction_failed}'
     ELSE NULL
   END AS verdict,
   CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.compiled END AS compiled,
@@ -193,20 +164,15 @@ LEFT JOIN evaluations AS e ON e.sample = s.id;
 // and the span from that marker to its last device work (what a timer started before the call
 // would measure). runtime_ms is the longer of the device span and call_host_ms.
 constexpr std::string_view kVersion5 = R"sql(
-ALTER TABLE evaluations ADD COLUMN call_host_ms REAL;
-ALTER TABLE evaluations ADD COLUMN launch_latency_ms REAL;
-ALTER TABLE evaluations ADD COLUMN start_span_ms REAL;
 )sql";
 
 // Issue 13's verdict qualifiers. margin: the worst comparison's |c - r| / (atol + rtol * |r|) over
 // every compared call (correctness trials and the checked timed calls); memory_floor_ms: the time to
 // read the inputs and write the outputs at the GPU's measured bandwidth. evaluation_flags: flags that
-// qualify a verdict (results/flags.hpp). problems.traits: the problem's degenerate traits as a JSON
+// qualify a verdict (core/spec/vocabulary.toml). problems.traits: the problem's degenerate traits as a JSON
 // array (NULL until checked), from the problem_traits cache, which is keyed by problem content hash,
 // device and tolerance mode. device_bandwidth: the measured memory bandwidth per device.
 constexpr std::string_view kVersion6 = R"sql(
-ALTER TABLE evaluations ADD COLUMN margin REAL CHECK (margin IS NULL OR margin >= 0);
-ALTER TABLE evaluations ADD COLUMN memory_floor_ms REAL CHECK (memory_floor_ms IS NULL OR memory_floor_ms >= 0);
 ALTER TABLE problems ADD COLUMN traits TEXT CHECK (traits IS NULL OR json_valid(traits));
 
 CREATE TABLE evaluation_flags (
@@ -245,7 +211,7 @@ SELECT
   s.id AS sample,
   CASE
     WHEN e.sample IS NOT NULL THEN e.status
-    WHEN s.candidate IS NULL THEN 'extraction_failed'
+    WHEN s.candidate IS NULL THEN '{extraction_failed}'
     ELSE NULL
   END AS verdict,
   CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.compiled END AS compiled,
@@ -324,7 +290,7 @@ SELECT
   s.id AS sample,
   CASE
     WHEN e.sample IS NOT NULL THEN e.status
-    WHEN s.candidate IS NULL THEN 'extraction_failed'
+    WHEN s.candidate IS NULL THEN '{extraction_failed}'
     ELSE NULL
   END AS verdict,
   CASE WHEN e.sample IS NULL AND s.candidate IS NULL THEN 0 ELSE e.compiled END AS compiled,
@@ -360,7 +326,20 @@ constexpr MigrationStep kSteps[] = {
     {7, kVersion7},
     {8, kVersion8},
 };
-static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kSchemaVersion, "one migration step per schema version");
+static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kStepsVersion, "one migration step per schema version up to kStepsVersion");
+
+// The SQL of the step to `version`: the evaluations columns it added (generated from
+// core/spec/evaluation.toml: the table itself in version 1), then the step's own where one is written
+// here, with {extraction_failed} the verdict's name.
+std::string step_sql(int version) {
+  std::string sql = evaluation_columns_sql(version);
+  for (const MigrationStep& step : kSteps)
+    if (step.version == version) sql += step.sql;
+  const std::string placeholder = "{extraction_failed}";
+  for (auto at = sql.find(placeholder); at != std::string::npos; at = sql.find(placeholder, at))
+    sql.replace(at, placeholder.size(), verdict_name(Verdict::extraction_failed));
+  return sql;
+}
 
 }  // namespace
 
@@ -403,9 +382,8 @@ Result<void> migrate_in_transaction(Database& db, int target) {
   auto current = read_schema_version(db);
   if (!current.ok()) return current.error();
   if (*current >= target) return {};
-  for (const MigrationStep& step : kSteps) {
-    if (step.version <= *current || step.version > target) continue;
-    auto applied = db.exec(step.sql, fmt::format("cannot migrate schema to version {}", step.version));
+  for (int version = *current + 1; version <= target; ++version) {
+    auto applied = db.exec(step_sql(version), fmt::format("cannot migrate schema to version {}", version));
     if (!applied.ok()) return applied.error();  // the transaction rolls back
   }
   // Rebuilt tables (step 7) must keep every reference whole.

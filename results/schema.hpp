@@ -3,16 +3,21 @@
 // can read (not another program's file, not written by a newer dicebench).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "core/base/result.hpp"
+#include "core/spec/evaluation_store.hpp"
 #include "results/sqlite_handle.hpp"
 
 namespace dicebench::results {
 
-// The newest schema version this build knows.
-inline constexpr int kSchemaVersion = 8;
+// The newest schema version this build knows: that of the newest migration step written here
+// (results/schema.cpp), or of the newest evaluations column (core/spec/evaluation.toml), whichever
+// is later (a column added to the spec with the next version needs no step of its own).
+inline constexpr int kStepsVersion = 8;
+inline constexpr int kSchemaVersion = std::max(kStepsVersion, kEvaluationColumnsVersion);
 // PRAGMA application_id of dicebench databases ("DICE").
 inline constexpr std::int64_t kApplicationId = 0x44494345;
 

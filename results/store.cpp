@@ -174,7 +174,7 @@ Result<std::int64_t> Store::insert_sample(const NewSample& sample) {
   return id;
 }
 
-Result<void> Store::insert_evaluation(const NewEvaluation& e) {
+Result<void> Store::insert_evaluation(const StoredEvaluation& e) {
   const std::string context = fmt::format("cannot store evaluation of sample {}", e.sample);
   if (e.correct != (e.status == Verdict::correct)) {
     return make_error(fmt::format("{}: {}: verdict {} contradicts correct={}", path(), context, verdict_name(e.status),
@@ -185,22 +185,9 @@ Result<void> Store::insert_evaluation(const NewEvaluation& e) {
   }
   auto transaction = Transaction::begin(db_, context);
   if (!transaction.ok()) return transaction.error();
-  auto stmt = db_.prepare(
-      fmt::format("INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, runtime_mean_ms, "
-                  "runtime_std_ms, runtime_min_ms, runtime_max_ms, runtime_p10_ms, runtime_p90_ms, baseline_ms, "
-                  "baseline_mean_ms, speedup, speedup_mean, error_class, error_message, details, compile_path, compile_reason, "
-                  "compile_seconds, compile_log, device_busy_ms, host_wall_ms, custom_kernel_share, call_host_ms, "
-                  "launch_latency_ms, start_span_ms, margin, memory_floor_ms, created) "
-                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {})",
-                  kNow),
-      context);
+  auto stmt = db_.prepare(insert_evaluation_sql(kNow), context);
   if (!stmt.ok()) return stmt.error();
-  stmt->bind_all(e.sample, verdict_name(e.status), e.compiled ? 1 : 0, e.correct ? 1 : 0, e.device, e.runtime_ms,
-                 e.runtime_mean_ms, e.runtime_std_ms, e.runtime_min_ms, e.runtime_max_ms, e.runtime_p10_ms,
-                 e.runtime_p90_ms, e.baseline_ms, e.baseline_mean_ms, e.speedup, e.speedup_mean, e.error_class,
-                 e.error_message, e.details_json, e.compile_path, e.compile_reason, e.compile_seconds, e.compile_log,
-                 e.device_busy_ms, e.host_wall_ms, e.custom_kernel_share, e.call_host_ms, e.launch_latency_ms,
-                 e.start_span_ms, e.margin, e.memory_floor_ms);
+  bind_evaluation(*stmt, e);
   const int rc = sqlite3_step(stmt->get());
   if (rc != SQLITE_DONE) {
     if (is_constraint(rc, SQLITE_CONSTRAINT_PRIMARYKEY) || is_constraint(rc, SQLITE_CONSTRAINT_UNIQUE)) {
@@ -212,24 +199,20 @@ Result<void> Store::insert_evaluation(const NewEvaluation& e) {
     return db_.error(rc, context);
   }
   if (!e.kernels.empty()) {
-    auto kernel = db_.prepare(
-        "INSERT INTO evaluation_kernels (sample, name, kind, from_candidate, launches_per_call, ms_per_call, grid, block) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        context);
+    auto kernel = db_.prepare(insert_kernel_sql(), context);
     if (!kernel.ok()) return kernel.error();
-    for (const KernelRow& k : e.kernels) {
+    for (const KernelTime& k : e.kernels) {
       kernel->reset();
-      kernel->bind_all(e.sample, k.name, k.kind, k.from_candidate ? 1 : 0, k.launches_per_call, k.ms_per_call, k.grid,
-                       k.block);
+      bind_kernel(*kernel, e.sample, k);
       DICEBENCH_TRY(kernel->run(context));
     }
   }
   if (!e.flags.empty()) {
     auto flag = db_.prepare("INSERT OR REPLACE INTO evaluation_flags (sample, flag, detail) VALUES (?, ?, ?)", context);
     if (!flag.ok()) return flag.error();
-    for (const FlagRow& f : e.flags) {
+    for (const StoredFlag& f : e.flags) {
       flag->reset();
-      flag->bind_all(e.sample, flag_name(f.flag), f.detail);
+      flag->bind_all(e.sample, f.name, f.detail);
       DICEBENCH_TRY(flag->run(context));
     }
   }
@@ -368,111 +351,65 @@ Result<std::vector<SampleRow>> Store::pending_samples(std::int64_t run) {
                         "AND s.candidate IS NOT NULL AND NOT EXISTS (SELECT 1 FROM evaluations AS e WHERE e.sample = s.id)");
 }
 
-Result<std::vector<EvaluationRow>> Store::evaluations(std::int64_t run) {
+Result<std::vector<StoredEvaluation>> Store::evaluations(std::int64_t run) {
   constexpr std::string_view context = "cannot read evaluations";
   DICEBENCH_TRY(require_run(run));
   // Columns added by later schema versions read as absent from a read-only older database.
-  const bool v4 = schema_version_ >= 4, v5 = schema_version_ >= 5, v6 = schema_version_ >= 6;
-  auto stmt = db_.prepare(
-      fmt::format("SELECT e.sample, e.status, e.compiled, e.correct, e.device, e.runtime_ms, e.runtime_mean_ms, "
-                  "e.runtime_std_ms, e.runtime_min_ms, e.runtime_max_ms, e.runtime_p10_ms, e.runtime_p90_ms, "
-                  "e.baseline_ms, e.baseline_mean_ms, e.speedup, e.speedup_mean, e.error_class, e.error_message, "
-                  "e.details, e.created, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {} "
-                  "FROM evaluations AS e JOIN samples AS s ON s.id = e.sample WHERE s.run = ? ORDER BY e.sample",
-                  v4 ? "e.compile_path" : "NULL", v4 ? "e.compile_reason" : "NULL", v4 ? "e.compile_seconds" : "NULL",
-                  v4 ? "e.compile_log" : "NULL", v4 ? "e.device_busy_ms" : "NULL", v4 ? "e.host_wall_ms" : "NULL",
-                  v4 ? "e.custom_kernel_share" : "NULL", v5 ? "e.call_host_ms" : "NULL",
-                  v5 ? "e.launch_latency_ms" : "NULL", v5 ? "e.start_span_ms" : "NULL", v6 ? "e.margin" : "NULL",
-                  v6 ? "e.memory_floor_ms" : "NULL"),
-      context);
+  auto stmt = db_.prepare(fmt::format("SELECT {} FROM evaluations AS e JOIN samples AS s ON s.id = e.sample "
+                                      "WHERE s.run = ? ORDER BY e.sample",
+                                      evaluation_select_sql(schema_version_, "e")),
+                          context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind(1, run);
-  std::vector<EvaluationRow> rows;
+  auto flags = this->flags(run);
+  if (!flags.ok()) return flags.error();
+  std::vector<StoredEvaluation> rows;
   for (;;) {
     auto row = stmt->step(context);
     if (!row.ok()) return row.error();
     if (!*row) break;
-    EvaluationRow e;
-    e.sample = stmt->column_int64(0);
-    const auto status = parse_verdict(stmt->column_text(1));  // the CHECK allows no other
-    if (!status)
-      return make_error(fmt::format("{}: sample {} has verdict '{}', which this build does not know", path(), e.sample,
-                                    stmt->column_text(1)));
-    e.status = *status;
-    e.compiled = stmt->column_int64(2) != 0;
-    e.correct = stmt->column_int64(3) != 0;
-    e.device = stmt->column_text(4);
-    e.runtime_ms = stmt->column_optional_double(5);
-    e.runtime_mean_ms = stmt->column_optional_double(6);
-    e.runtime_std_ms = stmt->column_optional_double(7);
-    e.runtime_min_ms = stmt->column_optional_double(8);
-    e.runtime_max_ms = stmt->column_optional_double(9);
-    e.runtime_p10_ms = stmt->column_optional_double(10);
-    e.runtime_p90_ms = stmt->column_optional_double(11);
-    e.baseline_ms = stmt->column_optional_double(12);
-    e.baseline_mean_ms = stmt->column_optional_double(13);
-    e.speedup = stmt->column_optional_double(14);
-    e.speedup_mean = stmt->column_optional_double(15);
-    e.error_class = stmt->column_optional_text(16);
-    e.error_message = stmt->column_optional_text(17);
-    e.details_json = stmt->column_text(18);
-    e.created = stmt->column_text(19);
-    e.compile_path = stmt->column_optional_text(20);
-    e.compile_reason = stmt->column_optional_text(21);
-    e.compile_seconds = stmt->column_optional_double(22);
-    e.compile_log = stmt->column_optional_text(23);
-    e.device_busy_ms = stmt->column_optional_double(24);
-    e.host_wall_ms = stmt->column_optional_double(25);
-    e.custom_kernel_share = stmt->column_optional_double(26);
-    e.call_host_ms = stmt->column_optional_double(27);
-    e.launch_latency_ms = stmt->column_optional_double(28);
-    e.start_span_ms = stmt->column_optional_double(29);
-    e.margin = stmt->column_optional_double(30);
-    e.memory_floor_ms = stmt->column_optional_double(31);
+    StoredEvaluation e;
+    if (auto read = read_evaluation(*stmt, 0, e); !read) return make_error(fmt::format("{}: {}", path(), read.error().message));
+    if (const auto it = flags->find(e.sample); it != flags->end()) e.flags = std::move(it->second);
     rows.push_back(std::move(e));
   }
-  if (!v6) return rows;  // no evaluation_flags table before version 6
-  // Their flags, in the vocabulary's order; a name this build does not know is an error, not dropped.
-  auto flags = db_.prepare(
-      "SELECT f.sample, f.flag, f.detail FROM evaluation_flags AS f JOIN samples AS s ON s.id = f.sample "
-      "WHERE s.run = ? ORDER BY f.sample",
-      context);
-  if (!flags.ok()) return flags.error();
-  flags->bind(1, run);
-  auto at = rows.begin();
-  for (;;) {
-    auto row = flags->step(context);
-    if (!row.ok()) return row.error();
-    if (!*row) break;
-    const std::int64_t sample = flags->column_int64(0);
-    while (at != rows.end() && at->sample < sample) ++at;
-    if (at == rows.end() || at->sample != sample) continue;
-    const std::string name = flags->column_text(1);
-    const auto flag = parse_flag(name);
-    if (!flag) return make_error(fmt::format("{}: sample {} has an unknown flag '{}'", path(), sample, name));
-    at->flags.push_back({*flag, flags->column_text(2)});
-  }
-  for (auto& e : rows)
-    std::sort(e.flags.begin(), e.flags.end(), [](const FlagRow& a, const FlagRow& b) { return a.flag < b.flag; });
   return rows;
 }
 
-Result<std::vector<KernelRow>> Store::kernels(std::int64_t sample) {
-  constexpr std::string_view context = "cannot read evaluation_kernels";
-  if (schema_version_ < 4) return std::vector<KernelRow>{};  // no per-kernel rows before version 4
+Result<std::map<std::int64_t, std::vector<StoredFlag>>> Store::flags(std::int64_t run) {
+  std::map<std::int64_t, std::vector<StoredFlag>> out;
+  if (schema_version_ < 6) return out;  // no evaluation_flags table before version 6
+  constexpr std::string_view context = "cannot read evaluation flags";
   auto stmt = db_.prepare(
-      "SELECT name, kind, from_candidate, launches_per_call, ms_per_call, grid, block FROM evaluation_kernels "
-      "WHERE sample = ? ORDER BY ms_per_call DESC, name",
+      "SELECT f.sample, f.flag, f.detail FROM evaluation_flags AS f JOIN samples AS s ON s.id = f.sample "
+      "WHERE s.run = ?",
       context);
   if (!stmt.ok()) return stmt.error();
-  stmt->bind(1, sample);
-  std::vector<KernelRow> rows;
+  stmt->bind(1, run);
   for (;;) {
     auto row = stmt->step(context);
     if (!row.ok()) return row.error();
     if (!*row) break;
-    rows.push_back({stmt->column_text(0), stmt->column_text(1), stmt->column_int64(2) != 0, stmt->column_double(3),
-                    stmt->column_double(4), stmt->column_text(5), stmt->column_text(6)});
+    out[stmt->column_int64(0)].push_back({stmt->column_text(1), stmt->column_text(2)});
+  }
+  for (auto& [sample, flags] : out) sort_flags(flags);
+  return out;
+}
+
+Result<std::vector<KernelTime>> Store::kernels(std::int64_t sample) {
+  constexpr std::string_view context = "cannot read evaluation_kernels";
+  if (schema_version_ < 4) return std::vector<KernelTime>{};  // no per-kernel rows before version 4
+  auto stmt = db_.prepare(
+      fmt::format("SELECT {} FROM evaluation_kernels WHERE sample = ? ORDER BY ms_per_call DESC, name", kernel_select_sql()),
+      context);
+  if (!stmt.ok()) return stmt.error();
+  stmt->bind(1, sample);
+  std::vector<KernelTime> rows;
+  for (;;) {
+    auto row = stmt->step(context);
+    if (!row.ok()) return row.error();
+    if (!*row) break;
+    rows.push_back(read_kernel(*stmt, 0));
   }
   return rows;
 }

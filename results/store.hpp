@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -48,7 +49,7 @@ class Store {
   // Stores one generated sample; extraction is 'ok' iff a candidate is present. Returns its id.
   Result<std::int64_t> insert_sample(const NewSample& sample);
   // Stores the evaluation of one sample (at most one per sample), with its flags and kernels.
-  Result<void> insert_evaluation(const NewEvaluation& evaluation);
+  Result<void> insert_evaluation(const StoredEvaluation& evaluation);
   // Records a problem's degenerate traits (a JSON array of trait names) in a run.
   Result<void> set_problem_traits(std::int64_t run, const ProblemKey& problem, const std::string& traits_json);
   // Replaces the run's configuration JSON (runs.config): a resumed run records the settings it
@@ -66,9 +67,13 @@ class Store {
   Result<std::vector<SampleRow>> samples(std::int64_t run, bool with_completion = false);
   // Samples that have a candidate and no evaluation yet (candidate text included).
   Result<std::vector<SampleRow>> pending_samples(std::int64_t run);
-  // By sample id. On a read-only database of an older schema, columns it lacks read as absent.
-  Result<std::vector<EvaluationRow>> evaluations(std::int64_t run);
-  Result<std::vector<KernelRow>> kernels(std::int64_t sample);  // slowest first; none before schema 4
+  // By sample id, each with its flags. On a read-only database of an older schema, columns it lacks
+  // read as absent.
+  Result<std::vector<StoredEvaluation>> evaluations(std::int64_t run);
+  // The flags of the run's evaluations by sample id, each sample's in the vocabulary's order (names
+  // this build does not know last); none before schema 6.
+  Result<std::map<std::int64_t, std::vector<StoredFlag>>> flags(std::int64_t run);
+  Result<std::vector<KernelTime>> kernels(std::int64_t sample);  // slowest first; none before schema 4
   // (problem, sample_index) of every stored sample: what a resumed run skips.
   Result<std::set<std::pair<ProblemKey, int>>> done_samples(std::int64_t run);
   Result<std::int64_t> sample_count(std::int64_t run);

@@ -45,7 +45,7 @@ std::string reason_of(const Row& row) {
     if (build > 0 || queued > 0) parts.push_back(fmt::format("torch's toolchain: {:.0f} s building, {:.0f} s queued", build, queued));
     else if (number_at(*toolchain, "cache_hits") > 0) parts.push_back("torch's toolchain: cached");
   }
-  if (row.verdict == "timeout") parts.push_back("ran past its time limit");
+  if (row.verdict == verdict_name(Verdict::timeout)) parts.push_back("ran past its time limit");
   if (parts.empty()) {
     std::string phase = "nothing recorded";
     double most = 0;

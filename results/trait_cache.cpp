@@ -10,18 +10,23 @@ namespace dicebench::results {
 Result<std::optional<ProblemTraits>> find_traits(Store& store, const TraitKey& key) {
   constexpr std::string_view context = "cannot read problem traits";
   auto stmt = store.database().prepare(
-      "SELECT traits, details, created FROM problem_traits WHERE problem_hash = ? AND device_name = ? AND tolerance = ?",
+      "SELECT traits, details FROM problem_traits WHERE problem_hash = ? AND device_name = ? AND tolerance = ?",
       context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind_all(key.problem_hash, key.device_name, key.tolerance);
   auto row = stmt->step(context);
   if (!row.ok()) return row.error();
   if (!*row) return std::optional<ProblemTraits>{};
-  return std::optional<ProblemTraits>(ProblemTraits{key, stmt->column_text(0), stmt->column_text(1), stmt->column_text(2)});
+  ProblemTraits traits;
+  traits.traits = nlohmann::json::parse(stmt->column_text(0), nullptr, /*allow_exceptions=*/false);
+  traits.details = nlohmann::json::parse(stmt->column_text(1), nullptr, /*allow_exceptions=*/false);
+  if (!traits.traits.is_array() || !traits.details.is_object())  // the table's CHECK makes them JSON
+    return make_error(fmt::format("{}: the stored traits of {} are not a JSON array and object", store.path(), key.problem_hash));
+  return std::optional<ProblemTraits>(std::move(traits));
 }
 
-Result<void> put_traits(Store& store, const ProblemTraits& t) {
-  const std::string context = fmt::format("cannot store the traits of {}", t.key.problem_hash);
+Result<void> put_traits(Store& store, const TraitKey& key, const ProblemTraits& t) {
+  const std::string context = fmt::format("cannot store the traits of {}", key.problem_hash);
   auto transaction = Transaction::begin(store.database(), context);
   if (!transaction.ok()) return transaction.error();
   auto stmt = store.database().prepare(
@@ -29,7 +34,8 @@ Result<void> put_traits(Store& store, const ProblemTraits& t) {
       "VALUES (?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
       context);
   if (!stmt.ok()) return stmt.error();
-  stmt->bind_all(t.key.problem_hash, t.key.device_name, t.key.tolerance, t.traits_json, t.details_json);
+  const auto text = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+  stmt->bind_all(key.problem_hash, key.device_name, key.tolerance, text(t.traits), text(t.details));
   DICEBENCH_TRY(stmt->run(context));
   return transaction->commit();
 }

@@ -1,9 +1,10 @@
-// The problem trait cache: a problem's degenerate traits (results/flags.hpp), judged from its
+// The problem trait cache: a problem's degenerate traits (core/spec/vocabulary.toml), judged from its
 // reference alone, keyed by problem content hash, device name and tolerance mode, so that each
 // problem is checked once per device and tolerance, whatever run asks.
 #pragma once
 
 #include "core/base/result.hpp"
+#include "core/spec/evaluation.hpp"
 
 #include <optional>
 #include <string>
@@ -18,15 +19,8 @@ struct TraitKey {
   std::string tolerance;    // the tolerance mode the traits were judged with
 };
 
-struct ProblemTraits {
-  TraitKey key;
-  std::string traits_json = "[]";   // JSON array of trait names
-  std::string details_json = "{}";  // what was measured, per output
-  std::string created;              // set by the store
-};
-
 Result<std::optional<ProblemTraits>> find_traits(Store& store, const TraitKey& key);
 // Stores (or replaces) one problem's traits in its own transaction.
-Result<void> put_traits(Store& store, const ProblemTraits& traits);
+Result<void> put_traits(Store& store, const TraitKey& key, const ProblemTraits& traits);
 
 }  // namespace dicebench::results

@@ -19,7 +19,7 @@
 
 namespace dicebench::kernelbench {
 
-// The evaluation flag this check reports (results/flags.hpp spells it; a test holds them equal).
+// The evaluation flag this check reports (core/spec/vocabulary.toml spells it; a test holds them equal).
 inline constexpr std::string_view kBackendUnusedFlag = "backend_unused";
 
 // nullopt when the source uses `backend`; else why not, in one line.

@@ -10,7 +10,6 @@
 #include "core/cli/tolerance_option.hpp"
 #include "core/host/log.hpp"
 #include "core/run/evaluation_session.hpp"
-#include "harness/client/evaluation_json.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,40 +17,6 @@
 #include <memory>
 
 namespace dicebench::cli {
-namespace {
-
-void print_evaluation(const harness::Evaluation& e, const std::string& device) {
-  fmt::print("verdict: {}{}{}\n", results::verdict_name(e.status), e.failed_trial ? fmt::format(" (trial {})", *e.failed_trial) : "",
-             e.failed_call ? fmt::format(" (timed call {})", *e.failed_call) : "");
-  if (e.runtime && e.baseline)
-    fmt::print("runtime: {:.4f} ms median, baseline {:.4f} ms, speedup {:.3f}x\n", e.runtime->median_ms,
-               e.baseline->median_ms, e.speedup.value_or(0.0));
-  if (e.max_abs_diff) fmt::print("max abs diff: {:.3g}\n", *e.max_abs_diff);
-  if (e.margin) fmt::print("margin: {:.3g} (worst |c - r| / (atol + rtol * |r|))\n", *e.margin);
-  for (const auto& [flag, detail] : e.flags) fmt::print("flag {}: {}\n", results::flag_name(flag), detail);
-  if (e.problem_traits && !e.problem_traits->traits.empty())
-    fmt::print("problem traits: {}\n", e.problem_traits->traits.dump());
-  if (e.compile && e.compile->path != "none")
-    fmt::print("compiled: {} path in {:.2f} s{}\n", e.compile->path, e.compile->seconds,
-               e.compile->reason.empty() ? "" : " (" + e.compile->reason + ")");
-  if (e.compile && e.compile->jit.value("count", 0) > 0)
-    fmt::print("JIT-compiled: {} kernel(s) at their first launch in {:.2f} s (in no call's time)\n", e.compile->jit.value("count", 0),
-               e.compile->jit.value("seconds", 0.0));
-  if (e.profile) {
-    fmt::print("device: {:.4f} ms busy per call, {:.0f}% in the candidate's own kernels\n", e.profile->busy_ms,
-               100.0 * e.profile->candidate_share);
-    fmt::print("host: {:.4f} ms in the call; {:.4f} ms from the harness's start to the first device work\n",
-               e.profile->call_host_ms, e.profile->launch_latency_ms);
-  }
-  if (e.timed_calls)
-    fmt::print("timed calls: {} on fresh inputs, {} of them checked; {} calls placed at fresh addresses\n", e.timed_calls,
-               e.checked_calls, e.fresh_placements);
-  if (!e.error_message.empty()) fmt::print("{}: {}\n", e.error_class, e.error_message);
-  fmt::print("evaluated in {:.1f} s on {}\n", e.seconds, device);
-}
-
-}  // namespace
-
 Command add_eval_command(CLI::App& parent) {
   struct Options {
     std::string problem, device, tolerance, suite, db;
@@ -110,7 +75,6 @@ Command add_eval_command(CLI::App& parent) {
               if (auto assigned = config.assign(assignment); !assigned) return fail(assigned.error().message);
             auto session = run::EvaluationSession::open_with_suite(config);
             if (!session) return fail(session.error().message);
-            const std::string& device = (*session)->settings().device;
             host::log_info("sandbox: {}", (*session)->sandbox_summary());  // as run says it: a log line, before anything runs
             std::vector<run::EvaluationSession::Pair> batch;
             for (auto& candidate : candidates) batch.push_back({problem, std::move(candidate)});
@@ -120,14 +84,14 @@ Command add_eval_command(CLI::App& parent) {
               auto& e = evaluations[i];
               if (!e) return fail(e.error().message);
               if (o->json) {
-                nlohmann::json out = harness::evaluation_json(*e, device);
+                nlohmann::json out = evaluation_json(*e);
                 if (evaluations.size() > 1) out["candidate"] = o->candidates[i];  // which one, in the array
                 out["sandbox"] = nlohmann::json::parse((*session)->sandbox_json());
                 all.push_back(std::move(out));
                 continue;
               }
               if (evaluations.size() > 1) fmt::print("{}{}\n", i ? "\n" : "", o->candidates[i]);
-              print_evaluation(*e, device);
+              fmt::print("{}", evaluation_text(*e));
             }
             if (o->json) fmt::print("{}\n", (all.size() == 1 ? all[0] : all).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
             return 0;

@@ -35,9 +35,9 @@ Result<results::HtmlRun> load_html_run(const RunReference& reference) {
   if (store->schema_version() >= 4) {
     for (const results::SampleResult& s : run.results.samples) {
       if (s.pending || !s.has_candidate) continue;
-      auto kernels = store->kernels(s.sample_id);
+      auto kernels = store->kernels(s.sample);
       if (!kernels) return kernels.error();
-      if (!kernels->empty()) run.kernels[s.sample_id] = std::move(*kernels);
+      if (!kernels->empty()) run.kernels[s.sample] = std::move(*kernels);
     }
   }
   return run;

@@ -97,7 +97,7 @@ void print_evaluated(const run::RunOutcome& outcome) {
 // The run's summary as JSON (--json FILE): what it did, its verdicts and flags, where its
 // evaluation time went, and its report once finished.
 Result<void> write_summary_json(const std::string& path, const run::RunOutcome& outcome) {
-  nlohmann::json summary = {{"run", outcome.run}, {"status", results::run_status_name(outcome.status)},
+  nlohmann::json summary = {{"run", outcome.run}, {"status", run_status_name(outcome.status)},
                             {"model", outcome.model_spec}, {"suite", outcome.suite_name}, {"problems", outcome.problems},
                             {"samples", outcome.samples}, {"error", outcome.error}};
   if (outcome.evaluation) {
@@ -140,7 +140,7 @@ int run(const RunOptions& o, CLI::App& app) {
   const std::string again = fmt::format("dicebench run --resume {}{} --db {}", outcome->run, o.generate_only ? " --generate-only" : "", db);
   const auto stopped = [&] {
     fmt::print("  database: {}\n", db);
-    if (outcome->status == results::RunStatus::interrupted) {
+    if (outcome->status == RunStatus::interrupted) {
       // Stopped by the model (its server stopped answering) rather than by Ctrl-C: one error line.
       if (!outcome->error.empty())
         return fail(fmt::format("run {} interrupted: {}; what was stored is kept, continue with {}", outcome->run,
@@ -151,12 +151,12 @@ int run(const RunOptions& o, CLI::App& app) {
     return fail(fmt::format("run {} stopped: {}; what was stored is kept, continue with {}", outcome->run, outcome->error, again));
   };
   if (!outcome->evaluation) {
-    if (outcome->status != results::RunStatus::finished) return stopped();
+    if (outcome->status != RunStatus::finished) return stopped();
     fmt::print("  evaluation: not run (--generate-only)\n  database: {}\n  next: dicebench show {} --db {}\n", db, outcome->run, db);
     return 0;
   }
   print_evaluated(*outcome);
-  if (outcome->status != results::RunStatus::finished || !outcome->report) return stopped();
+  if (outcome->status != RunStatus::finished || !outcome->report) return stopped();
   // The run's report, as `dicebench report RUN` prints it.
   fmt::print("\n{}", results::format_report(*outcome->report));
   fmt::print("  database: {}\n  next: dicebench show {} --db {}\n", db, outcome->run, db);

@@ -24,7 +24,8 @@ namespace {
 
 // The tolerance modes' names before they said what the modes do: KernelBench's rule per dtype, and
 // the DICE paper's 1e-2 for every dtype.
-constexpr std::pair<std::string_view, std::string_view> kOldToleranceNames[] = {{"kernelbench", "per_dtype"}, {"compat", "uniform"}};
+constexpr std::pair<std::string_view, ToleranceMode> kOldToleranceNames[] = {{"kernelbench", ToleranceMode::per_dtype},
+                                                                              {"compat", ToleranceMode::uniform}};
 
 template <class T>
 Result<T> number_setting(const Config& config, const std::string& key, T fallback, T minimum,
@@ -88,14 +89,18 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   // Default: CUDA where a GPU is visible (nvidia-smi, without touching CUDA here), else the CPU.
   s.device = config.get("eval.device").value_or(std::system("nvidia-smi -L > /dev/null 2>&1") == 0 ? "cuda" : "cpu");
   if (s.device != "cpu" && s.device != "cuda") return make_error(fmt::format("eval.device must be cpu or cuda, not '{}'", s.device));
-  const std::string tolerance = config.get("eval.tolerance").value_or(std::string(harness::kDefaultToleranceMode));
-  const auto mode = tolerance_mode(tolerance);
-  if (!mode) return make_error(fmt::format("eval.tolerance must be {}, not '{}'", tolerance_modes_text(), tolerance));
-  s.tolerance = *mode;
-  s.model_mode = config.get("eval.model_mode").value_or(std::string(harness::kDefaultModelMode));
-  if (std::find(harness::kModelModes.begin(), harness::kModelModes.end(), s.model_mode) == harness::kModelModes.end())
-    return make_error(fmt::format("eval.model_mode must be {} (KernelBench's) or {}, not '{}'", harness::kModelModes[0],
-                                  harness::kModelModes[1], s.model_mode));
+  if (const auto tolerance = config.get("eval.tolerance")) {
+    const auto mode = tolerance_mode(*tolerance);
+    if (!mode) return make_error(fmt::format("eval.tolerance must be {}, not '{}'", tolerance_modes_text(), *tolerance));
+    s.tolerance = *mode;
+  }
+  if (const auto model_mode = config.get("eval.model_mode")) {
+    const auto mode = parse_model_mode(*model_mode);
+    if (!mode)
+      return make_error(fmt::format("eval.model_mode must be {} (KernelBench's) or {}, not '{}'", model_mode_name(kAllModelModes[0]),
+                                    model_mode_name(kAllModelModes[1]), *model_mode));
+    s.model_mode = *mode;
+  }
   auto trials = number_setting<int>(config, "eval.trials", 5, 1);
   if (!trials) return trials.error();
   s.trials = *trials;
@@ -122,9 +127,13 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   auto prefetch = number_setting<int>(config, "eval.prefetch", 4, 0, 1024);
   if (!prefetch) return prefetch.error();
   s.prefetch = *prefetch;
-  s.baseline_method = config.get("eval.baseline").value_or("eager");
-  if (s.baseline_method != "eager" && s.baseline_method != "compile")
-    return make_error(fmt::format("eval.baseline must be eager or compile (torch.compile), not '{}'", s.baseline_method));
+  if (const auto baseline = config.get("eval.baseline")) {
+    const auto method = parse_baseline_method(*baseline);
+    if (!method)
+      return make_error(fmt::format("eval.baseline must be {} or {} (torch.compile), not '{}'", baseline_method_name(kAllBaselineMethods[0]),
+                                    baseline_method_name(kAllBaselineMethods[1]), *baseline));
+    s.baseline_method = *method;
+  }
   auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.001, kMaxSeconds);
   if (!budget) return budget.error();
   s.budget_seconds = *budget;
@@ -165,17 +174,17 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   return s;
 }
 
-std::optional<std::string> tolerance_mode(std::string_view name) {
-  for (const auto mode : harness::kToleranceModes)
-    if (name == mode) return std::string(mode);
+std::optional<ToleranceMode> tolerance_mode(std::string_view name) {
+  if (const auto mode = parse_tolerance_mode(name)) return mode;
   for (const auto& [old_name, mode] : kOldToleranceNames)
-    if (name == old_name) return std::string(mode);
+    if (name == old_name) return mode;
   return std::nullopt;
 }
 
 std::string tolerance_modes_text() {
-  std::vector<std::string> modes(harness::kToleranceModes.begin(), harness::kToleranceModes.end()), old_names;
-  for (const auto& [old_name, mode] : kOldToleranceNames) old_names.push_back(fmt::format("{} for {}", old_name, mode));
+  std::vector<std::string> modes, old_names;
+  for (const auto mode : kAllToleranceModes) modes.emplace_back(tolerance_mode_name(mode));
+  for (const auto& [old_name, mode] : kOldToleranceNames) old_names.push_back(fmt::format("{} for {}", old_name, tolerance_mode_name(mode)));
   return fmt::format("{} (or the old names: {})", join(modes, " or "), join(old_names, ", "));
 }
 

@@ -14,7 +14,7 @@
 namespace dicebench::host {
 
 // Settings (section [eval] or flags): device = cpu|cuda (default: cuda where a GPU is visible),
-// trials, tolerance = per_dtype|uniform (harness::kToleranceModes, or an old name: tolerance_mode),
+// trials, tolerance = per_dtype|uniform (core/spec/vocabulary.toml, or an old name: tolerance_mode),
 // model_mode = train (KernelBench's) | eval, compile_timeout_s (worker start-up and the candidate's
 // compile), timeout_s (the candidate's init, trials and timing), timing_budget_s, timing_spread
 // (timing stops once the median's 95% interval is within this fraction of it), warm_calls = on|off
@@ -40,12 +40,12 @@ inline constexpr std::string_view kEvalKeys[] = {
     "eval.timing_budget_s", "eval.timing_spread",  "eval.tolerance",         "eval.toolchain_cache",  "eval.toolchain_jobs",
     "eval.toolchain_timeout_s", "eval.trials",     "eval.warm_calls"};
 
-// The tolerance mode (one of harness::kToleranceModes) that `name` stands for: a mode's own name,
+// The tolerance mode that `name` stands for: a mode's own name,
 // or the name it had before the modes were named for what they do (kernelbench: per_dtype, compat:
 // uniform), which runs stored in eval.tolerance and scripts pass to --tolerance; nullopt for
 // anything else. evaluation_settings() reads eval.tolerance through it: the one place old names
 // are translated, so the worker only ever sees the modes' own names.
-std::optional<std::string> tolerance_mode(std::string_view name);
+std::optional<ToleranceMode> tolerance_mode(std::string_view name);
 // What eval.tolerance accepts, for help and errors: "per_dtype or uniform (or the old names ...)".
 std::string tolerance_modes_text();
 

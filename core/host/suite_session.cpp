@@ -22,10 +22,10 @@ Result<SuiteSession> SuiteSession::open(const LoadedPlugin& plugin, const std::s
   session.handle_ = std::unique_ptr<dicebench_suite, SuiteCloser>(handle, SuiteCloser{session.api_});
   const dicebench_suite_api* api = session.api_;
   if (DICEBENCH_TABLE_HOLDS(api, dicebench_suite_api, optional_review_flags_count) && api->optional_review_flags != nullptr) {
-    std::vector<results::EvaluationFlag> declared;
+    std::vector<EvaluationFlag> declared;
     for (size_t i = 0; i < api->optional_review_flags_count; ++i) {
       const std::string flag = str_of(api->optional_review_flags[i]);
-      const auto parsed = results::parse_flag(flag);
+      const auto parsed = parse_flag(flag);
       if (!parsed)
         return make_error(fmt::format("{}: declares the review flag '{}', which is not an evaluation flag", plugin.info.path, flag));
       declared.push_back(*parsed);
@@ -121,16 +121,16 @@ Result<SuiteSession::Extraction> SuiteSession::extract_span(size_t index, const 
   return extraction_of(plugin_path_, "extract_span", s, error, std::move(out));
 }
 
-Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> SuiteSession::review(size_t index,
+Result<std::vector<std::pair<EvaluationFlag, std::string>>> SuiteSession::review(size_t index,
                                                                                          const std::string& candidate) const {
   struct Findings {
-    std::vector<std::pair<results::EvaluationFlag, std::string>> flags;
+    std::vector<std::pair<EvaluationFlag, std::string>> flags;
     std::string unknown;
   } found;
   if (!DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_review) || api_->optional_review == nullptr) return found.flags;
   const auto sink = [](void* user, dicebench_str flag, dicebench_str detail) {
     auto* f = static_cast<Findings*>(user);
-    if (const auto parsed = results::parse_flag(str_of(flag))) f->flags.emplace_back(*parsed, str_of(detail));
+    if (const auto parsed = parse_flag(str_of(flag))) f->flags.emplace_back(*parsed, str_of(detail));
     else if (f->unknown.empty()) f->unknown = str_of(flag);
   };
   dicebench_error error{};
@@ -142,7 +142,7 @@ Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> SuiteSessio
     for (const auto& [flag, detail] : found.flags)
       if (std::find(review_flags_->begin(), review_flags_->end(), flag) == review_flags_->end())
         return make_error(fmt::format("{}: review reported the flag '{}', which the suite does not declare", plugin_path_,
-                                      results::flag_name(flag)));
+                                      flag_name(flag)));
   return found.flags;
 }
 

@@ -6,7 +6,7 @@
 #include "core/host/host_services.hpp"
 #include "core/host/infill.hpp"
 #include "core/host/plugin_library.hpp"
-#include "results/flags.hpp"
+#include "core/spec/vocabulary.hpp"
 
 #include <memory>
 #include <optional>
@@ -57,11 +57,11 @@ class SuiteSession {
   // The candidate from a span a model filled natively (its text verbatim), with the suite's details.
   Result<Extraction> extract_span(size_t index, const std::string& span) const;
   // What the suite finds by reading a candidate for problems()[index] (none when its plugin has no
-  // review); a flag name outside results/flags.hpp is the plugin's error.
-  Result<std::vector<std::pair<results::EvaluationFlag, std::string>>> review(size_t index, const std::string& candidate) const;
+  // review); a flag name outside core/spec/vocabulary.toml is the plugin's error.
+  Result<std::vector<std::pair<EvaluationFlag, std::string>>> review(size_t index, const std::string& candidate) const;
   // The flags its review may report (ABI 1.3's optional_review_flags); nullopt for a table without
-  // the list, whose review may report any flag of results/flags.hpp.
-  const std::optional<std::vector<results::EvaluationFlag>>& review_flags() const { return review_flags_; }
+  // the list, whose review may report any flag of core/spec/vocabulary.toml.
+  const std::optional<std::vector<EvaluationFlag>>& review_flags() const { return review_flags_; }
   // The Python modules its candidates import besides torch (ABI 1.3's optional_candidate_modules;
   // for an older table, its describe()'s "candidate_python_modules").
   Result<std::vector<std::string>> candidate_modules() const;
@@ -75,7 +75,7 @@ class SuiteSession {
   std::string name_;
   std::string plugin_path_;
   std::vector<SuiteProblem> problems_;
-  std::optional<std::vector<results::EvaluationFlag>> review_flags_;
+  std::optional<std::vector<EvaluationFlag>> review_flags_;
 };
 
 }  // namespace dicebench::host

@@ -37,6 +37,6 @@ class EvaluationCaches {
 
 // Stores the baseline, traits and bandwidth `evaluation` measured (not those it was given).
 // Callers hold the store's lock.
-Result<void> store_measured(results::Store& store, const CacheKeys& keys, const harness::Evaluation& evaluation);
+Result<void> store_measured(results::Store& store, const CacheKeys& keys, const Evaluation& evaluation);
 
 }  // namespace dicebench::run

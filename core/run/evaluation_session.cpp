@@ -24,7 +24,7 @@ struct EvaluationSession::Job {
   const Pair* pair = nullptr;
   std::string problem_hash;
   ReviewFindings findings;
-  std::optional<Result<harness::Evaluation>> result;
+  std::optional<Result<Evaluation>> result;
   size_t* remaining = nullptr;  // the batch's pairs without a result (under mutex_)
 };
 
@@ -62,7 +62,7 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::C
         std::make_shared<harness::ToolchainBuilds>(harness::toolchain_build_settings(session->settings_));
   // CPU slots time the reference on the same cores: one baseline per problem for all of them.
   if (session->settings_.device == "cpu" && !session->settings_.shared_baselines)
-    session->settings_.shared_baselines = std::make_shared<harness::OncePerKey<harness::Timing>>();
+    session->settings_.shared_baselines = std::make_shared<harness::OncePerKey<Timing>>();
   session->slots_ = std::move(*slots);
   session->sandbox_json_ = sandbox->json();
   session->sandbox_summary_ = sandbox->summary();
@@ -130,7 +130,7 @@ Result<std::optional<ProblemKey>> EvaluationSession::problem_key(const std::stri
   return make_error(fmt::format("the problem is not one of {}'s (none has its text); evaluate it without a suite", suite_->name()));
 }
 
-std::vector<Result<harness::Evaluation>> EvaluationSession::evaluate(const std::vector<Pair>& batch) {
+std::vector<Result<Evaluation>> EvaluationSession::evaluate(const std::vector<Pair>& batch) {
   std::vector<Job> jobs(batch.size());
   size_t remaining = batch.size();
   // The suite's review first, in the caller's thread: it reads the candidate, never runs it.
@@ -157,7 +157,7 @@ std::vector<Result<harness::Evaluation>> EvaluationSession::evaluate(const std::
   changed_.notify_all();
   changed_.wait(lock, [&] { return remaining == 0; });
   lock.unlock();
-  std::vector<Result<harness::Evaluation>> results;
+  std::vector<Result<Evaluation>> results;
   results.reserve(jobs.size());
   for (Job& job : jobs) results.push_back(std::move(*job.result));
   return results;
@@ -179,7 +179,7 @@ void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
   std::map<int64_t, Job*> submitted;  // by tag
   int64_t next_tag = 0;
   std::set<std::string> seen, to_prime;  // problems' hashes: submitted here; not yet given the stored caches
-  const auto finish = [&](Job& job, Result<harness::Evaluation> result) {
+  const auto finish = [&](Job& job, Result<Evaluation> result) {
     if (result)
       for (auto& finding : job.findings) result->flags.push_back(std::move(finding));
     std::lock_guard guard(mutex_);

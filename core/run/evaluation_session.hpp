@@ -13,7 +13,7 @@
 #include "core/host/suite_session.hpp"
 #include "core/run/evaluation_caches.hpp"
 #include "harness/client/evaluator.hpp"
-#include "results/flags.hpp"
+#include "core/spec/vocabulary.hpp"
 #include "results/store.hpp"
 
 #include <atomic>
@@ -30,7 +30,7 @@
 namespace dicebench::run {
 
 // What reading a candidate finds (the suite's review): flags with their details.
-using ReviewFindings = std::vector<std::pair<results::EvaluationFlag, std::string>>;
+using ReviewFindings = std::vector<std::pair<EvaluationFlag, std::string>>;
 
 // A suite the session opened itself (eval --suite, evaluate(suite=...)), with what it lives on.
 struct OwnedSuite {
@@ -80,7 +80,7 @@ class EvaluationSession {
   struct Pair {
     std::string problem_source, candidate_source;
   };
-  std::vector<Result<harness::Evaluation>> evaluate(const std::vector<Pair>& batch);
+  std::vector<Result<Evaluation>> evaluate(const std::vector<Pair>& batch);
 
   // Evaluators started so far (each starts a reference worker): one per slot for the session's life.
   size_t evaluators_started() const { return evaluators_started_; }

@@ -20,7 +20,7 @@ namespace dicebench::run {
 struct EvaluationSummary {
   size_t evaluated = 0;
   std::map<std::string, size_t> verdicts;
-  std::map<std::string, size_t> flags;  // evaluations by flag (results/flags.hpp)
+  std::map<std::string, size_t> flags;  // evaluations by flag (core/spec/vocabulary.toml)
   size_t degenerate_problems = 0;       // problems with a degenerate trait
   std::string timing;
   bool interrupted = false;

@@ -13,7 +13,7 @@ Result<ResumedRun> resume_run(results::Store& store, int64_t run, bool generate_
   if (!stored) return stored.error();
   auto pending = unevaluated_samples(store, run);
   if (!pending) return pending.error();
-  if (stored->status == results::RunStatus::finished && (generate_only || *pending == 0))
+  if (stored->status == RunStatus::finished && (generate_only || *pending == 0))
     return make_error(fmt::format("run {} is already finished; nothing to resume", run));
   auto config = host::config_from_run_json(stored->config_json);
   if (!config) return make_error(fmt::format("run {}: {}", run, config.error().message));

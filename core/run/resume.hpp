@@ -14,7 +14,7 @@ namespace dicebench::run {
 struct ResumedRun {
   host::Config config;          // the run's settings as it stored them
   host::ResumeState state;      // what it stored already, and its model's settings
-  results::RunStatus status;    // its status before this resume
+  RunStatus status;    // its status before this resume
   std::string config_json;      // runs.config as stored
 };
 

@@ -64,7 +64,7 @@ Result<void> evaluate(host::RunPlan& plan, results::Store& store, const Evaluati
   auto evaluated = evaluate_pending(store, outcome.run, problem_sources(plan), session);
   if (!evaluated) {
     (void)status.end(StageEnd::failed);
-    outcome.status = results::RunStatus::failed;
+    outcome.status = RunStatus::failed;
     outcome.error = evaluated.error().message;
     return {};
   }
@@ -142,7 +142,7 @@ Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& eve
     if (!id) return id.error();
     outcome.run = *id;
   }
-  RunStatusKeeper status(*store, outcome.run, resumed ? resumed->status : results::RunStatus::running);
+  RunStatusKeeper status(*store, outcome.run, resumed ? resumed->status : RunStatus::running);
   if (auto recorded = record_problems(plan, *store, outcome.run); !recorded) {
     if (!resumed) (void)status.end(StageEnd::failed);
     return recorded.error();

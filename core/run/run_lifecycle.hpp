@@ -34,7 +34,7 @@ struct RunOutcome {
   int64_t run = 0;
   // How the work on the run ended: finished, interrupted or failed (stored so, except that a run
   // that had finished before stays finished).
-  results::RunStatus status = results::RunStatus::finished;
+  RunStatus status = RunStatus::finished;
   std::string error;  // why it stopped (failed), or why the report could not be made
   std::string model_spec;
   std::string suite_name;

@@ -3,18 +3,18 @@
 
 namespace dicebench::run {
 
-results::RunStatus status_of(StageEnd end) {
+RunStatus status_of(StageEnd end) {
   switch (end) {
-    case StageEnd::completed: return results::RunStatus::finished;
-    case StageEnd::interrupted: return results::RunStatus::interrupted;
-    case StageEnd::failed: return results::RunStatus::failed;
+    case StageEnd::completed: return RunStatus::finished;
+    case StageEnd::interrupted: return RunStatus::interrupted;
+    case StageEnd::failed: return RunStatus::failed;
   }
-  return results::RunStatus::failed;
+  return RunStatus::failed;
 }
 
 Result<void> RunStatusKeeper::reopen() {
-  if (finished_before_ || status_ == results::RunStatus::running) return {};
-  return set(results::RunStatus::running);
+  if (finished_before_ || status_ == RunStatus::running) return {};
+  return set(RunStatus::running);
 }
 
 Result<void> RunStatusKeeper::end(StageEnd end) {
@@ -22,7 +22,7 @@ Result<void> RunStatusKeeper::end(StageEnd end) {
   return set(status_of(end));
 }
 
-Result<void> RunStatusKeeper::set(results::RunStatus status) {
+Result<void> RunStatusKeeper::set(RunStatus status) {
   DICEBENCH_TRY(store_.finish_run(run_, status));
   status_ = status;
   return {};

@@ -15,27 +15,27 @@ namespace dicebench::run {
 enum class StageEnd { completed, interrupted, failed };
 
 // The status a run ends with when its last stage ended so (completed: finished).
-results::RunStatus status_of(StageEnd end);
+RunStatus status_of(StageEnd end);
 
 // The stored status of the run this process works on.
 class RunStatusKeeper {
  public:
   // `stored`: the run's status when this process took it up (running for a run it created).
-  RunStatusKeeper(results::Store& store, int64_t run, results::RunStatus stored) : store_(store), run_(run), status_(stored) {}
+  RunStatusKeeper(results::Store& store, int64_t run, RunStatus stored) : store_(store), run_(run), status_(stored) {}
 
   // A resumed run that had not finished (interrupted, failed, or killed while running) runs again.
   Result<void> reopen();
   // Records how the run ended, unless it had finished before.
   Result<void> end(StageEnd end);
-  results::RunStatus status() const { return status_; }
+  RunStatus status() const { return status_; }
 
  private:
-  Result<void> set(results::RunStatus status);
+  Result<void> set(RunStatus status);
 
   results::Store& store_;
   int64_t run_;
-  results::RunStatus status_;
-  bool finished_before_ = status_ == results::RunStatus::finished;
+  RunStatus status_;
+  bool finished_before_ = status_ == RunStatus::finished;
 };
 
 }  // namespace dicebench::run

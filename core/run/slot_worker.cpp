@@ -2,7 +2,6 @@
 #include "core/run/slot_worker.hpp"
 
 #include "core/host/host_services.hpp"
-#include "core/run/evaluation_row.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,7 +17,7 @@ Result<void> note_problem_traits(SharedEvaluation& shared, const harness::Evalua
                                  const std::string& problem_hash) {
   const auto traits = evaluator.traits(problem_hash);
   if (!traits || !shared.traits_noted.insert(problem).second) return {};
-  DICEBENCH_TRY(shared.store.set_problem_traits(shared.run, problem, stored_json(traits->traits)));
+  DICEBENCH_TRY(shared.store.set_problem_traits(shared.run, problem, traits->traits.dump()));
   if (!traits->traits.empty()) ++shared.summary.degenerate_problems;
   return {};
 }
@@ -26,8 +25,8 @@ Result<void> note_problem_traits(SharedEvaluation& shared, const harness::Evalua
 // The evaluation row of a sample the evaluator has judged: what it measured goes to the caches,
 // the problem's traits to the run, and what the suite's review found (when the sample was claimed)
 // with the row. Callers hold the lock.
-Result<results::NewEvaluation> finished_row(SharedEvaluation& shared, const harness::Evaluator& evaluator, const CacheKeys& keys,
-                                            const results::SampleRow& sample, Result<harness::Evaluation> evaluation,
+Result<results::StoredEvaluation> finished_row(SharedEvaluation& shared, const harness::Evaluator& evaluator, const CacheKeys& keys,
+                                            const results::SampleRow& sample, Result<Evaluation> evaluation,
                                             ReviewFindings findings) {
   const ProblemKey key{sample.level, sample.problem_id};
   const ProblemSource& problem = shared.problems.at(key);
@@ -36,18 +35,29 @@ Result<results::NewEvaluation> finished_row(SharedEvaluation& shared, const harn
   DICEBENCH_TRY(store_measured(shared.store, keys, *evaluation));
   DICEBENCH_TRY(note_problem_traits(shared, evaluator, key, problem.content_hash));
   for (auto& finding : findings) evaluation->flags.push_back(std::move(finding));
-  return evaluation_row(sample.id, *evaluation, shared.settings.device);
+  return results::stored_evaluation(sample.id, *evaluation);
 }
 
 // Stores one evaluation row and counts it.
-Result<void> record(SharedEvaluation& shared, const results::NewEvaluation& row) {
+Result<void> record(SharedEvaluation& shared, const results::StoredEvaluation& row) {
   std::lock_guard guard(shared.lock);
   DICEBENCH_TRY(shared.store.insert_evaluation(row));
-  ++shared.summary.verdicts[std::string(results::verdict_name(row.status))];
-  for (const auto& flag : row.flags) ++shared.summary.flags[std::string(results::flag_name(flag.flag))];
+  ++shared.summary.verdicts[std::string(verdict_name(row.status))];
+  for (const auto& flag : row.flags) ++shared.summary.flags[flag.name];
   ++shared.summary.evaluated;
   shared.progress.advance();
   return {};
+}
+
+// The row of a sample whose completion holds no code: nothing ran.
+results::StoredEvaluation extraction_failed_row(int64_t sample, const std::string& device) {
+  results::StoredEvaluation row;
+  row.sample = sample;
+  row.status = Verdict::extraction_failed;
+  row.device = device;
+  row.error_class = std::string(verdict_name(Verdict::extraction_failed));
+  row.error_message = "the completion holds no code block";
+  return row;
 }
 
 }  // namespace
@@ -124,7 +134,7 @@ void run_slot(SharedEvaluation& shared, const std::optional<std::string>& slot) 
     submitted.erase(finished->tag);
     const results::SampleRow& sample = *claimed.sample;
     const std::string& hash = shared.problems.at({sample.level, sample.problem_id}).content_hash;
-    Result<results::NewEvaluation> row = make_error("unset");
+    Result<results::StoredEvaluation> row = make_error("unset");
     {
       std::lock_guard guard(shared.lock);
       row = finished_row(shared, evaluator, keys.at(hash), sample, std::move(finished->evaluation), std::move(claimed.findings));

@@ -5,6 +5,7 @@
 
 #include "core/base/sha256.hpp"
 #include "harness/client/compile_service.hpp"
+#include "core/spec/protocol.hpp"
 
 #include <fmt/format.h>
 
@@ -74,10 +75,11 @@ WorkerRequestHandler Evaluator::compile_requests(Candidate& candidate, std::chro
   return [&candidate, service, builds, deadline, limit_s](const nlohmann::json& message) -> std::optional<WorkerAnswer> {
     const std::string type = message.value("type", "");
     const nlohmann::json request = message.value("request", nlohmann::json());
-    if (type == "candidate.compile")
-      return WorkerAnswer(nlohmann::json{{"type", "compile.result"}, {"job", message.value("job", "")},
-                                         {"outcome", compile_for_candidate(request, service, deadline)}});
-    if (type != "candidate.toolchain") return std::nullopt;
+    if (type == protocol::reply::kCandidateCompile)
+      return WorkerAnswer(
+          protocol::CompileResult{.job = message.value("job", ""), .outcome = compile_for_candidate(request, service, deadline)}
+              .to_json());
+    if (type != protocol::reply::kCandidateToolchain) return std::nullopt;
     // What one candidate's builds may take together (their waits are not its compile time, so a
     // candidate asking for build after build must meet a limit of their own).
     ToolchainOutcome outcome;
@@ -96,7 +98,7 @@ WorkerRequestHandler Evaluator::compile_requests(Candidate& candidate, std::chro
       candidate.toolchain_timeout = outcome.message;
       candidate.worker->signal_kill();  // the candidate's call then ends, charged as a timeout
     }
-    return WorkerAnswer(nlohmann::json{{"type", "toolchain.result"}, {"job", message.value("job", "")}, {"outcome", outcome.answer()}},
+    return WorkerAnswer(protocol::ToolchainResult{.job = message.value("job", ""), .outcome = outcome.answer()}.to_json(),
                         /*time_counts=*/false);
   };
 }
@@ -113,12 +115,15 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candi
   c->builds = toolchain_.get();
   c->started = std::chrono::steady_clock::now();  // the compile time limit counts from the load
   if (!c->worker) return c;
-  nlohmann::json load = {{"type", "candidate.load"}, {"job", c->job}, {"candidate_source", candidate_source},
-                         {"device", settings_.device}, {"work_dir", c->folder->path.string()},
-                         {"toolchain", {{"service", true}}}};
   // The candidate compiles nothing itself: its load_inline calls come back as compile requests
   // (the fast path's), or as build requests where they take torch's toolchain.
-  if (c->fastpath) load["fastpath"] = {{"cache_dir", settings_.fastpath_cache}, {"service", true}};
+  protocol::CandidateLoad request{.job = c->job,
+                                  .candidate_source = candidate_source,
+                                  .device = settings_.device,
+                                  .work_dir = c->folder->path.string(),
+                                  .toolchain = {{"service", true}}};
+  if (c->fastpath) request.fastpath = {{"cache_dir", settings_.fastpath_cache}, {"service", true}};
+  nlohmann::json load = request.to_json();
   Candidate* candidate = c.get();
   const auto deadline = c->started + settings_.compile_timeout;
   // The loader sends the load too: a worker reads it once torch is imported, and a candidate larger

@@ -1,5 +1,6 @@
 // Helpers the evaluator's files share: seeds, job folders, worker environments, and reading
-// workers' replies into an Evaluation (evaluation_parts.hpp).
+// workers' replies into an Evaluation (evaluation_parts.hpp; the record's own parts are read by
+// core/spec's generated *_from_worker).
 #include "harness/client/evaluation_parts.hpp"
 
 #include "core/base/sha256.hpp"
@@ -30,21 +31,6 @@ std::optional<double> number(const nlohmann::json& j, const char* key) {
 
 // The part of a compare reply an evaluation keeps: its margin (null when infinite).
 std::optional<double> margin_of(const nlohmann::json& compared) { return number(compared, "margin"); }
-
-Timing timing_from(const nlohmann::json& j) {
-  Timing t;
-  t.median_ms = j.value("median_ms", 0.0);
-  t.mean_ms = j.value("mean_ms", 0.0);
-  t.std_ms = j.value("std_ms", 0.0);
-  t.min_ms = j.value("min_ms", 0.0);
-  t.max_ms = j.value("max_ms", 0.0);
-  t.p10_ms = j.value("p10_ms", 0.0);
-  t.p90_ms = j.value("p90_ms", 0.0);
-  t.trials = j.value("trials", 0);
-  t.stop_reason = j.value("stop_reason", "");
-  t.warm_calls = j.value("warm_calls", 0);
-  return t;
-}
 
 // The last `bytes` of a file the candidate could have replaced: never through a link, and only
 // from a regular file (a FIFO or a device would block the host or never end).
@@ -107,24 +93,24 @@ std::string sandbox_notes(const fs::path& log) {
   return notes;
 }
 
-// The verdict a failed candidate call's error_class names (results::kCandidateFailureVerdicts); an
+// The verdict a failed candidate call's error_class names (kCandidateFailureVerdicts); an
 // empty or absent one means runtime_error.
 Verdict candidate_failure_verdict(const nlohmann::json& reply) {
   const std::string name = reply.value("error_class", "");
   if (name.empty()) return Verdict::runtime_error;
-  const auto verdict = results::parse_verdict(name);
-  const auto& allowed = results::kCandidateFailureVerdicts;
+  const auto verdict = parse_verdict(name);
+  const auto& allowed = kCandidateFailureVerdicts;
   if (!verdict || std::find(allowed.begin(), allowed.end(), *verdict) == allowed.end())
     throw ProtocolBreach(fmt::format("error_class '{}' names no failure of a candidate", name));
   return *verdict;
 }
 
-// The verdict of a reference.compared reply (results::kComparisonVerdicts). The reference worker is
+// The verdict of a reference.compared reply (kComparisonVerdicts). The reference worker is
 // the harness's own, so another name is the harness failing.
 Result<Verdict> compared_verdict(const nlohmann::json& reply) {
   const std::string name = reply.value("verdict", "");
-  const auto verdict = results::parse_verdict(name);
-  const auto& allowed = results::kComparisonVerdicts;
+  const auto verdict = parse_verdict(name);
+  const auto& allowed = kComparisonVerdicts;
   if (verdict && std::find(allowed.begin(), allowed.end(), *verdict) != allowed.end()) return *verdict;
   return make_error(fmt::format("the reference worker broke the protocol: '{}' is not a comparison's verdict", name));
 }
@@ -133,14 +119,14 @@ Result<Verdict> compared_verdict(const nlohmann::json& reply) {
 void charge_failure(Evaluation& e, const CallResult& result, const std::string& stage, const std::string& note,
                     const fs::path& log) {
   if (result.failure != CallFailure::none) {
-    e.status = result.failure == CallFailure::timeout ? Verdict::timeout : Verdict::crashed;
-    e.error_class = results::verdict_name(e.status);
+    e.verdict = result.failure == CallFailure::timeout ? Verdict::timeout : Verdict::crashed;
+    e.error_class = verdict_name(e.verdict);
     e.error_message = fmt::format("{} during {}{}{}", result.message, stage, note, log.empty() ? "" : sandbox_notes(log));
     return;
   }
   const nlohmann::json& reply = *result.reply;
-  e.status = candidate_failure_verdict(reply);
-  e.error_class = results::verdict_name(e.status);
+  e.verdict = candidate_failure_verdict(reply);
+  e.error_class = verdict_name(e.verdict);
   e.error_message = reply.value("message", "") + note;
   const std::string trace = reply.value("traceback_tail", "");
   if (!trace.empty()) e.error_message += "\n" + trace;
@@ -162,31 +148,6 @@ void note_fastpath_calls(Evaluation& e, const CallResult& result) {
   if (result.failure != CallFailure::none || !result.reply) return;
   const auto calls = result.reply->find("fastpath_calls");
   if (calls != result.reply->end() && calls->is_number_integer()) e.fastpath_calls = calls->get<int64_t>();
-}
-
-CompileInfo compile_info_from(const nlohmann::json& j) {
-  CompileInfo c;
-  c.path = j.value("path", "none");
-  c.reason = j.value("reason", "");
-  c.log = j.value("log", "");
-  c.seconds = j.value("seconds", 0.0);
-  c.records = j.value("records", nlohmann::json::array());
-  return c;
-}
-
-DeviceProfile profile_from(const nlohmann::json& j) {
-  DeviceProfile p;
-  p.busy_ms = j.value("busy_ms", 0.0);
-  p.host_ms = j.value("host_ms", 0.0);
-  p.call_host_ms = j.value("call_host_ms", 0.0);
-  p.launch_latency_ms = j.value("launch_latency_ms", 0.0);
-  p.span_ms = j.value("span_ms", 0.0);
-  p.candidate_share = j.value("candidate_share", 0.0);
-  for (const auto& k : j.value("kernels", nlohmann::json::array()))
-    p.kernels.push_back({k.value("name", ""), k.value("kind", "kernel"), k.value("from_candidate", false),
-                         k.value("launches_per_call", 0.0), k.value("ms_per_call", 0.0), k.value("grid", ""),
-                         k.value("block", "")});
-  return p;
 }
 
 }  // namespace dicebench::harness::parts

@@ -23,7 +23,6 @@ namespace dicebench::harness {
 namespace parts {
 
 namespace fs = std::filesystem;
-using results::Verdict;
 
 // Seeds the candidate cannot derive: SHA-256 over the run's secret, the problem and the index.
 uint64_t mix(uint64_t secret, const std::string& problem_hash, uint64_t index);
@@ -55,9 +54,6 @@ inline constexpr uint64_t kFreshOneIn = 5;
 std::optional<double> number(const nlohmann::json& j, const char* key);
 // The part of a compare reply an evaluation keeps: its margin (null when infinite).
 std::optional<double> margin_of(const nlohmann::json& compared);
-Timing timing_from(const nlohmann::json& j);
-CompileInfo compile_info_from(const nlohmann::json& j);
-DeviceProfile profile_from(const nlohmann::json& j);
 // The last `bytes` of a file the candidate could have replaced (never through a link, only a
 // regular file).
 std::string tail_of_file(const fs::path& path, size_t bytes);
@@ -90,7 +86,7 @@ struct ProtocolBreach : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The verdict of a reference.compared reply (results::kComparisonVerdicts); another name is the
+// The verdict of a reference.compared reply (kComparisonVerdicts); another name is the
 // harness failing.
 Result<Verdict> compared_verdict(const nlohmann::json& reply);
 // A failed candidate call as its verdict: timeout, crashed, or the reply's own error class.

@@ -3,6 +3,7 @@
 
 #include "core/base/sha256.hpp"
 #include "harness/client/evaluation_parts.hpp"
+#include "core/spec/protocol.hpp"
 #include "results/evaluation_phases.hpp"
 
 #include <fmt/format.h>
@@ -46,7 +47,7 @@ Evaluator::Evaluator(EvaluationSettings settings) : settings_(std::move(settings
 Evaluator::~Evaluator() {
   entries_.clear();  // their candidates' loaders end before what they signal goes
   spares_.clear();
-  if (reference_ && reference_->alive()) (void)reference_->call({{"type", "shutdown"}}, std::chrono::seconds(5));
+  if (reference_ && reference_->alive()) (void)reference_->call(protocol::Shutdown{}.to_json(), std::chrono::seconds(5));
 }
 
 ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settings) {
@@ -128,14 +129,19 @@ Result<Timing> Evaluator::baseline(const std::string& job, const std::string& pr
 Result<Timing> Evaluator::time_baseline(const std::string& job, const std::string& problem_hash) {
   auto ref = reference();
   if (!ref) return ref.error();
-  const nlohmann::json request = {{"type", "reference.time"}, {"job", job},
-                                  {"seed", mix(settings_.secret, problem_hash, kBaselineSeed)},
-                                  {"warmup", settings_.warmup}, {"min_trials", settings_.min_trials},
-                                  {"max_trials", settings_.max_trials}, {"budget_s", settings_.budget_seconds},
-                                  {"target_rel_ci", settings_.target_rel_ci}, {"method", settings_.baseline_method}};
-  auto timed = (*ref)->call(request, settings_.reference_timeout);
+  // Always with warm calls (kTimingInputs, part of the baseline cache's key), whatever eval.warm_calls says.
+  const protocol::ReferenceTime request{.warmup = settings_.warmup,
+                                        .min_trials = settings_.min_trials,
+                                        .max_trials = settings_.max_trials,
+                                        .budget_s = settings_.budget_seconds,
+                                        .target_rel_ci = settings_.target_rel_ci,
+                                        .warm_calls = true,
+                                        .job = job,
+                                        .seed = mix(settings_.secret, problem_hash, kBaselineSeed),
+                                        .method = settings_.baseline_method};
+  auto timed = (*ref)->call(request.to_json(), settings_.reference_timeout);
   if (timed.failure != CallFailure::none) return make_error("timing the reference failed: " + timed.message);
-  return timing_from(timed.reply->at("timing"));
+  return timing_from_worker(timed.reply->at("timing"));
 }
 
 // The candidate's load (waited for where it has not ended), as read_load judges it.
@@ -155,7 +161,7 @@ bool Evaluator::read_load(Evaluation& e, Candidate& c) {
     charge_failure(e, *c.loaded, "start-up and compile", "", c.log());
     return false;
   }
-  if (c.loaded->reply->contains("compile")) e.compile = compile_info_from(c.loaded->reply->at("compile"));
+  if (c.loaded->reply->contains("compile")) e.compile = compile_info_from_worker(c.loaded->reply->at("compile"));
   if (failed(*c.loaded)) {
     charge_failure(e, *c.loaded, "load", "", c.log());
     return false;  // not compiled, as KernelBench counts it: the candidate's module did not load
@@ -193,8 +199,11 @@ Result<void> Evaluator::run_candidate(Job& job) {
 
   e.failed_stage = "init";
   job.deadline = std::chrono::steady_clock::now() + settings_.candidate_timeout;
-  auto init = call_candidate(job, {{"type", "candidate.init"}, {"job", job.id}, {"init_seed", job.init_seed},
-                                   {"init_inputs", job.init_inputs}, {"model_mode", settings_.model_mode}});
+  auto init = call_candidate(job, protocol::CandidateInit{.job = job.id,
+                                                          .init_seed = job.init_seed,
+                                                          .init_inputs = job.init_inputs,
+                                                          .model_mode = settings_.model_mode}
+                                      .to_json());
   clock.lap(phases::kInit);
   if (failed(init)) {
     charge_failure(e, init, "init", "", c.log());
@@ -234,7 +243,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
   clock.lap(phases::kAfterTiming);
 
   e.failed_stage.clear();
-  e.status = Verdict::correct;
+  e.verdict = Verdict::correct;
   e.correct = true;
   e.max_abs_diff = job.max_abs;
   e.mean_abs_diff = job.compared_count ? job.mean_abs_sum / job.compared_count : 0.0;
@@ -251,16 +260,14 @@ std::optional<ProblemTraits> Evaluator::traits(const std::string& problem_hash) 
 // The problem's degenerate traits, judged once per problem from the reference alone.
 Result<void> Evaluator::judge_traits(Job& job) {
   if (traits_.count(job.problem_hash)) return {};
-  nlohmann::json seeds = nlohmann::json::array();
+  protocol::ReferenceTraits request{.job = job.id};
   for (int draw = 0; draw < kTraitDraws; ++draw)
-    seeds.push_back(mix(settings_.secret, job.problem_hash, kTraitSeeds + static_cast<uint64_t>(draw)));
-  auto judged = job.reference->call({{"type", "reference.traits"}, {"job", job.id}, {"seeds", seeds}},
-                                    settings_.reference_timeout);
+    request.seeds.push_back(mix(settings_.secret, job.problem_hash, kTraitSeeds + static_cast<uint64_t>(draw)));
+  auto judged = job.reference->call(request.to_json(), settings_.reference_timeout);
   if (judged.failure != CallFailure::none) return make_error("the reference worker failed: " + judged.message);
   if (!judged.reply->value("ok", false))
     return make_error("the reference program failed while its traits were judged: " + judged.reply->value("message", ""));
-  ProblemTraits traits{judged.reply->value("traits", nlohmann::json::array()),
-                       judged.reply->value("details", nlohmann::json::object())};
+  ProblemTraits traits = problem_traits_from_worker(*judged.reply);
   traits_[job.problem_hash] = traits;
   job.evaluation.traits_measured = std::move(traits);
   return {};
@@ -274,25 +281,25 @@ Result<void> Evaluator::measure_bandwidth(Job& job) {
     return {};
   }
   if (settings_.device != "cuda") return {};
-  auto measured = job.reference->call({{"type", "reference.bandwidth"}, {"job", job.id}}, settings_.reference_timeout);
+  auto measured = job.reference->call(protocol::ReferenceBandwidth{.job = job.id}.to_json(), settings_.reference_timeout);
   if (measured.failure != CallFailure::none) return make_error("the reference worker failed: " + measured.message);
-  bandwidth_ = Bandwidth{measured.reply->value("bytes_per_second", 0.0), measured.reply->value("method", "")};
+  bandwidth_ = bandwidth_from_worker(*measured.reply);
   if (bandwidth_->bytes_per_second <= 0) return make_error("the reference worker measured no memory bandwidth");
   job.evaluation.bandwidth_measured = bandwidth_;
   return {};
 }
 
 // run_candidate, then what qualifies a verdict: the baseline and speedup of a correct candidate,
-// and the flags (results/flags.hpp).
+// and the flags (core/spec/vocabulary.toml).
 Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
   auto ran = run_candidate(job);
   candidate.worker->kill();  // one candidate per process, always
   if (!ran) return ran.error();
   Evaluation& e = job.evaluation;
   if (job.aliased_trial)
-    e.flags.emplace_back(results::EvaluationFlag::output_aliases_input, fmt::format("an output shares storage with an input (trial {})", *job.aliased_trial));
-  if (e.margin && (e.correct || e.status == Verdict::output_mismatch) && results::is_borderline_margin(*e.margin))
-    e.flags.emplace_back(results::EvaluationFlag::borderline, fmt::format("margin {:.3g}", *e.margin));
+    e.flags.emplace_back(EvaluationFlag::output_aliases_input, fmt::format("an output shares storage with an input (trial {})", *job.aliased_trial));
+  if (e.margin && (e.correct || e.verdict == Verdict::output_mismatch) && is_borderline_margin(*e.margin))
+    e.flags.emplace_back(EvaluationFlag::borderline, fmt::format("margin {:.3g}", *e.margin));
   if (!e.correct) return {};
   PhaseClock clock{&e.phases};
   auto base = baseline(job.id, job.problem_hash, &e.baseline_measured);
@@ -302,13 +309,13 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
   if (e.runtime->median_ms > 0) e.speedup = base->median_ms / e.runtime->median_ms;
   if (e.runtime->mean_ms > 0) e.speedup_mean = base->mean_ms / e.runtime->mean_ms;
   if (e.speedup && *e.speedup > settings_.speedup_bound)
-    e.flags.emplace_back(results::EvaluationFlag::excessive_speedup, fmt::format("{:.2f}x, above {:g}x", *e.speedup, settings_.speedup_bound));
+    e.flags.emplace_back(EvaluationFlag::excessive_speedup, fmt::format("{:.2f}x, above {:g}x", *e.speedup, settings_.speedup_bound));
   if (bandwidth_) {
-    e.memory_floor_ms = static_cast<double>(e.input_bytes + e.output_bytes) / bandwidth_->bytes_per_second * 1e3;
+    e.memory_floor_ms = static_cast<double>(e.io_bytes.inputs + e.io_bytes.outputs) / bandwidth_->bytes_per_second * 1e3;
     if (e.runtime->median_ms < *e.memory_floor_ms)
-      e.flags.emplace_back(results::EvaluationFlag::below_memory_floor,
+      e.flags.emplace_back(EvaluationFlag::below_memory_floor,
                            fmt::format("{:.4g} ms for {} bytes in and {} out; {:.4g} ms at {:.0f} GB/s", e.runtime->median_ms,
-                                       e.input_bytes, e.output_bytes, *e.memory_floor_ms, bandwidth_->bytes_per_second / 1e9));
+                                       e.io_bytes.inputs, e.io_bytes.outputs, *e.memory_floor_ms, bandwidth_->bytes_per_second / 1e9));
   }
   return {};
 }
@@ -328,21 +335,21 @@ bool load_succeeded(const CallResult& loaded) {
 // nothing of what ran, and is re-judged).
 bool fastpath_could_cause(const Evaluation& e) {
   if (!e.compile || (e.compile->path != "nvrtc" && e.compile->path != "mixed")) return false;
-  if (e.status == Verdict::crashed) return true;
-  const bool failed = e.status == Verdict::runtime_error || e.status == Verdict::shape_mismatch || e.status == Verdict::dtype_mismatch;
+  if (e.verdict == Verdict::crashed) return true;
+  const bool failed = e.verdict == Verdict::runtime_error || e.verdict == Verdict::shape_mismatch || e.verdict == Verdict::dtype_mismatch;
   return failed && (!e.fastpath_calls || *e.fastpath_calls > 0);
 }
 
 // A re-judge's evaluation with the fast path's kept beside it: the toolchain's verdict stands, a
 // disagreement is flagged, the fast path's phases and what it measured are kept.
 Evaluation merge_rejudge(Evaluation fast, Evaluation toolchain) {
-  toolchain.fastpath_outcome = nlohmann::json{{"verdict", results::verdict_name(fast.status)},
+  toolchain.fastpath_outcome = nlohmann::json{{"verdict", verdict_name(fast.verdict)},
                                               {"error_message", fast.error_message.substr(0, 2000)},
                                               {"compile_path", fast.compile ? fast.compile->path : "none"}};
-  if (toolchain.status != fast.status)
-    toolchain.flags.emplace_back(results::EvaluationFlag::fastpath_disagreement,
-                                 fmt::format("fast path: {}; torch's toolchain: {}", results::verdict_name(fast.status),
-                                             results::verdict_name(toolchain.status)));
+  if (toolchain.verdict != fast.verdict)
+    toolchain.flags.emplace_back(EvaluationFlag::fastpath_disagreement,
+                                 fmt::format("fast path: {}; torch's toolchain: {}", verdict_name(fast.verdict),
+                                             verdict_name(toolchain.verdict)));
   for (const auto& [phase, seconds] : fast.phases) toolchain.phases[std::string(phases::kRejudgedPrefix) + phase] = seconds;
   if (!toolchain.traits_measured) toolchain.traits_measured = std::move(fast.traits_measured);
   if (!toolchain.bandwidth_measured) toolchain.bandwidth_measured = std::move(fast.bandwidth_measured);
@@ -547,13 +554,14 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   job.problem_hash = problem_hash;
   job.candidate = &candidate;
   job.init_seed = mix(settings_.secret, problem_hash, kInitSeedIndex);
+  job.evaluation.device = settings_.device;
   // A reply whose fields are missing, of the wrong types or outside the vocabulary. The candidate's
   // code runs in its worker and can rewrite what that worker sends: the breach is charged to the
   // candidate, and never ends the run (nor a resumed one, which would meet the same candidate first).
   const auto breach = [&](const char* what) {
     if (candidate.worker) candidate.worker->kill();
-    job.evaluation.status = Verdict::crashed;
-    job.evaluation.error_class = results::verdict_name(Verdict::crashed);
+    job.evaluation.verdict = Verdict::crashed;
+    job.evaluation.error_class = verdict_name(Verdict::crashed);
     job.evaluation.correct = false;
     job.evaluation.error_message = fmt::format("the candidate's worker broke the protocol (a malformed reply: {})", what);
   };
@@ -583,12 +591,16 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   auto ref = reference();
   if (!ref) return ref.error();
   job.reference = *ref;
-  const nlohmann::json prepare = {{"type", "reference.prepare"}, {"job", job.id}, {"problem_source", problem_source},
-                                  {"problem_name", problem_hash}, {"device", settings_.device}, {"init_seed", job.init_seed},
-                                  {"work_dir", candidate.folder->path.string()}, {"tolerance", settings_.tolerance},
-                                  {"model_mode", settings_.model_mode}};
+  const protocol::ReferencePrepare prepare{.job = job.id,
+                                           .problem_source = problem_source,
+                                           .device = settings_.device,
+                                           .init_seed = job.init_seed,
+                                           .work_dir = candidate.folder->path.string(),
+                                           .problem_name = problem_hash,
+                                           .tolerance = settings_.tolerance,
+                                           .model_mode = settings_.model_mode};
   PhaseClock clock{&job.evaluation.phases};
-  auto prepared = (*ref)->call(prepare, settings_.reference_timeout);
+  auto prepared = (*ref)->call(prepare.to_json(), settings_.reference_timeout);
   clock.lap(phases::kPrepare);
   if (prepared.failure != CallFailure::none) return make_error("the reference worker failed: " + prepared.message);
   if (!prepared.reply->value("ok", false))
@@ -598,7 +610,7 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
     WorkerProcess* worker;
     std::string job;
     ~Release() {
-      if (worker->alive()) (void)worker->call({{"type", "reference.release"}, {"job", job}}, std::chrono::seconds(60));
+      if (worker->alive()) (void)worker->call(protocol::ReferenceRelease{.job = job}.to_json(), std::chrono::seconds(60));
     }
   } release{*ref, job.id};
   DICEBENCH_TRY(judge_traits(job));

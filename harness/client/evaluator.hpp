@@ -20,8 +20,7 @@
 #include "harness/client/sandbox_launch.hpp"
 #include "harness/client/toolchain_builds.hpp"
 #include "harness/client/worker_process.hpp"
-#include "results/flags.hpp"
-#include "results/verdict.hpp"
+#include "core/spec/evaluation.hpp"
 
 #include <array>
 #include <condition_variable>
@@ -39,33 +38,13 @@
 
 namespace dicebench::harness {
 
-// How close a candidate's floating outputs must be to the reference's (|c - r| <= atol + rtol * |r|,
-// atol = rtol): per_dtype, the default, allows 1e-4 for float32 and other float dtypes and 1e-2 for
-// float16 and bfloat16; uniform allows 1e-2 for every float dtype. The one definition on this side;
-// protocol.py's TOLERANCE_MODES is the worker's, and tests/host/test_vocabulary.cpp checks they agree.
-inline constexpr std::array<std::string_view, 2> kToleranceModes = {"per_dtype", "uniform"};
-inline constexpr std::string_view kDefaultToleranceMode = kToleranceModes[0];
-
-// The mode both models run in: train, the default, as KernelBench does (nn.Module's default mode:
-// BatchNorm uses batch statistics, Dropout drops); eval calls .eval() on both. protocol.py's
-// MODEL_MODES is the worker's list, checked equal by tests/results/test_vocabulary.cpp.
-inline constexpr std::array<std::string_view, 2> kModelModes = {"train", "eval"};
-inline constexpr std::string_view kDefaultModelMode = kModelModes[0];
-
-struct Timing {
-  double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
-  int trials = 0;
-  std::string stop_reason{};  // converged, max_trials or budget; "" when not known (a cached baseline)
-  int warm_calls = 0;       // untimed calls made just before timed ones
-};
-
 struct EvaluationSettings {
   std::string worker_executable;
   std::string device = "cpu";                  // "cpu" or "cuda"
   std::optional<std::string> visible_devices;  // the GPU this evaluator's workers use
   int trials = 5;                              // correctness trials, fresh inputs each
-  std::string tolerance{kDefaultToleranceMode};  // one of kToleranceModes
-  std::string model_mode{kDefaultModelMode};  // one of kModelModes
+  ToleranceMode tolerance = kAllToleranceModes[0];  // how close outputs must be (core/spec/vocabulary.toml)
+  ModelMode model_mode = kAllModelModes[0];           // the mode reference and candidate run in
   uint64_t secret = 0;                         // per-run secret the input seeds derive from
   std::chrono::milliseconds compile_timeout{std::chrono::minutes(10)};  // start + load (compile)
   std::chrono::milliseconds candidate_timeout{std::chrono::minutes(5)};  // init + trials + timing
@@ -81,7 +60,7 @@ struct EvaluationSettings {
   int64_t batch_bytes = int64_t{4} << 30;
   std::string work_root;                       // job folders go here (default: $TMPDIR)
   bool fastpath = true;                        // compile load_inline calls with NVRTC (CUDA only)
-  std::string baseline_method = "eager";       // or "compile": the reference under torch.compile
+  BaselineMethod baseline_method = kAllBaselineMethods[0];  // eager, or compile: the reference under torch.compile
   int prefetch = 4;                            // candidate workers started ahead of the current one
   int warm_spares = 0;                         // candidate workers kept started for the next calls
   std::string fastpath_cache;                  // compile cache folder (default: $XDG_CACHE_HOME/dicebench/fastpath)
@@ -112,103 +91,6 @@ struct EvaluationSettings {
 // How timed calls get their inputs; part of the baseline cache's key (a baseline timed another way
 // is not reused): fresh inputs for every call, an untimed warm call before each timed one.
 inline constexpr const char* kTimingInputs = "fresh_inputs_warm";
-
-struct KernelTime {
-  std::string name, kind;  // kind: kernel, memcpy, memset
-  bool from_candidate = false;
-  double launches_per_call = 0, ms_per_call = 0;
-  std::string grid, block;
-};
-
-// How the candidate's load_inline calls were built (at load), and what a JIT DSL (Triton) compiled
-// at its kernels' first launches (inside trials or timed calls, whose times leave it out).
-struct CompileInfo {
-  std::string path = "none";  // nvrtc, fallback, mixed, none
-  std::string reason, log;
-  double seconds = 0;
-  nlohmann::json records = nlohmann::json::array();
-  // {"count", "seconds", "compiles": [{"name", "kernel", "seconds"}]}, whatever the verdict; count 0
-  // when nothing was JIT-compiled.
-  nlohmann::json jit = nlohmann::json::object();
-};
-
-// What the timed calls ran on the device (CUDA only); medians over the timed calls.
-struct DeviceProfile {
-  double busy_ms = 0;            // union of the call's device intervals
-  double host_ms = 0;            // host wall time from the harness's start to the device-wide synchronize
-  double call_host_ms = 0;       // the host's own time in the call (from entering it to its return)
-  double launch_latency_ms = 0;  // the harness's start marker on the device -> the call's first device work
-  double span_ms = 0;            // that marker -> the call's last device work (launch latency included)
-  double candidate_share = 0;
-  std::vector<KernelTime> kernels;
-};
-
-// A problem's degenerate traits, judged from its reference alone (reference.traits).
-struct ProblemTraits {
-  nlohmann::json traits = nlohmann::json::array();  // trait names (results/flags.hpp)
-  nlohmann::json details = nlohmann::json::object();  // what was measured
-};
-
-// The device's memory bandwidth for the memory floor.
-struct Bandwidth {
-  double bytes_per_second = 0;
-  std::string method;  // "cuda_copy_1024MiB_best_of_10", or "setting" for eval.bandwidth
-};
-
-struct Evaluation {
-  // The verdict (results/verdict.hpp). What a worker replies is parsed into it: a name outside the
-  // vocabulary is the worker breaking the protocol.
-  results::Verdict status = results::Verdict::crashed;
-  bool compiled = false;
-  bool correct = false;
-  std::optional<Timing> runtime;
-  std::optional<Timing> baseline;
-  std::optional<double> speedup, speedup_mean;
-  std::optional<double> max_abs_diff, mean_abs_diff;
-  std::optional<int> failed_trial;
-  std::optional<int> failed_call;   // the timed call whose checked outputs were wrong
-  std::string failed_stage;         // load, init, trials, timing, after_timing ("" when correct)
-  std::string error_class, error_message;
-  // The worst compared element, |c - r| / (atol + rtol * |r|), over every comparison of a correct
-  // candidate, or of the failing comparison; absent when not finite or nothing was compared.
-  std::optional<double> margin;
-  int64_t input_bytes = 0, output_bytes = 0;  // one call's inputs and outputs
-  std::optional<double> memory_floor_ms;       // their transfer time at the device's bandwidth
-  std::vector<std::pair<results::EvaluationFlag, std::string>> flags;  // with what they saw
-  int timed_calls = 0, checked_calls = 0;      // calls in candidate.time, and how many were compared
-  int timed_batches = 0;                       // reference.batch requests that made their inputs
-  int fresh_placements = 0;                    // calls (trials and timed) whose inputs were placed fresh
-  // Where the timing loop's wall time went, as the host saw it: the whole loop (from candidate.time
-  // to its reply), the reference making the calls' inputs (batches) and comparing checked calls'
-  // outputs (the candidate waits for both); the rest is the candidate's (calls, receiving inputs,
-  // handing over outputs) and the messages'.
-  double timing_loop_s = 0, timing_batches_s = 0, timing_compares_s = 0;
-  std::optional<ProblemTraits> problem_traits;   // the problem's traits, as known to the evaluator
-  std::optional<ProblemTraits> traits_measured;  // judged in this call (not known before)
-  std::optional<Bandwidth> bandwidth_measured;   // measured in this call (not known before)
-  // When torch's toolchain re-judged a candidate the fast path failed: what the fast path said
-  // ({"verdict", "error_message"}); the fields above are the toolchain's.
-  std::optional<nlohmann::json> fastpath_outcome;
-  bool baseline_measured = false;  // timed in this call (not from the cache)
-  // Calls of functions the fast path built, as the candidate's last reply counted them (none: no
-  // reply said); not stored: it decides whether a failure is re-judged with torch's toolchain.
-  std::optional<int64_t> fastpath_calls;
-  std::optional<CompileInfo> compile;  // once the candidate's load finished
-  std::optional<DeviceProfile> profile;
-  std::string log_tail;  // the end of what the candidate printed
-  // The GPU's (the evaluator's) wall time on this candidate: its evaluation, a re-judge's too, and
-  // the time the GPU waited for it to load while nothing else was ready.
-  double seconds = 0;
-  double latency_seconds = 0;  // from its submission to its final verdict
-  // Wall seconds by phase: slot_wait (the GPU waited for this candidate's load, nothing else being
-  // ready), compile_wait (what was left of its load when it was judged), prepare (reference),
-  // problem_checks, init, trials, timing, after_timing, baseline; fastpath_* those of the fast
-  // path's evaluation where torch's toolchain re-judged it.
-  std::map<std::string, double> phases;
-  // Its builds with torch's toolchain (toolchain_builds.hpp): {"builds", "cache_hits", "failures",
-  // "queued_seconds", "build_seconds"}; absent without any.
-  std::optional<nlohmann::json> toolchain;
-};
 
 // The toolchain pool's settings an evaluator with `settings` uses (a pool several evaluators share
 // is made from them).

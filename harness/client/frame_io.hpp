@@ -2,6 +2,8 @@
 // JSON. Reads wait with poll() up to a deadline, calling an idle function meanwhile where given.
 #pragma once
 
+#include "core/spec/protocol.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -9,7 +11,7 @@
 
 namespace dicebench::harness {
 
-inline constexpr uint32_t kMaxFrameBytes = 64u << 20;
+inline constexpr uint32_t kMaxFrameBytes = protocol::kMaxFrameBytes;  // core/spec/protocol.toml
 // How often a read waiting for data calls its idle function.
 inline constexpr std::chrono::milliseconds kIdleInterval{100};
 

@@ -4,6 +4,7 @@
 #include "core/base/sha256.hpp"
 #include "core/base/whole_file.hpp"
 #include "harness/client/worker_process.hpp"
+#include "core/spec/protocol.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -218,7 +219,7 @@ Result<std::string> ToolchainBuilds::describe() {
     options.launcher = sandbox_command(settings_.sandbox, folder.path.string(), {settings_.work_root});
   auto worker = WorkerProcess::start(options);
   if (!worker) return make_error("the toolchain worker did not start: " + worker.error().message);
-  auto described = (*worker)->call({{"type", "toolchain.describe"}, {"job", "describe"}}, settings_.timeout);
+  auto described = (*worker)->call(protocol::ToolchainDescribe{.job = "describe"}.to_json(), settings_.timeout);
   (*worker)->kill();
   if (described.failure != CallFailure::none) return make_error("the toolchain worker failed: " + described.message);
   return described.reply->at("fingerprint").dump();
@@ -356,8 +357,9 @@ ToolchainOutcome ToolchainBuilds::run_build(const std::string& key, const nlohma
   const fs::path& folder = spare->folder->path;
   const auto deadline = started + settings_.timeout;
   auto* worker = &spare->worker;
-  const nlohmann::json request = {{"type", "toolchain.build"}, {"job", "build-" + key.substr(0, 12)},
-                                  {"build_dir", (folder / "module").string()}, {"call", call}};
+  const nlohmann::json request =
+      protocol::ToolchainBuild{.job = "build-" + key.substr(0, 12), .build_dir = (folder / "module").string(), .call = call}
+          .to_json();
   {
     std::lock_guard guard(mutex_);  // abandon() may end it from here on
     flight.worker = worker->get();

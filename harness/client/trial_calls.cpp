@@ -1,6 +1,7 @@
 // The candidate's calls on the reference's inputs: correctness trials, and the timing loop on fresh
 // inputs with its secret checked calls (PROTOCOL.md).
 #include "harness/client/evaluation_parts.hpp"
+#include "core/spec/protocol.hpp"
 
 #include <fmt/format.h>
 
@@ -17,25 +18,28 @@ using namespace parts;
 // compares. false once a verdict is decided (the candidate failed); errors are the harness's.
 Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed, bool fresh_placement) {
   Evaluation& e = job.evaluation;
-  auto inputs = job.reference->call({{"type", "reference.trial"}, {"job", job.id}, {"trial", trial}, {"seed", seed}},
+  auto inputs = job.reference->call(protocol::ReferenceTrial{.job = job.id, .trial = trial, .seed = seed}.to_json(),
                                     settings_.reference_timeout);
   if (inputs.failure != CallFailure::none) return make_error("the reference worker failed: " + inputs.message);
   if (!inputs.reply->value("ok", false))
     return make_error(fmt::format("the reference program failed on trial {}: {}", trial, inputs.reply->value("message", "")));
-  e.input_bytes = std::max(e.input_bytes, inputs.reply->value("input_bytes", int64_t{0}));
-  e.output_bytes = std::max(e.output_bytes, inputs.reply->value("output_bytes", int64_t{0}));
+  e.io_bytes.inputs = std::max(e.io_bytes.inputs, inputs.reply->value("input_bytes", int64_t{0}));
+  e.io_bytes.outputs = std::max(e.io_bytes.outputs, inputs.reply->value("output_bytes", int64_t{0}));
   const auto left = remaining(job.deadline);
   if (left.count() <= 0) {
-    e.status = Verdict::timeout;
-    e.error_class = results::verdict_name(e.status);
+    e.verdict = Verdict::timeout;
+    e.error_class = verdict_name(e.verdict);
     e.error_message = fmt::format("the candidate used up its {:.0f} s", settings_.candidate_timeout.count() / 1000.0);
     return false;
   }
   auto outputs = call_candidate(
-      job, {{"type", "candidate.forward"}, {"job", job.id}, {"trial", trial}, {"inputs", inputs.reply->at("inputs")},
-            {"outputs_path", (job.candidate->folder->path / fmt::format("outputs-{}.pt", trial)).string()},
-            {"fresh_placement", fresh_placement}});
-  if (fresh_placement) ++e.fresh_placements;
+      job, protocol::CandidateForward{.job = job.id,
+                                      .trial = trial,
+                                      .inputs = inputs.reply->at("inputs"),
+                                      .outputs_path = (job.candidate->folder->path / fmt::format("outputs-{}.pt", trial)).string(),
+                                      .fresh_placement = fresh_placement}
+               .to_json());
+  if (fresh_placement) ++e.timed_calls.fresh_placements;
   note_jit(e, outputs);
   if (failed(outputs)) {
     charge_failure(e, outputs, fmt::format("trial {}", trial), job.note, job.candidate->log());
@@ -44,15 +48,15 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed, bool fre
   }
   if (outputs.reply->value("aliases_input", false)) job.aliased_trial = trial;
   auto compared = job.reference->call(
-      {{"type", "reference.compare"}, {"job", job.id}, {"trial", trial}, {"outputs", outputs.reply->at("outputs")}},
+      protocol::ReferenceCompare{.job = job.id, .trial = trial, .outputs = outputs.reply->at("outputs")}.to_json(),
       settings_.reference_timeout);
   if (compared.failure != CallFailure::none) return make_error("the reference worker failed while comparing: " + compared.message);
   const nlohmann::json& c = *compared.reply;
   const auto verdict = compared_verdict(c);
   if (!verdict) return verdict.error();
   if (*verdict != Verdict::correct) {
-    e.status = *verdict;
-    e.error_class = results::verdict_name(e.status);
+    e.verdict = *verdict;
+    e.error_class = verdict_name(e.verdict);
     e.failed_trial = trial;
     e.error_message = c.value("message", "") + job.note;
     e.max_abs_diff = number(c, "max_abs_diff");
@@ -124,7 +128,7 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
   struct Made {
     int call;
     nlohmann::json inputs;
-    nlohmann::json mask_key;  // null: not masked
+    std::optional<uint64_t> mask_key;  // none: not masked
     bool fresh = false;       // placed where no input of the job has been
   };
   std::deque<Made> ready;  // made by the reference, not handed over yet: calls expected, expected + 1, ...
@@ -144,10 +148,11 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
                        {"outputs", all_checked || checked_draw(call)},
                        {"mask_key", mix(settings_.secret, job.problem_hash, kMaskKeys + static_cast<uint64_t>(call))}});
     const auto batch_started = std::chrono::steady_clock::now();
-    auto made = job.reference->call({{"type", "reference.batch"}, {"job", job.id}, {"calls", calls},
-                                     {"budget_bytes", std::max<int64_t>(settings_.batch_bytes, 1)}},
-                                    settings_.reference_timeout);
-    e.timing_batches_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_started).count();
+    auto made = job.reference->call(
+        protocol::ReferenceBatch{.job = job.id, .calls = calls, .budget_bytes = std::max<int64_t>(settings_.batch_bytes, 1)}
+            .to_json(),
+        settings_.reference_timeout);
+    e.timed_calls.batches_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_started).count();
     if (made.failure != CallFailure::none) {
       harness_error = "the reference worker failed: " + made.message;
       return false;
@@ -162,46 +167,46 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
       harness_error = fmt::format("the reference made {} of {} timed calls' inputs", count_made, count);
       return false;
     }
-    ++e.timed_batches;
+    ++e.timed_calls.batches;
     const bool masked = r.value("masked", false);
     for (int k = 0; k < count_made; ++k) {
       const auto& call = calls[static_cast<size_t>(k)];
       const int index = expected + k;
       const bool fresh = fresh_draw(index) || (all_checked && k == 0 && !fresh_check_made);
-      ready.push_back({index, r.at("inputs")[static_cast<size_t>(k)], masked ? call.at("mask_key") : nlohmann::json(nullptr), fresh});
+      ready.push_back({index, r.at("inputs")[static_cast<size_t>(k)], masked ? std::optional(call.at("mask_key").get<uint64_t>()) : std::nullopt, fresh});
       if (call.at("outputs").get<bool>()) checked.insert(index);
     }
-    e.input_bytes = std::max(e.input_bytes, r.value("input_bytes", int64_t{0}));
-    e.output_bytes = std::max(e.output_bytes, r.value("output_bytes", int64_t{0}));
+    e.io_bytes.inputs = std::max(e.io_bytes.inputs, r.value("input_bytes", int64_t{0}));
+    e.io_bytes.outputs = std::max(e.io_bytes.outputs, r.value("output_bytes", int64_t{0}));
     return true;
   };
-  const auto stop = [&] { return nlohmann::json{{"type", "timing.stop"}, {"job", job.id}}; };
+  const auto stop = [&] { return protocol::TimingStop{.job = job.id}.to_json(); };
   const auto hand_over = [&](Made& made) {
     if (made.fresh) {
-      ++e.fresh_placements;
+      ++e.timed_calls.fresh_placements;
       if (checked.count(made.call)) fresh_check_made = true;
     }
   };
   const auto on_call_done = [&](const nlohmann::json& message) -> std::optional<nlohmann::json> {
-    if (message.value("type", "") != "candidate.call_done") return std::nullopt;
+    if (message.value("type", "") != protocol::reply::kCandidateCallDone) return std::nullopt;
     const int call = message.value("call", -1);
     if (call != expected || !message.contains("outputs")) return std::nullopt;
     // A loop makes at most loop_calls calls: a worker that asks for more (the host's time in
     // answering does not count against its time limit) breaks the protocol.
     if (message.value("more", false) && call + 1 >= loop_calls) return std::nullopt;
     ++expected;
-    e.timed_calls = expected;
+    e.timed_calls.calls = expected;
     if (checked.count(call)) {
       const auto compare_started = std::chrono::steady_clock::now();
-      auto compared = job.reference->call({{"type", "reference.compare"}, {"job", job.id}, {"trial", first_trial + call},
-                                           {"outputs", message.at("outputs")}},
-                                          settings_.reference_timeout);
-      e.timing_compares_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - compare_started).count();
+      auto compared = job.reference->call(
+          protocol::ReferenceCompare{.job = job.id, .trial = first_trial + call, .outputs = message.at("outputs")}.to_json(),
+          settings_.reference_timeout);
+      e.timed_calls.compares_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - compare_started).count();
       if (compared.failure != CallFailure::none) {
         harness_error = "the reference worker failed while comparing: " + compared.message;
         return stop();
       }
-      ++e.checked_calls;
+      ++e.timed_calls.checked;
       const nlohmann::json& r = *compared.reply;
       const auto verdict = compared_verdict(r);
       if (!verdict) {
@@ -209,8 +214,8 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
         return stop();
       }
       if (*verdict != Verdict::correct) {
-        e.status = *verdict;
-        e.error_class = results::verdict_name(e.status);
+        e.verdict = *verdict;
+        e.error_class = verdict_name(e.verdict);
         e.failed_call = call;
         e.error_message = fmt::format("timed call {}: {}", call, r.value("message", ""));
         e.max_abs_diff = number(r, "max_abs_diff");
@@ -223,19 +228,23 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     }
     const bool more = message.value("more", false);
     const int needed = std::max(kMinChecks, (expected + 9) / 10);
-    if (!more && e.checked_calls >= needed) return stop();
+    if (!more && e.timed_calls.checked >= needed) return stop();
     if (!more) {
       // The loop is over with too few checked calls: checked calls make up the count (those made
       // ahead for the loop are let go, unless the next is checked).
-      if ((ready.empty() || !checked.count(ready.front().call)) && !make_batch(needed - e.checked_calls, true)) return stop();
+      if ((ready.empty() || !checked.count(ready.front().call)) && !make_batch(needed - e.timed_calls.checked, true)) return stop();
     } else if (ready.empty() && !make_batch(std::min(kBatchCalls, loop_calls - expected), false)) {
       return stop();
     }
     Made next = std::move(ready.front());
     ready.pop_front();
     hand_over(next);
-    return nlohmann::json{{"type", "timing.next"}, {"job", job.id}, {"call", next.call}, {"inputs", std::move(next.inputs)},
-                          {"mask_key", std::move(next.mask_key)}, {"fresh_placement", next.fresh}};
+    return protocol::TimingNext{.job = job.id,
+                                .call = next.call,
+                                .inputs = std::move(next.inputs),
+                                .mask_key = next.mask_key,
+                                .fresh_placement = next.fresh}
+        .to_json();
   };
   const auto loop_started = std::chrono::steady_clock::now();
   if (!make_batch(std::min(kBatchCalls, loop_calls), false)) return make_error(harness_error);
@@ -246,12 +255,18 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
   // timing stop early (stop_reason "budget"), never a correct candidate run out of time.
   const double left_s = std::chrono::duration<double>(remaining(job.deadline)).count();
   const double budget_s = std::max(0.05, std::min(settings_.budget_seconds, left_s / 2));
-  nlohmann::json request = {{"type", "candidate.time"}, {"job", job.id}, {"inputs", std::move(first.inputs)},
-                            {"mask_key", std::move(first.mask_key)}, {"fresh_placement", first.fresh},
-                            {"outputs_path", (c.folder->path / "outputs-timed.pt").string()},
-                            {"warmup", settings_.warmup}, {"min_trials", settings_.min_trials},
-                            {"max_trials", settings_.max_trials}, {"budget_s", budget_s},
-                            {"target_rel_ci", settings_.target_rel_ci}, {"warm_calls", settings_.warm_calls}};
+  const nlohmann::json request = protocol::CandidateTime{.warmup = settings_.warmup,
+                                                         .min_trials = settings_.min_trials,
+                                                         .max_trials = settings_.max_trials,
+                                                         .budget_s = budget_s,
+                                                         .target_rel_ci = settings_.target_rel_ci,
+                                                         .warm_calls = settings_.warm_calls,
+                                                         .job = job.id,
+                                                         .inputs = std::move(first.inputs),
+                                                         .outputs_path = (c.folder->path / "outputs-timed.pt").string(),
+                                                         .mask_key = first.mask_key,
+                                                         .fresh_placement = first.fresh}
+                                       .to_json();
   CallResult timed;
   if (!c.worker->send(request)) {
     timed.failure = CallFailure::crashed;
@@ -260,19 +275,19 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     timed = c.worker->receive(std::max(remaining(job.deadline), std::chrono::milliseconds(1)), on_call_done,
                               /*handler_time_counts=*/false);
   }
-  e.timing_loop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_started).count();
+  e.timed_calls.loop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_started).count();
   if (!harness_error.empty()) return make_error(harness_error);
   if (decided) return false;
   note_jit(e, timed);
   if (failed(timed)) {
-    charge_failure(e, timed, fmt::format("timing (call {})", e.timed_calls), "", c.log());
+    charge_failure(e, timed, fmt::format("timing (call {})", e.timed_calls.calls), "", c.log());
     return false;
   }
   if (timed.reply->value("stopped", false) || !timed.reply->contains("timing") || !timed.reply->at("timing").is_object())
     return make_error("the candidate ended timing without a result the host asked for");
-  *runtime = timing_from(timed.reply->at("timing"));
+  *runtime = timing_from_worker(timed.reply->at("timing"));
   if (timed.reply->contains("profile") && timed.reply->at("profile").is_object())
-    e.profile = profile_from(timed.reply->at("profile"));
+    e.profile = device_profile_from_worker(timed.reply->at("profile"));
   return true;
 }
 

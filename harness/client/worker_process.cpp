@@ -5,6 +5,7 @@
 
 #include "harness/client/frame_io.hpp"
 #include "harness/client/worker_message.hpp"
+#include "core/spec/protocol.hpp"
 
 #include <boost/process.hpp>
 #include <fcntl.h>
@@ -91,11 +92,11 @@ Result<void> WorkerProcess::await_hello() {
     return make_error(fmt::format("{}: {}", options.executable, hello.error().message));
   }
   hello_ = std::move(*hello);
-  if (hello_.value("type", "") != "hello" || hello_.value("protocol", 0) != kProtocolVersion) {
+  if (hello_.value("type", "") != protocol::reply::kHello || hello_.value("protocol", 0) != protocol::kVersion) {
     kill();
     return make_error(fmt::format("{} speaks worker protocol {}, this dicebench speaks {}{}", options.executable,
-                                  hello_.value("protocol", 0), kProtocolVersion,
-                                  hello_.value("type", "") == "error" ? ": " + hello_.value("message", "") : ""));
+                                  hello_.value("protocol", 0), protocol::kVersion,
+                                  hello_.value("type", "") == protocol::reply::kError ? ": " + hello_.value("message", "") : ""));
   }
   return {};
 }
@@ -174,7 +175,7 @@ CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const Worke
       last_stage = message.value("stage", "");
       continue;
     }
-    if (std::find(std::begin(kWorkerRequests), std::end(kWorkerRequests), type) != std::end(kWorkerRequests)) {
+    if (std::find(std::begin(protocol::kWorkerRequests), std::end(protocol::kWorkerRequests), type) != std::end(protocol::kWorkerRequests)) {
       const auto asked = std::chrono::steady_clock::now();
       auto answer = handler ? handler(message) : std::nullopt;
       if (!answer) return fail(CallFailure::protocol, fmt::format("the worker sent {} where it has no place", type));
@@ -185,7 +186,7 @@ CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const Worke
     CallResult result;
     result.reply = std::move(message);
     result.last_stage = last_stage;
-    if (type == "error") return fail(CallFailure::protocol, "the worker refused the request: " + result.reply->value("message", ""));
+    if (type == protocol::reply::kError) return fail(CallFailure::protocol, "the worker refused the request: " + result.reply->value("message", ""));
     return result;
   }
 }

@@ -18,8 +18,6 @@
 
 namespace dicebench::harness {
 
-inline constexpr int kProtocolVersion = 8;
-
 struct WorkerOptions {
   std::string executable;                      // dicebench-worker
   std::string role;                            // "reference" or "candidate"
@@ -33,10 +31,6 @@ struct WorkerOptions {
 
 enum class CallFailure { none, timeout, crashed, protocol };
 
-// Requests a worker makes of the host while it works on one of the host's (PROTOCOL.md): a
-// candidate.compile or candidate.toolchain while it loads (or builds its model, or runs it), a
-// candidate.call_done during candidate.time.
-inline constexpr const char* kWorkerRequests[] = {"candidate.compile", "candidate.toolchain", "candidate.call_done"};
 
 // The answer to such a request: the frame to send back, and whether the host's time in making it
 // counts against the call's time limit (a toolchain build has a limit of its own).
@@ -75,7 +69,8 @@ class WorkerProcess {
   CallResult call(const nlohmann::json& request, std::chrono::milliseconds timeout);
   // call() in two halves, so that a worker can work on a request while the host does other things.
   bool send(const nlohmann::json& request);
-  // Worker requests on the way (kWorkerRequests) go to `handler`; without one, or when it answers
+  // Worker requests on the way (protocol::kWorkerRequests: a candidate.compile or candidate.toolchain
+  // while it loads, a candidate.call_done during candidate.time) go to `handler`; without one, or when it answers
   // nothing, they are a protocol failure. The time the handler takes counts against `timeout`
   // unless `handler_time_counts` is false (the host's own work is then not the worker's) or the
   // answer says it does not.

@@ -17,9 +17,11 @@ GPU (or CPU worker), may be called from many threads at once, and answers a repe
 candidate) from memory.
 """
 
-from ._dicebench import EVALUATION_FIELDS, FLAGS, SCHEMA_VERSION, VERDICTS, Error
+from ._dicebench import SCHEMA_VERSION, Error
 from ._errors import CandidateError, ProblemError
-from ._evaluate import Evaluation, Evaluator, Timing, evaluate
+from ._evaluate import Evaluator, evaluate
+from ._record import Evaluation, Timing
+from ._spec import EVALUATION_FIELDS, FLAGS, VERDICTS
 from ._results import DEFAULT_DATABASE, Results, open, report
 
 __all__ = [

@@ -1,14 +1,17 @@
 # Type stubs of the dicebench package's public API (the implementation is in _results.py,
-# _evaluate.py and the compiled _dicebench).
+# _evaluate.py and the compiled _dicebench; Evaluation, Timing and the vocabularies are generated
+# from core/spec into _record.py and _spec.py, typed there).
 import os
 from collections.abc import Sequence
 from typing import Any, overload
 
-from ._dicebench import EVALUATION_FIELDS as EVALUATION_FIELDS
-from ._dicebench import FLAGS as FLAGS
 from ._dicebench import SCHEMA_VERSION as SCHEMA_VERSION
-from ._dicebench import VERDICTS as VERDICTS
 from ._dicebench import Error as Error
+from ._record import Evaluation as Evaluation
+from ._record import Timing as Timing
+from ._spec import EVALUATION_FIELDS as EVALUATION_FIELDS
+from ._spec import FLAGS as FLAGS
+from ._spec import VERDICTS as VERDICTS
 
 DEFAULT_DATABASE: str
 
@@ -28,39 +31,6 @@ class Results:
 
 def open(path: str | os.PathLike[str] = ...) -> Results: ...
 def report(run: int, db: str | os.PathLike[str] = ...) -> dict[str, Any]: ...
-
-class Timing:
-    median_ms: float
-    mean_ms: float
-    std_ms: float
-    min_ms: float
-    max_ms: float
-    p10_ms: float
-    p90_ms: float
-    trials: int
-    stop_reason: str
-    warm_calls: int
-
-class Evaluation:
-    verdict: str
-    correct: bool
-    compiled: bool
-    device: str
-    runtime: Timing | None
-    baseline: Timing | None
-    speedup: float | None
-    max_abs_diff: float | None
-    mean_abs_diff: float | None
-    failed_trial: int | None
-    compile_path: str | None
-    error_class: str
-    error_message: str
-    seconds: float
-    cached: bool
-    margin: float | None
-    flags: dict[str, str]
-    details: dict[str, Any]
-    def to_dict(self) -> dict[str, Any]: ...
 
 class Evaluator:
     def __init__(

@@ -1,8 +1,5 @@
 # Type stubs of the compiled module _dicebench (python/dicebench_module.cpp).
 SCHEMA_VERSION: int
-VERDICTS: tuple[str, ...]
-FLAGS: tuple[str, ...]
-EVALUATION_FIELDS: tuple[dict[str, str], ...]
 
 class Error(Exception): ...
 

@@ -25,83 +25,8 @@ from typing import Any, overload
 from . import _dicebench
 from ._dicebench import Error
 from ._errors import CandidateError, ProblemError
+from ._record import Evaluation
 from ._sources import check_candidate, check_problem
-
-
-@dataclasses.dataclass(frozen=True)
-class Timing:
-    """Milliseconds per call over the timed trials; why timing stopped (converged, max_trials or budget;
-    "" for a baseline from the cache) and the untimed warm calls made just before timed ones."""
-
-    median_ms: float
-    mean_ms: float
-    std_ms: float
-    min_ms: float
-    max_ms: float
-    p10_ms: float
-    p90_ms: float
-    trials: int
-    stop_reason: str = ""
-    warm_calls: int = 0
-
-
-@dataclasses.dataclass(frozen=True)
-class Evaluation:
-    """One candidate's verdict, with the fields of `dicebench eval --json`.
-
-    verdict is one of dicebench.VERDICTS. runtime and baseline are set when correct. flags qualify
-    the verdict ({name: detail}, names from dicebench.FLAGS). details holds all of eval --json
-    (compile log and records, device profile, phases, timed calls and how many were checked).
-    dicebench.EVALUATION_FIELDS says, for every field, its attribute here ("python") or key in
-    details ("json", "a.b" for details["a"]["b"]), its unit and what it means. cached is True when
-    the result came from the Evaluator's memory instead of the workers."""
-
-    verdict: str
-    correct: bool
-    compiled: bool
-    device: str
-    runtime: Timing | None
-    baseline: Timing | None
-    speedup: float | None
-    max_abs_diff: float | None
-    mean_abs_diff: float | None
-    failed_trial: int | None
-    compile_path: str | None
-    error_class: str
-    error_message: str
-    seconds: float
-    cached: bool = False
-    margin: float | None = None
-    flags: dict[str, str] = dataclasses.field(default_factory=dict, compare=False)
-    details: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Evaluation:
-        timing = lambda t: Timing(**t) if t else None  # noqa: E731
-        compile_info = data.get("compile") or {}
-        return cls(
-            verdict=data["verdict"],
-            correct=data["correct"],
-            compiled=data["compiled"],
-            device=data["device"],
-            runtime=timing(data.get("runtime")),
-            baseline=timing(data.get("baseline")),
-            speedup=data.get("speedup"),
-            max_abs_diff=data.get("max_abs_diff"),
-            mean_abs_diff=data.get("mean_abs_diff"),
-            failed_trial=data.get("failed_trial"),
-            compile_path=compile_info.get("path"),
-            error_class=data.get("error_class", ""),
-            error_message=data.get("error_message", ""),
-            seconds=data.get("seconds", 0.0),
-            margin=data.get("margin"),
-            flags=dict(data.get("flags") or {}),
-            details=data,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The evaluation as plain data (the JSON of `dicebench eval --json`, plus "cached")."""
-        return {**self.details, "cached": self.cached}
 
 
 def _worker_executable() -> str:

@@ -17,7 +17,7 @@ struct PlannedSample {
   std::optional<double> speedup = std::nullopt;
   double spread = 0.05;  // runtime p10/p90 at median * (1 -+ spread)
   std::optional<double> margin = std::nullopt;
-  std::vector<FlagRow> flags = {};
+  std::vector<std::pair<EvaluationFlag, std::string>> flags = {};
   std::string details_json = "";  // replaces the evaluation's details when given
   bool compiled = true;           // for a verdict other than compile_failed and correct
   std::optional<std::string> error_message = std::nullopt;  // default for an incorrect one: "max abs diff 0.5"
@@ -42,7 +42,7 @@ inline std::int64_t planned_run(Store& store, const std::vector<PlannedSample>& 
     new_row.extraction_details_json = p.extraction_details;
     const auto sample = require_ok(store.insert_sample(new_row));
     if (!p.verdict || !has_code) continue;
-    NewEvaluation e;
+    StoredEvaluation e;
     e.sample = sample;
     e.status = *p.verdict;
     e.correct = *p.verdict == Verdict::correct;
@@ -59,14 +59,17 @@ inline std::int64_t planned_run(Store& store, const std::vector<PlannedSample>& 
       e.runtime_max_ms = *e.runtime_ms * (1 + 2 * p.spread);
       e.runtime_p10_ms = *e.runtime_ms * (1 - p.spread);
       e.runtime_p90_ms = *e.runtime_ms * (1 + p.spread);
-      e.details_json = R"({"runtime_trials": 100})";
+      e.runtime_trials = 100;
       e.custom_kernel_share = 0.75;
       e.compile_path = "nvrtc";
     }
     if (!e.correct) e.error_message = p.error_message.value_or("max abs diff 0.5");
     e.margin = p.margin;
-    e.flags = p.flags;
-    if (!p.details_json.empty()) e.details_json = p.details_json;
+    for (const auto& [flag, detail] : p.flags) e.flags.push_back({std::string(flag_name(flag)), detail});
+    if (!p.details_json.empty()) {
+      e.runtime_trials.reset();
+      require_ok(read_details_json(p.details_json, e));
+    }
     if (p.compile_path) e.compile_path = p.compile_path;
     require_ok(store.insert_evaluation(e));
   }

@@ -9,6 +9,7 @@
 #include "results/compare.hpp"
 #include "results/compare_format.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
@@ -126,8 +127,8 @@ TEST_CASE("runs of different suites are refused") {
 TEST_CASE("a correctness flip of a borderline sample is listed apart, as noise") {
   TempDir dir;
   Store store = open_store(dir.file("r.db"));
-  const FlagRow borderline_a{EvaluationFlag::borderline, "margin 0.8"};
-  const FlagRow borderline_b{EvaluationFlag::borderline, "margin 1.2"};
+  const std::pair<EvaluationFlag, std::string> borderline_a{EvaluationFlag::borderline, "margin 0.8"};
+  const std::pair<EvaluationFlag, std::string> borderline_b{EvaluationFlag::borderline, "margin 1.2"};
   // 1: borderline on both sides; 2: far off in B (margin 30), not borderline; 3: borderline in A only.
   const auto a = planned_run(store,
                              {{1, 0, Verdict::correct, 2.0, 0.05, 0.8, {borderline_a}},

@@ -14,6 +14,7 @@
 #include "results/schema.hpp"
 #include "results/summary_file.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
@@ -39,7 +40,7 @@ TEST_CASE("a run's results load with verdicts, timings and, when asked, sources"
   REQUIRE(results.samples.size() == 4);
   CHECK(results.problems.size() == 3);
   const SampleResult& s = results.samples[0];
-  CHECK(s.verdict == "correct");
+  CHECK(s.verdict() == "correct");
   CHECK(s.correct);
   CHECK(*s.runtime_ms == doctest::Approx(0.5));
   CHECK(*s.runtime_p90_ms == doctest::Approx(0.525));
@@ -47,7 +48,7 @@ TEST_CASE("a run's results load with verdicts, timings and, when asked, sources"
   CHECK(*s.custom_kernel_share == 0.75);
   CHECK(*s.compile_path == "nvrtc");
   CHECK(s.candidate == std::optional<std::string>("class ModelNew: pass\n"));
-  CHECK(results.samples[2].verdict == "extraction_failed");
+  CHECK(results.samples[2].verdict() == "extraction_failed");
   CHECK_FALSE(results.samples[2].has_candidate);
   CHECK(results.samples[3].pending);
   CHECK_FALSE(require_ok(load_run_results(store, run)).samples[0].candidate);

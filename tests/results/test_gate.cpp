@@ -11,6 +11,7 @@
 #include "results/gate_format.hpp"
 #include "results/gate_rules.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 

@@ -8,6 +8,7 @@
 #include "results/report.hpp"
 #include "results/svg_plot.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
@@ -35,7 +36,7 @@ TEST_CASE("the page's fast_p curve equals the report's fast_p and its figures ca
   CHECK(*fast_p_at(html.results, 1.0) == doctest::Approx(1.0 / 3.0));  // 3 decided, one above 1x
 
   html.results.samples[0].candidate = "x = '<script>'";
-  html.kernels[html.results.samples[0].sample_id] = {KernelRow{"add_kernel<float>", "kernel", true, 1, 0.01, "4,1,1", "256,1,1"}};
+  html.kernels[html.results.samples[0].sample] = {KernelTime{"add_kernel<float>", "kernel", true, 1, 0.01, "4,1,1", "256,1,1"}};
   const std::string page = render_html_report({html});
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(page.find("x = &#39;&lt;script&gt;&#39;") != std::string::npos);

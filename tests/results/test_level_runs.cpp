@@ -9,6 +9,7 @@
 #include "results/report.hpp"
 #include "results/report_format.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 

@@ -12,6 +12,7 @@
 #include "results/run_results.hpp"
 #include "test_support.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
@@ -109,8 +110,7 @@ TEST_CASE("our cached baselines export in KernelBench's format and read back") {
   Store store = open_store(dir.file("results.db"));
   planned_run(store, {{1, 0, Verdict::correct, 2.0}}, level_problems(3));  // problems content-1..3
   const auto put = [&](const std::string& hash, const std::string& device, const std::string& method, double mean) {
-    Baseline b;
-    b.key = {hash, device, "2.5.0", method};
+    Timing b;
     b.median_ms = mean * 0.9;
     b.mean_ms = mean;
     b.std_ms = 0.1;
@@ -118,7 +118,7 @@ TEST_CASE("our cached baselines export in KernelBench's format and read back") {
     b.max_ms = mean * 2;
     b.p10_ms = b.p90_ms = mean;
     b.trials = 50;
-    require_ok(put_baseline(store, b));
+    require_ok(put_baseline(store, {hash, device, "2.5.0", method}, b));
   };
   put("content-1", "NVIDIA H200", "eager/cupti_runtime/fresh_inputs_warm", 3.0);
   put("content-2", "NVIDIA H200", "compile/cupti_runtime/fresh_inputs_warm", 9.0);  // another method

@@ -8,6 +8,7 @@
 #include "results/query_format.hpp"
 #include "test_support.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 

@@ -14,6 +14,7 @@
 #include "results/run_results.hpp"
 #include "test_support.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
@@ -52,7 +53,7 @@ std::int64_t build_run(Store& store) {
     const auto sample =
         require_ok(store.insert_sample(new_sample(run, plan.problem, plan.index, plan.candidate, plan.problem == 3 ? 2 : 1)));
     if (!plan.verdict) continue;
-    NewEvaluation evaluation;
+    StoredEvaluation evaluation;
     evaluation.sample = sample;
     evaluation.status = *plan.verdict;
     evaluation.compiled = plan.compiled;
@@ -372,7 +373,7 @@ TEST_CASE("infill figures count every sample whose extraction measured the middl
   with_details(1, 1, false, 12);                      // pending
   with_details(2, 0, false, 30);                      // pending
   require_ok(store.insert_sample(new_sample(run, 2, 1)));  // another suite's sample: no details
-  NewEvaluation evaluation;
+  StoredEvaluation evaluation;
   evaluation.sample = evaluated;
   evaluation.status = Verdict::correct;
   evaluation.compiled = evaluation.correct = true;

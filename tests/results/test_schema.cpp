@@ -8,6 +8,7 @@
 #include "results/schema.hpp"
 #include "test_support.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
@@ -64,7 +65,7 @@ TEST_CASE("foreign keys and JSON checks are enforced on the store's connection")
   REQUIRE_FALSE(orphan.ok());
   CHECK(orphan.error().message.find("problem 1/99 is not registered in run 1") != std::string::npos);
 
-  NewEvaluation orphan_evaluation;
+  StoredEvaluation orphan_evaluation;
   orphan_evaluation.sample = 12345;
   orphan_evaluation.device = "cpu";
   auto no_sample = store.insert_evaluation(orphan_evaluation);

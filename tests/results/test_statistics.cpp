@@ -5,6 +5,7 @@
 
 #include "results/statistics.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 
 TEST_CASE("exact McNemar p-values match hand-computed binomial tails") {

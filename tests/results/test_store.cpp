@@ -7,6 +7,7 @@
 
 #include "test_support.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
@@ -142,7 +143,7 @@ TEST_CASE("samples and evaluations are stored and read back") {
   auto with_text = require_ok(store.samples(run, /*with_completion=*/true));
   CHECK(with_text[0].completion == std::optional<std::string>("```python\nclass ModelNew: pass\n```"));
 
-  NewEvaluation evaluation;
+  StoredEvaluation evaluation;
   evaluation.sample = s0;
   evaluation.status = Verdict::correct;
   evaluation.compiled = true;
@@ -151,7 +152,7 @@ TEST_CASE("samples and evaluations are stored and read back") {
   evaluation.runtime_ms = 0.25;
   evaluation.baseline_ms = 0.5;
   evaluation.speedup = 2.0;
-  evaluation.details_json = R"({"path":"nvrtc"})";
+  evaluation.failed_stage = "timing";  // a details key
   evaluation.device_busy_ms = 0.133;
   evaluation.host_wall_ms = 0.7;
   evaluation.call_host_ms = 0.05;
@@ -163,7 +164,7 @@ TEST_CASE("samples and evaluations are stored and read back") {
   REQUIRE_FALSE(again.ok());
   CHECK(again.error().message == path + ": sample " + std::to_string(s0) + " already has an evaluation");
 
-  NewEvaluation contradiction;
+  StoredEvaluation contradiction;
   contradiction.sample = s2;
   contradiction.status = Verdict::output_mismatch;
   contradiction.compiled = true;
@@ -178,7 +179,7 @@ TEST_CASE("samples and evaluations are stored and read back") {
   CHECK(pending[0].id == s2);
   CHECK(pending[0].candidate.has_value());
 
-  NewEvaluation failed;
+  StoredEvaluation failed;
   failed.sample = s2;
   failed.status = Verdict::compile_failed;
   failed.device = "cpu";
@@ -192,7 +193,7 @@ TEST_CASE("samples and evaluations are stored and read back") {
   CHECK(evaluations[0].sample == s0);
   CHECK(evaluations[0].status == Verdict::correct);
   CHECK(evaluations[0].speedup == std::optional<double>(2.0));
-  CHECK(evaluations[0].details_json == R"({"path":"nvrtc"})");
+  CHECK(evaluations[0].failed_stage == std::optional<std::string>("timing"));
   CHECK_FALSE(evaluations[0].runtime_std_ms.has_value());
   CHECK(evaluations[0].device_busy_ms == std::optional<double>(0.133));
   CHECK(evaluations[0].host_wall_ms == std::optional<double>(0.7));
@@ -203,7 +204,7 @@ TEST_CASE("samples and evaluations are stored and read back") {
   CHECK(evaluations[1].status == Verdict::compile_failed);
   CHECK_FALSE(evaluations[1].compiled);
   CHECK(evaluations[1].error_message == std::optional<std::string>("error: expected ';'"));
-  CHECK(evaluations[1].details_json == "{}");
+  CHECK(details_json(evaluations[1]) == "{}");
   (void)s1;
 }
 
@@ -245,14 +246,14 @@ TEST_CASE("evaluation flags, margins and problem traits are stored and read back
   const auto run = require_ok(store.create_run(sample_run()));
   require_ok(store.add_problems(run, {problem(1, 1, "Add"), problem(2, 1, "Mul")}));
   const auto s0 = require_ok(store.insert_sample(new_sample(run, 1, 0)));
-  NewEvaluation e;
+  StoredEvaluation e;
   e.sample = s0;
   e.status = Verdict::correct;
   e.compiled = e.correct = true;
   e.device = "cuda:0";
   e.margin = 0.75;
   e.memory_floor_ms = 0.05;
-  e.flags = {{EvaluationFlag::borderline, "margin 0.75"}, {EvaluationFlag::below_memory_floor, "0.01 ms, floor 0.05 ms"}};
+  e.flags = {{"borderline", "margin 0.75"}, {"below_memory_floor", "0.01 ms, floor 0.05 ms"}};
   require_ok(store.insert_evaluation(e));
   require_ok(store.set_problem_traits(run, {1, 1}, R"(["zeros_pass"])"));
 
@@ -261,7 +262,7 @@ TEST_CASE("evaluation flags, margins and problem traits are stored and read back
   CHECK(evaluations[0].margin == std::optional<double>(0.75));
   CHECK(evaluations[0].memory_floor_ms == std::optional<double>(0.05));
   REQUIRE(evaluations[0].flags.size() == 2);
-  CHECK(evaluations[0].flags[0].flag == EvaluationFlag::below_memory_floor);  // vocabulary order
+  CHECK(evaluations[0].flags[0].name == flag_name(EvaluationFlag::below_memory_floor));  // vocabulary order
   CHECK(evaluations[0].flags[1].detail == "margin 0.75");
   const auto problems = require_ok(store.problems(run));
   CHECK(problems[0].traits_json == std::optional<std::string>(R"(["zeros_pass"])"));

@@ -6,6 +6,7 @@
 #include "results/run_summary.hpp"
 #include "test_support.hpp"
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
@@ -17,7 +18,7 @@ TEST_CASE("the run summary shows the record, the config and per-problem verdict 
   const auto s0 = require_ok(store.insert_sample(new_sample(run, 1, 0)));
   require_ok(store.insert_sample(new_sample(run, 1, 1, false)));
   require_ok(store.insert_sample(new_sample(run, 2, 0)));
-  NewEvaluation evaluation;
+  StoredEvaluation evaluation;
   evaluation.sample = s0;
   evaluation.status = Verdict::correct;
   evaluation.compiled = evaluation.correct = true;

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 

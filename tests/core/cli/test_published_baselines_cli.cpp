@@ -14,7 +14,7 @@
 using dicebench::test::check_one_error_line;
 using dicebench::test::run_cli;
 namespace results = dicebench::results;
-using results::Verdict;
+using dicebench::Verdict;
 using results::testing::level_problems;
 using results::testing::planned_run;
 
@@ -91,11 +91,11 @@ TEST_CASE("baselines export writes the cached baselines in KernelBench's format,
   {
     results::Store store = results::testing::open_store(db);
     timed_run(store);
-    results::Baseline b;
-    b.key = {"content-1", "NVIDIA H200", "2.5.0", "eager/cupti_runtime/fresh_inputs_warm"};
+    dicebench::Timing b;
     b.median_ms = b.mean_ms = b.min_ms = b.max_ms = b.p10_ms = b.p90_ms = 4.0;
     b.trials = 100;
-    results::testing::require_ok(results::put_baseline(store, b));
+    results::testing::require_ok(
+        results::put_baseline(store, {"content-1", "NVIDIA H200", "2.5.0", "eager/cupti_runtime/fresh_inputs_warm"}, b));
   }
   const std::string out = dir.file("ours.json");
   const auto exported = run_cli({"baselines", "export", "--device", "cuda", "--db", db, "-o", out});

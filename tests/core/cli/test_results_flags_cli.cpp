@@ -17,8 +17,8 @@
 using dicebench::test::check_one_error_line;
 using dicebench::test::run_cli;
 namespace results = dicebench::results;
-using results::EvaluationFlag;
-using results::Verdict;
+using dicebench::EvaluationFlag;
+using dicebench::Verdict;
 using results::testing::level_problems;
 using results::testing::planned_run;
 using results::testing::set_traits;

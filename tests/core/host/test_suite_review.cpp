@@ -70,7 +70,7 @@ TEST_CASE("a suite's review findings arrive as evaluation flags") {
   const auto found = session.review(0, "print(1)");
   REQUIRE_MESSAGE(found.ok(), found.error().message);
   REQUIRE(found->size() == 1);
-  CHECK(found->front().first == results::EvaluationFlag::backend_unused);
+  CHECK(found->front().first == EvaluationFlag::backend_unused);
   CHECK(found->front().second == "read 8 bytes");
   CHECK(session.index_of({1, 1}) == 0);
   CHECK_FALSE(session.index_of({2, 1}).has_value());
@@ -99,7 +99,7 @@ TEST_CASE("a review reporting a flag outside the vocabulary is an error naming t
 TEST_CASE("ABI 1.3: a suite declares its review's flags and its candidates' modules, and a 1.2 table behaves as before") {
   const auto session = open_session(kTable);
   REQUIRE(session.review_flags().has_value());
-  CHECK(*session.review_flags() == std::vector{results::EvaluationFlag::backend_unused});
+  CHECK(*session.review_flags() == std::vector{EvaluationFlag::backend_unused});
   const auto modules = session.candidate_modules();
   REQUIRE(modules.ok());
   CHECK(*modules == std::vector<std::string>{"tilelang"});  // from the call, not describe()'s "triton"

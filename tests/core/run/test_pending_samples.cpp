@@ -4,6 +4,7 @@
 #include "test_support.hpp"
 
 using namespace dicebench;
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
@@ -15,7 +16,7 @@ TEST_CASE("pending samples are those without an evaluation, in stored order") {
   const auto first = require_ok(store.insert_sample(new_sample(id, 1, 0)));
   const auto second = require_ok(store.insert_sample(new_sample(id, 1, 1, false)));
   const auto third = require_ok(store.insert_sample(new_sample(id, 2, 0)));
-  NewEvaluation evaluation;
+  StoredEvaluation evaluation;
   evaluation.sample = first;
   evaluation.status = Verdict::correct;
   evaluation.compiled = evaluation.correct = true;

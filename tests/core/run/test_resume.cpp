@@ -5,6 +5,7 @@
 #include "test_support.hpp"
 
 using namespace dicebench;
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
@@ -22,7 +23,7 @@ int64_t stored_run(Store& store, RunStatus status, int samples, int evaluated) {
   for (int i = 0; i < samples; ++i) {
     const auto sample = require_ok(store.insert_sample(new_sample(id, 1 + i / 2, i % 2)));
     if (i >= evaluated) continue;
-    NewEvaluation evaluation;
+    StoredEvaluation evaluation;
     evaluation.sample = sample;
     evaluation.status = Verdict::correct;
     evaluation.compiled = true;

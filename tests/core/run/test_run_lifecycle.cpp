@@ -6,6 +6,7 @@
 #include "test_support.hpp"
 
 using namespace dicebench;
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 

@@ -4,6 +4,7 @@
 #include "test_support.hpp"
 
 using namespace dicebench;
+using namespace dicebench;
 using namespace dicebench::results;
 using namespace dicebench::results::testing;
 using run::RunStatusKeeper;

@@ -20,7 +20,6 @@
 
 using namespace dicebench;
 using harness::Evaluator;
-using results::Verdict;
 
 namespace {
 
@@ -77,7 +76,7 @@ TEST_CASE("a correct candidate carries its times, its speedup and the phases it 
   Evaluator evaluator(cpu_settings());
   auto first = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
   REQUIRE_MESSAGE(first.ok(), (first ? std::string() : first.error().message));
-  CHECK(first->status == Verdict::correct);
+  CHECK(first->verdict == Verdict::correct);
   CHECK(first->compiled);
   CHECK(first->correct);
   CHECK(first->failed_stage.empty());
@@ -90,14 +89,14 @@ TEST_CASE("a correct candidate carries its times, its speedup and the phases it 
   CHECK(*first->speedup == doctest::Approx(first->baseline->median_ms / first->runtime->median_ms));
   CHECK(first->baseline_measured);
   CHECK(first->max_abs_diff.value_or(1) < 1e-5);
-  CHECK(first->input_bytes == 16 * 32 * 4);
-  CHECK(first->output_bytes == 16 * 32 * 4);
+  CHECK(first->io_bytes.inputs == 16 * 32 * 4);
+  CHECK(first->io_bytes.outputs == 16 * 32 * 4);
   for (const char* phase : {"prepare", "trials", "timing", "baseline"}) CHECK_MESSAGE(first->phases.count(phase) == 1, phase);
 
   // The same problem again: the baseline timed once is reused, not timed again.
   auto second = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
   REQUIRE(second.ok());
-  CHECK(second->status == Verdict::correct);
+  CHECK(second->verdict == Verdict::correct);
   CHECK_FALSE(second->baseline_measured);
   REQUIRE(second->baseline);
   CHECK(second->baseline->median_ms == first->baseline->median_ms);
@@ -105,7 +104,7 @@ TEST_CASE("a correct candidate carries its times, its speedup and the phases it 
 
 TEST_CASE("a baseline given from the results cache is used instead of timing one") {
   Evaluator evaluator(cpu_settings());
-  harness::Timing given;
+  Timing given;
   given.median_ms = given.mean_ms = 1000.0;
   given.trials = 7;
   evaluator.set_baseline(kHash, given);
@@ -124,7 +123,7 @@ TEST_CASE("a prefetched candidate loads ahead and is then judged like any other"
   evaluator.prefetch(wrong);
   auto e = evaluator.evaluate(source(kProblem), kHash, wrong);
   REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
-  CHECK(e->status == Verdict::shape_mismatch);
+  CHECK(e->verdict == Verdict::shape_mismatch);
   CHECK(e->compiled);
   CHECK_FALSE(e->correct);
   CHECK(e->failed_trial == 0);
@@ -148,7 +147,7 @@ TEST_CASE("submissions are judged as they load: a slow load holds up no one behi
   while (auto finished = evaluator.next([] { return false; })) {
     REQUIRE_MESSAGE(finished->evaluation.ok(), (finished->evaluation ? std::string() : finished->evaluation.error().message));
     order.push_back(finished->tag);
-    verdicts[finished->tag] = finished->evaluation->status;
+    verdicts[finished->tag] = finished->evaluation->verdict;
   }
   REQUIRE(order.size() == 3);
   CHECK(order.back() == 1);  // the two behind it, in whichever order they loaded, then the slow one
@@ -162,12 +161,12 @@ TEST_CASE("a candidate's failures are verdicts, and a reference that cannot run 
   Evaluator evaluator(cpu_settings());
   auto raises = evaluator.evaluate(source(kProblem), kHash, source("raises.py"));
   REQUIRE_MESSAGE(raises.ok(), (raises ? std::string() : raises.error().message));
-  CHECK(raises->status == Verdict::runtime_error);
+  CHECK(raises->verdict == Verdict::runtime_error);
   CHECK_FALSE(raises->error_message.empty());
 
   auto syntax = evaluator.evaluate(source(kProblem), kHash, source("syntax_error.py"));
   REQUIRE(syntax.ok());
-  CHECK(syntax->status == Verdict::compile_failed);
+  CHECK(syntax->verdict == Verdict::compile_failed);
   CHECK_FALSE(syntax->compiled);
 
   // The problem itself raises: no candidate is to blame, and no verdict is made up.
@@ -184,7 +183,7 @@ TEST_CASE("a load reply naming no verdict is the candidate's breach, where its p
     if (traits_known) evaluator.set_traits(kHash, {});  // the failed load is then judged without the reference
     auto e = evaluator.evaluate(source(kProblem), kHash, source("rewrites_load_verdict.py"));
     REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
-    CHECK(e->status == Verdict::crashed);
+    CHECK(e->verdict == Verdict::crashed);
     CHECK(e->error_message.find("broke the protocol") != std::string::npos);
     CHECK(e->phases.count("prepare") == (traits_known ? 0 : 1));
   }
@@ -195,16 +194,16 @@ TEST_CASE("the tolerance the evaluator is given decides a near miss") {
   Evaluator strict_evaluator(strict);
   auto off = strict_evaluator.evaluate(source(kProblem), kHash, source("off_by_1e3.py"));
   REQUIRE_MESSAGE(off.ok(), (off ? std::string() : off.error().message));
-  CHECK(off->status == Verdict::output_mismatch);
+  CHECK(off->verdict == Verdict::output_mismatch);
   REQUIRE(off->margin);
   CHECK(*off->margin > 1.0);
 
   auto loose = cpu_settings();
-  loose.tolerance = "uniform";
+  loose.tolerance = ToleranceMode::uniform;
   Evaluator loose_evaluator(loose);
   auto passes = loose_evaluator.evaluate(source(kProblem), kHash, source("off_by_1e3.py"));
   REQUIRE(passes.ok());
-  CHECK(passes->status == Verdict::correct);
+  CHECK(passes->verdict == Verdict::correct);
   REQUIRE(passes->margin);
   CHECK(*passes->margin <= 1.0);
 }
@@ -231,7 +230,7 @@ TEST_CASE("a slow build with torch's toolchain holds up no other verdict, and it
   // The build stays open until both others are judged: were they to wait for it, this would not
   // end before the stand-in gives up its gate (120 s), and the order below would fail.
   std::vector<int64_t> order;
-  std::map<int64_t, harness::Evaluation> done;
+  std::map<int64_t, Evaluation> done;
   while (auto finished = evaluator.next([] { return false; })) {
     REQUIRE_MESSAGE(finished->evaluation.ok(), (finished->evaluation ? std::string() : finished->evaluation.error().message));
     order.push_back(finished->tag);
@@ -239,10 +238,10 @@ TEST_CASE("a slow build with torch's toolchain holds up no other verdict, and it
     if (order.size() == 2) std::ofstream(gate) << "open\n";
   }
   CHECK(order == std::vector<int64_t>{order[0], order[1], 1});
-  CHECK(done.at(2).status == Verdict::correct);
-  CHECK(done.at(3).status == Verdict::shape_mismatch);
-  const harness::Evaluation& failed = done.at(1);
-  CHECK(failed.status == Verdict::compile_failed);
+  CHECK(done.at(2).verdict == Verdict::correct);
+  CHECK(done.at(3).verdict == Verdict::shape_mismatch);
+  const Evaluation& failed = done.at(1);
+  CHECK(failed.verdict == Verdict::compile_failed);
   CHECK_FALSE(failed.compiled);
   CHECK(failed.error_message.find("Error building extension 'dicebench_test_cpp_relu'") != std::string::npos);
   REQUIRE(failed.toolchain);
@@ -256,7 +255,7 @@ TEST_CASE("a slow build with torch's toolchain holds up no other verdict, and it
   const auto again_started = std::chrono::steady_clock::now();
   auto again = evaluator.evaluate(source(kProblem), kHash, "# another sample\n" + built);
   REQUIRE_MESSAGE(again.ok(), (again ? std::string() : again.error().message));
-  CHECK(again->status == Verdict::compile_failed);
+  CHECK(again->verdict == Verdict::compile_failed);
   REQUIRE(again->toolchain);
   CHECK(again->toolchain->at("cache_hits") == 1);
   CHECK(lines_of(log) == 1);
@@ -297,7 +296,7 @@ TEST_CASE("candidates go on loading while the device is held, and the caller sub
   // The caller's loop, as the run's slots drive the evaluator: submit while it wants more, then next.
   std::vector<int64_t> order;
   std::vector<size_t> submitted_before;  // submissions made before each verdict
-  std::map<int64_t, harness::Evaluation> done;
+  std::map<int64_t, Evaluation> done;
   size_t submitted = 0;
   int builds_at_first_verdict = -1;
   while (true) {
@@ -318,11 +317,11 @@ TEST_CASE("candidates go on loading while the device is held, and the caller sub
   // Three taken at once (one loading place and two for loaded candidates), the fourth once one was judged.
   CHECK(submitted_before.front() == 3);
   CHECK(order.front() == 1);
-  CHECK_MESSAGE(done.at(1).status == Verdict::correct, done.at(1).error_message);
+  CHECK_MESSAGE(done.at(1).verdict == Verdict::correct, done.at(1).error_message);
   CHECK(builds_at_first_verdict == 1);
-  CHECK(done.at(2).status == Verdict::shape_mismatch);
-  CHECK(done.at(3).status == Verdict::compile_failed);
-  CHECK(done.at(4).status == Verdict::runtime_error);
+  CHECK(done.at(2).verdict == Verdict::shape_mismatch);
+  CHECK(done.at(3).verdict == Verdict::compile_failed);
+  CHECK(done.at(4).verdict == Verdict::runtime_error);
   // The second had loaded while the first was judged: the device did not wait for it.
   CHECK(done.at(2).phases.count("compile_wait") == 1);
   CHECK(done.at(2).phases["compile_wait"] < 0.5);
@@ -337,21 +336,21 @@ TEST_CASE("a problem's reference is built once for all its candidates, and a can
   const std::string hash = "sha256:counts-builds";
   auto first = evaluator.evaluate(problem, hash, source("correct.py"));
   REQUIRE_MESSAGE(first.ok(), (first ? std::string() : first.error().message));
-  CHECK(first->status == Verdict::correct);
+  CHECK(first->verdict == Verdict::correct);
   CHECK(first->traits_measured);
   CHECK(first->baseline_measured);
   auto second = evaluator.evaluate(problem, hash, "# another sample\n" + source("correct.py"));
   REQUIRE(second.ok());
-  CHECK(second->status == Verdict::correct);
+  CHECK(second->verdict == Verdict::correct);
   CHECK_FALSE(second->traits_measured);
   CHECK_FALSE(second->baseline_measured);
   auto wrong = evaluator.evaluate(problem, hash, source("wrong_shape.py"));
   REQUIRE(wrong.ok());
-  CHECK(wrong->status == Verdict::shape_mismatch);
+  CHECK(wrong->verdict == Verdict::shape_mismatch);
   CHECK(lines_of(log) == 1);  // Model() ran once in the reference worker: the others copied it
   auto syntax = evaluator.evaluate(problem, hash, source("syntax_error.py"));
   REQUIRE(syntax.ok());
-  CHECK(syntax->status == Verdict::compile_failed);
+  CHECK(syntax->verdict == Verdict::compile_failed);
   CHECK_FALSE(syntax->phases.count("prepare"));  // the reference was not asked for anything
   CHECK(syntax->problem_traits);
   CHECK(lines_of(log) == 1);
@@ -362,7 +361,7 @@ TEST_CASE("torch's toolchain builds a candidate's load_inline call in the pool, 
   Evaluator evaluator(cpu_settings());
   auto built = evaluator.evaluate(source(kProblem), kHash, source("cpp_inline_relu.py"));
   REQUIRE_MESSAGE(built.ok(), (built ? std::string() : built.error().message));
-  CHECK_MESSAGE(built->status == Verdict::correct, built->error_message);
+  CHECK_MESSAGE(built->verdict == Verdict::correct, built->error_message);
   REQUIRE(built->compile);
   CHECK(built->compile->path == "fallback");
   REQUIRE(built->toolchain);
@@ -370,7 +369,7 @@ TEST_CASE("torch's toolchain builds a candidate's load_inline call in the pool, 
   CHECK(built->toolchain->at("cache_hits") == 0);
   auto cached = evaluator.evaluate(source(kProblem), kHash, "# another sample\n" + source("cpp_inline_relu.py"));
   REQUIRE(cached.ok());
-  CHECK_MESSAGE(cached->status == Verdict::correct, cached->error_message);
+  CHECK_MESSAGE(cached->verdict == Verdict::correct, cached->error_message);
   REQUIRE(cached->toolchain);
   CHECK(cached->toolchain->at("cache_hits") == 1);
   CHECK(cached->toolchain->at("build_seconds").get<double>() == 0.0);
@@ -380,18 +379,18 @@ TEST_CASE("timed calls come in batches made ahead, each timed trial after a warm
   Evaluator evaluator(cpu_settings());
   auto e = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
   REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
-  REQUIRE(e->status == Verdict::correct);
+  REQUIRE(e->verdict == Verdict::correct);
   REQUIRE(e->runtime);
   const auto& t = *e->runtime;
   CHECK(t.warm_calls == t.trials);  // CPU calls are far under the 5 ms above which warm calls stop
   // Every call the loop made (warm-up, warm and timed) went through the host, and a few checked
   // ones after it where too few of them were checked.
-  CHECK(e->timed_calls >= cpu_settings().warmup + t.trials + t.warm_calls);
-  CHECK(e->timed_calls <= cpu_settings().warmup + t.trials + t.warm_calls + 3);
-  CHECK(e->checked_calls >= 3);
-  CHECK(e->checked_calls * 10 >= e->timed_calls);
-  CHECK(e->timed_batches >= 1);
-  CHECK(e->timed_batches <= (e->timed_calls + 31) / 32 + 1);
+  CHECK(e->timed_calls.calls >= cpu_settings().warmup + t.trials + t.warm_calls);
+  CHECK(e->timed_calls.calls <= cpu_settings().warmup + t.trials + t.warm_calls + 3);
+  CHECK(e->timed_calls.checked >= 3);
+  CHECK(e->timed_calls.checked * 10 >= e->timed_calls.calls);
+  CHECK(e->timed_calls.batches >= 1);
+  CHECK(e->timed_calls.batches <= (e->timed_calls.calls + 31) / 32 + 1);
   CHECK((t.stop_reason == "converged" || t.stop_reason == "max_trials" || t.stop_reason == "budget"));
   REQUIRE(e->baseline);
   CHECK(e->baseline->warm_calls == e->baseline->trials);
@@ -404,8 +403,8 @@ TEST_CASE("timed calls come in batches made ahead, each timed trial after a warm
   REQUIRE_MESSAGE(off.ok(), (off ? std::string() : off.error().message));
   REQUIRE(off->runtime);
   CHECK(off->runtime->warm_calls == 0);
-  CHECK(off->timed_calls >= cold.warmup + off->runtime->trials);
-  CHECK(off->timed_calls <= cold.warmup + off->runtime->trials + 3);
+  CHECK(off->timed_calls.calls >= cold.warmup + off->runtime->trials);
+  CHECK(off->timed_calls.calls <= cold.warmup + off->runtime->trials + 3);
 }
 
 TEST_CASE("a stable candidate stops timing at its spread, not at its budget") {
@@ -429,8 +428,8 @@ TEST_CASE("with a batch budget smaller than a call, every call is a batch of its
   Evaluator evaluator(s);
   auto honest = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
   REQUIRE_MESSAGE(honest.ok(), (honest ? std::string() : honest.error().message));
-  CHECK(honest->status == Verdict::correct);
-  CHECK(honest->timed_batches == honest->timed_calls);
+  CHECK(honest->verdict == Verdict::correct);
+  CHECK(honest->timed_calls.batches == honest->timed_calls.calls);
   // A cache keyed on the input's shape answers stale once the correctness trials are over: a checked
   // timed call catches it, in batches of one as in batches of many.
   for (const int64_t budget : {int64_t{1}, int64_t{4} << 30}) {
@@ -439,11 +438,11 @@ TEST_CASE("with a batch budget smaller than a call, every call is a batch of its
     Evaluator stale_evaluator(settings);
     auto stale = stale_evaluator.evaluate(source(kProblem), kHash, source("shape_keyed_cache.py"));
     REQUIRE_MESSAGE(stale.ok(), (stale ? std::string() : stale.error().message));
-    CHECK(stale->status == Verdict::output_mismatch);
+    CHECK(stale->verdict == Verdict::output_mismatch);
     CHECK(stale->failed_stage == "timing");
     REQUIRE(stale->failed_call);
     CHECK(stale->error_message.rfind("timed call " + std::to_string(*stale->failed_call) + ":", 0) == 0);
-    if (budget > 1) CHECK(stale->timed_batches < stale->timed_calls);
+    if (budget > 1) CHECK(stale->timed_calls.batches < stale->timed_calls.calls);
   }
 }
 
@@ -453,7 +452,7 @@ TEST_CASE("a trial and a checked timed call get their inputs placed fresh, and a
   Evaluator evaluator(cpu_settings());
   auto honest = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
   REQUIRE_MESSAGE(honest.ok(), (honest ? std::string() : honest.error().message));
-  CHECK(honest->status == Verdict::correct);
-  CHECK(honest->fresh_placements >= 2);  // a trial and a checked timed call at least
-  CHECK(honest->fresh_placements < honest->timed_calls + 4);
+  CHECK(honest->verdict == Verdict::correct);
+  CHECK(honest->timed_calls.fresh_placements >= 2);  // a trial and a checked timed call at least
+  CHECK(honest->timed_calls.fresh_placements < honest->timed_calls.calls + 4);
 }

@@ -1,0 +1,135 @@
+// The vocabularies (core/spec/vocabulary.toml) as C++ and SQL see them: one spelling each, the
+// flag the KernelBench suite's review reports among them, the database's CHECK on verdicts, the
+// protocol version PROTOCOL.md documents, the borderline range, and the [eval] keys one list (what
+// evaluation_settings reads, and what core/host/README.md shows). The worker's Python reads the same
+// generated lists (dicebench_spec); its tests speak the protocol the host's generated requests do.
+#include "benchmarks/kernelbench/backend_check.hpp"
+#include "core/host/evaluation_settings.hpp"
+#include "core/spec/evaluation.hpp"
+#include "core/spec/protocol.hpp"
+#include "results/sqlite_handle.hpp"
+#include "results/store.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace dicebench;
+
+namespace {
+
+std::string source_file(const std::string& relative) {
+  std::ifstream in(std::string(DICEBENCH_SOURCE_DIR) + "/" + relative);
+  REQUIRE_MESSAGE(in.good(), relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+template <class Range>
+std::vector<std::string> verdict_names(const Range& verdicts) {
+  std::vector<std::string> names;
+  for (const auto verdict : verdicts) names.emplace_back(verdict_name(verdict));
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("every flag has one spelling and a description") {
+  for (const auto flag : kAllEvaluationFlags) {
+    CHECK(parse_flag(flag_name(flag)) == flag);
+    CHECK(!flag_description(flag).empty());
+  }
+  CHECK_FALSE(parse_flag("borderlin").has_value());
+}
+
+TEST_CASE("the flag the KernelBench suite's review reports is an evaluation flag") {
+  CHECK(parse_flag(kernelbench::kBackendUnusedFlag) == EvaluationFlag::backend_unused);
+}
+
+TEST_CASE("PROTOCOL.md documents the protocol version the spec gives") {
+  const std::string doc = source_file("harness/PROTOCOL.md");
+  CHECK(doc.rfind(fmt::format("# dicebench worker protocol, version {}\n", protocol::kVersion), 0) == 0);
+}
+
+TEST_CASE("every problem trait has one spelling, and the defaults of settings are the vocabularies' first") {
+  for (const auto trait : kAllProblemTraits) CHECK(parse_trait(trait_name(trait)) == trait);
+  CHECK(harness::EvaluationSettings{}.tolerance == kAllToleranceModes[0]);
+  CHECK(harness::EvaluationSettings{}.model_mode == kAllModelModes[0]);
+  CHECK(harness::EvaluationSettings{}.baseline_method == kAllBaselineMethods[0]);
+  CHECK(tolerance_mode_name(ToleranceMode::per_dtype) == "per_dtype");
+}
+
+TEST_CASE("every verdict has one spelling") {
+  std::set<std::string> names;
+  for (const auto verdict : kAllVerdicts) {
+    CHECK(parse_verdict(verdict_name(verdict)) == verdict);
+    names.emplace(verdict_name(verdict));
+  }
+  CHECK(names.size() == kAllVerdicts.size());
+  CHECK_FALSE(parse_verdict("almost_correct").has_value());
+  CHECK_FALSE(parse_verdict("").has_value());
+}
+
+TEST_CASE("the database's CHECK on evaluations.status allows exactly the verdicts") {
+  // SQLite cannot change a CHECK in place: a verdict added to the enum needs a migration step that
+  // rebuilds the evaluations table (results/schema.cpp); this fails until it has one.
+  std::string pattern = (std::filesystem::temp_directory_path() / "dicebench-vocabulary-XXXXXX").string();
+  REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+  const std::string path = pattern + "/results.db";
+  {
+    auto store = results::Store::open(path);
+    REQUIRE_MESSAGE(store.ok(), (store.ok() ? "" : store.error().message));
+  }
+  auto db = results::Database::open_read_only(path);
+  REQUIRE(db.ok());
+  auto stmt = db->prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'evaluations'", "test");
+  REQUIRE(stmt.ok());
+  REQUIRE(*stmt->step("test"));
+  const std::string sql = stmt->column_text(0);
+  std::smatch found;
+  REQUIRE(std::regex_search(sql, found, std::regex(R"(status TEXT NOT NULL CHECK \(status IN \(([^)]*)\)\))")));
+  std::vector<std::string> allowed;
+  const std::string list = found[1];
+  const std::regex quoted("'([^']*)'");
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), quoted); it != std::sregex_iterator(); ++it)
+    allowed.push_back((*it)[1]);
+  CHECK(allowed == verdict_names(kAllVerdicts));
+  std::filesystem::remove_all(pattern);
+}
+
+TEST_CASE("borderline margins are those within [0.5, 2]") {
+  CHECK(is_borderline_margin(0.5));
+  CHECK(is_borderline_margin(1.3));
+  CHECK(is_borderline_margin(2.0));
+  CHECK_FALSE(is_borderline_margin(0.49));
+  CHECK_FALSE(is_borderline_margin(2.01));
+}
+
+TEST_CASE("the [eval] keys are one list: what evaluation_settings reads, and what the README's [eval] section shows") {
+  std::set<std::string> listed;
+  for (const auto& key : host::kEvalKeys) listed.insert(std::string(key));
+  CHECK(listed.size() == std::size(host::kEvalKeys));  // none twice
+  const std::string source = source_file("core/host/evaluation_settings.cpp");
+  std::set<std::string> read;
+  const std::regex literal("\"(eval\\.[a-z_0-9]+)\"");
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), literal); it != std::sregex_iterator(); ++it)
+    read.insert((*it)[1]);
+  CHECK(read == listed);
+  const std::string readme = source_file("core/host/README.md");  // the [eval] section's reference
+  const size_t section = readme.find("\n[eval]\n");
+  REQUIRE(section != std::string::npos);
+  const std::string block = readme.substr(section, readme.find("```", section) - section);
+  for (const auto& key : listed) {
+    const std::string name = key.substr(std::string("eval.").size());
+    CHECK_MESSAGE(std::regex_search(block, std::regex("\n(# )?" + name + " = ")), key);
+  }
+}
