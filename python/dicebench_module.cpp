@@ -3,15 +3,7 @@
 // databases through the results library and evaluates candidates through the evaluation session
 // `dicebench run` and `dicebench eval` use. No torch here: the workers embed it; this module only speaks their protocol.
 // Errors are values inside; each binding turns one into `_dicebench.Error` at this boundary.
-#include "core/host/config.hpp"
-#include "core/run/evaluation_session.hpp"
-#include "core/spec/vocabulary.hpp"
-#include "results/query.hpp"
-#include "results/report.hpp"
-#include "results/report_format.hpp"
-#include "results/run_results.hpp"
-#include "results/schema.hpp"
-#include "results/store.hpp"
+#include "dicebench/evaluation.hpp"
 
 #include <fmt/format.h>
 #include <pybind11/pybind11.h>
@@ -42,44 +34,15 @@ T value_or_raise(Result<T> result) {
 
 std::string dump(const nlohmann::json& json) { return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
-// The database's schema version; an error for a file that is missing, not dicebench's, or newer.
-Result<int> check_database(const std::string& path) {
-  auto store = results::Store::open(path, results::OpenMode::ReadOnly);
-  if (!store) return store.error();
-  return store->schema_version();
-}
-
-// The report `dicebench report RUN --json` prints, from the same functions.
-Result<std::string> report_json(const std::string& path, std::int64_t run) {
-  auto store = results::Store::open(path, results::OpenMode::ReadOnly);
-  if (!store) return store.error();
-  auto loaded = results::load_run_results(*store, run);
-  if (!loaded) return loaded.error();
-  return dump(results::report_json(results::compute_report(*loaded)));
-}
-
-py::object cell_object(const results::Cell& cell) {
+py::object cell_object(const database::Cell& cell) {
   return std::visit(
       [](const auto& v) -> py::object {
         using T = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<T, std::monostate>) return py::none();
-        else if constexpr (std::is_same_v<T, results::Blob>)
-          return py::bytes(reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size());
+        else if constexpr (std::is_same_v<T, database::Blob>) return py::bytes(reinterpret_cast<const char*>(v.data()), v.size());
         else return py::cast(v);
       },
       cell);
-}
-
-// The evaluation session of `dicebench run` and `dicebench eval` (core/run/evaluation_session.hpp)
-// for settings given as strings, with the workers beside `worker`: one warm evaluator per slot,
-// kept for the session's life; each pair's evaluation is its JSON (the fields of `dicebench eval
-// --json`, with the sandbox), or the harness's error.
-Result<std::unique_ptr<run::EvaluationSession>> open_session(const std::map<std::string, std::string>& settings,
-                                                             const std::string& worker, int spares) {
-  if (spares < 0 || spares > 64) return make_error(fmt::format("spares must be from 0 to 64, not {}", spares));
-  host::Config config;
-  for (const auto& [key, value] : settings) config.set(key, value);
-  return run::EvaluationSession::open_with_suite(config, run::WorkerOverride{worker, spares});
 }
 
 }  // namespace
@@ -90,17 +53,17 @@ PYBIND11_MODULE(_dicebench, m) {
   using python::value_or_raise;
   m.doc() = "dicebench's compiled core; use the dicebench package instead";
   py::register_exception<python::ModuleError>(m, "Error");
-  m.attr("SCHEMA_VERSION") = results::kSchemaVersion;
+  m.attr("SCHEMA_VERSION") = database::schema_version();
 
-  m.def("check_database", [](const std::string& path) { return value_or_raise(python::check_database(path)); },
+  m.def("check_database", [](const std::string& path) { return value_or_raise(database::check(path)); },
         py::arg("path"), "The schema version of a dicebench database; Error for anything else.");
   m.def(
       "query",
       [](const std::string& path, const std::string& sql) {
-        results::QueryResult result;
+        database::Table result;
         {
           py::gil_scoped_release unlocked;
-          result = value_or_raise(results::run_query(path, sql));
+          result = value_or_raise(database::query(path, sql));
         }
         py::list rows;
         for (const auto& row : result.rows) {
@@ -115,14 +78,13 @@ PYBIND11_MODULE(_dicebench, m) {
       "report_json",
       [](const std::string& path, std::int64_t run) {
         py::gil_scoped_release unlocked;
-        return value_or_raise(python::report_json(path, run));
+        return value_or_raise(database::report_json(path, run));
       },
       py::arg("path"), py::arg("run"), "The JSON of `dicebench report RUN --json`.");
 
-  using Session = run::EvaluationSession;
   py::class_<Session>(m, "EvaluationSession")
       .def(py::init([](const std::map<std::string, std::string>& settings, const std::string& worker, int spares) {
-             return value_or_raise(python::open_session(settings, worker, spares));
+             return value_or_raise(Session::open({settings, worker, spares}));
            }),
            py::arg("settings"), py::arg("worker"), py::arg("spares"),
            "The evaluation session of `dicebench run` for settings as `--set` takes them ('eval.trials', 'suite', "
@@ -158,10 +120,10 @@ PYBIND11_MODULE(_dicebench, m) {
             session.close();
           },
           "Waits for running calls and ends the workers.")
-      .def_property_readonly("device", [](const Session& s) { return s.settings().device; })
+      .def_property_readonly("device", &Session::device)
       .def_property_readonly("sandbox_json", &Session::sandbox_json)
-      .def_property_readonly("suite", &Session::suite_name)
-      .def_property_readonly("size", [](const Session& s) { return s.slots().size(); })
+      .def_property_readonly("suite", &Session::suite)
+      .def_property_readonly("size", &Session::size)
       .def_property_readonly("evaluators_started", &Session::evaluators_started,
                              "Evaluators (each with its reference worker) started so far: one per slot for the session's life.");
 }

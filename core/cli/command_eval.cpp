@@ -48,7 +48,7 @@ Command add_eval_command(CLI::App& parent) {
   app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. eval.sandbox=require or kernelbench.backend=triton");
   app->add_flag("--json", o->json, "Print the evaluation as JSON");
   app->preparse_callback([o, app](size_t) {
-    add_suite_flags(*app, host::PluginRegistry::discover(host::PluginRegistry::default_search_dirs()), o->suite_flags);
+    add_suite_flags(*app, host::PluginRegistry::installed(), o->suite_flags);
   });
   return {app, [o]() {
             if (!o->suite_flags.conflicts.empty()) return fail(o->suite_flags.conflicts.front());

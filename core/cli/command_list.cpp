@@ -15,7 +15,7 @@ Command add_list_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("list", "List the models or suites the plugins provide");
   app->add_option("what", *what, "models or suites")->required()->check(CLI::IsMember({"models", "suites"}));
   return {app, [what]() {
-            const auto registry = host::PluginRegistry::discover(host::PluginRegistry::default_search_dirs());
+            const auto& registry = host::PluginRegistry::installed();
             const dicebench_kind kind = *what == "models" ? DICEBENCH_KIND_MODEL : DICEBENCH_KIND_SUITE;
             const auto entries = registry.entries(kind);
             size_t width = 4;

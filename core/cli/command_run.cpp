@@ -192,7 +192,7 @@ Command add_run_command(CLI::App& parent) {
   // The suites' own flags, from the installed plugins' manifests: looked for once `run` is on the
   // command line (other commands need no plugins), before its arguments are parsed.
   app->preparse_callback([o, app](size_t) {
-    add_suite_flags(*app, host::PluginRegistry::discover(host::PluginRegistry::default_search_dirs()), o->suite_flags);
+    add_suite_flags(*app, host::PluginRegistry::installed(), o->suite_flags);
   });
   return {app, [o, app]() { return run(*o, *app); }};
 }

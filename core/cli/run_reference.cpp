@@ -1,5 +1,6 @@
 // Parsing run references, loading the runs they name, and writing command output files.
 #include "core/cli/run_reference.hpp"
+#include "core/base/number_text.hpp"
 
 #include <fmt/format.h>
 
@@ -30,14 +31,18 @@ Result<RunReference> parse_run_reference(const std::string& text, const std::str
   RunReference reference;
   reference.text = text;
   if (all_digits(text)) {
+    const auto run = parse_number<std::int64_t>(text, 1);
+    if (!run) return make_error(fmt::format("'{}' is no run id (a run id is from 1 to {})", text, INT64_MAX));
     reference.database = default_database;
-    reference.run = std::stoll(text);
+    reference.run = *run;
     return reference;
   }
   const auto colon = text.rfind(':');
   if (colon != std::string::npos && colon > 0 && all_digits(text.substr(colon + 1))) {
+    const auto run = parse_number<std::int64_t>(text.substr(colon + 1), 1);
+    if (!run) return make_error(fmt::format("'{}' is no run id (a run id is from 1 to {})", text.substr(colon + 1), INT64_MAX));
     reference.database = text.substr(0, colon);
-    reference.run = std::stoll(text.substr(colon + 1));
+    reference.run = *run;
     return reference;
   }
   if (allow_summary && std::filesystem::is_regular_file(text)) {

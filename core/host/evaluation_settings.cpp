@@ -1,6 +1,8 @@
 // The evaluation settings: [eval] keys checked and resolved, slots, the worker's executables.
 #include "core/host/evaluation_settings.hpp"
 
+#include "core/base/number_text.hpp"
+
 #include "core/base/one_line.hpp"
 #include "core/base/text.hpp"
 #include "core/host/repro.hpp"
@@ -32,15 +34,10 @@ Result<T> number_setting(const Config& config, const std::string& key, T fallbac
                          T maximum = std::numeric_limits<T>::max()) {
   const auto text = config.get(key);
   if (!text) return fallback;
-  T value{};
-  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  bool finite = true;
-  if constexpr (std::is_floating_point_v<T>) finite = std::isfinite(value);
-  if (ec != std::errc() || end != text->data() + text->size() || !finite || value < minimum || value > maximum)
-    return make_error(maximum == std::numeric_limits<T>::max()
-                          ? fmt::format("setting '{}' must be a number of at least {}, not '{}'", key, minimum, *text)
-                          : fmt::format("setting '{}' must be a number from {} to {}, not '{}'", key, minimum, maximum, *text));
-  return value;
+  if (const auto value = parse_number<T>(*text, minimum, maximum)) return *value;
+  return make_error(maximum == std::numeric_limits<T>::max()
+                        ? fmt::format("setting '{}' must be a number of at least {}, not '{}'", key, minimum, *text)
+                        : fmt::format("setting '{}' must be a number from {} to {}, not '{}'", key, minimum, maximum, *text));
 }
 
 // The longest time limit a setting may give (a week): more overflows the clocks' milliseconds.
@@ -63,7 +60,7 @@ Result<void> sandbox_settings(const Config& config, harness::EvaluationSettings&
   for (const auto& [key, target] : sizes) {
     const auto text = config.get(key);
     if (!text) continue;
-    const auto bytes = harness::parse_size(*text);
+    const auto bytes = std::string(key) == "eval.memory_max" ? harness::parse_memory_size(*text) : parse_size(*text);
     if (!bytes || *bytes == 0)
       return make_error(fmt::format("setting '{}' must be a size such as 16GiB or 512MiB{}, not '{}'", key,
                                     std::string(key) == "eval.memory_max" ? " (or auto: half of this machine's memory)" : "", *text));
@@ -141,18 +138,17 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   // argues the default).
   const auto spread_text = config.get("eval.timing_spread");
   if (spread_text) {
-    double spread = 0;
-    const auto [end, ec] = std::from_chars(spread_text->data(), spread_text->data() + spread_text->size(), spread);
-    if (ec != std::errc() || end != spread_text->data() + spread_text->size() || !(spread > 0) || spread >= 1)
+    const auto spread = parse_number<double>(*spread_text, 0.0, 1.0);
+    if (!spread || *spread == 0 || *spread == 1)
       return make_error(fmt::format("setting 'eval.timing_spread' must be a fraction above 0 and below 1 (0.02: "
                                     "within 2% of the median), not '{}'", *spread_text));
-    s.target_rel_ci = spread;
+    s.target_rel_ci = *spread;
   }
   const std::string warm = config.get("eval.warm_calls").value_or("on");
   if (warm != "on" && warm != "off") return make_error(fmt::format("eval.warm_calls must be on or off, not '{}'", warm));
   s.warm_calls = warm == "on";
   if (const auto batch = config.get("eval.timing_batch")) {
-    const auto bytes = harness::parse_size(*batch);
+    const auto bytes = parse_size(*batch);
     if (!bytes || *bytes == 0 || *bytes > (uint64_t{1} << 50))
       return make_error(fmt::format("setting 'eval.timing_batch' must be a size such as 4GiB or 512MiB, not '{}'", *batch));
     s.batch_bytes = static_cast<int64_t>(*bytes);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <set>
 
 #ifndef DICEBENCH_BUILD_PLUGIN_DIR
@@ -55,6 +56,15 @@ std::vector<std::string> PluginRegistry::default_search_dirs() {
       fs::equivalent(fs::path(exe).parent_path(), build_plugins.parent_path().parent_path().parent_path(), ec))
     dirs.push_back(build_plugins.string());
   return dirs;
+}
+
+const PluginRegistry& PluginRegistry::installed(const std::vector<std::string>& dirs) {
+  static std::mutex mutex;
+  static std::map<std::vector<std::string>, std::unique_ptr<PluginRegistry>> discovered;
+  std::lock_guard guard(mutex);
+  auto& registry = discovered[dirs];
+  if (!registry) registry = std::make_unique<PluginRegistry>(discover(dirs));
+  return *registry;
 }
 
 PluginRegistry PluginRegistry::discover(const std::vector<std::string>& dirs) {

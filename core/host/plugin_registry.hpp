@@ -31,6 +31,9 @@ class PluginRegistry {
   static std::vector<std::string> default_search_dirs();
   // Never fails as a whole: unusable plugins are recorded in problems().
   static PluginRegistry discover(const std::vector<std::string>& dirs);
+  // The plugins of `dirs`, discovered once per process (a command's flags, its settings check and
+  // its run or session all read this one); the registry lives as long as the process.
+  static const PluginRegistry& installed(const std::vector<std::string>& dirs = default_search_dirs());
 
   std::vector<RegistryEntry> entries(dicebench_kind kind) const;
   // The usable plugins of one kind, in the order they were found.

@@ -1,6 +1,8 @@
 // Problem selections such as "1-4,7,10-12" and "1/1-10,2/5".
 #include "core/host/problem_selection.hpp"
 
+#include "core/base/number_text.hpp"
+
 #include "core/base/text.hpp"
 
 #include <fmt/format.h>
@@ -14,12 +16,9 @@ namespace {
 
 constexpr const char* kHowTo = "use ids and ranges like 1-4,7, or LEVEL/IDS items like 1/1-10,2/5";
 
-Result<int64_t> parse_number(std::string_view text, const std::string& whole, const char* what) {
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < 0)
-    return make_error(fmt::format("bad problem selection '{}': '{}' is not a {} ({})", whole, text, what, kHowTo));
-  return value;
+Result<int64_t> selection_number(std::string_view text, const std::string& whole, const char* what) {
+  if (const auto value = parse_number<int64_t>(text, 0)) return *value;
+  return make_error(fmt::format("bad problem selection '{}': '{}' is not a {} ({})", whole, text, what, kHowTo));
 }
 
 // "1-4,7" from ids.
@@ -60,7 +59,7 @@ Result<std::set<ProblemKey>> parse_problem_selection(const std::string& text) {
     if (part.empty()) return make_error(fmt::format("bad problem selection '{}': an empty item between commas ({})", text, kHowTo));
     int level = 0;
     if (const size_t slash = part.find('/'); slash != std::string_view::npos) {
-      auto parsed = parse_number(trim(part.substr(0, slash)), text, "level");
+      auto parsed = selection_number(trim(part.substr(0, slash)), text, "level");
       if (!parsed) return parsed.error();
       if (*parsed < 1 || *parsed > 99)
         return make_error(fmt::format("bad problem selection '{}': no level {} in '{}' (levels start at 1)", text, *parsed, part));
@@ -71,14 +70,14 @@ Result<std::set<ProblemKey>> parse_problem_selection(const std::string& text) {
       return make_error(fmt::format("bad problem selection '{}': '{}' is not a problem id (ids are 0 or more; {})", text, part, kHowTo));
     const size_t dash = part.find('-');
     if (dash == std::string_view::npos) {
-      auto id = parse_number(part, text, "problem id");
+      auto id = selection_number(part, text, "problem id");
       if (!id) return id.error();
       keys.insert({level, *id});
       continue;
     }
-    auto first = parse_number(trim(part.substr(0, dash)), text, "problem id");
+    auto first = selection_number(trim(part.substr(0, dash)), text, "problem id");
     if (!first) return first.error();
-    auto last = parse_number(trim(part.substr(dash + 1)), text, "problem id");
+    auto last = selection_number(trim(part.substr(dash + 1)), text, "problem id");
     if (!last) return last.error();
     if (*last < *first) return make_error(fmt::format("bad problem selection '{}': range {} ends before it starts", text, part));
     if (*last - *first > 1'000'000) return make_error(fmt::format("bad problem selection '{}': range {} is too large", text, part));

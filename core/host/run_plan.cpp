@@ -1,5 +1,6 @@
 // Planning a run: every check that can fail happens here, before the run is stored.
 #include "core/host/run_plan.hpp"
+#include "core/base/number_text.hpp"
 
 #include "core/base/sha256.hpp"
 #include "core/base/text.hpp"
@@ -21,12 +22,10 @@ namespace {
 Result<int64_t> integer_setting(const Config& config, const std::string& key, int64_t minimum, int64_t fallback) {
   const auto text = config.get(key);
   if (!text) return fallback;
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || end != text->data() + text->size())
-    return make_error(fmt::format("setting '{}' must be a whole number, not '{}'", key, *text));
-  if (value < minimum) return make_error(fmt::format("setting '{}' must be at least {}, not {}", key, minimum, value));
-  return value;
+  const auto value = parse_number<int64_t>(*text);
+  if (!value) return make_error(fmt::format("setting '{}' must be a whole number, not '{}'", key, *text));
+  if (*value < minimum) return make_error(fmt::format("setting '{}' must be at least {}, not {}", key, minimum, *value));
+  return *value;
 }
 
 nlohmann::json parse_json_or_string(const std::string& text) {
@@ -189,15 +188,12 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
   if (plan->model_spec.empty()) return make_error("no model given: pass --model NAME (see dicebench list models)");
   if (plan->suite_name.empty()) return make_error("no suite given: pass --suite NAME (see dicebench list suites)");
 
-  auto suite_name = registry.resolve(DICEBENCH_KIND_SUITE, plan->suite_name);
-  if (!suite_name) return suite_name.error();
+  // Both names first, so a typo in either is said before anything loads.
+  if (auto suite_name = registry.resolve(DICEBENCH_KIND_SUITE, plan->suite_name); !suite_name) return suite_name.error();
   auto model_name = registry.resolve(DICEBENCH_KIND_MODEL, plan->model_spec);
   if (!model_name) return model_name.error();
 
-  auto suite_plugin = registry.load(*suite_name->plugin);
-  if (!suite_plugin) return suite_plugin.error();
-  plan->suite_plugin = *suite_plugin;
-  auto suite = SuiteSession::open(plan->suite_plugin, suite_name->name, *plan->services);
+  auto suite = SuiteSession::open_named(registry, plan->suite_name, *plan->services, plan->suite_plugin);
   if (!suite) return suite.error();
   plan->suite.emplace(std::move(*suite));
   auto suite_settings = plan->suite->describe();

@@ -1,6 +1,8 @@
 // A suite opened through its plugin's C table.
 #include "core/host/suite_session.hpp"
 
+#include "core/host/plugin_registry.hpp"
+
 #include "core/host/plugin_call.hpp"
 
 #include <nlohmann/json.hpp>
@@ -8,6 +10,16 @@
 #include <algorithm>
 
 namespace dicebench::host {
+
+Result<SuiteSession> SuiteSession::open_named(const PluginRegistry& registry, const std::string& name,
+                                             const HostServices& services, LoadedPlugin& plugin) {
+  auto resolved = registry.resolve(DICEBENCH_KIND_SUITE, name);
+  if (!resolved) return resolved.error();
+  auto loaded = registry.load(*resolved->plugin);
+  if (!loaded) return loaded.error();
+  plugin = std::move(*loaded);
+  return open(plugin, resolved->name, services);
+}
 
 Result<SuiteSession> SuiteSession::open(const LoadedPlugin& plugin, const std::string& name, const HostServices& services) {
   if (plugin.info.kind != DICEBENCH_KIND_SUITE) return make_error(fmt::format("{} is not a suite plugin", plugin.info.path));

@@ -13,19 +13,28 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <set>
 
 namespace dicebench::run {
 
+// What one evaluate() call shares with the slots judging its pairs.
+struct EvaluationSession::Batch {
+  const EvaluationSession::OnResult* on_result = nullptr;
+  size_t remaining = 0;   // pairs without a result (under mutex_)
+  bool stopped = false;   // its caller stopped it: pairs not yet judged end as errors (under mutex_)
+};
+
 // One pair of a batch until its result is in.
 struct EvaluationSession::Job {
   const Pair* pair = nullptr;
+  size_t index = 0;
   std::string problem_hash;
   ReviewFindings findings;
-  std::optional<Result<Evaluation>> result;
-  size_t* remaining = nullptr;  // the batch's pairs without a result (under mutex_)
+  Batch* batch = nullptr;
 };
 
 Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::Config& config, const host::SuiteSession* suite,
@@ -76,21 +85,18 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open_with_suite(co
   // The installed plugins; for workers from elsewhere (the Python module's), those of their install too.
   auto dirs = host::PluginRegistry::default_search_dirs();
   if (workers) dirs.push_back((std::filesystem::path(workers->worker).parent_path() / ".." / "lib" / "dicebench" / "plugins").string());
-  const auto registry = host::PluginRegistry::discover(dirs);
+  const auto& registry = host::PluginRegistry::installed(dirs);
   DICEBENCH_TRY(host::check_setting_names(config, registry));
   OwnedSuite owned;
   std::vector<std::string> opened;
   if (!name.empty()) {
     owned.config = std::make_unique<host::Config>(config);
     owned.services = std::make_unique<host::HostServices>(*owned.config);
-    auto resolved = registry.resolve(DICEBENCH_KIND_SUITE, name);
-    if (!resolved) return resolved.error();
-    auto plugin = registry.load(*resolved->plugin);
-    if (!plugin) return plugin.error();
-    auto suite = host::SuiteSession::open(*plugin, resolved->name, *owned.services);
+    host::LoadedPlugin plugin;
+    auto suite = host::SuiteSession::open_named(registry, name, *owned.services, plugin);
     if (!suite) return suite.error();
     owned.session.emplace(std::move(*suite));
-    opened.push_back(plugin->info.name);
+    opened.push_back(plugin.info.name);
   }
   // Every setting is given explicitly here (no config file): one for a plugin not opened is unused.
   DICEBENCH_TRY(host::check_settings_asked(config, owned.services ? owned.services->asked() : std::set<std::string>{}, opened,
@@ -104,7 +110,8 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open_with_suite(co
   if (const auto db = config.get("db")) {
     auto store = results::Store::open(*db, results::OpenMode::ReadOnly);
     if (!store) return store.error();
-    (*session)->cache_store_.emplace(std::move(*store));
+    (*session)->owned_store_.emplace(std::move(*store));
+    (*session)->use_store(*(*session)->owned_store_, (*session)->owned_store_lock_, /*writable=*/false);
   }
   return session;
 }
@@ -130,37 +137,71 @@ Result<std::optional<ProblemKey>> EvaluationSession::problem_key(const std::stri
   return make_error(fmt::format("the problem is not one of {}'s (none has its text); evaluate it without a suite", suite_->name()));
 }
 
-std::vector<Result<Evaluation>> EvaluationSession::evaluate(const std::vector<Pair>& batch) {
+void EvaluationSession::use_store(results::Store& store, std::mutex& lock, bool writable) {
+  cache_store_ = &store;
+  cache_lock_ = &lock;
+  store_measured_ = writable;
+}
+
+void EvaluationSession::evaluate(const std::vector<Pair>& batch, const OnResult& on_result,
+                                 const std::function<bool()>& stopping) {
+  Batch shared{&on_result, batch.size()};
   std::vector<Job> jobs(batch.size());
-  size_t remaining = batch.size();
   // The suite's review first, in the caller's thread: it reads the candidate, never runs it.
+  std::vector<size_t> refused;
   for (size_t i = 0; i < batch.size(); ++i) {
     Job& job = jobs[i];
     job.pair = &batch[i];
+    job.index = i;
+    job.batch = &shared;
     job.problem_hash = "sha256:" + sha256_hex(batch[i].problem_source);
-    job.remaining = &remaining;
-    auto key = problem_key(job.problem_hash);
+    auto key = batch[i].problem ? Result<std::optional<ProblemKey>>(batch[i].problem) : problem_key(job.problem_hash);
     Result<ReviewFindings> found = key ? (*key ? review(**key, batch[i].candidate_source) : ReviewFindings{}) : Result<ReviewFindings>(key.error());
     if (found) job.findings = std::move(*found);
-    else job.result = found.error();
-    if (job.result) --remaining;
+    else refused.push_back(i), on_result(i, found.error());
   }
   std::unique_lock lock(mutex_);
+  shared.remaining -= refused.size();
   if (closed_) {
     for (Job& job : jobs)
-      if (!job.result) job.result = make_error("this evaluation session is closed");
-    remaining = 0;
+      if (std::find(refused.begin(), refused.end(), job.index) == refused.end()) on_result(job.index, make_error("this evaluation session is closed"));
+    return;
   }
-  if (threads_.empty() && remaining > 0) start_slots();
+  if (threads_.empty() && shared.remaining > 0) start_slots();
   for (Job& job : jobs)
-    if (!job.result) queue_.push_back(&job);
+    if (std::find(refused.begin(), refused.end(), job.index) == refused.end()) queue_.push_back(&job);
   changed_.notify_all();
-  changed_.wait(lock, [&] { return remaining == 0; });
-  lock.unlock();
-  std::vector<Result<Evaluation>> results;
-  results.reserve(jobs.size());
-  for (Job& job : jobs) results.push_back(std::move(*job.result));
-  return results;
+  while (shared.remaining > 0) {
+    if (!shared.stopped && stopping && stopping()) {
+      // Pairs no slot has taken end here; those a slot took end there, as errors, once it sees the stop.
+      shared.stopped = true;
+      std::vector<size_t> dropped;
+      for (auto it = queue_.begin(); it != queue_.end();) {
+        if ((*it)->batch != &shared) {
+          ++it;
+          continue;
+        }
+        dropped.push_back((*it)->index);
+        it = queue_.erase(it);
+      }
+      lock.unlock();
+      for (const size_t index : dropped) on_result(index, make_error("stopped before it was judged"));
+      lock.lock();
+      shared.remaining -= dropped.size();
+      changed_.notify_all();
+      continue;
+    }
+    changed_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+}
+
+std::vector<Result<Evaluation>> EvaluationSession::evaluate(const std::vector<Pair>& batch) {
+  std::vector<std::optional<Result<Evaluation>>> results(batch.size());
+  evaluate(batch, [&](size_t index, Result<Evaluation> result) { results[index] = std::move(result); });
+  std::vector<Result<Evaluation>> out;
+  out.reserve(batch.size());
+  for (auto& result : results) out.push_back(std::move(*result));
+  return out;
 }
 
 void EvaluationSession::start_slots() {
@@ -168,8 +209,9 @@ void EvaluationSession::start_slots() {
 }
 
 // The slot's evaluator takes queued pairs while it wants more (its room ahead of the device) and
-// hands each verdict back to its batch as it is final; it ends once the session closes with
-// nothing left.
+// hands each verdict to its batch's callback as it is final; before the device judges a problem,
+// the evaluator gets what the store holds of it, and after, what the evaluation measured is stored
+// (a writable store). It ends once the session closes with nothing left.
 void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
   harness::EvaluationSettings mine = settings_;
   mine.visible_devices = slot;
@@ -178,14 +220,27 @@ void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
   evaluator.start_reference();
   std::map<int64_t, Job*> submitted;  // by tag
   int64_t next_tag = 0;
-  std::set<std::string> seen, to_prime;  // problems' hashes: submitted here; not yet given the stored caches
+  std::map<std::string, CacheKeys> keys;  // by problem hash, once given the stored caches
+  std::set<std::string> to_prime;         // problems submitted here and not yet given them
   const auto finish = [&](Job& job, Result<Evaluation> result) {
-    if (result)
+    if (result) {
       for (auto& finding : job.findings) result->flags.push_back(std::move(finding));
+      if (store_measured_ && keys.count(job.problem_hash)) {
+        std::lock_guard guard(*cache_lock_);
+        if (auto stored = store_measured(*cache_store_, keys.at(job.problem_hash), *result); !stored) result = stored.error();
+      }
+    }
+    (*job.batch->on_result)(job.index, std::move(result));
     std::lock_guard guard(mutex_);
-    job.result = std::move(result);
-    --*job.remaining;
+    --job.batch->remaining;
     changed_.notify_all();
+  };
+  const auto stopping = [&] {
+    if (host::HostServices::cancel_requested()) return true;
+    std::lock_guard guard(mutex_);
+    for (const auto& [tag, job] : submitted)
+      if (!job->batch->stopped) return false;
+    return !submitted.empty();  // every pair here is of a stopped batch
   };
   while (true) {
     Job* job = nullptr;
@@ -199,7 +254,7 @@ void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
       }
     }
     if (job) {  // and look for more while the evaluator has room
-      if (cache_store_ && seen.insert(job->problem_hash).second) to_prime.insert(job->problem_hash);
+      if (cache_store_ && !keys.count(job->problem_hash)) to_prime.insert(job->problem_hash);
       submitted[next_tag] = job;
       evaluator.submit({next_tag++, job->pair->problem_source, job->problem_hash, job->pair->candidate_source});
       continue;
@@ -207,15 +262,20 @@ void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
     if (submitted.empty()) continue;
     // Before the device judges a problem, what runs stored of it (a read failure only costs time).
     for (const auto& hash : to_prime) {
-      auto keys = cache_keys(evaluator, hash);
-      std::lock_guard guard(cache_mutex_);
-      auto primed = keys ? caches_.prime(*cache_store_, evaluator, slot.value_or("cpu"), *keys) : Result<void>(keys.error());
-      if (!primed) host::log_warn("the stored baselines and traits could not be read ({}); they are measured", primed.error().message);
+      auto found = cache_keys(evaluator, hash);
+      if (!found) {
+        host::log_warn("the stored baselines and traits could not be read ({}); they are measured", found.error().message);
+        continue;
+      }
+      std::lock_guard guard(*cache_lock_);
+      if (auto primed = caches_.prime(*cache_store_, evaluator, slot.value_or("cpu"), *found); !primed)
+        host::log_warn("the stored baselines and traits could not be read ({}); they are measured", primed.error().message);
+      keys.emplace(hash, std::move(*found));
     }
     to_prime.clear();
-    auto finished = evaluator.next([] { return host::HostServices::cancel_requested(); });
-    if (!finished) {  // cancelled: what was pending is dropped
-      for (auto& [tag, pending] : submitted) finish(*pending, make_error("cancelled"));
+    auto finished = evaluator.next(stopping);
+    if (!finished) {  // stopped: what was pending here is dropped
+      for (auto& [tag, pending] : submitted) finish(*pending, make_error("stopped before it was judged"));
       submitted.clear();
       continue;
     }

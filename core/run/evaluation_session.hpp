@@ -2,8 +2,9 @@
 // settings and slots resolved once from a Config, the candidate sandbox and the modules the suite's
 // candidates import checked before anything runs, the suite's review of each candidate, and one
 // warm evaluator per slot (a GPU, or a CPU worker) kept between calls, which batches of candidates
-// share out, their results in input order. A run's evaluation stage (slot_worker.hpp) takes the
-// settings, slots and review from here and adds the results store's caches and rows.
+// share out. The one evaluation loop: every entry point hands its pairs to evaluate(), and gets
+// each result through a callback as it is final (a run stores it and counts it there) or all of
+// them in input order.
 #pragma once
 
 #include "core/base/problem_key.hpp"
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -72,15 +74,29 @@ class EvaluationSession {
   // lacks). May be called from several threads at once; it reads, never runs, the candidate.
   Result<ReviewFindings> review(const ProblemKey& problem, const std::string& candidate) const;
 
-  // Evaluates (problem source, candidate source) pairs on every slot, each slot's evaluator keeping
-  // its prefetch room full, and returns their evaluations in input order, each with the suite's
-  // review among its flags. A pair's error is the harness's own failure, or (with a suite) a problem
-  // that is not one of the suite's; a candidate's failures are verdicts. Calls from several threads
-  // share the slots.
+  // A (problem source, candidate source) pair; `problem` is the suite's problem it is of where the
+  // caller knows (a run's sample), else the suite's problem with its text, if any.
   struct Pair {
     std::string problem_source, candidate_source;
+    std::optional<ProblemKey> problem;
   };
+  // Called in a slot's thread, exactly once per pair, as its result is final: the pair's index in the
+  // batch and its evaluation (with the suite's review among its flags), or an error: the harness's
+  // own failure, (with a suite) a problem that is not one of the suite's, or the batch stopping
+  // before the pair was judged. A candidate's failures are verdicts.
+  using OnResult = std::function<void(size_t index, Result<Evaluation> result)>;
+  // Evaluates `batch` on every slot, each slot's evaluator keeping its prefetch room full, and
+  // returns once every pair has had its on_result. `stopping` (checked while the batch waits):
+  // pairs not yet judged end as errors. Calls from several threads share the slots.
+  void evaluate(const std::vector<Pair>& batch, const OnResult& on_result, const std::function<bool()>& stopping = {});
+  // The same, the results in input order.
   std::vector<Result<Evaluation>> evaluate(const std::vector<Pair>& batch);
+
+  // The results store whose baselines, traits and bandwidths a slot gives its evaluator before it
+  // judges a problem, and (writable) where what an evaluation measured is stored for later runs;
+  // `lock` guards the store (its owner's writes take it too). A run's store (writable), or eval's
+  // and the Python module's --db (read only, opened by open_with_suite).
+  void use_store(results::Store& store, std::mutex& lock, bool writable);
 
   // Evaluators started so far (each starts a reference worker): one per slot for the session's life.
   size_t evaluators_started() const { return evaluators_started_; }
@@ -89,6 +105,7 @@ class EvaluationSession {
 
  private:
   EvaluationSession() = default;
+  struct Batch;
   struct Job;
   void start_slots();
   void run_slot(const std::optional<std::string>& slot);
@@ -99,8 +116,11 @@ class EvaluationSession {
   std::string sandbox_json_, sandbox_summary_;
   const host::SuiteSession* suite_ = nullptr;
   OwnedSuite owned_suite_;
-  std::optional<results::Store> cache_store_;  // read-only: the caches runs stored
-  std::mutex cache_mutex_;                     // for cache_store_ and caches_
+  std::optional<results::Store> owned_store_;  // read-only: the caches runs stored (--db)
+  results::Store* cache_store_ = nullptr;      // owned_store_, or the run's
+  std::mutex owned_store_lock_;
+  std::mutex* cache_lock_ = &owned_store_lock_;  // for cache_store_ and caches_
+  bool store_measured_ = false;                // what evaluations measured goes to cache_store_
   EvaluationCaches caches_;
 
   std::mutex mutex_;                   // guards what follows

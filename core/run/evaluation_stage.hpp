@@ -26,11 +26,11 @@ struct EvaluationSummary {
   bool interrupted = false;
 };
 
-// Evaluates the run's pending samples on the session's slots with its settings; the session's
-// review (the suite's) reads every candidate as it is claimed, outside the store's lock. The first
-// error stops every slot.
+// Evaluates the run's pending samples through the session (its one evaluation loop, on every slot,
+// the suite's review read for each candidate): each result is stored in its own transaction as it
+// is final, with the baselines, traits and bandwidths the run's store holds and gets. The first
+// error stops the rest; Ctrl-C ends the stage as interrupted.
 Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
-                                           const std::map<ProblemKey, ProblemSource>& problems,
-                                           const EvaluationSession& session);
+                                           const std::map<ProblemKey, ProblemSource>& problems, EvaluationSession& session);
 
 }  // namespace dicebench::run

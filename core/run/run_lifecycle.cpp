@@ -57,7 +57,7 @@ std::map<ProblemKey, ProblemSource> problem_sources(const host::RunPlan& plan) {
 }
 
 // Evaluates the run's pending samples, ends the run and, when it finished, makes its report.
-Result<void> evaluate(host::RunPlan& plan, results::Store& store, const EvaluationSession& session, RunStatusKeeper& status,
+Result<void> evaluate(host::RunPlan& plan, results::Store& store, EvaluationSession& session, RunStatusKeeper& status,
                       RunOutcome& outcome) {
   outcome.evaluation_device = session.settings().device;
   outcome.evaluation_slots = session.slots();
@@ -86,8 +86,8 @@ Result<void> evaluate(host::RunPlan& plan, results::Store& store, const Evaluati
 
 Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& events) {
   host::HostServices::install_signal_handlers();
-  const auto registry = host::PluginRegistry::discover(request.plugin_dirs.empty() ? host::PluginRegistry::default_search_dirs()
-                                                                                  : request.plugin_dirs);
+  const auto& registry = host::PluginRegistry::installed(request.plugin_dirs.empty() ? host::PluginRegistry::default_search_dirs()
+                                                                                    : request.plugin_dirs);
   // A setting no one reads is a typo: refused before anything is opened.
   DICEBENCH_TRY(host::check_setting_names(request.settings, registry));
   // The database first: a read-only, locked or newer database fails before any work.

@@ -1270,7 +1270,8 @@ def gen_python_spec(spec: Spec) -> str:
     p = spec.protocol
     out = [f'"""{BANNER.format(source="*.toml")}\n\n'
            "dicebench's one spec as Python data: the vocabularies, the worker protocol's messages (checked by\n"
-           "dicebench_harness.protocol) and the evaluation record's fields (dicebench.EVALUATION_FIELDS).\"\"\"\n\n",
+           "dicebench_harness.protocol) and the evaluation record's fields (dicebench.EVALUATION_FIELDS).\"\"\"\n\n"
+           "from typing import Any\n\n",
            f"PROTOCOL_VERSION = {p['version']}\nMAX_FRAME_BYTES = {p['max_frame_bytes']}\n"
            f"MAX_SEED = {p['max_seed']}\nMAX_BATCH_CALLS = {p['max_batch_calls']}\n\n"]
     for v in spec.vocabularies.values():
@@ -1278,27 +1279,27 @@ def gen_python_spec(spec: Spec) -> str:
         for g in v.groups.values():
             out.append(f"{g['python']} = {python_value(tuple(v.group(next(k for k, x in v.groups.items() if x is g))))}\n")
         out.append(f"{v.python}_DESCRIPTIONS = {python_value({x['name']: x['doc'] for x in v.values})}\n\n")
-    out.append("VOCABULARIES = {" + ", ".join(f"{python_value(k)}: {v.python}" for k, v in spec.vocabularies.items())
+    out.append("VOCABULARIES: dict[str, tuple[str, ...]] = {" + ", ".join(f"{python_value(k)}: {v.python}" for k, v in spec.vocabularies.items())
                + "}\n")
-    out.append("VOCABULARY_GROUPS = {" + ", ".join(
+    out.append("VOCABULARY_GROUPS: dict[tuple[str, str], tuple[str, ...]] = {" + ", ".join(
         f"{python_value((k, g))}: {v.groups[g]['python']}" for k, v in spec.vocabularies.items() for g in v.groups) + "}\n\n")
     objects = {}
     for name, o in p.get("object", {}).items():
         fields = (record_struct_protocol(spec, o["record"]) if "record" in o else []) + o.get("fields", [])
         objects[name] = fields
-    out.append("# Nested objects of messages, field by field.\nOBJECTS = {\n")
+    out.append("# Nested objects of messages, field by field.\nOBJECTS: dict[str, list[dict[str, Any]]] = {\n")
     for name, fields in objects.items():
         out.append(f"    {name!r}: {python_value(fields)},\n")
     out.append("}\n\n# Requests (the host to a worker) and replies, by type: their role, doc and fields.\n")
     for kind in ("request", "reply"):
-        out.append(f"{ {'request': 'REQUESTS', 'reply': 'REPLIES'}[kind] } = {{\n")
+        out.append(f"{ {'request': 'REQUESTS', 'reply': 'REPLIES'}[kind] }: dict[str, dict[str, Any]] = {{\n")
         for m in p[kind]:
             fields = protocol_fields(spec, m, m["type"])
             out.append(f"    {m['type']!r}: {{'role': {python_value(m.get('role'))}, 'fields': {python_value(fields)}}},\n")
         out.append("}\n")
     for name, b in spec.bounds.items():
         out.append(f"\n# {b['doc']}\n{name.upper()} = ({float(b['low'])!r}, {float(b['high'])!r})\n")
-    out.append("\n# Every datum of the evaluation record and where each shape holds it.\nEVALUATION_FIELDS = (\n")
+    out.append("\n# Every datum of the evaluation record and where each shape holds it.\nEVALUATION_FIELDS: tuple[dict[str, str], ...] = (\n")
     for row in evaluation_fields(spec):
         out.append(f"    {python_value(row)},\n")
     out.append(")\n")

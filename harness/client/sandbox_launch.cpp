@@ -1,6 +1,8 @@
 // The candidate sandbox seen from the host (sandbox_launch.hpp).
 #include "harness/client/sandbox_launch.hpp"
 
+#include "core/base/number_text.hpp"
+
 #include "harness/sandbox/protections.hpp"
 
 #include <boost/process.hpp>
@@ -106,20 +108,9 @@ std::vector<std::string> worker_runtime_paths(const std::string& worker) {
   return known.emplace(worker, std::move(paths)).first->second;
 }
 
-std::optional<uint64_t> parse_size(const std::string& text) {
+std::optional<uint64_t> parse_memory_size(const std::string& text) {
   if (text == "auto") return half_of_physical_memory();
-  size_t digits = 0;
-  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
-  if (digits == 0) return std::nullopt;
-  const uint64_t value = std::stoull(text.substr(0, digits));
-  std::string unit = text.substr(digits);
-  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  static const std::map<std::string, int> shifts = {{"", 0},    {"B", 0},    {"K", 10},  {"KIB", 10}, {"KB", 10},
-                                                    {"M", 20},  {"MIB", 20}, {"MB", 20}, {"G", 30},   {"GIB", 30},
-                                                    {"GB", 30}, {"T", 40},   {"TIB", 40}, {"TB", 40}};
-  const auto it = shifts.find(unit);
-  if (it == shifts.end() || (it->second && value > (UINT64_MAX >> it->second))) return std::nullopt;
-  return value << it->second;
+  return parse_size(text);
 }
 
 uint64_t half_of_physical_memory() {

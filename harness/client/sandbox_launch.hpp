@@ -44,9 +44,9 @@ std::vector<std::string> worker_runtime_paths(const std::string& worker);
 std::vector<std::string> sandbox_command(const SandboxSettings& settings, const std::string& job_dir,
                                          const std::vector<std::string>& hidden);
 
-// A size with an optional unit (B, KiB, MiB, GiB, TiB; K, M, G, T alike), or "auto" (half of this
-// machine's memory, for the memory limit). nullopt when the text is not one.
-std::optional<uint64_t> parse_size(const std::string& text);
+// A memory limit: a size (core/base/number_text.hpp's parse_size), or "auto", half of this
+// machine's memory. nullopt when the text is neither.
+std::optional<uint64_t> parse_memory_size(const std::string& text);
 uint64_t half_of_physical_memory();
 
 }  // namespace dicebench::harness

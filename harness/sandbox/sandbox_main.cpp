@@ -19,6 +19,7 @@
 // why it could not, goes to the job's log (stderr) as one line; --probe sets the whole sandbox up
 // around nothing and prints that report as JSON. Under --mode require a missing protection ends
 // the launch with status 125 before PROGRAM runs.
+#include "core/base/number_text.hpp"
 #include "harness/sandbox/job_limits.hpp"
 #include "harness/sandbox/mount_view.hpp"
 #include "harness/sandbox/privileges.hpp"
@@ -81,10 +82,9 @@ void log_line(const std::string& text) {
 }
 
 uint64_t number(const char* text, const char* flag) {
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  if (!*text || *end) usage(std::string(flag) + " takes a whole number, not '" + text + "'");
-  return value;
+  const auto value = dicebench::parse_number<uint64_t>(text);
+  if (!value) usage(std::string(flag) + " takes a whole number, not '" + text + "'");
+  return *value;
 }
 
 Options parse(int argc, char** argv) {

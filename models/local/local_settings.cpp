@@ -1,5 +1,6 @@
 // Reading the `local.*` settings over the engine's presets.
 #include "models/local/local_settings.hpp"
+#include "core/base/number_text.hpp"
 
 #include <fmt/format.h>
 
@@ -18,22 +19,18 @@ class Reader {
   Result<std::optional<int64_t>> integer(std::string_view key, int64_t minimum) const {
     const auto value = text(key);
     if (!value) return std::optional<int64_t>();
-    int64_t number = 0;
-    const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
-    if (ec != std::errc() || end != value->data() + value->size())
-      return bad(key, *value, "a whole number");
-    if (number < minimum) return bad(key, *value, fmt::format("at least {}", minimum));
-    return std::optional<int64_t>(number);
+    const auto number = parse_number<int64_t>(*value);
+    if (!number) return bad(key, *value, "a whole number");
+    if (*number < minimum) return bad(key, *value, fmt::format("at least {}", minimum));
+    return std::optional<int64_t>(*number);
   }
 
   Result<std::optional<double>> real(std::string_view key) const {
     const auto value = text(key);
     if (!value) return std::optional<double>();
-    double number = 0;
-    const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
-    if (ec != std::errc() || end != value->data() + value->size() || !std::isfinite(number))
-      return bad(key, *value, "a number");
-    return std::optional<double>(number);
+    const auto number = parse_number<double>(*value);
+    if (!number) return bad(key, *value, "a number");
+    return std::optional<double>(*number);
   }
 
   Result<std::optional<bool>> boolean(std::string_view key) const {

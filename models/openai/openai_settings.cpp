@@ -1,5 +1,6 @@
 // Reading and checking the openai: model's settings.
 #include "models/openai/openai_settings.hpp"
+#include "core/base/number_text.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -13,21 +14,15 @@ namespace {
 }
 
 double number(const std::string& key, const std::string& value, double low, double high) {
-  char* end = nullptr;
-  errno = 0;
-  const double parsed = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || errno != 0 || parsed < low || parsed > high)
-    bad(key, value, "a number from " + nlohmann::json(low).dump() + " to " + nlohmann::json(high).dump());
-  return parsed;
+  const auto parsed = parse_number<double>(value, low, high);
+  if (!parsed) bad(key, value, "a number from " + nlohmann::json(low).dump() + " to " + nlohmann::json(high).dump());
+  return *parsed;
 }
 
 long long integer(const std::string& key, const std::string& value, long long low, long long high) {
-  char* end = nullptr;
-  errno = 0;
-  const long long parsed = std::strtoll(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || errno != 0 || parsed < low || parsed > high)
-    bad(key, value, "a whole number from " + std::to_string(low) + " to " + std::to_string(high));
-  return parsed;
+  const auto parsed = parse_number<long long>(value, low, high);
+  if (!parsed) bad(key, value, "a whole number from " + std::to_string(low) + " to " + std::to_string(high));
+  return *parsed;
 }
 
 bool on_off(const std::string& key, const std::string& value) {

@@ -29,19 +29,29 @@ class Package(unittest.TestCase):
         self.assertTrue(issubclass(dicebench.CandidateError, ValueError))
 
     def test_evaluation_attributes_are_the_fields_table(self):
-        # dicebench.EVALUATION_FIELDS is results/evaluation_fields.hpp; Evaluation and its stub give an
-        # attribute to each field it names, and to nothing else but cached (the Evaluator's own).
+        # dicebench.EVALUATION_FIELDS and Evaluation are generated from core/spec/evaluation.toml;
+        # Evaluation gives an attribute to each field the table names, and to nothing else but cached
+        # (the Evaluator's own), typed in the generated module the stub re-exports.
         named = {f["python"] for f in dicebench.EVALUATION_FIELDS if f["python"]}
         attributes = {f.name for f in dataclasses.fields(dicebench.Evaluation)} - {"cached"}
         self.assertEqual(attributes, named)
-        stub = ast.parse((pathlib.Path(dicebench.__file__).parent / "__init__.pyi").read_text())
-        [evaluation] = [n for n in stub.body if isinstance(n, ast.ClassDef) and n.name == "Evaluation"]
-        stubbed = {n.target.id for n in evaluation.body if isinstance(n, ast.AnnAssign)} - {"cached"}
-        self.assertEqual(stubbed, named)
+        folder = pathlib.Path(dicebench.__file__).parent
+        stub = ast.parse((folder / "__init__.pyi").read_text())
+        reexported = {(n.module, a.name) for n in stub.body if isinstance(n, ast.ImportFrom) for a in n.names}
+        self.assertIn(("_record", "Evaluation"), reexported)
+        record = ast.parse((folder / "_record.py").read_text())
+        [evaluation] = [n for n in record.body if isinstance(n, ast.ClassDef) and n.name == "Evaluation"]
+        typed = {n.target.id for n in evaluation.body if isinstance(n, ast.AnnAssign)} - {"cached", "details"}
+        self.assertEqual(typed, named - {"details"})
         self.assertIn("correct", dicebench.VERDICTS)
         self.assertIn("borderline", dicebench.FLAGS)
         for field in dicebench.EVALUATION_FIELDS:
-            self.assertEqual(set(field), {"json", "stored", "python", "worker", "unit", "meaning"})
+            self.assertEqual(set(field), {"json", "stored", "python", "worker", "type", "unit", "meaning"})
+        # Each field's JSON path is in eval --json's object (an evaluation's to_dict()).
+        evaluation = dicebench.Evaluation.from_json({"verdict": "correct", "correct": True, "compiled": True,
+                                                     "device": "cpu", "runtime": None})
+        self.assertEqual(evaluation.verdict, "correct")
+        self.assertIsNone(evaluation.runtime)
 
 
 class BadSources(unittest.TestCase):

@@ -3,13 +3,15 @@
 worker protocol (dicebench_harness.protocol) and "builds" without torch. Each build appends a line
 to the file FAKE_TOOLCHAIN_LOG names, sleeps FAKE_TOOLCHAIN_SECONDS (default 0), then answers as
 FAKE_TOOLCHAIN_OUTCOME says: "fail" (default; torch's error text), "build" (writes a module file of
-a few bytes, or of FAKE_TOOLCHAIN_MODULE_BYTES) or "hang" (never answers). The environment reaches it through the host's own."""
+a few bytes, or of FAKE_TOOLCHAIN_MODULE_BYTES) or "hang" (never answers). The environment reaches it through the host's own;
+FAKE_TOOLCHAIN_SPEC_DIR is the build's folder of the generated dicebench_spec the protocol reads."""
 
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "harness", "worker", "python"))
+sys.path.insert(0, os.environ["FAKE_TOOLCHAIN_SPEC_DIR"])
 from dicebench_harness import protocol  # noqa: E402
 
 channel_in = os.dup(0)

@@ -220,6 +220,7 @@ TEST_CASE("a slow build with torch's toolchain holds up no other verdict, and it
   settings.prefetch = 3;
   harness::ToolchainBuildSettings fake = harness::toolchain_build_settings(settings);
   fake.worker_executable = std::string(DICEBENCH_SOURCE_DIR) + "/tests/harness/client/fake_toolchain_worker.py";
+  setenv("FAKE_TOOLCHAIN_SPEC_DIR", DICEBENCH_BUILD_DIR "/lib/dicebench/python", 1);
   fake.sandbox.mode = "off";
   settings.toolchain_builds = std::make_shared<harness::ToolchainBuilds>(fake);
   Evaluator evaluator(settings);
@@ -278,6 +279,7 @@ TEST_CASE("candidates go on loading while the device is held, and the caller sub
   settings.sandbox.read_only.push_back(folder);  // the candidates see the build log
   harness::ToolchainBuildSettings fake = harness::toolchain_build_settings(settings);
   fake.worker_executable = std::string(DICEBENCH_SOURCE_DIR) + "/tests/harness/client/fake_toolchain_worker.py";
+  setenv("FAKE_TOOLCHAIN_SPEC_DIR", DICEBENCH_BUILD_DIR "/lib/dicebench/python", 1);
   fake.sandbox.mode = "off";
   settings.toolchain_builds = std::make_shared<harness::ToolchainBuilds>(fake);
   Evaluator evaluator(settings);

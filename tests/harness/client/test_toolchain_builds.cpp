@@ -43,6 +43,7 @@ struct Fixture {
   harness::ToolchainBuildSettings settings(int jobs = 1) const {
     harness::ToolchainBuildSettings s;
     s.worker_executable = std::string(DICEBENCH_SOURCE_DIR) + "/tests/harness/client/fake_toolchain_worker.py";
+    setenv("FAKE_TOOLCHAIN_SPEC_DIR", DICEBENCH_BUILD_DIR "/lib/dicebench/python", 1);
     s.cache_dir = (root / "cache").string();
     s.work_root = root.string();
     s.sandbox.mode = "off";

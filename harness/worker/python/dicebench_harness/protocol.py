@@ -264,16 +264,16 @@ def _default(field: Mapping[str, Any]) -> Any:
     return None if default == "null" and field.get("type", "").endswith("?") else default
 
 
-def _spec_of(kind: str, role: str | None, fields: list[Mapping[str, Any]]) -> Spec:
+def _spec_of(kind: str, role: str | None, fields: list[dict[str, Any]]) -> Spec:
     spec = Spec(kind, role)
-    for field in fields:
-        ftype = _field_type(field)
-        if "default" in field or field.get("optional"):
-            spec.optional[field["name"]] = (ftype, _default(field))
+    for described in fields:
+        ftype = _field_type(described)
+        if "default" in described or described.get("optional"):
+            spec.optional[described["name"]] = (ftype, _default(described))
         else:
-            spec.required[field["name"]] = ftype
-        if "nested" in field:
-            spec.nested[field["name"]] = _OBJECTS[field["nested"]]
+            spec.required[described["name"]] = ftype
+        if "nested" in described:
+            spec.nested[described["name"]] = _OBJECTS[described["nested"]]
     return spec
 
 
