@@ -18,22 +18,22 @@ Error sqlite_error(sqlite3* db, int rc, std::string_view path, std::string_view 
   switch (primary) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      return make_error(fmt::format("{}: database is locked by another process ({})", path, context));
+      return make_error(ErrorKind::io, fmt::format("{}: database is locked by another process ({})", path, context));
     case SQLITE_READONLY:
-      return make_error(fmt::format("{}: database is read-only ({})", path, context));
+      return make_error(ErrorKind::io, fmt::format("{}: database is read-only ({})", path, context));
     case SQLITE_NOTADB:
-      return make_error(fmt::format("{}: not a SQLite database", path));
+      return make_error(ErrorKind::io, fmt::format("{}: not a SQLite database", path));
     case SQLITE_CORRUPT:
-      return make_error(fmt::format("{}: database file is corrupt ({})", path, context));
+      return make_error(ErrorKind::io, fmt::format("{}: database file is corrupt ({})", path, context));
     case SQLITE_FULL:
-      return make_error(fmt::format("{}: disk full ({})", path, context));
+      return make_error(ErrorKind::io, fmt::format("{}: disk full ({})", path, context));
     case SQLITE_CANTOPEN:
-      return make_error(fmt::format("{}: cannot open database file ({})", path, context));
+      return make_error(ErrorKind::io, fmt::format("{}: cannot open database file ({})", path, context));
     default:
       break;
   }
   const char* message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  return make_error(fmt::format("{}: {}: {}", path, context, message));
+  return make_error(ErrorKind::io, fmt::format("{}: {}: {}", path, context, message));
 }
 
 // ---- Statement ----

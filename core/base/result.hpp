@@ -1,5 +1,7 @@
-// Errors as values: Result<T> holds either a value or an Error with a one-line message.
-// Modules return these from their public functions; exceptions never leave a module.
+// Errors as values: Result<T> holds either a value or an Error: a kind (what the caller can do about
+// it: branch on the kind, never on the text) and a one-line message. Modules return these from
+// their public functions; exceptions never leave a module. [[nodiscard]] makes the compiler check
+// that every Result is looked at.
 #pragma once
 
 #include <string>
@@ -8,7 +10,18 @@
 
 namespace dicebench {
 
+enum class ErrorKind {
+  failed,           // an operation failed; the message says why, and no caller acts on it otherwise
+  bad_input,        // the caller's own mistake: a setting, an option, a file or a source that is not what it must be
+  io,               // reading or writing a file, the database or the network failed
+  cancelled,        // stopped on request (Ctrl-C, a caller's stop): nothing is wrong
+  model_stopped,    // the model cannot go on now (its server stopped answering); what it made is kept
+  protocol_breach,  // a worker or plugin broke its protocol (a malformed or out-of-place message)
+  harness_failure,  // the evaluation harness itself failed: the reference could not be built or run, a worker of ours died
+};
+
 struct Error {
+  ErrorKind kind = ErrorKind::failed;
   std::string message;
 };
 
@@ -52,7 +65,10 @@ class [[nodiscard]] Result<void> {
   bool failed_ = false;
 };
 
-inline Error make_error(std::string message) { return Error{std::move(message)}; }
+inline Error make_error(std::string message) { return Error{ErrorKind::failed, std::move(message)}; }
+inline Error make_error(ErrorKind kind, std::string message) { return Error{kind, std::move(message)}; }
+// The same error, its message with `context` before it ("problem 3: ...").
+inline Error with_context(const Error& error, const std::string& context) { return Error{error.kind, context + error.message}; }
 
 }  // namespace dicebench
 

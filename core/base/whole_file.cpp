@@ -10,7 +10,7 @@ namespace dicebench {
 
 Result<std::string> read_whole_file(const std::filesystem::path& path, std::string_view what) {
   const auto failed = [&](std::string_view why) {
-    return make_error("cannot read " + (what.empty() ? std::string() : std::string(what) + " ") + path.string() + ": " +
+    return make_error(ErrorKind::io, "cannot read " + (what.empty() ? std::string() : std::string(what) + " ") + path.string() + ": " +
                       std::string(why));
   };
   std::error_code ec;

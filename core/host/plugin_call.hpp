@@ -22,18 +22,16 @@ inline void append_to_string(void* user, dicebench_str text) {
 
 inline std::string str_of(dicebench_str s) { return s.data ? std::string(s.data, s.size) : std::string(); }
 
-// The prefix of the error of a call that returned DICEBENCH_CANCELLED with a reason: the model
-// cannot go on now (its server stopped answering), rather than the host asking it to stop.
-inline constexpr std::string_view kCancelledWithReason = "cancelled: ";
-
 // The plugin's one-line message; names the plugin file when the plugin gave no reason.
-// DICEBENCH_CANCELLED is "cancelled", or "cancelled: <reason>" when the plugin gave one.
+// DICEBENCH_CANCELLED is ErrorKind::cancelled (the host asked it to stop), or, when the plugin gave
+// a reason, ErrorKind::model_stopped with that reason: the model cannot go on now (its server
+// stopped answering).
 inline Error plugin_error(const std::string& plugin_path, const char* call, dicebench_status status,
                           const dicebench_error& error) {
   if (status == DICEBENCH_CANCELLED) {
     const std::string reason(error.message);
-    if (reason.empty() || reason == "cancelled") return make_error("cancelled");
-    return make_error(std::string(kCancelledWithReason) + reason);
+    if (reason.empty() || reason == "cancelled") return make_error(ErrorKind::cancelled, "cancelled");
+    return make_error(ErrorKind::model_stopped, reason);
   }
   if (error.message[0]) return make_error(std::string(error.message));
   return make_error(fmt::format("{}: {} failed without saying why", plugin_path, call));

@@ -134,7 +134,7 @@ Result<std::optional<ProblemKey>> EvaluationSession::problem_key(const std::stri
   if (!suite_) return std::optional<ProblemKey>{};
   for (const auto& problem : suite_->problems())
     if (problem.content_hash == problem_hash) return std::optional<ProblemKey>(problem.key());
-  return make_error(fmt::format("the problem is not one of {}'s (none has its text); evaluate it without a suite", suite_->name()));
+  return make_error(ErrorKind::bad_input, fmt::format("the problem is not one of {}'s (none has its text); evaluate it without a suite", suite_->name()));
 }
 
 void EvaluationSession::use_store(results::Store& store, std::mutex& lock, bool writable) {
@@ -164,7 +164,7 @@ void EvaluationSession::evaluate(const std::vector<Pair>& batch, const OnResult&
   shared.remaining -= refused.size();
   if (closed_) {
     for (Job& job : jobs)
-      if (std::find(refused.begin(), refused.end(), job.index) == refused.end()) on_result(job.index, make_error("this evaluation session is closed"));
+      if (std::find(refused.begin(), refused.end(), job.index) == refused.end()) on_result(job.index, make_error(ErrorKind::bad_input, "this evaluation session is closed"));
     return;
   }
   if (threads_.empty() && shared.remaining > 0) start_slots();
@@ -185,7 +185,7 @@ void EvaluationSession::evaluate(const std::vector<Pair>& batch, const OnResult&
         it = queue_.erase(it);
       }
       lock.unlock();
-      for (const size_t index : dropped) on_result(index, make_error("stopped before it was judged"));
+      for (const size_t index : dropped) on_result(index, make_error(ErrorKind::cancelled, "stopped before it was judged"));
       lock.lock();
       shared.remaining -= dropped.size();
       changed_.notify_all();
@@ -275,7 +275,7 @@ void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
     to_prime.clear();
     auto finished = evaluator.next(stopping);
     if (!finished) {  // stopped: what was pending here is dropped
-      for (auto& [tag, pending] : submitted) finish(*pending, make_error("stopped before it was judged"));
+      for (auto& [tag, pending] : submitted) finish(*pending, make_error(ErrorKind::cancelled, "stopped before it was judged"));
       submitted.clear();
       continue;
     }

@@ -14,8 +14,8 @@ GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, i
   outcome.already_done = already_done;
   host::Progress progress("generating", plan.requests.size(), "samples");
   const auto generation_start = std::chrono::steady_clock::now();
-  std::string failure;
-  for (size_t start = 0; start < plan.requests.size() && failure.empty(); start += plan.batch_size) {
+  std::optional<Error> failure;
+  for (size_t start = 0; start < plan.requests.size() && !failure; start += plan.batch_size) {
     if (host::HostServices::cancel_requested()) break;
     const size_t end = std::min(plan.requests.size(), start + plan.batch_size);
     const std::vector<host::GenerationRequest> batch(plan.requests.begin() + static_cast<std::ptrdiff_t>(start),
@@ -53,20 +53,21 @@ GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, i
       return {};
     });
     progress.advance(stored_in_batch);
-    if (!generated) failure = generated.error().message;
+    if (!generated) failure = generated.error();
   }
   outcome.timing = progress.finish();
   outcome.generation_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - generation_start).count();
 
-  // The model's "cancelled: <reason>": it cannot go on now (its server stopped answering); what it
-  // gave no result for stays to be generated, so the run is interrupted, to be resumed.
-  const bool model_stopped = failure.rfind(host::kCancelledWithReason, 0) == 0;
-  if (!failure.empty() && failure != "cancelled" && !model_stopped) {
+  // A model that stopped (its server stopped answering) leaves what it gave no result for to be
+  // generated: the run is interrupted, to be resumed, as on Ctrl-C.
+  const bool model_stopped = failure && failure->kind == ErrorKind::model_stopped;
+  const bool cancelled = failure && failure->kind == ErrorKind::cancelled;
+  if (failure && !cancelled && !model_stopped) {
     outcome.end = StageEnd::failed;
-    outcome.error = failure;
-  } else if (host::HostServices::cancel_requested() || failure == "cancelled" || model_stopped) {
+    outcome.error = failure->message;
+  } else if (host::HostServices::cancel_requested() || cancelled || model_stopped) {
     outcome.end = StageEnd::interrupted;
-    if (model_stopped && !host::HostServices::cancel_requested()) outcome.error = failure.substr(host::kCancelledWithReason.size());
+    if (model_stopped && !host::HostServices::cancel_requested()) outcome.error = failure->message;
   }
   return outcome;
 }

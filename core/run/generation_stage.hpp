@@ -23,7 +23,7 @@ struct GenerationOutcome {
   double generation_seconds = 0;
 };
 
-// Generates the plan's remaining requests into `run`. Ctrl-C or the model's "cancelled" ends it
+// Generates the plan's remaining requests into `run`. Ctrl-C or the model's cancelled or stopped ends it
 // interrupted (with the model's reason in `error` when it gave one: its server stopped answering); an error of the model, the suite or the store ends it failed, keeping what was stored.
 GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, int64_t run, size_t already_done);
 

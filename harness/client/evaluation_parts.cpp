@@ -95,13 +95,12 @@ std::string sandbox_notes(const fs::path& log) {
 
 // The verdict a failed candidate call's error_class names (kCandidateFailureVerdicts); an
 // empty or absent one means runtime_error.
-Verdict candidate_failure_verdict(const nlohmann::json& reply) {
+Result<Verdict> candidate_failure_verdict(const nlohmann::json& reply) {
   const std::string name = reply.value("error_class", "");
   if (name.empty()) return Verdict::runtime_error;
   const auto verdict = parse_verdict(name);
-  const auto& allowed = kCandidateFailureVerdicts;
-  if (!verdict || std::find(allowed.begin(), allowed.end(), *verdict) == allowed.end())
-    throw ProtocolBreach(fmt::format("error_class '{}' names no failure of a candidate", name));
+  if (!verdict || !in_group(*verdict, kCandidateFailureVerdicts))
+    return make_error(ErrorKind::protocol_breach, fmt::format("error_class '{}' names no failure of a candidate", name));
   return *verdict;
 }
 
@@ -110,26 +109,29 @@ Verdict candidate_failure_verdict(const nlohmann::json& reply) {
 Result<Verdict> compared_verdict(const nlohmann::json& reply) {
   const std::string name = reply.value("verdict", "");
   const auto verdict = parse_verdict(name);
-  const auto& allowed = kComparisonVerdicts;
-  if (verdict && std::find(allowed.begin(), allowed.end(), *verdict) != allowed.end()) return *verdict;
-  return make_error(fmt::format("the reference worker broke the protocol: '{}' is not a comparison's verdict", name));
+  if (verdict && in_group(*verdict, kComparisonVerdicts)) return *verdict;
+  return make_error(ErrorKind::harness_failure,
+                    fmt::format("the reference worker broke the protocol: '{}' is not a comparison's verdict", name));
 }
 
 // A failed candidate call as its verdict: timeout, crashed, or the reply's own error class.
-void charge_failure(Evaluation& e, const CallResult& result, const std::string& stage, const std::string& note,
-                    const fs::path& log) {
+Result<void> charge_failure(Evaluation& e, const CallResult& result, const std::string& stage, const std::string& note,
+                            const fs::path& log) {
   if (result.failure != CallFailure::none) {
     e.verdict = result.failure == CallFailure::timeout ? Verdict::timeout : Verdict::crashed;
     e.error_class = verdict_name(e.verdict);
     e.error_message = fmt::format("{} during {}{}{}", result.message, stage, note, log.empty() ? "" : sandbox_notes(log));
-    return;
+    return {};
   }
   const nlohmann::json& reply = *result.reply;
-  e.verdict = candidate_failure_verdict(reply);
+  const auto verdict = candidate_failure_verdict(reply);
+  if (!verdict) return verdict.error();
+  e.verdict = *verdict;
   e.error_class = verdict_name(e.verdict);
   e.error_message = reply.value("message", "") + note;
   const std::string trace = reply.value("traceback_tail", "");
   if (!trace.empty()) e.error_message += "\n" + trace;
+  return {};
 }
 
 bool failed(const CallResult& result) { return result.failure != CallFailure::none || !result.reply->value("ok", false); }

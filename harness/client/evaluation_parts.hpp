@@ -80,18 +80,15 @@ struct JobFolder {
   }
 };
 
-// A candidate worker's reply that names something outside the vocabulary (protocol.py), which the
-// JSON library cannot see; evaluate_with charges it to the candidate as it does a mistyped reply.
-struct ProtocolBreach : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// The verdict of a reference.compared reply (kComparisonVerdicts); another name is the
-// harness failing.
+// The verdict of a reference.compared reply (kComparisonVerdicts); another name is the harness
+// failing (ErrorKind::harness_failure: the reference worker is ours).
 Result<Verdict> compared_verdict(const nlohmann::json& reply);
-// A failed candidate call as its verdict: timeout, crashed, or the reply's own error class.
-void charge_failure(Evaluation& e, const CallResult& result, const std::string& stage, const std::string& note,
-                    const fs::path& log = {});
+// A failed candidate call as its verdict: timeout, crashed, or the reply's own error class. A
+// reply naming a class outside the vocabulary (which the JSON library cannot see) is an
+// ErrorKind::protocol_breach, which evaluate_with charges to the candidate as it does a mistyped
+// reply (a JSON exception caught there: the one place the evaluator meets exceptions).
+Result<void> charge_failure(Evaluation& e, const CallResult& result, const std::string& stage, const std::string& note,
+                            const fs::path& log = {});
 bool failed(const CallResult& result);
 // The JIT compiles a candidate's reply reports so far, kept beside the load-time compile.
 void note_jit(Evaluation& e, const CallResult& result);

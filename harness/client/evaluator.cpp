@@ -140,12 +140,12 @@ Result<Timing> Evaluator::time_baseline(const std::string& job, const std::strin
                                         .seed = mix(settings_.secret, problem_hash, kBaselineSeed),
                                         .method = settings_.baseline_method};
   auto timed = (*ref)->call(request.to_json(), settings_.reference_timeout);
-  if (timed.failure != CallFailure::none) return make_error("timing the reference failed: " + timed.message);
+  if (timed.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "timing the reference failed: " + timed.message);
   return timing_from_worker(timed.reply->at("timing"));
 }
 
 // The candidate's load (waited for where it has not ended), as read_load judges it.
-bool Evaluator::judge_load(Evaluation& e, Candidate& c) {
+Result<bool> Evaluator::judge_load(Evaluation& e, Candidate& c) {
   await_load(c);
   launch_ahead();  // once this candidate has compiled, so it never waits on the ones behind it
   top_up_spares();
@@ -153,17 +153,17 @@ bool Evaluator::judge_load(Evaluation& e, Candidate& c) {
 }
 
 // The candidate's ended load: its compile's record kept, a failure charged. true when it loaded.
-bool Evaluator::read_load(Evaluation& e, Candidate& c) {
+Result<bool> Evaluator::read_load(Evaluation& e, Candidate& c) {
   e.failed_stage = "load";
   e.toolchain = c.toolchain_use();
   note_fastpath_calls(e, *c.loaded);
   if (!c.loaded->reply || c.loaded->failure != CallFailure::none) {
-    charge_failure(e, *c.loaded, "start-up and compile", "", c.log());
+    DICEBENCH_TRY(charge_failure(e, *c.loaded, "start-up and compile", "", c.log()));
     return false;
   }
   if (c.loaded->reply->contains("compile")) e.compile = compile_info_from_worker(c.loaded->reply->at("compile"));
   if (failed(*c.loaded)) {
-    charge_failure(e, *c.loaded, "load", "", c.log());
+    DICEBENCH_TRY(charge_failure(e, *c.loaded, "load", "", c.log()));
     return false;  // not compiled, as KernelBench counts it: the candidate's module did not load
   }
   e.compiled = true;
@@ -194,7 +194,9 @@ Result<void> Evaluator::run_candidate(Job& job) {
   Evaluation& e = job.evaluation;
   Candidate& c = *job.candidate;
   PhaseClock clock{&e.phases};
-  if (!judge_load(e, c)) return {};
+  auto loaded = judge_load(e, c);
+  if (!loaded) return loaded.error();
+  if (!*loaded) return {};
   clock.lap(phases::kCompileWait);
 
   e.failed_stage = "init";
@@ -206,7 +208,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
                                       .to_json());
   clock.lap(phases::kInit);
   if (failed(init)) {
-    charge_failure(e, init, "init", "", c.log());
+    DICEBENCH_TRY(charge_failure(e, init, "init", "", c.log()));
     return {};
   }
   e.failed_stage = "trials";
@@ -264,9 +266,9 @@ Result<void> Evaluator::judge_traits(Job& job) {
   for (int draw = 0; draw < kTraitDraws; ++draw)
     request.seeds.push_back(mix(settings_.secret, job.problem_hash, kTraitSeeds + static_cast<uint64_t>(draw)));
   auto judged = job.reference->call(request.to_json(), settings_.reference_timeout);
-  if (judged.failure != CallFailure::none) return make_error("the reference worker failed: " + judged.message);
+  if (judged.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "the reference worker failed: " + judged.message);
   if (!judged.reply->value("ok", false))
-    return make_error("the reference program failed while its traits were judged: " + judged.reply->value("message", ""));
+    return make_error(ErrorKind::harness_failure, "the reference program failed while its traits were judged: " + judged.reply->value("message", ""));
   ProblemTraits traits = problem_traits_from_worker(*judged.reply);
   traits_[job.problem_hash] = traits;
   job.evaluation.traits_measured = std::move(traits);
@@ -282,9 +284,9 @@ Result<void> Evaluator::measure_bandwidth(Job& job) {
   }
   if (settings_.device != "cuda") return {};
   auto measured = job.reference->call(protocol::ReferenceBandwidth{.job = job.id}.to_json(), settings_.reference_timeout);
-  if (measured.failure != CallFailure::none) return make_error("the reference worker failed: " + measured.message);
+  if (measured.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "the reference worker failed: " + measured.message);
   bandwidth_ = bandwidth_from_worker(*measured.reply);
-  if (bandwidth_->bytes_per_second <= 0) return make_error("the reference worker measured no memory bandwidth");
+  if (bandwidth_->bytes_per_second <= 0) return make_error(ErrorKind::harness_failure, "the reference worker measured no memory bandwidth");
   job.evaluation.bandwidth_measured = bandwidth_;
   return {};
 }
@@ -432,11 +434,11 @@ void Evaluator::rejudge_failed_loads() {
     await_load(*c);
     Evaluation e;
     try {
-      if (read_load(e, *c) || !fastpath_could_cause(e)) continue;
+      // A reply that breaks the protocol (an error here, or a JSON exception) is charged by evaluate_with.
+      const auto loaded = read_load(e, *c);
+      if (!loaded || *loaded || !fastpath_could_cause(e)) continue;
     } catch (const nlohmann::json::exception&) {
-      continue;  // a malformed reply, which evaluate_with charges
-    } catch (const ProtocolBreach&) {
-      continue;  // likewise
+      continue;
     }
     entry->fastpath = std::move(e);
     entry->candidate = launch(entry->candidate_source, /*fastpath=*/false);
@@ -577,10 +579,8 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   if (!loaded && traits_.count(problem_hash) && (bandwidth_ || settings_.bandwidth > 0 || settings_.device != "cuda")) {
     PhaseClock clock{&job.evaluation.phases};
     try {
-      judge_load(job.evaluation, candidate);
+      if (auto judged = judge_load(job.evaluation, candidate); !judged) breach(judged.error().message.c_str());
     } catch (const nlohmann::json::exception& error) {
-      breach(error.what());
-    } catch (const ProtocolBreach& error) {
       breach(error.what());
     }
     clock.lap(phases::kCompileWait);
@@ -602,9 +602,10 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   PhaseClock clock{&job.evaluation.phases};
   auto prepared = (*ref)->call(prepare.to_json(), settings_.reference_timeout);
   clock.lap(phases::kPrepare);
-  if (prepared.failure != CallFailure::none) return make_error("the reference worker failed: " + prepared.message);
+  if (prepared.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "the reference worker failed: " + prepared.message);
   if (!prepared.reply->value("ok", false))
-    return make_error("the reference program failed: " + prepared.reply->value("message", std::string("no reason given")));
+    return make_error(ErrorKind::harness_failure,
+                      "the reference program failed: " + prepared.reply->value("message", std::string("no reason given")));
   job.init_inputs = prepared.reply->value("init_inputs", "");
   struct Release {
     WorkerProcess* worker;
@@ -616,11 +617,13 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   DICEBENCH_TRY(judge_traits(job));
   DICEBENCH_TRY(measure_bandwidth(job));
   clock.lap(phases::kProblemChecks);
+  // The candidate's worker runs the candidate's code, which can rewrite its replies: a breach of the
+  // protocol is charged to the candidate; any other error is the harness's own.
   try {
-    DICEBENCH_TRY(judge(job, candidate));
+    auto judged = judge(job, candidate);
+    if (!judged && judged.error().kind != ErrorKind::protocol_breach) return judged.error();
+    if (!judged) breach(judged.error().message.c_str());
   } catch (const nlohmann::json::exception& error) {
-    breach(error.what());
-  } catch (const ProtocolBreach& error) {
     breach(error.what());
   }
   return finish();

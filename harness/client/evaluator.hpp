@@ -178,8 +178,8 @@ class Evaluator {
   Result<bool> check_trial(Job& job, int trial, uint64_t seed, bool fresh_placement);
   Result<void> run_candidate(Job& job);
   Result<Evaluation> evaluate_with(const std::string& problem_source, const std::string& problem_hash, Candidate& candidate);
-  bool judge_load(Evaluation& e, Candidate& candidate);  // true when it loaded
-  bool read_load(Evaluation& e, Candidate& candidate);   // judge_load once the load has ended
+  Result<bool> judge_load(Evaluation& e, Candidate& candidate);  // true when it loaded
+  Result<bool> read_load(Evaluation& e, Candidate& candidate);   // judge_load once the load has ended
   CallResult call_candidate(Job& job, const nlohmann::json& request);
   WorkerRequestHandler compile_requests(Candidate& candidate, std::chrono::steady_clock::time_point deadline);
   Result<bool> time_candidate(Job& job, Timing* runtime);

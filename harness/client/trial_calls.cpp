@@ -20,9 +20,9 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed, bool fre
   Evaluation& e = job.evaluation;
   auto inputs = job.reference->call(protocol::ReferenceTrial{.job = job.id, .trial = trial, .seed = seed}.to_json(),
                                     settings_.reference_timeout);
-  if (inputs.failure != CallFailure::none) return make_error("the reference worker failed: " + inputs.message);
+  if (inputs.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "the reference worker failed: " + inputs.message);
   if (!inputs.reply->value("ok", false))
-    return make_error(fmt::format("the reference program failed on trial {}: {}", trial, inputs.reply->value("message", "")));
+    return make_error(ErrorKind::harness_failure, fmt::format("the reference program failed on trial {}: {}", trial, inputs.reply->value("message", "")));
   e.io_bytes.inputs = std::max(e.io_bytes.inputs, inputs.reply->value("input_bytes", int64_t{0}));
   e.io_bytes.outputs = std::max(e.io_bytes.outputs, inputs.reply->value("output_bytes", int64_t{0}));
   const auto left = remaining(job.deadline);
@@ -42,7 +42,7 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed, bool fre
   if (fresh_placement) ++e.timed_calls.fresh_placements;
   note_jit(e, outputs);
   if (failed(outputs)) {
-    charge_failure(e, outputs, fmt::format("trial {}", trial), job.note, job.candidate->log());
+    DICEBENCH_TRY(charge_failure(e, outputs, fmt::format("trial {}", trial), job.note, job.candidate->log()));
     e.failed_trial = trial;
     return false;
   }
@@ -50,7 +50,7 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed, bool fre
   auto compared = job.reference->call(
       protocol::ReferenceCompare{.job = job.id, .trial = trial, .outputs = outputs.reply->at("outputs")}.to_json(),
       settings_.reference_timeout);
-  if (compared.failure != CallFailure::none) return make_error("the reference worker failed while comparing: " + compared.message);
+  if (compared.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "the reference worker failed while comparing: " + compared.message);
   const nlohmann::json& c = *compared.reply;
   const auto verdict = compared_verdict(c);
   if (!verdict) return verdict.error();
@@ -247,7 +247,7 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
         .to_json();
   };
   const auto loop_started = std::chrono::steady_clock::now();
-  if (!make_batch(std::min(kBatchCalls, loop_calls), false)) return make_error(harness_error);
+  if (!make_batch(std::min(kBatchCalls, loop_calls), false)) return make_error(ErrorKind::harness_failure, harness_error);
   Made first = std::move(ready.front());
   ready.pop_front();
   hand_over(first);
@@ -276,11 +276,11 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
                               /*handler_time_counts=*/false);
   }
   e.timed_calls.loop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_started).count();
-  if (!harness_error.empty()) return make_error(harness_error);
+  if (!harness_error.empty()) return make_error(ErrorKind::harness_failure, harness_error);
   if (decided) return false;
   note_jit(e, timed);
   if (failed(timed)) {
-    charge_failure(e, timed, fmt::format("timing (call {})", e.timed_calls.calls), "", c.log());
+    DICEBENCH_TRY(charge_failure(e, timed, fmt::format("timing (call {})", e.timed_calls.calls), "", c.log()));
     return false;
   }
   if (timed.reply->value("stopped", false) || !timed.reply->contains("timing") || !timed.reply->at("timing").is_object())

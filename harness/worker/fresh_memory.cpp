@@ -52,7 +52,7 @@ const Driver& driver() {
 }
 
 Error driver_error(const char* what, CUresult result) {
-  return Error{std::string(what) + " failed with CUresult " + std::to_string(result)};
+  return make_error(ErrorKind::harness_failure, std::string(what) + " failed with CUresult " + std::to_string(result));
 }
 
 bool overlaps(std::uintptr_t first, std::uintptr_t end, const std::vector<std::pair<std::uintptr_t, std::uintptr_t>>& ranges) {
