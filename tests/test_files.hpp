@@ -14,7 +14,7 @@
 #include "core/base/sha256.hpp"
 #include "core/base/text.hpp"
 #include "core/base/whole_file.hpp"
-#include "results/query.hpp"
+#include "results/store/query.hpp"
 
 namespace dicebench::test {
 

@@ -62,7 +62,7 @@ fi
   { say "$python lacks torch or pybind11"; exit 1; }
 
 # Line tables and function names (-g1) are what backtraces and profilers read; full debug info
-# (-g) made every compile about 28% slower (12.0 s against 8.8 s for results/summary_file.cpp).
+# (-g) made every compile about 28% slower (12.0 s against 8.8 s for results/report/summary_file.cpp).
 # DICEBENCH_CMAKE_ARGS, given after, can set them back.
 cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
             "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DPython3_EXECUTABLE=$python")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Lints the Python under harness/ and python/ (the worker's packages, dicebench_timing,
 # dicebench_fastpath and the dicebench package with its stubs): ruff with .ruff.toml, then mypy with
-# .mypy.ini. Prints the findings, one summary line per tool, and exits non-zero on any finding.
+# .mypy.ini; then checks the C++'s formatting (tools/format.sh --check, .clang-format). Prints the
+# findings, one summary line per tool, and exits non-zero on any finding.
 # Needs no build: CI runs it through tools/test.sh (no arguments), right after tools/bootstrap.sh.
 # ruff and mypy (pinned in tools/requirements-lint.txt) are installed into the Python environment
 # where missing; mypy reads torch's and numpy's types from that environment.
@@ -79,5 +80,13 @@ if out=$(MYPYPATH="$generated" "$python" -m mypy "${typed[@]}" "$generated/diceb
   printf 'lint: mypy: clean, %s files, %s s\n' "${#typed[@]}" $((SECONDS - started))
 else
   report mypy $((SECONDS - started)) "$out" '^[^ ]+:[0-9]+: error: ' .mypy.ini "${#typed[@]}"
+fi
+# C++ formatting (.clang-format): a check, as the Python's.
+started=$SECONDS
+if out=$("$root/tools/format.sh" --check 2>&1); then
+  printf 'lint: %s, %s s\n' "$out" $((SECONDS - started))
+else
+  printf '%s\n' "$out"
+  status=1
 fi
 exit $status

@@ -1,5 +1,5 @@
 // Internal: composes a prompt from KernelBench's prompts.toml the way KernelBench does, up to the
-// final per-problem str.format. Its .cpp includes toml++ (as core/host/config.cpp and results/gate_rules.cpp do).
+// final per-problem str.format. Its .cpp includes toml++ (as core/host/config.cpp and results/report/gate_rules.cpp do).
 #pragma once
 
 #include <filesystem>

@@ -1,12 +1,12 @@
 // dicebench::database (core/api/include/dicebench/evaluation.hpp): results databases, read only.
 #include "dicebench/evaluation.hpp"
 
-#include "results/query.hpp"
-#include "results/report.hpp"
-#include "results/report_format.hpp"
-#include "results/run_results.hpp"
-#include "results/schema.hpp"
-#include "results/store.hpp"
+#include "results/store/query.hpp"
+#include "results/report/report.hpp"
+#include "results/report/report_format.hpp"
+#include "results/store/run_results.hpp"
+#include "results/store/schema.hpp"
+#include "results/store/store.hpp"
 
 namespace dicebench::database {
 

@@ -1,10 +1,10 @@
 // `dicebench baselines export --device cuda -o FILE`: our measured (cached) baseline timings in
-// KernelBench's published format (results/published_baselines.hpp), so a user can publish theirs
+// KernelBench's published format (results/report/published_baselines.hpp), so a user can publish theirs
 // and others can report against them with --baseline-file.
 #include "core/cli/commands.hpp"
 #include "core/cli/run_reference.hpp"
-#include "results/published_baselines.hpp"
-#include "results/store.hpp"
+#include "results/report/published_baselines.hpp"
+#include "results/store/store.hpp"
 
 #include <fmt/format.h>
 

@@ -5,8 +5,8 @@
 #include "core/cli/commands.hpp"
 #include "core/cli/number_checks.hpp"
 #include "core/cli/run_reference.hpp"
-#include "results/compare.hpp"
-#include "results/compare_format.hpp"
+#include "results/report/compare.hpp"
+#include "results/report/compare_format.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -4,9 +4,9 @@
 #include "core/cli/commands.hpp"
 #include "core/cli/number_checks.hpp"
 #include "core/cli/run_reference.hpp"
-#include "results/export.hpp"
-#include "results/published_baselines.hpp"
-#include "results/summary_file.hpp"
+#include "results/report/export.hpp"
+#include "results/report/published_baselines.hpp"
+#include "results/report/summary_file.hpp"
 
 #include <fmt/format.h>
 

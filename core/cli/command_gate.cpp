@@ -6,11 +6,11 @@
 #include "core/cli/commands.hpp"
 #include "core/cli/number_checks.hpp"
 #include "core/cli/run_reference.hpp"
-#include "results/compare.hpp"
-#include "results/gate.hpp"
-#include "results/gate_format.hpp"
-#include "results/gate_rules.hpp"
-#include "results/published_baselines.hpp"
+#include "results/report/compare.hpp"
+#include "results/report/gate.hpp"
+#include "results/report/gate_format.hpp"
+#include "results/report/gate_rules.hpp"
+#include "results/report/published_baselines.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

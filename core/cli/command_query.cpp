@@ -1,8 +1,8 @@
 // `dicebench query SQL`: one read-only SQL statement over the results database, printed as an
 // aligned table, CSV or JSON.
 #include "core/cli/commands.hpp"
-#include "results/query.hpp"
-#include "results/query_format.hpp"
+#include "results/store/query.hpp"
+#include "results/report/query_format.hpp"
 
 #include <fmt/format.h>
 

@@ -6,13 +6,13 @@
 // suite overlaid; --exclude-degenerate leaves degenerate problems out of fast_p and the geometric mean.
 #include "core/cli/commands.hpp"
 #include "core/cli/run_reference.hpp"
-#include "results/html_report.hpp"
-#include "results/level_runs.hpp"
-#include "results/published_baselines.hpp"
-#include "results/report.hpp"
-#include "results/report_format.hpp"
-#include "results/store.hpp"
-#include "results/time_breakdown.hpp"
+#include "results/report/html_report.hpp"
+#include "results/report/level_runs.hpp"
+#include "results/report/published_baselines.hpp"
+#include "results/report/report.hpp"
+#include "results/report/report_format.hpp"
+#include "results/store/store.hpp"
+#include "results/report/time_breakdown.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

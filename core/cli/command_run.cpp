@@ -10,8 +10,8 @@
 #include "core/host/plugin_registry.hpp"
 #include "core/host/infill.hpp"
 #include "core/run/run_lifecycle.hpp"
-#include "results/report_format.hpp"
-#include "results/time_breakdown.hpp"
+#include "results/report/report_format.hpp"
+#include "results/report/time_breakdown.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 // `dicebench show RUN`: a run's settings, versions and per-problem verdicts.
 #include "core/cli/commands.hpp"
 #include "core/cli/number_checks.hpp"
-#include "results/run_summary.hpp"
-#include "results/store.hpp"
+#include "results/report/run_summary.hpp"
+#include "results/store/store.hpp"
 
 #include <fmt/format.h>
 

@@ -13,8 +13,8 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "results/store.hpp"
-#include "results/summary_file.hpp"
+#include "results/store/store.hpp"
+#include "results/report/summary_file.hpp"
 
 namespace dicebench::cli {
 namespace {

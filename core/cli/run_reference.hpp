@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/base/result.hpp"
-#include "results/run_results.hpp"
+#include "results/store/run_results.hpp"
 
 namespace dicebench::cli {
 

@@ -1,4 +1,4 @@
-// Run configuration from TOML files and --set overrides (toml++ is included here, in results/gate_rules.cpp and in
+// Run configuration from TOML files and --set overrides (toml++ is included here, in results/report/gate_rules.cpp and in
 // benchmarks/kernelbench/prompt_toml.cpp: each reads its own kind of file, and only these link dicebench_tomlplusplus).
 #include "core/host/config.hpp"
 #include "core/base/whole_file.hpp"

@@ -1,7 +1,7 @@
 // Looking up and storing the baselines, traits and bandwidths evaluations share.
 #include "core/run/evaluation_caches.hpp"
 
-#include "results/bandwidth_cache.hpp"
+#include "results/store/bandwidth_cache.hpp"
 
 namespace dicebench::run {
 

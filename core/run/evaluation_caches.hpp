@@ -5,9 +5,9 @@
 
 #include "core/base/result.hpp"
 #include "harness/client/evaluator.hpp"
-#include "results/baseline_cache.hpp"
-#include "results/store.hpp"
-#include "results/trait_cache.hpp"
+#include "results/store/baseline_cache.hpp"
+#include "results/store/store.hpp"
+#include "results/store/trait_cache.hpp"
 
 #include <set>
 #include <string>

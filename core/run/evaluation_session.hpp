@@ -15,7 +15,7 @@
 #include "core/run/evaluation_caches.hpp"
 #include "harness/client/evaluator.hpp"
 #include "core/spec/vocabulary.hpp"
-#include "results/store.hpp"
+#include "results/store/store.hpp"
 
 #include <atomic>
 #include <condition_variable>

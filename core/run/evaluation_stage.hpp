@@ -7,7 +7,7 @@
 #include "core/run/evaluation_session.hpp"
 #include "core/run/pending_samples.hpp"
 #include "harness/client/evaluator.hpp"
-#include "results/store.hpp"
+#include "results/store/store.hpp"
 
 #include <map>
 #include <optional>

@@ -6,7 +6,7 @@
 #include "core/host/generation_totals.hpp"
 #include "core/host/run_plan.hpp"
 #include "core/run/run_status.hpp"
-#include "results/store.hpp"
+#include "results/store/store.hpp"
 
 #include <string>
 

@@ -4,7 +4,7 @@
 
 #include "core/base/problem_key.hpp"
 #include "core/base/result.hpp"
-#include "results/store.hpp"
+#include "results/store/store.hpp"
 
 #include <map>
 #include <string>

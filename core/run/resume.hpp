@@ -5,7 +5,7 @@
 #include "core/base/result.hpp"
 #include "core/host/config.hpp"
 #include "core/host/run_plan.hpp"
-#include "results/store.hpp"
+#include "results/store/store.hpp"
 
 #include <cstdint>
 

@@ -8,9 +8,9 @@
 #include "core/host/config.hpp"
 #include "core/run/evaluation_stage.hpp"
 #include "core/run/generation_stage.hpp"
-#include "results/report.hpp"
-#include "results/time_breakdown.hpp"
-#include "results/store.hpp"
+#include "results/report/report.hpp"
+#include "results/report/time_breakdown.hpp"
+#include "results/store/store.hpp"
 
 #include <cstdint>
 #include <functional>

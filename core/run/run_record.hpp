@@ -4,7 +4,7 @@
 
 #include "core/base/result.hpp"
 #include "core/host/run_plan.hpp"
-#include "results/store.hpp"
+#include "results/store/store.hpp"
 
 #include <cstdint>
 #include <map>

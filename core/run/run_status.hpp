@@ -5,7 +5,7 @@
 #pragma once
 
 #include "core/base/result.hpp"
-#include "results/store.hpp"
+#include "results/store/store.hpp"
 
 #include <cstdint>
 

@@ -58,6 +58,8 @@ class Vocabulary:
     doc: str
     values: list[dict[str, Any]]
     groups: dict[str, dict[str, str]]
+    constants: dict[str, str]
+    groups_table: str
 
     def names(self) -> list[str]:
         return [v["name"] for v in self.values]
@@ -128,7 +130,7 @@ def load(overlays: list[pathlib.Path]) -> Spec:
             if required not in v:
                 fail(f"vocabulary.toml: [{key}] has no {required}")
         vocabularies[key] = Vocabulary(key, v["enum"], v["stem"], v["all"], v["python"], v["doc"], v["value"],
-                                       v.get("groups", {}))
+                                       v.get("groups", {}), v.get("constants", {}), v.get("groups_table", ""))
     record = load_toml(HERE / "evaluation.toml")
     for overlay in overlays:
         extra = load_toml(overlay)
@@ -341,9 +343,11 @@ def gen_vocabulary_hpp(spec: Spec) -> str:
     out = [f"// {BANNER.format(source='vocabulary.toml')}\n",
            "// The fixed vocabularies: an enum class each, with its names (the exact spelling in SQL, JSON and the\n"
            "// worker protocol), parsing, descriptions and named groups; name_of() and parse_name<E>() for all.\n",
-           "#pragma once\n\n#include <array>\n#include <cstddef>\n#include <optional>\n#include <string_view>\n\n",
+           "#pragma once\n\n#include <array>\n#include <cstddef>\n#include <optional>\n#include <span>\n#include <string_view>\n\n",
            "namespace dicebench {\n\n",
-           "template <class E>\nstruct VocabularyOf;  // specialised below for every vocabulary\n\n"]
+           "template <class E>\nstruct VocabularyOf;  // specialised below for every vocabulary\n\n",
+           "// A named group of a vocabulary's values, with what it means.\n"
+           "template <class E>\nstruct NamedGroup {\n  std::string_view name, doc;\n  std::span<const E> members;\n};\n\n"]
     for v in spec.vocabularies.values():
         n = len(v.values)
         out.append(comment(v.doc))
@@ -374,6 +378,13 @@ def gen_vocabulary_hpp(spec: Spec) -> str:
             out.append(comment(g.get("doc", gname)))
             out.append(f"inline constexpr std::array<{v.enum}, {len(members)}> {g['cpp']} = {{"
                        + ", ".join(f"{v.enum}::{m}" for m in members) + "};\n")
+        if v.groups_table:
+            rows = ", ".join(f"{{{cpp_string(n)}, {cpp_string(g.get('doc', n))}, {g['cpp']}}}" for n, g in v.groups.items())
+            out.append(f"// Every group of {v.stem.replace('_', ' ')}s, in order.\n"
+                       f"inline constexpr std::array<NamedGroup<{v.enum}>, {len(v.groups)}> {v.groups_table} = {{{{{rows}}}}};\n")
+        for cname, cvalue in v.constants.items():
+            camel = "".join(p.capitalize() for p in (v.stem + "_" + cname).split("_"))
+            out.append(f"inline constexpr std::string_view k{camel} = {cpp_string(cvalue)};\n")
         out.append("\n")
     out.append("// The value of E spelled `name`, if any.\n"
                "template <class E>\nconstexpr std::optional<E> parse_name(std::string_view name) {\n"
@@ -804,7 +815,7 @@ def gen_store_hpp(spec: Spec) -> str:
 
 def gen_store_cpp(spec: Spec) -> str:
     out = [f"// {BANNER.format(source='evaluation.toml')}\n",
-           "#include \"core/spec/evaluation_store.hpp\"\n\n#include \"results/sqlite_handle.hpp\"\n\n"
+           "#include \"core/spec/evaluation_store.hpp\"\n\n#include \"results/store/sqlite_handle.hpp\"\n\n"
            "#include <fmt/format.h>\n\n#include <algorithm>\n\nnamespace dicebench::results {\nnamespace {\n\n"
            "std::string stored_text(const nlohmann::json& j) {\n"
            "  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);\n}\n\n"
@@ -1278,7 +1289,10 @@ def gen_python_spec(spec: Spec) -> str:
         out.append(f"# {v.doc}\n{v.python} = {python_value(tuple(v.names()))}\n")
         for g in v.groups.values():
             out.append(f"{g['python']} = {python_value(tuple(v.group(next(k for k, x in v.groups.items() if x is g))))}\n")
-        out.append(f"{v.python}_DESCRIPTIONS = {python_value({x['name']: x['doc'] for x in v.values})}\n\n")
+        out.append(f"{v.python}_DESCRIPTIONS = {python_value({x['name']: x['doc'] for x in v.values})}\n")
+        for cname, cvalue in v.constants.items():
+            out.append(f"{(v.stem + '_' + cname).upper()} = {cvalue!r}\n")
+        out.append("\n")
     out.append("VOCABULARIES: dict[str, tuple[str, ...]] = {" + ", ".join(f"{python_value(k)}: {v.python}" for k, v in spec.vocabularies.items())
                + "}\n")
     out.append("VOCABULARY_GROUPS: dict[tuple[str, str], tuple[str, ...]] = {" + ", ".join(

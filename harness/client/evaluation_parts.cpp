@@ -152,4 +152,11 @@ void note_fastpath_calls(Evaluation& e, const CallResult& result) {
   if (calls != result.reply->end() && calls->is_number_integer()) e.fastpath_calls = calls->get<int64_t>();
 }
 
+// Whether a load's reply says the candidate loaded (a malformed one does not).
+bool load_succeeded(const CallResult& loaded) {
+  if (loaded.failure != CallFailure::none || !loaded.reply) return false;
+  const auto ok = loaded.reply->find("ok");
+  return ok != loaded.reply->end() && *ok == true;
+}
+
 }  // namespace dicebench::harness::parts

@@ -90,6 +90,8 @@ Result<Verdict> compared_verdict(const nlohmann::json& reply);
 Result<void> charge_failure(Evaluation& e, const CallResult& result, const std::string& stage, const std::string& note,
                             const fs::path& log = {});
 bool failed(const CallResult& result);
+// Whether a load's reply says the candidate loaded (a malformed one does not).
+bool load_succeeded(const CallResult& loaded);
 // The JIT compiles a candidate's reply reports so far, kept beside the load-time compile.
 void note_jit(Evaluation& e, const CallResult& result);
 // The fast path's calls a candidate's reply counts (its fastpath_calls), where it has one.
@@ -99,9 +101,9 @@ void note_fastpath_calls(Evaluation& e, const CallResult& result);
 struct PhaseClock {
   std::map<std::string, double>* phases;
   std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
-  void lap(const char* phase) {
+  void lap(Phase phase) {
     const auto now = std::chrono::steady_clock::now();
-    (*phases)[phase] += std::chrono::duration<double>(now - last).count();
+    (*phases)[std::string(phase_name(phase))] += std::chrono::duration<double>(now - last).count();
     last = now;
   }
 };

@@ -1,5 +1,5 @@
 // Fuzz target: the TOML rules of `dicebench gate`. Rules that parse have a bound or "noise".
-#include "results/gate_rules.hpp"
+#include "results/report/gate_rules.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 using namespace dicebench;

@@ -1,6 +1,6 @@
 // Fuzz target: a run summary file (a gate baseline or a comparison side). One that reads is
 // written again, and what is written reads back.
-#include "results/summary_file.hpp"
+#include "results/report/summary_file.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 using namespace dicebench;

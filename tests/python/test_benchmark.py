@@ -1,5 +1,5 @@
 """The evaluate() benchmarks run on the CPU on small problems and report what they measured: the
-throughput one (tools/benchmarks/evaluate_throughput.py) the verdicts of every call and its
+throughput one (tools/perf/evaluate_throughput.py) the verdicts of every call and its
 figures, the session parity one (session_parity.py) evaluate()'s batch beside `dicebench run` on
 the same candidates, with the same verdicts."""
 

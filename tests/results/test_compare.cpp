@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "planned_run.hpp"
-#include "results/compare.hpp"
-#include "results/compare_format.hpp"
+#include "results/report/compare.hpp"
+#include "results/report/compare_format.hpp"
 
 using namespace dicebench;
 using namespace dicebench::results;

@@ -7,12 +7,12 @@
 
 #include "core/base/text.hpp"
 #include "planned_run.hpp"
-#include "results/export.hpp"
-#include "results/report.hpp"
-#include "results/report_format.hpp"
-#include "results/run_results.hpp"
-#include "results/schema.hpp"
-#include "results/summary_file.hpp"
+#include "results/report/export.hpp"
+#include "results/report/report.hpp"
+#include "results/report/report_format.hpp"
+#include "results/store/run_results.hpp"
+#include "results/store/schema.hpp"
+#include "results/report/summary_file.hpp"
 
 using namespace dicebench;
 using namespace dicebench::results;

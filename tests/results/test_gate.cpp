@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "planned_run.hpp"
-#include "results/gate.hpp"
-#include "results/gate_format.hpp"
-#include "results/gate_rules.hpp"
+#include "results/report/gate.hpp"
+#include "results/report/gate_format.hpp"
+#include "results/report/gate_rules.hpp"
 
 using namespace dicebench;
 using namespace dicebench::results;

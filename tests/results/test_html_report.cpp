@@ -4,9 +4,9 @@
 #include <doctest/doctest.h>
 
 #include "planned_run.hpp"
-#include "results/html_report.hpp"
-#include "results/report.hpp"
-#include "results/svg_plot.hpp"
+#include "results/report/html_report.hpp"
+#include "results/report/report.hpp"
+#include "results/report/svg_plot.hpp"
 
 using namespace dicebench;
 using namespace dicebench::results;

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "planned_run.hpp"
-#include "results/level_runs.hpp"
-#include "results/report.hpp"
-#include "results/report_format.hpp"
+#include "results/report/level_runs.hpp"
+#include "results/report/report.hpp"
+#include "results/report/report_format.hpp"
 
 using namespace dicebench;
 using namespace dicebench::results;

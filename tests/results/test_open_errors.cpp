@@ -5,8 +5,8 @@
 
 #include <chrono>
 
-#include "results/query.hpp"
-#include "results/schema.hpp"
+#include "results/store/query.hpp"
+#include "results/store/schema.hpp"
 #include "test_support.hpp"
 
 using namespace dicebench;

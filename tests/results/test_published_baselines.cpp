@@ -6,10 +6,10 @@
 #include <cmath>
 
 #include "planned_run.hpp"
-#include "results/baseline_cache.hpp"
-#include "results/published_baselines.hpp"
-#include "results/report.hpp"
-#include "results/run_results.hpp"
+#include "results/store/baseline_cache.hpp"
+#include "results/report/published_baselines.hpp"
+#include "results/report/report.hpp"
+#include "results/store/run_results.hpp"
 #include "test_support.hpp"
 
 using namespace dicebench;

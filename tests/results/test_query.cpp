@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "results/query.hpp"
-#include "results/query_format.hpp"
+#include "results/store/query.hpp"
+#include "results/report/query_format.hpp"
 #include "test_support.hpp"
 
 using namespace dicebench;

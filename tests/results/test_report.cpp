@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "planned_run.hpp"
-#include "results/query.hpp"
-#include "results/report.hpp"
-#include "results/report_format.hpp"
-#include "results/run_results.hpp"
+#include "results/store/query.hpp"
+#include "results/report/report.hpp"
+#include "results/report/report_format.hpp"
+#include "results/store/run_results.hpp"
 #include "test_support.hpp"
 
 using namespace dicebench;

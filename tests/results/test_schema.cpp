@@ -3,9 +3,9 @@
 // of older versions read without the columns they lack.
 #include <doctest/doctest.h>
 
-#include "results/query.hpp"
-#include "results/run_results.hpp"
-#include "results/schema.hpp"
+#include "results/store/query.hpp"
+#include "results/store/run_results.hpp"
+#include "results/store/schema.hpp"
 #include "test_support.hpp"
 
 using namespace dicebench;

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "results/statistics.hpp"
+#include "results/report/statistics.hpp"
 
 using namespace dicebench;
 using namespace dicebench::results;

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "planned_run.hpp"
-#include "results/run_summary.hpp"
+#include "results/report/run_summary.hpp"
 #include "test_support.hpp"
 
 using namespace dicebench;

@@ -11,9 +11,9 @@
 #include <iterator>
 #include <string>
 
-#include "results/sqlite_handle.hpp"
-#include "results/schema.hpp"
-#include "results/store.hpp"
+#include "results/store/sqlite_handle.hpp"
+#include "results/store/schema.hpp"
+#include "results/store/store.hpp"
 
 namespace dicebench::results::testing {
 

@@ -1,9 +1,9 @@
-// Where a run's evaluation time went (results/time_breakdown.hpp), against hand-computed sums:
+// Where a run's evaluation time went (results/report/time_breakdown.hpp), against hand-computed sums:
 // phase groups per level and in total, load waits by compile path, the toolchain pool's figures,
 // the timing loops per call, the slowest candidates and their reasons; every phase the evaluator
 // records has one group.
 #include "planned_run.hpp"
-#include "results/time_breakdown.hpp"
+#include "results/report/time_breakdown.hpp"
 
 #include <doctest/doctest.h>
 
@@ -15,14 +15,14 @@ using namespace dicebench::results;
 using namespace dicebench::results::testing;
 
 TEST_CASE("every phase the evaluator records is in exactly one group, and a re-judged one in rejudged") {
-  for (const char* phase : phases::kAll) {
+  for (const Phase phase : kAllPhases) {
     int groups = 0;
-    for (const auto& group : phases::kGroups)
-      for (const auto name : group.phases) groups += name == phase;
-    CHECK_MESSAGE(groups == 1, phase);
+    for (const auto& group : kPhaseGroups)
+      for (const Phase member : group.members) groups += member == phase;
+    CHECK_MESSAGE(groups == 1, phase_name(phase));
   }
   std::set<std::string_view> names;
-  for (const auto& group : phases::kGroups) CHECK(names.insert(group.name).second);
+  for (const auto group : time_groups()) CHECK(names.insert(group).second);
   CHECK(names.count("rejudged"));
 }
 

@@ -4,8 +4,8 @@
 // database, the flat export record of that row, and eval's text. test_extra_field.py checks them.
 #include "core/spec/evaluation.hpp"
 #include "core/spec/evaluation_store.hpp"
-#include "results/schema.hpp"
-#include "results/store.hpp"
+#include "results/store/schema.hpp"
+#include "results/store/store.hpp"
 
 #include <fmt/format.h>
 

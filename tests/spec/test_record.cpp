@@ -4,8 +4,8 @@
 #include "core/spec/evaluation.hpp"
 #include "core/spec/evaluation_store.hpp"
 #include "core/spec/protocol.hpp"
-#include "results/run_results.hpp"
-#include "results/sample_record.hpp"
+#include "results/store/run_results.hpp"
+#include "results/report/sample_record.hpp"
 #include "tests/results/test_support.hpp"
 
 #include <doctest/doctest.h>

@@ -7,8 +7,8 @@
 #include "core/host/evaluation_settings.hpp"
 #include "core/spec/evaluation.hpp"
 #include "core/spec/protocol.hpp"
-#include "results/sqlite_handle.hpp"
-#include "results/store.hpp"
+#include "results/store/sqlite_handle.hpp"
+#include "results/store/store.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -81,7 +81,7 @@ TEST_CASE("every verdict has one spelling") {
 
 TEST_CASE("the database's CHECK on evaluations.status allows exactly the verdicts") {
   // SQLite cannot change a CHECK in place: a verdict added to the enum needs a migration step that
-  // rebuilds the evaluations table (results/schema.cpp); this fails until it has one.
+  // rebuilds the evaluations table (results/store/schema.cpp); this fails until it has one.
   std::string pattern = (std::filesystem::temp_directory_path() / "dicebench-vocabulary-XXXXXX").string();
   REQUIRE(::mkdtemp(pattern.data()) != nullptr);
   const std::string path = pattern + "/results.db";

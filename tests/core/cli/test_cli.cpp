@@ -7,7 +7,7 @@
 
 #include "core/base/sha256.hpp"
 #include "core/base/text.hpp"
-#include "results/query.hpp"
+#include "results/store/query.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // Integration tests of the dice-infill suite through `dicebench run` on the CPU, over the project's
-// own items (tests/data/dice_infill): replay folders made by tools/benchmarks/dice_infill_replay.py
+// own items (tests/data/dice_infill): replay folders made by tools/perf/dice_infill_replay.py
 // (the GPU check's script) of the reference middles (every candidate correct, every middle an exact
 // match) and of empty middles (none correct); the infill fields in SQLite, `report` and `show`; a
 // malformed items file ending in one error line with nothing stored; and the run's infill mode
@@ -24,7 +24,7 @@ const std::string kItems = std::string(DICEBENCH_TEST_DATA_DIR) + "/dice_infill/
 
 void make_replays(const test::TempDir& tmp) {
   const std::string command = std::string(DICEBENCH_PYTHON) + " " + DICEBENCH_SOURCE_DIR +
-                              "/tools/benchmarks/dice_infill_replay.py " + kItems + " " + tmp / "replay" + " >/dev/null";
+                              "/tools/perf/dice_infill_replay.py " + kItems + " " + tmp / "replay" + " >/dev/null";
   REQUIRE(std::system(command.c_str()) == 0);
 }
 

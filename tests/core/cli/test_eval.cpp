@@ -5,7 +5,7 @@
 
 #include "core/base/text.hpp"
 #include "core/base/whole_file.hpp"
-#include "results/query.hpp"
+#include "results/store/query.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -419,7 +419,8 @@ TEST_CASE("the README's first command runs the main job end to end from the chec
   const std::string db = (tmp / "results.db").string();
   // As README.md gives it (tools/dicebench is this build's dicebench), on the CPU.
   const auto r = run_cli({"run", "--model", "replay:" + std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/quickstart", "--suite",
-                          "kernelbench-l1", "--kernelbench-root", kKernelBench, "--samples", "2", "--device", "cpu", "--db", db},
+                          "kernelbench-l1", "--kernelbench-root", kKernelBench, "--samples", "2", "--set",
+                          "kernelbench.backend=triton", "--device", "cpu", "--db", db},
                          {kTag});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   auto verdicts = results::run_query(db, "select problem_id, sample_index, verdict from sample_results order by problem_id, sample_index");
@@ -432,6 +433,8 @@ TEST_CASE("the README's first command runs the main job end to end from the chec
   // The stale cache fails a checked timed call, after passing every correctness trial.
   CHECK(results::run_query(db, "select 1 from evaluations e join samples s on s.id = e.sample where s.problem_id = 1 "
                                "and s.sample_index = 1 and e.error_message like 'timed call %'")->rows.size() == 1);
+  // Its candidates write the kernels the prompt asked for: nothing is flagged.
+  CHECK(results::run_query(db, "select flag from evaluation_flags")->rows.empty());
   // It ends with the run's report.
   CHECK(r.out.find("fast_") != std::string::npos);
   CHECK(r.out.find("next: dicebench show 1") != std::string::npos);

@@ -2,7 +2,7 @@
 // on a database written through the results store (no worker, no torch): figures computable by
 // hand, the problems a file lacks listed, and a malformed file ending in one error line.
 #include "cli_runner.hpp"
-#include "results/baseline_cache.hpp"
+#include "results/store/baseline_cache.hpp"
 #include "tests/results/planned_run.hpp"
 
 #include <doctest/doctest.h>

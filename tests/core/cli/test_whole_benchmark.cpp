@@ -6,7 +6,7 @@
 #include "cli_runner.hpp"
 #include "tests/test_files.hpp"
 
-#include "results/store.hpp"
+#include "results/store/store.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

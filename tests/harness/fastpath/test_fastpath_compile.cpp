@@ -141,7 +141,7 @@ TEST_CASE("g++ compiles every candidate's host glue against the shim") {
     CHECK(fs::exists(work + "/glue.so"));
     std::printf("%-22s %8.3f %8.3f %8.3f %8.3f  %s\n", c.name.c_str(), build->cpp_seconds, build->cuda_seconds,
                 build->link_seconds, build->seconds, build->used_pch ? "yes" : "no");
-    // Compile speed is measured by the GPU benchmark (tools/benchmarks/evaluation_benchmark.py),
+    // Compile speed is measured by the GPU benchmark (tools/perf/evaluation_benchmark.py),
     // not asserted here: a loaded 2-core CI machine is no measure of it.
     if (build->seconds > 1.0) MESSAGE("glue of " << c.name << " took " << build->seconds << " s (over 1 s)");
   }

@@ -1,7 +1,18 @@
-# Quickstart candidate for level 2's 1_MatmulRelu: right, the product and its bias in one addmm,
-# then a clamp (the layer is made in the reference's order, so it gets the reference's weights).
+# Quickstart candidate for level 2's 1_MatmulRelu: right, the product through PyTorch, the bias and
+# the ReLU in one Triton kernel (the layer is made in the reference's order, so it gets the
+# reference's weights).
 import torch
 import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bias_relu_kernel(x_ptr, bias_ptr, out_ptr, n, cols, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    y = tl.load(x_ptr + offsets, mask=mask) + tl.load(bias_ptr + offsets % cols, mask=mask)
+    tl.store(out_ptr + offsets, tl.maximum(y, 0.0), mask=mask)
 
 
 class ModelNew(nn.Module):
@@ -10,4 +21,8 @@ class ModelNew(nn.Module):
         self.linear = nn.Linear(in_features, out_features)
 
     def forward(self, x):
-        return torch.addmm(self.linear.bias, x, self.linear.weight.t()).clamp(min=0)
+        product = torch.mm(x, self.linear.weight.t()).contiguous()
+        out = torch.empty_like(product)
+        bias_relu_kernel[(triton.cdiv(product.numel(), 256),)](product, self.linear.bias, out, product.numel(),
+                                                               product.shape[1], BLOCK=256)
+        return out
