@@ -1,8 +1,8 @@
 // _dicebench: the compiled half of the `dicebench` Python package (python/dicebench/ is the
 // other half, with the public API, its docstrings and the pandas conversion). It reads results
 // databases through the results library and evaluates candidates through the evaluation session
-// `dicebench run` and `dicebench eval` use. No torch here: the workers embed it; this module only speaks their protocol.
-// Errors are values inside; each binding turns one into `_dicebench.Error` at this boundary.
+// `dicebench run` and `dicebench eval` use. No torch here: the workers embed it; this module only speaks their
+// protocol. Errors are values inside; each binding turns one into `_dicebench.Error` at this boundary.
 #include "dicebench/evaluation.hpp"
 
 #include <fmt/format.h>
@@ -32,15 +32,20 @@ T value_or_raise(Result<T> result) {
   return std::move(result).value();
 }
 
-std::string dump(const nlohmann::json& json) { return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string dump(const nlohmann::json& json) {
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 py::object cell_object(const database::Cell& cell) {
   return std::visit(
       [](const auto& v) -> py::object {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return py::none();
-        else if constexpr (std::is_same_v<T, database::Blob>) return py::bytes(reinterpret_cast<const char*>(v.data()), v.size());
-        else return py::cast(v);
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return py::none();
+        else if constexpr (std::is_same_v<T, database::Blob>)
+          return py::bytes(reinterpret_cast<const char*>(v.data()), v.size());
+        else
+          return py::cast(v);
       },
       cell);
 }
@@ -55,8 +60,9 @@ PYBIND11_MODULE(_dicebench, m) {
   py::register_exception<python::ModuleError>(m, "Error");
   m.attr("SCHEMA_VERSION") = database::schema_version();
 
-  m.def("check_database", [](const std::string& path) { return value_or_raise(database::check(path)); },
-        py::arg("path"), "The schema version of a dicebench database; Error for anything else.");
+  m.def(
+      "check_database", [](const std::string& path) { return value_or_raise(database::check(path)); }, py::arg("path"),
+      "The schema version of a dicebench database; Error for anything else.");
   m.def(
       "query",
       [](const std::string& path, const std::string& sql) {
@@ -112,7 +118,8 @@ PYBIND11_MODULE(_dicebench, m) {
             return out;
           },
           py::arg("pairs"),
-          "For each (problem, candidate), in input order: (True, the evaluation's JSON) or (False, the harness's error).")
+          "For each (problem, candidate), in input order: (True, the evaluation's JSON) or (False, the harness's "
+          "error).")
       .def(
           "close",
           [](Session& session) {
@@ -124,6 +131,7 @@ PYBIND11_MODULE(_dicebench, m) {
       .def_property_readonly("sandbox_json", &Session::sandbox_json)
       .def_property_readonly("suite", &Session::suite)
       .def_property_readonly("size", &Session::size)
-      .def_property_readonly("evaluators_started", &Session::evaluators_started,
-                             "Evaluators (each with its reference worker) started so far: one per slot for the session's life.");
+      .def_property_readonly(
+          "evaluators_started", &Session::evaluators_started,
+          "Evaluators (each with its reference worker) started so far: one per slot for the session's life.");
 }

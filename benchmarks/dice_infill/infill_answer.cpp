@@ -23,7 +23,8 @@ InfillAnswer assemble_middle(const InfillItem& item, std::string_view middle) {
   const std::string_view answer = trim(middle);
   const std::string_view lead = std::string_view(item.middle).substr(0, item.middle.find_first_not_of(kWhitespace));
   const std::size_t last = item.middle.find_last_not_of(kWhitespace);
-  const std::string_view trail = last == std::string::npos ? std::string_view() : std::string_view(item.middle).substr(last + 1);
+  const std::string_view trail =
+      last == std::string::npos ? std::string_view() : std::string_view(item.middle).substr(last + 1);
   std::string candidate = item.prefix;
   if (!answer.empty()) candidate += std::string(lead) + std::string(answer) + std::string(trail);
   return measured(item, middle, candidate + item.suffix);

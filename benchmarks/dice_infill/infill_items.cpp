@@ -22,9 +22,10 @@ Result<std::vector<InfillItem>> load_infill_items(const std::filesystem::path& p
   if (!bytes) return bytes.error();
   const nlohmann::json parsed = nlohmann::json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_array())
-    return make_error(fmt::format("dice-infill data {}: not a JSON array of items {{id, pytorch_code, cuda_code, prefix, "
-                                  "middle, suffix}}",
-                                  path.string()));
+    return make_error(
+        fmt::format("dice-infill data {}: not a JSON array of items {{id, pytorch_code, cuda_code, prefix, "
+                    "middle, suffix}}",
+                    path.string()));
   if (parsed.empty()) return make_error(fmt::format("dice-infill data {}: no items", path.string()));
   std::vector<InfillItem> items;
   std::map<std::int64_t, std::size_t> positions;  // id -> position, for duplicates
@@ -41,7 +42,8 @@ Result<std::vector<InfillItem>> load_infill_items(const std::filesystem::path& p
     std::string* texts[] = {&item.pytorch_code, &item.cuda_code, &item.prefix, &item.middle, &item.suffix};
     for (std::size_t i = 0; i < std::size(kTextFields); ++i) {
       const auto field = entry.find(kTextFields[i]);
-      if (field == entry.end() || !field->is_string()) return make_error(fmt::format("{} has no string '{}'", where, kTextFields[i]));
+      if (field == entry.end() || !field->is_string())
+        return make_error(fmt::format("{} has no string '{}'", where, kTextFields[i]));
       *texts[i] = field->get<std::string>();
     }
     if (item.prefix + item.middle + item.suffix != item.cuda_code)

@@ -14,9 +14,9 @@
 #include "benchmarks/dice_infill/infill_items.hpp"
 #include "benchmarks/dice_infill/infill_prompt.hpp"
 
+#include <dicebench_build_info.h>
 #include <dicebench/extraction_details.hpp>
 #include <dicebench/plugin.hpp>
-#include <dicebench_build_info.h>
 #include <nlohmann/json.hpp>
 
 #include <memory>
@@ -51,7 +51,8 @@ dicebench_status open_suite(const dicebench_host_services* services, dicebench_s
       throw sdk::Failure("dice-infill plugin does not provide suite '" + std::string(sdk::view(name)) + "'");
     const std::string data = host.config("dice-infill.data").value_or("");
     if (data.empty())
-      throw sdk::Failure("dice-infill needs its items: --dice-infill-data PATH (DICE's kernel_infilling_evaluation.json format)");
+      throw sdk::Failure(
+          "dice-infill needs its items: --dice-infill-data PATH (DICE's kernel_infilling_evaluation.json format)");
     auto items = dice_infill::load_infill_items(data);
     if (!items) throw sdk::Failure(items.error().message);
     auto suite = std::make_unique<Suite>();
@@ -87,7 +88,12 @@ dicebench_status problem(const dicebench_suite* s, size_t index, dicebench_probl
   return sdk::guard(error, [&] {
     const Suite& suite = as_suite(s);
     const auto& item = item_at(suite, index);
-    *out = {item.id, kLevel, str(suite.names[index]), str(suite.paths[index]), str(item.pytorch_code), str(item.content_hash)};
+    *out = {item.id,
+            kLevel,
+            str(suite.names[index]),
+            str(suite.paths[index]),
+            str(item.pytorch_code),
+            str(item.content_hash)};
     return DICEBENCH_OK;
   });
 }
@@ -108,8 +114,8 @@ dicebench_status extract(const dicebench_suite*, dicebench_str, dicebench_text_s
 }
 
 // Sends what the answer measured, then its candidate (DICEBENCH_NOT_FOUND: none).
-dicebench_status send_answer(const dice_infill::InfillAnswer& answer, dicebench_text_sink sink, dicebench_text_sink details_sink,
-                             void* user) {
+dicebench_status send_answer(const dice_infill::InfillAnswer& answer, dicebench_text_sink sink,
+                             dicebench_text_sink details_sink, void* user) {
   nlohmann::json details;
   details[std::string(extraction::kInfillExactMatch)] = answer.exact_match;
   details[std::string(extraction::kInfillEditDistance)] = answer.edit_distance;
@@ -119,10 +125,12 @@ dicebench_status send_answer(const dice_infill::InfillAnswer& answer, dicebench_
   return DICEBENCH_OK;
 }
 
-dicebench_status extract_problem(const dicebench_suite* s, size_t index, dicebench_str completion, dicebench_text_sink sink,
-                                 dicebench_text_sink details_sink, void* user, dicebench_error* error) {
+dicebench_status extract_problem(const dicebench_suite* s, size_t index, dicebench_str completion,
+                                 dicebench_text_sink sink, dicebench_text_sink details_sink, void* user,
+                                 dicebench_error* error) {
   return sdk::guard(error, [&] {
-    return send_answer(dice_infill::assemble_answer(item_at(as_suite(s), index), sdk::view(completion)), sink, details_sink, user);
+    return send_answer(dice_infill::assemble_answer(item_at(as_suite(s), index), sdk::view(completion)), sink,
+                       details_sink, user);
   });
 }
 
@@ -138,16 +146,30 @@ dicebench_status infill(const dicebench_suite* s, size_t index, dicebench_infill
 dicebench_status extract_span(const dicebench_suite* s, size_t index, dicebench_str span, dicebench_text_sink sink,
                               dicebench_text_sink details_sink, void* user, dicebench_error* error) {
   return sdk::guard(error, [&] {
-    return send_answer(dice_infill::assemble_span(item_at(as_suite(s), index), sdk::view(span)), sink, details_sink, user);
+    return send_answer(dice_infill::assemble_span(item_at(as_suite(s), index), sdk::view(span)), sink, details_sink,
+                       user);
   });
 }
 
-const dicebench_suite_api kApi = {sizeof(dicebench_suite_api), &open_suite, &close_suite, &describe, &problem_count,
-                                  &problem, &build_prompt, &extract, nullptr, &extract_problem, nullptr, 0, nullptr,
-                                  &infill, &extract_span};
+const dicebench_suite_api kApi = {sizeof(dicebench_suite_api),
+                                  &open_suite,
+                                  &close_suite,
+                                  &describe,
+                                  &problem_count,
+                                  &problem,
+                                  &build_prompt,
+                                  &extract,
+                                  nullptr,
+                                  &extract_problem,
+                                  nullptr,
+                                  0,
+                                  nullptr,
+                                  &infill,
+                                  &extract_span};
 
 const dicebench_provided_name kNames[] = {
-    {str(kSuiteName), str("Kernel infilling (DICE's stage-1 task): write the masked middle of a ModelNew (--dice-infill-data)")},
+    {str(kSuiteName),
+     str("Kernel infilling (DICE's stage-1 task): write the masked middle of a ModelNew (--dice-infill-data)")},
 };
 
 const dicebench_option kOptions[] = {

@@ -9,8 +9,12 @@
 namespace dicebench::kernelbench {
 namespace {
 
-bool is_op(const PyToken& token, char op) { return token.kind == PyToken::Kind::op && token.text.size() == 1 && token.text[0] == op; }
-bool is_word(const PyToken& token, std::string_view word) { return token.kind == PyToken::Kind::name && token.text == word; }
+bool is_op(const PyToken& token, char op) {
+  return token.kind == PyToken::Kind::op && token.text.size() == 1 && token.text[0] == op;
+}
+bool is_word(const PyToken& token, std::string_view word) {
+  return token.kind == PyToken::Kind::name && token.text == word;
+}
 
 // Whether a dotted name, read through the candidate's imports, may be one of `names`.
 bool means_one_of(const PyNames& names, std::string_view dotted, const QualifiedNames& listed) {
@@ -107,7 +111,8 @@ std::optional<std::pair<std::string, std::string>> decorated_by_call(const PyLin
   return std::nullopt;
 }
 
-std::vector<Kernel> find_kernels(const std::vector<PyLine>& lines, const PyNames& names, const QualifiedNames& decorators) {
+std::vector<Kernel> find_kernels(const std::vector<PyLine>& lines, const PyNames& names,
+                                 const QualifiedNames& decorators) {
   std::vector<Kernel> kernels;
   bool decorated = false;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -118,7 +123,8 @@ std::vector<Kernel> find_kernels(const std::vector<PyLine>& lines, const PyNames
     }
     const size_t at = is_word(t[0], "async") ? 1 : 0;
     if (decorated && at + 1 < t.size() && is_word(t[at], "def") && t[at + 1].kind == PyToken::Kind::name)
-      if (auto body = body_of(lines, t[at + 1].text); body && body->line == i) kernels.push_back({t[at + 1].text, *body, i});
+      if (auto body = body_of(lines, t[at + 1].text); body && body->line == i)
+        kernels.push_back({t[at + 1].text, *body, i});
     decorated = false;
     if (const auto by_call = decorated_by_call(lines[i], names, decorators))
       if (auto body = body_of(lines, by_call->second)) kernels.push_back({by_call->first, *body, i});
@@ -127,7 +133,8 @@ std::vector<Kernel> find_kernels(const std::vector<PyLine>& lines, const PyNames
 }
 
 // Whether a kernel's body uses one of `uses` (prefixes of resolved names).
-bool does_device_work(const std::vector<PyLine>& lines, const Kernel& kernel, const PyNames& names, const QualifiedNames& uses) {
+bool does_device_work(const std::vector<PyLine>& lines, const Kernel& kernel, const PyNames& names,
+                      const QualifiedNames& uses) {
   bool found = false;
   for_each_body_line(lines, kernel.body, [&](size_t line, size_t from) {
     const auto& t = lines[line].tokens;
@@ -193,7 +200,8 @@ bool any_launched(const std::vector<PyLine>& lines, const std::vector<Kernel>& k
 }
 
 // What builds a CUDA candidate's kernels.
-constexpr QualifiedNames kExtensionBuilders = {"torch.utils.cpp_extension.load_inline", "torch.utils.cpp_extension.load"};
+constexpr QualifiedNames kExtensionBuilders = {"torch.utils.cpp_extension.load_inline",
+                                               "torch.utils.cpp_extension.load"};
 
 std::optional<std::string> cuda_unused(std::string_view source) {
   const auto lines = python_lines(source);
@@ -224,14 +232,18 @@ std::optional<std::string> backend_unused(const KernelBackend& backend, std::str
   const std::string language(backend.name);
   if (!names.imports(backend.python_module)) return "does not import " + std::string(backend.python_module);
   const auto kernels = find_kernels(lines, names, backend.kernel_decorators);
-  if (kernels.empty()) return "defines no " + language + " kernel (no function under @" + std::string(backend.kernel_decorators.front()) + ")";
+  if (kernels.empty())
+    return "defines no " + language + " kernel (no function under @" + std::string(backend.kernel_decorators.front()) +
+           ")";
   std::vector<std::string> all, working;
   for (const auto& kernel : kernels) {
     all.push_back(kernel.name);
     if (does_device_work(lines, kernel, names, backend.kernel_body_uses)) working.push_back(kernel.name);
   }
-  if (working.empty()) return "its " + language + " kernels (" + joined(all) + ") use none of " + std::string(backend.body_uses_said);
-  if (!any_launched(lines, kernels)) return "defines " + language + " kernels (" + joined(all) + ") but never launches one";
+  if (working.empty())
+    return "its " + language + " kernels (" + joined(all) + ") use none of " + std::string(backend.body_uses_said);
+  if (!any_launched(lines, kernels))
+    return "defines " + language + " kernels (" + joined(all) + ") but never launches one";
   return std::nullopt;
 }
 

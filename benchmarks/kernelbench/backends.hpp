@@ -28,18 +28,20 @@ struct KernelBackend {
 inline constexpr KernelBackend kKernelBackends[] = {
     // CUDA C++ is a string handed to torch's extension builder: backend_check.cpp reads it so.
     {"cuda", "", ""},
-    {"triton", "triton", "",
-     {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit", "triton.runtime.autotuner.autotune"},
+    {"triton",
+     "triton",
+     "",
+     {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit",
+      "triton.runtime.autotuner.autotune"},
      {"triton.language.load", "triton.language.store", "triton.language.atomic_"},
      "tl.load, tl.store or tl.atomic_*"},
-    {"cute", "cutlass", "",  // CuTe DSL: PyPI nvidia-cutlass-dsl
+    {"cute",
+     "cutlass",
+     "",  // CuTe DSL: PyPI nvidia-cutlass-dsl
      {"cutlass.cute.kernel"},
      {"cutlass."},
      "cutlass.cute"},
-    {"tilelang", "tilelang", "",
-     {"tilelang.language.prim_func"},
-     {"tilelang.language.Kernel"},
-     "T.Kernel"},
+    {"tilelang", "tilelang", "", {"tilelang.language.prim_func"}, {"tilelang.language.Kernel"}, "T.Kernel"},
     {"thunderkittens", "",
      "ThunderKittens candidates build against its C++ headers, which no package provides for torch's or dicebench's "
      "toolchain"},

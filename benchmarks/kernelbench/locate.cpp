@@ -49,12 +49,11 @@ Result<std::filesystem::path> locate_levels_root(std::string given) {
       if (holds_levels(candidate)) return candidate;
     }
     std::error_code ec;
-    const std::string what = !fs::exists(root, ec)        ? "does not exist"
+    const std::string what = !fs::exists(root, ec)         ? "does not exist"
                              : !fs::is_directory(root, ec) ? "is a file, not a folder"
                                                            : "holds no KernelBench problems";
     return make_error("KernelBench root " + root.string() + " " + what + " (looked for level1/ ... level4/ in " +
-                      candidates[0].string() + " and in " + candidates[1].string() + "); " +
-                      kHowToGetKernelBench);
+                      candidates[0].string() + " and in " + candidates[1].string() + "); " + kHowToGetKernelBench);
   } catch (const std::exception& e) {
     return make_error("cannot locate KernelBench under '" + given + "': " + e.what());
   }

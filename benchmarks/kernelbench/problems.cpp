@@ -5,8 +5,8 @@
 #include <exception>
 #include <optional>
 
-#include "core/base/whole_file.hpp"
 #include "core/base/sha256.hpp"
+#include "core/base/whole_file.hpp"
 
 namespace dicebench::kernelbench {
 namespace {
@@ -83,15 +83,14 @@ Result<std::vector<Problem>> load_level(const std::filesystem::path& levels_root
     });
     for (std::size_t i = 1; i < problems.size(); ++i) {
       if (problems[i].id == problems[i - 1].id) {
-        return make_error("duplicate problem id " + std::to_string(problems[i].id) + " in " +
-                          folder.string() + ": " + problems[i - 1].path.filename().string() +
-                          " and " + problems[i].path.filename().string());
+        return make_error("duplicate problem id " + std::to_string(problems[i].id) + " in " + folder.string() + ": " +
+                          problems[i - 1].path.filename().string() + " and " + problems[i].path.filename().string());
       }
     }
     return problems;
   } catch (const std::exception& e) {
-    return make_error("cannot load KernelBench level " + std::to_string(level) + " under " +
-                      levels_root.string() + ": " + e.what());
+    return make_error("cannot load KernelBench level " + std::to_string(level) + " under " + levels_root.string() +
+                      ": " + e.what());
   }
 }
 

@@ -11,12 +11,12 @@
 namespace dicebench::kernelbench {
 
 struct Problem {
-  std::int64_t id = 0;          // the integer before the first '_' of the file name
+  std::int64_t id = 0;  // the integer before the first '_' of the file name
   int level = 0;
-  std::string name;             // the file name between that '_' and ".py"
-  std::filesystem::path path;   // absolute path of the problem file
-  std::string source;           // the file's bytes, unchanged
-  std::string content_hash;     // "sha256:<64 hex digits>" of `source`
+  std::string name;            // the file name between that '_' and ".py"
+  std::filesystem::path path;  // absolute path of the problem file
+  std::string source;          // the file's bytes, unchanged
+  std::string content_hash;    // "sha256:<64 hex digits>" of `source`
 };
 
 // The problems in <levels_root>/level<level>/, sorted by id. Only regular files named

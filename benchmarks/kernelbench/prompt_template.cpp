@@ -5,8 +5,8 @@
 #include <exception>
 #include <optional>
 
-#include "core/base/whole_file.hpp"
 #include "core/base/sha256.hpp"
+#include "core/base/whole_file.hpp"
 
 namespace dicebench::kernelbench::detail {
 namespace {

@@ -33,8 +33,8 @@
 #include <toml++/toml.h>
 
 #include "benchmarks/kernelbench/text_mode.hpp"
-#include "core/base/whole_file.hpp"
 #include "core/base/sha256.hpp"
+#include "core/base/whole_file.hpp"
 
 namespace dicebench::kernelbench::detail {
 namespace {
@@ -49,13 +49,20 @@ std::string at(const fs::path& file, const toml::node& node) {
 
 std::string type_name(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    default: return "a date/time";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    default:
+      return "a date/time";
   }
 }
 
@@ -173,8 +180,7 @@ class Composer {
   fs::path prompts_dir_;
 };
 
-Result<TomlPlan> Composer::run(const std::string& option, const std::string& backend,
-                               const std::string& precision) {
+Result<TomlPlan> Composer::run(const std::string& option, const std::string& backend, const std::string& precision) {
   TomlPlan plan;
   plan.option = option;
   plan.backend = backend;
@@ -317,8 +323,8 @@ Result<TomlPlan> Composer::run(const std::string& option, const std::string& bac
       }
       Result<std::string> input = read_example(*arch, arch_key, "example_arch", &plan.files);
       if (!input) return input.error();
-      Result<std::string> output = read_example(*new_arch, "backends." + backend + ".one_shot_new_arch",
-                                                "example_new_arch", &plan.files);
+      Result<std::string> output =
+          read_example(*new_arch, "backends." + backend + ".one_shot_new_arch", "example_new_arch", &plan.files);
       if (!output) return output.error();
       Result<std::string> entry = render_entry(input.value(), output.value(), "Example:");
       if (!entry) return entry.error();
@@ -347,7 +353,8 @@ Result<TomlPlan> Composer::run(const std::string& option, const std::string& bac
           if (!input) return input.error();
           Result<std::string> output = read_example(*pair->get(1), key, role + "_output", &plan.files);
           if (!output) return output.error();
-          Result<std::string> entry = render_entry(input.value(), output.value(), "Example " + std::to_string(index) + ":");
+          Result<std::string> entry =
+              render_entry(input.value(), output.value(), "Example " + std::to_string(index) + ":");
           if (!entry) return entry.error();
           entries.push_back(entry.value());
         }
@@ -378,7 +385,8 @@ Result<TomlPlan> Composer::run(const std::string& option, const std::string& bac
     if (component == "problem_statement" || component == "instruction") {
       part = context[component];
     } else {
-      const std::string key = (component.rfind("hardware_", 0) == 0 ? "templates.hardware." : "templates.common.") + component;
+      const std::string key =
+          (component.rfind("hardware_", 0) == 0 ? "templates.hardware." : "templates.common.") + component;
       Result<std::string> block = compose_block(key);
       if (!block) return block.error();
       part = block.value();
@@ -413,9 +421,8 @@ Result<std::filesystem::path> find_prompts_toml(const std::filesystem::path& pro
                     "; use a full KernelBench checkout or name the folder holding prompts.toml");
 }
 
-Result<TomlPlan> plan_toml_prompt(const std::filesystem::path& prompts_toml,
-                                  const std::filesystem::path& levels_root, const std::string& option,
-                                  const std::string& backend, const std::string& precision) {
+Result<TomlPlan> plan_toml_prompt(const std::filesystem::path& prompts_toml, const std::filesystem::path& levels_root,
+                                  const std::string& option, const std::string& backend, const std::string& precision) {
   try {
     Result<std::string> bytes = read_whole_file(prompts_toml);
     if (!bytes) return bytes.error();

@@ -1,5 +1,6 @@
 // Internal: composes a prompt from KernelBench's prompts.toml the way KernelBench does, up to the
-// final per-problem str.format. Its .cpp includes toml++ (as core/host/config.cpp and results/report/gate_rules.cpp do).
+// final per-problem str.format. Its .cpp includes toml++ (as core/host/config.cpp and results/report/gate_rules.cpp
+// do).
 #pragma once
 
 #include <filesystem>
@@ -30,9 +31,7 @@ Result<std::filesystem::path> find_prompts_toml(const std::filesystem::path& pro
 // levels_root), then against the prompts folder: with its src/kernelbench/prompts/ (or
 // src/prompts/) prefix removed, so that example files may sit beside prompts.toml; a path
 // without that prefix is tried as it is and by base name.
-Result<TomlPlan> plan_toml_prompt(const std::filesystem::path& prompts_toml,
-                                  const std::filesystem::path& levels_root,
-                                  const std::string& option, const std::string& backend,
-                                  const std::string& precision);
+Result<TomlPlan> plan_toml_prompt(const std::filesystem::path& prompts_toml, const std::filesystem::path& levels_root,
+                                  const std::string& option, const std::string& backend, const std::string& precision);
 
 }  // namespace dicebench::kernelbench::detail

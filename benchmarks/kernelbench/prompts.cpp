@@ -11,8 +11,7 @@
 
 namespace dicebench::kernelbench {
 
-Result<PromptBuilder> PromptBuilder::create(const PromptOptions& options,
-                                            const std::filesystem::path& levels_root) {
+Result<PromptBuilder> PromptBuilder::create(const PromptOptions& options, const std::filesystem::path& levels_root) {
   try {
     PromptBuilder builder;
     // KernelBench's get_prompt_for_backend() lower-cases the option and the backend.
@@ -31,8 +30,8 @@ Result<PromptBuilder> PromptBuilder::create(const PromptOptions& options,
       return builder;
     }
 
-    const bool known_style = builder.style_ == "zero_shot" || builder.style_ == "one_shot" ||
-                             builder.style_ == "few_shot";
+    const bool known_style =
+        builder.style_ == "zero_shot" || builder.style_ == "one_shot" || builder.style_ == "few_shot";
     Result<std::filesystem::path> toml_file = detail::find_prompts_toml(options.prompts_dir, levels_root);
     if (!toml_file) {
       if (!known_style) {
@@ -41,8 +40,8 @@ Result<PromptBuilder> PromptBuilder::create(const PromptOptions& options,
       }
       return toml_file.error();
     }
-    Result<detail::TomlPlan> plan = detail::plan_toml_prompt(toml_file.value(), levels_root, builder.style_,
-                                                             builder.backend_, builder.precision_);
+    Result<detail::TomlPlan> plan =
+        detail::plan_toml_prompt(toml_file.value(), levels_root, builder.style_, builder.backend_, builder.precision_);
     if (!plan) return plan.error();
     builder.precision_ = plan->precision;
     builder.format_text_ = std::move(plan->format_text);
@@ -55,8 +54,8 @@ Result<PromptBuilder> PromptBuilder::create(const PromptOptions& options,
     trial["ref_arch_src"] = "";
     Result<std::string> checked = python_format(builder.format_text_, trial);
     if (!checked) {
-      return make_error(toml_file->string() + ": prompt for option '" + builder.style_ + "': " +
-                        checked.error().message);
+      return make_error(toml_file->string() + ": prompt for option '" + builder.style_ +
+                        "': " + checked.error().message);
     }
     return builder;
   } catch (const std::exception& e) {
@@ -81,13 +80,13 @@ Result<std::string> PromptBuilder::build(const Problem& problem) const {
     context["ref_arch_src"] = universal_newlines(problem.source);
     Result<std::string> formatted = python_format(format_text_, context);
     if (!formatted) {
-      return make_error("prompt for level " + std::to_string(problem.level) + " problem " +
-                        std::to_string(problem.id) + ": " + formatted.error().message);
+      return make_error("prompt for level " + std::to_string(problem.level) + " problem " + std::to_string(problem.id) +
+                        ": " + formatted.error().message);
     }
     return std::string(python_strip(formatted.value())) + "\n";
   } catch (const std::exception& e) {
-    return make_error("prompt for level " + std::to_string(problem.level) + " problem " +
-                      std::to_string(problem.id) + ": " + e.what());
+    return make_error("prompt for level " + std::to_string(problem.level) + " problem " + std::to_string(problem.id) +
+                      ": " + e.what());
   }
 }
 

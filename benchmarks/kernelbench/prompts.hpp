@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "benchmarks/kernelbench/pytext.hpp"
 #include "benchmarks/kernelbench/problems.hpp"
+#include "benchmarks/kernelbench/pytext.hpp"
 #include "core/base/result.hpp"
 
 namespace dicebench::kernelbench {
@@ -38,8 +38,7 @@ class PromptBuilder {
   // Reads and checks every prompt file up front; errors are one line naming the file (malformed
   // TOML as "FILE:LINE:COLUMN: message") and list the valid choices for an unknown style, backend
   // or precision.
-  static Result<PromptBuilder> create(const PromptOptions& options,
-                                      const std::filesystem::path& levels_root);
+  static Result<PromptBuilder> create(const PromptOptions& options, const std::filesystem::path& levels_root);
 
   // The prompt for one problem (a single user message).
   Result<std::string> build(const Problem& problem) const;

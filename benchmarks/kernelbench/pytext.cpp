@@ -10,7 +10,13 @@ bool is_python_space(std::uint32_t cp) {
   if (cp >= 0x09 && cp <= 0x0d) return true;
   if (cp >= 0x1c && cp <= 0x20) return true;
   switch (cp) {
-    case 0x85: case 0xa0: case 0x1680: case 0x2028: case 0x2029: case 0x202f: case 0x205f:
+    case 0x85:
+    case 0xa0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202f:
+    case 0x205f:
     case 0x3000:
       return true;
     default:
@@ -124,16 +130,14 @@ Result<std::string> python_format(std::string_view format, const FormatContext& 
       return make_error("single '{' at byte " + std::to_string(open) + " (write '{{' for a literal brace)");
     }
     const std::string_view field = format.substr(open + 1, close - open - 1);
-    const bool positional =
-        field.empty() || field.find_first_not_of("0123456789") == std::string_view::npos;
+    const bool positional = field.empty() || field.find_first_not_of("0123456789") == std::string_view::npos;
     if (positional || field.find_first_of(".[!:{}") != std::string_view::npos) {
-      return make_error("unsupported replacement field {" + std::string(field) + "} at byte " +
-                        std::to_string(open) + ": only {name} fields are supported");
+      return make_error("unsupported replacement field {" + std::string(field) + "} at byte " + std::to_string(open) +
+                        ": only {name} fields are supported");
     }
     const auto found = context.find(field);
     if (found == context.end()) {
-      return make_error("placeholder {" + std::string(field) + "} has no value (known: " +
-                        join_names(context) + ")");
+      return make_error("placeholder {" + std::string(field) + "} has no value (known: " + join_names(context) + ")");
     }
     out += found->second;
     pos = close + 1;

@@ -6,7 +6,9 @@
 namespace dicebench::kernelbench {
 namespace {
 
-bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80; }
+bool is_name_start(char c) {
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 0x80;
+}
 bool is_name_char(char c) { return is_name_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
 
 // Whether `prefix` (the letters before a quote) is a string prefix: r, b, u, f, t and their pairs.
@@ -117,8 +119,12 @@ class Lexer {
   std::vector<PyLine> lines_;
 };
 
-bool is_op(const PyToken& token, char op) { return token.kind == PyToken::Kind::op && token.text.size() == 1 && token.text[0] == op; }
-bool is_word(const PyToken& token, std::string_view word) { return token.kind == PyToken::Kind::name && token.text == word; }
+bool is_op(const PyToken& token, char op) {
+  return token.kind == PyToken::Kind::op && token.text.size() == 1 && token.text[0] == op;
+}
+bool is_word(const PyToken& token, std::string_view word) {
+  return token.kind == PyToken::Kind::name && token.text == word;
+}
 
 }  // namespace
 
@@ -153,8 +159,10 @@ PyNames::PyNames(const std::vector<PyLine>& lines) {
           const std::string first = module.substr(0, module.find('.'));
           bound_[first] = first;
         }
-        if (i < t.size() && is_op(t[i], ',')) ++i;
-        else break;
+        if (i < t.size() && is_op(t[i], ','))
+          ++i;
+        else
+          break;
       }
     } else if (is_word(t[0], "from")) {
       // from a.b import c [as d], e   |   from a.b import (c, d)   |   from a.b import *

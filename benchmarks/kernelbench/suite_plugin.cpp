@@ -19,8 +19,8 @@
 #include "benchmarks/kernelbench/problems.hpp"
 #include "benchmarks/kernelbench/prompts.hpp"
 
-#include <dicebench/plugin.hpp>
 #include <dicebench_build_info.h>
+#include <dicebench/plugin.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
@@ -78,7 +78,8 @@ dicebench_status open_suite(const dicebench_host_services* services, dicebench_s
     for (const int level : suite->levels) {
       auto problems = value_or_fail(kernelbench::load_level(levels_root, level));
       if (problems.empty())
-        throw sdk::Failure("no problem files (<id>_<Name>.py) in " + (levels_root / ("level" + std::to_string(level))).string());
+        throw sdk::Failure("no problem files (<id>_<Name>.py) in " +
+                           (levels_root / ("level" + std::to_string(level))).string());
       for (auto& p : problems) suite->problems.push_back(std::move(p));
     }
     for (const auto& p : suite->problems) suite->paths.push_back(p.path.string());
@@ -94,19 +95,23 @@ dicebench_status open_suite(const dicebench_host_services* services, dicebench_s
     if (!options.template_file.empty() && !host.config("kernelbench.prompt")) options.style = "template";
     const kernelbench::KernelBackend* backend = kernelbench::find_backend(options.backend);
     if (backend != nullptr && !backend->refused.empty())
-      throw sdk::Failure("kernelbench.backend=" + options.backend + " cannot be evaluated: " + std::string(backend->refused) +
-                         "; choose cuda, triton, cute or tilelang");
+      throw sdk::Failure("kernelbench.backend=" + options.backend + " cannot be evaluated: " +
+                         std::string(backend->refused) + "; choose cuda, triton, cute or tilelang");
     suite->prompts.emplace(value_or_fail(kernelbench::PromptBuilder::create(options, levels_root)));
     suite->backend = backend;
 
     const std::string which = host.config("kernelbench.extract").value_or("first");
-    if (which == "last") suite->extract_which = kernelbench::Which::Last;
-    else if (which != "first") throw sdk::Failure("kernelbench.extract must be 'first' or 'last', not '" + which + "'");
+    if (which == "last")
+      suite->extract_which = kernelbench::Which::Last;
+    else if (which != "first")
+      throw sdk::Failure("kernelbench.extract must be 'first' or 'last', not '" + which + "'");
 
     nlohmann::json settings = nlohmann::json::parse(suite->prompts->describe());
     settings["levels_root"] = levels_root.string();
-    if (whole) settings["levels"] = suite->levels;
-    else settings["level"] = suite->levels.front();
+    if (whole)
+      settings["levels"] = suite->levels;
+    else
+      settings["level"] = suite->levels.front();
     settings["problems"] = suite->problems.size();
     settings["extract"] = which;
     suite->settings_json = settings.dump();
@@ -174,10 +179,12 @@ dicebench_status review(const dicebench_suite* s, size_t index, dicebench_str ca
 
 // What the candidates import besides torch (the backend's module): the host checks that the
 // workers' Python has it before anything is evaluated.
-dicebench_status candidate_modules(const dicebench_suite* s, dicebench_text_sink sink, void* user, dicebench_error* error) {
+dicebench_status candidate_modules(const dicebench_suite* s, dicebench_text_sink sink, void* user,
+                                   dicebench_error* error) {
   return sdk::guard(error, [&] {
     const Suite& suite = as_suite(s);
-    if (suite.backend != nullptr && !suite.backend->python_module.empty()) sdk::emit(sink, user, suite.backend->python_module);
+    if (suite.backend != nullptr && !suite.backend->python_module.empty())
+      sdk::emit(sink, user, suite.backend->python_module);
     return DICEBENCH_OK;
   });
 }
@@ -185,9 +192,21 @@ dicebench_status candidate_modules(const dicebench_suite* s, dicebench_text_sink
 // The flags review() may report.
 const dicebench_str kReviewFlags[] = {str(kernelbench::kBackendUnusedFlag)};
 
-const dicebench_suite_api kApi = {sizeof(dicebench_suite_api), &open_suite, &close_suite, &describe, &problem_count,
-                                  &problem, &build_prompt, &extract, &review, nullptr, kReviewFlags, std::size(kReviewFlags),
-                                  &candidate_modules, nullptr, nullptr};
+const dicebench_suite_api kApi = {sizeof(dicebench_suite_api),
+                                  &open_suite,
+                                  &close_suite,
+                                  &describe,
+                                  &problem_count,
+                                  &problem,
+                                  &build_prompt,
+                                  &extract,
+                                  &review,
+                                  nullptr,
+                                  kReviewFlags,
+                                  std::size(kReviewFlags),
+                                  &candidate_modules,
+                                  nullptr,
+                                  nullptr};
 
 const dicebench_provided_name kNames[] = {
     {str("kernelbench-l1"), str("KernelBench level 1: single operators (100 problems)")},
@@ -199,7 +218,8 @@ const dicebench_provided_name kNames[] = {
 
 // The flags `dicebench run` takes for this suite.
 const dicebench_option kOptions[] = {
-    {str("kernelbench-root"), str("kernelbench.root"), str("PATH"), str("KernelBench checkout (or its folder holding level1/...)")},
+    {str("kernelbench-root"), str("kernelbench.root"), str("PATH"),
+     str("KernelBench checkout (or its folder holding level1/...)")},
 };
 
 const dicebench_plugin_descriptor kDescriptor =

@@ -24,7 +24,8 @@ Result<std::unique_ptr<Session>> Session::open(const Options& options) {
 Session::Session(std::unique_ptr<run::EvaluationSession> session) : session_(std::move(session)) {}
 Session::~Session() = default;
 
-void Session::evaluate(const std::vector<Pair>& batch, const OnResult& on_result, const std::function<bool()>& stopping) {
+void Session::evaluate(const std::vector<Pair>& batch, const OnResult& on_result,
+                       const std::function<bool()>& stopping) {
   std::vector<run::EvaluationSession::Pair> pairs;
   pairs.reserve(batch.size());
   for (const auto& [problem, candidate] : batch) pairs.push_back({problem, candidate, std::nullopt});

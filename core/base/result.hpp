@@ -17,7 +17,8 @@ enum class ErrorKind {
   cancelled,        // stopped on request (Ctrl-C, a caller's stop): nothing is wrong
   model_stopped,    // the model cannot go on now (its server stopped answering); what it made is kept
   protocol_breach,  // a worker or plugin broke its protocol (a malformed or out-of-place message)
-  harness_failure,  // the evaluation harness itself failed: the reference could not be built or run, a worker of ours died
+  harness_failure,  // the evaluation harness itself failed: the reference could not be built or run, a worker of ours
+                    // died
 };
 
 struct Error {
@@ -68,13 +69,15 @@ class [[nodiscard]] Result<void> {
 inline Error make_error(std::string message) { return Error{ErrorKind::failed, std::move(message)}; }
 inline Error make_error(ErrorKind kind, std::string message) { return Error{kind, std::move(message)}; }
 // The same error, its message with `context` before it ("problem 3: ...").
-inline Error with_context(const Error& error, const std::string& context) { return Error{error.kind, context + error.message}; }
+inline Error with_context(const Error& error, const std::string& context) {
+  return Error{error.kind, context + error.message};
+}
 
 }  // namespace dicebench
 
 // Returns early with the error of a failed Result expression.
-#define DICEBENCH_TRY(expr)                          \
-  do {                                               \
-    auto&& dicebench_try_result_ = (expr);           \
+#define DICEBENCH_TRY(expr)                                                \
+  do {                                                                     \
+    auto&& dicebench_try_result_ = (expr);                                 \
     if (!dicebench_try_result_.ok()) return dicebench_try_result_.error(); \
   } while (0)

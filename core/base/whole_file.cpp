@@ -10,8 +10,8 @@ namespace dicebench {
 
 Result<std::string> read_whole_file(const std::filesystem::path& path, std::string_view what) {
   const auto failed = [&](std::string_view why) {
-    return make_error(ErrorKind::io, "cannot read " + (what.empty() ? std::string() : std::string(what) + " ") + path.string() + ": " +
-                      std::string(why));
+    return make_error(ErrorKind::io, "cannot read " + (what.empty() ? std::string() : std::string(what) + " ") +
+                                         path.string() + ": " + std::string(why));
   };
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return failed("it is a folder");

@@ -20,7 +20,8 @@ Command add_baselines_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("baselines", "Our measured baselines in KernelBench's published format");
   app->require_subcommand(1);
   CLI::App* export_app = app->add_subcommand(
-      "export", "Write the cached baselines as KernelBench's baseline_time_*.json ({level: {problem file: {mean, ...}}})");
+      "export",
+      "Write the cached baselines as KernelBench's baseline_time_*.json ({level: {problem file: {mean, ...}}})");
   export_app->add_option("--db", o->db, "Results database")->capture_default_str();
   export_app->add_option("--device", o->device, "cuda (the GPU's baselines), cpu, or a device name (\"NVIDIA H200\")")
       ->capture_default_str();

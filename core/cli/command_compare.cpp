@@ -22,18 +22,22 @@ Command add_compare_command(CLI::App& parent) {
     results::CompareOptions compare;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* app = parent.add_subcommand("compare", "Compare two runs of one suite: deltas, noise tests, flipped problems");
+  CLI::App* app =
+      parent.add_subcommand("compare", "Compare two runs of one suite: deltas, noise tests, flipped problems");
   app->add_option("a", o->a, "Run A: RUN, DATABASE:RUN or a run summary file")->required();
   app->add_option("b", o->b, "Run B: RUN, DATABASE:RUN or a run summary file")->required();
   app->add_option("--db", o->db, "Results database for plain run ids")->capture_default_str();
-  app->add_option("--alpha", o->compare.alpha, "Significance level: McNemar p below it, or a bootstrap interval of "
-                                              "confidence 1 - alpha without 0, is beyond noise")
+  app->add_option("--alpha", o->compare.alpha,
+                  "Significance level: McNemar p below it, or a bootstrap interval of "
+                  "confidence 1 - alpha without 0, is beyond noise")
       ->check(real_number(1e-9, 0.5))
       ->capture_default_str();
   app->add_option("--resamples", o->compare.bootstrap.resamples, "Bootstrap resamples")
       ->check(whole_number(100, 1000000))
       ->capture_default_str();
-  app->add_option("--seed", o->compare.bootstrap.seed, "Bootstrap seed")->check(unsigned_number())->capture_default_str();
+  app->add_option("--seed", o->compare.bootstrap.seed, "Bootstrap seed")
+      ->check(unsigned_number())
+      ->capture_default_str();
   app->add_option("--min-change", o->min_change,
                   "List a problem as slower or faster only when its median runtime changed by more than this fraction "
                   "(and beyond its p10-p90 timing spread)")
@@ -55,7 +59,9 @@ Command add_compare_command(CLI::App& parent) {
             auto comparison = results::compare_runs(*a, *b, o->compare);
             if (!comparison) return fail(comparison.error().message);
             if (o->json) {
-              fmt::print("{}\n", results::comparison_json(*comparison).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+              fmt::print(
+                  "{}\n",
+                  results::comparison_json(*comparison).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
             } else {
               fmt::print("{}", results::format_comparison(*comparison));
             }

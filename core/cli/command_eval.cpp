@@ -2,8 +2,8 @@
 // through the run's evaluation session (core/run/evaluation_session.hpp: its settings, sandbox
 // check, slots and, with --suite, the suite's review of each candidate), printing each verdict (or
 // JSON: an object for one candidate, an array for several).
-#include "core/base/whole_file.hpp"
 #include "core/base/text.hpp"
+#include "core/base/whole_file.hpp"
 #include "core/cli/commands.hpp"
 #include "core/cli/number_checks.hpp"
 #include "core/cli/suite_flags.hpp"
@@ -37,19 +37,23 @@ Command add_eval_command(CLI::App& parent) {
   add_tolerance_option(*app, o->tolerance);
   const CLI::Validator seconds = real_number(1.0, 86400.0);
   app->add_option("--timeout", o->timeout, "Seconds the candidate may run (init, trials, timing)")
-      ->check(seconds)->capture_default_str();
-  app->add_option("--compile-timeout", o->compile_timeout, "Seconds the candidate's worker may take to start and compile")
-      ->check(seconds)->capture_default_str();
+      ->check(seconds)
+      ->capture_default_str();
+  app->add_option("--compile-timeout", o->compile_timeout,
+                  "Seconds the candidate's worker may take to start and compile")
+      ->check(seconds)
+      ->capture_default_str();
   app->add_flag("--no-fastpath", o->no_fastpath, "Build load_inline calls with torch's own toolchain only");
   app->add_option("--suite", o->suite,
                   "The suite the problem is from (e.g. kernelbench-l1): its review flags each candidate as in a run");
-  app->add_option("--db", o->db,
-                  "A results database whose stored baselines, traits and bandwidths are used as a run uses them (read only)");
-  app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. eval.sandbox=require or kernelbench.backend=triton");
+  app->add_option(
+      "--db", o->db,
+      "A results database whose stored baselines, traits and bandwidths are used as a run uses them (read only)");
+  app->add_option("--set", o->sets,
+                  "Any setting as KEY=VALUE, e.g. eval.sandbox=require or kernelbench.backend=triton");
   app->add_flag("--json", o->json, "Print the evaluation as JSON");
-  app->preparse_callback([o, app](size_t) {
-    add_suite_flags(*app, host::PluginRegistry::installed(), o->suite_flags);
-  });
+  app->preparse_callback(
+      [o, app](size_t) { add_suite_flags(*app, host::PluginRegistry::installed(), o->suite_flags); });
   return {app, [o]() {
             if (!o->suite_flags.conflicts.empty()) return fail(o->suite_flags.conflicts.front());
             const auto read_problem = read_whole_file(o->problem, "problem");
@@ -75,7 +79,8 @@ Command add_eval_command(CLI::App& parent) {
               if (auto assigned = config.assign(assignment); !assigned) return fail(assigned.error().message);
             auto session = run::EvaluationSession::open_with_suite(config);
             if (!session) return fail(session.error().message);
-            host::log_info("sandbox: {}", (*session)->sandbox_summary());  // as run says it: a log line, before anything runs
+            host::log_info("sandbox: {}",
+                           (*session)->sandbox_summary());  // as run says it: a log line, before anything runs
             std::vector<run::EvaluationSession::Pair> batch;
             for (auto& candidate : candidates) batch.push_back({problem, std::move(candidate)});
             auto evaluations = (*session)->evaluate(batch);
@@ -93,7 +98,10 @@ Command add_eval_command(CLI::App& parent) {
               if (evaluations.size() > 1) fmt::print("{}{}\n", i ? "\n" : "", o->candidates[i]);
               fmt::print("{}", evaluation_text(*e));
             }
-            if (o->json) fmt::print("{}\n", (all.size() == 1 ? all[0] : all).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+            if (o->json)
+              fmt::print(
+                  "{}\n",
+                  (all.size() == 1 ? all[0] : all).dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
             return 0;
           }};
 }

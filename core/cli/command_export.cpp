@@ -21,7 +21,8 @@ Command add_export_command(CLI::App& parent) {
     std::optional<int> level;
   };
   auto o = std::make_shared<Options>();
-  CLI::App* app = parent.add_subcommand("export", "Export a run: KernelBench eval_results.json, JSON lines, CSV or a summary");
+  CLI::App* app =
+      parent.add_subcommand("export", "Export a run: KernelBench eval_results.json, JSON lines, CSV or a summary");
   app->add_option("run", o->run, "Run id, or DATABASE:RUN")->required();
   app->add_option("--db", o->db, "Results database")->capture_default_str();
   app->add_option("--format", o->format, "kernelbench, jsonl, csv or summary (a baseline for dicebench gate)")

@@ -32,12 +32,14 @@ Command add_gate_command(CLI::App& parent) {
   auto o = std::make_shared<Options>();
   CLI::App* app = parent.add_subcommand(
       "gate", "Fail (exit 3) when a candidate run regresses against a baseline: rules on metrics and flipped problems");
-  app->add_option("--baseline", o->baseline, "RUN, DATABASE:RUN or a run summary file (dicebench export --format summary)")
+  app->add_option("--baseline", o->baseline,
+                  "RUN, DATABASE:RUN or a run summary file (dicebench export --format summary)")
       ->required();
   app->add_option("--candidate", o->candidate, "RUN or DATABASE:RUN")->required();
   app->add_option("--db", o->db, "Results database for plain run ids")->capture_default_str();
-  app->add_option("--rules", o->rules, "Rules file (TOML); default: correct_rate and fast_1 may not drop beyond noise, "
-                                       "no correct problem may become incorrect");
+  app->add_option("--rules", o->rules,
+                  "Rules file (TOML); default: correct_rate and fast_1 may not drop beyond noise, "
+                  "no correct problem may become incorrect");
   app->add_option("--json", o->json, "Write a JSON summary to this file");
   app->add_option("--junit", o->junit, "Write JUnit XML to this file");
   app->add_option("--alpha", o->compare.alpha, "Significance level of the noise tests")
@@ -46,7 +48,9 @@ Command add_gate_command(CLI::App& parent) {
   app->add_option("--resamples", o->compare.bootstrap.resamples, "Bootstrap resamples")
       ->check(whole_number(100, 1000000))
       ->capture_default_str();
-  app->add_option("--seed", o->compare.bootstrap.seed, "Bootstrap seed")->check(unsigned_number())->capture_default_str();
+  app->add_option("--seed", o->compare.bootstrap.seed, "Bootstrap seed")
+      ->check(unsigned_number())
+      ->capture_default_str();
   app->add_option("--baseline-file", o->baseline_file,
                   "Both runs' speedups against this published KernelBench baseline file (problems it lacks get none)");
   return {app, [o]() {
@@ -74,7 +78,9 @@ Command add_gate_command(CLI::App& parent) {
             if (!rules) return fail(rules.error().message);
             const results::GateResult result = results::check_gate(*comparison, *rules);
             if (!o->json.empty()) {
-              auto written = write_output(o->json, results::gate_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+              auto written = write_output(
+                  o->json,
+                  results::gate_json(result).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
               if (!written) return fail(written.error().message);
             }
             if (!o->junit.empty()) {

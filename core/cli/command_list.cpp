@@ -24,8 +24,11 @@ Command add_list_command(CLI::App& parent) {
               const std::string shown = e.name.back() == ':' ? e.name + "<arg>" : e.name;
               fmt::print("{:<{}}  {}  [{} {}]\n", shown, width, e.summary, e.plugin->name, e.plugin->version);
             }
-            if (entries.empty()) fmt::print("no {} found (plugin folders: DICEBENCH_PLUGIN_PATH, beside the executable, the build tree)\n", *what);
-            for (const auto& problem : registry.problems()) std::fprintf(stderr, "dicebench: error: %s\n", problem.c_str());
+            if (entries.empty())
+              fmt::print("no {} found (plugin folders: DICEBENCH_PLUGIN_PATH, beside the executable, the build tree)\n",
+                         *what);
+            for (const auto& problem : registry.problems())
+              std::fprintf(stderr, "dicebench: error: %s\n", problem.c_str());
             return registry.problems().empty() ? 0 : 1;
           }};
 }

@@ -9,7 +9,8 @@ namespace dicebench::cli {
 
 Command add_plugin_manifest_command(CLI::App& parent) {
   auto library = std::make_shared<std::string>();
-  CLI::App* app = parent.add_subcommand("plugin-manifest", "Write the manifest beside a plugin library (used by the build)");
+  CLI::App* app =
+      parent.add_subcommand("plugin-manifest", "Write the manifest beside a plugin library (used by the build)");
   app->group("");  // hidden from --help
   app->add_option("library", *library, "Plugin shared library")->required();
   return {app, [library]() {

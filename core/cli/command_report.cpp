@@ -1,7 +1,8 @@
 // `dicebench report RUN [RUN...]`: per level and in total compiled %, correct %, fast_p,
 // geometric-mean speedup and pass@k, flag counts and the figures with and without degenerate
 // problems, as a table or JSON; with --baseline-file, speedups and fast_p against a published
-// KernelBench baseline file rather than our measured baselines; several single-level runs of one model as one table by level; with
+// KernelBench baseline file rather than our measured baselines; several single-level runs of one model as one table by
+// level; with
 // --html, one self-contained HTML page of one run, of such runs put together, or of two runs of one
 // suite overlaid; --exclude-degenerate leaves degenerate problems out of fast_p and the geometric mean.
 #include "core/cli/commands.hpp"
@@ -11,8 +12,8 @@
 #include "results/report/published_baselines.hpp"
 #include "results/report/report.hpp"
 #include "results/report/report_format.hpp"
-#include "results/store/store.hpp"
 #include "results/report/time_breakdown.hpp"
+#include "results/store/store.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -68,9 +69,10 @@ Command add_report_command(CLI::App& parent) {
   };
   auto o = std::make_shared<Options>();
   CLI::App* app = parent.add_subcommand("report", "Summarize a run: correctness, fast_p, speedups, pass@k per level");
-  app->add_option("runs", o->runs,
-                  "Run id or DATABASE:RUN (see dicebench query \"select * from runs\"); several single-level runs of one "
-                  "model make one table by level; with --html, two runs of one suite are overlaid")
+  app->add_option(
+         "runs", o->runs,
+         "Run id or DATABASE:RUN (see dicebench query \"select * from runs\"); several single-level runs of one "
+         "model make one table by level; with --html, two runs of one suite are overlaid")
       ->required();
   app->add_option("--db", o->db, "Results database")->capture_default_str();
   auto* json = app->add_flag("--json", o->json, "Print JSON instead of a table");
@@ -122,7 +124,8 @@ Command add_report_command(CLI::App& parent) {
               if (!run) return fail(run.error().message);
               runs.push_back(std::move(*run));
             }
-            auto run = runs.size() == 1 ? Result<results::RunResults>(std::move(runs[0])) : results::combine_level_runs(std::move(runs));
+            auto run = runs.size() == 1 ? Result<results::RunResults>(std::move(runs[0]))
+                                        : results::combine_level_runs(std::move(runs));
             if (!run) return fail(run.error().message);
             std::optional<results::PublishedCoverage> coverage;
             if (published) coverage = results::apply_published_baselines(*run, *published);
@@ -144,7 +147,8 @@ Command add_report_command(CLI::App& parent) {
               if (o->time) {
                 out["time"] = nlohmann::json::array();
                 for (size_t i = 0; i < times.size(); ++i)
-                  out["time"].push_back({{"run", references[i].run}, {"breakdown", results::time_breakdown_json(times[i])}});
+                  out["time"].push_back(
+                      {{"run", references[i].run}, {"breakdown", results::time_breakdown_json(times[i])}});
               }
               fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
               return 0;

@@ -7,8 +7,8 @@
 #include "core/cli/run_reference.hpp"
 #include "core/cli/suite_flags.hpp"
 #include "core/cli/tolerance_option.hpp"
-#include "core/host/plugin_registry.hpp"
 #include "core/host/infill.hpp"
+#include "core/host/plugin_registry.hpp"
 #include "core/run/run_lifecycle.hpp"
 #include "results/report/report_format.hpp"
 #include "results/report/time_breakdown.hpp"
@@ -63,8 +63,8 @@ Result<host::Config> resolve_config(const RunOptions& o) {
 // The generation part of the summary, printed when generation ends.
 void print_generated(const run::RunOutcome& outcome) {
   const auto& generation = outcome.generation;
-  fmt::print("run {}: {} on {}, {} problems, {} samples\n", outcome.run, outcome.model_spec, outcome.suite_name, outcome.problems,
-             outcome.samples);
+  fmt::print("run {}: {} on {}, {} problems, {} samples\n", outcome.run, outcome.model_spec, outcome.suite_name,
+             outcome.problems, outcome.samples);
   fmt::print("  generated {}{}\n", generation.timing,
              generation.already_done ? fmt::format(", {} stored before", generation.already_done) : "");
   fmt::print("{}", generation.totals.summary(generation.generation_seconds));
@@ -75,7 +75,8 @@ void print_generated(const run::RunOutcome& outcome) {
 void print_evaluated(const run::RunOutcome& outcome) {
   const run::EvaluationSummary& evaluated = *outcome.evaluation;
   std::string verdicts;
-  for (const auto& [verdict, count] : evaluated.verdicts) verdicts += fmt::format("{}{} {}", verdicts.empty() ? "" : ", ", verdict, count);
+  for (const auto& [verdict, count] : evaluated.verdicts)
+    verdicts += fmt::format("{}{} {}", verdicts.empty() ? "" : ", ", verdict, count);
   std::string where = outcome.evaluation_device;
   if (outcome.evaluation_device == "cuda") {
     std::vector<std::string> gpus;
@@ -87,22 +88,27 @@ void print_evaluated(const run::RunOutcome& outcome) {
   fmt::print("  evaluated {} on {}: {}\n", evaluated.timing, where, verdicts.empty() ? "nothing to do" : verdicts);
   // What qualifies those verdicts; a fast-path disagreement is a defect of the fast path.
   std::string flags;
-  for (const auto& [flag, count] : evaluated.flags) flags += fmt::format("{}{} {}", flags.empty() ? "" : ", ", flag, count);
+  for (const auto& [flag, count] : evaluated.flags)
+    flags += fmt::format("{}{} {}", flags.empty() ? "" : ", ", flag, count);
   if (!flags.empty()) fmt::print("  flagged: {}\n", flags);
   if (evaluated.degenerate_problems)
-    fmt::print("  degenerate problems (their answer can pass without being computed): {}\n", evaluated.degenerate_problems);
+    fmt::print("  degenerate problems (their answer can pass without being computed): {}\n",
+               evaluated.degenerate_problems);
   if (outcome.time) fmt::print("{}", results::format_time_breakdown(*outcome.time));
 }
 
 // The run's summary as JSON (--json FILE): what it did, its verdicts and flags, where its
 // evaluation time went, and its report once finished.
 Result<void> write_summary_json(const std::string& path, const run::RunOutcome& outcome) {
-  nlohmann::json summary = {{"run", outcome.run}, {"status", run_status_name(outcome.status)},
-                            {"model", outcome.model_spec}, {"suite", outcome.suite_name}, {"problems", outcome.problems},
-                            {"samples", outcome.samples}, {"error", outcome.error}};
+  nlohmann::json summary = {{"run", outcome.run},           {"status", run_status_name(outcome.status)},
+                            {"model", outcome.model_spec},  {"suite", outcome.suite_name},
+                            {"problems", outcome.problems}, {"samples", outcome.samples},
+                            {"error", outcome.error}};
   if (outcome.evaluation) {
-    summary["evaluation"] = {{"device", outcome.evaluation_device}, {"evaluated", outcome.evaluation->evaluated},
-                             {"verdicts", outcome.evaluation->verdicts}, {"flags", outcome.evaluation->flags},
+    summary["evaluation"] = {{"device", outcome.evaluation_device},
+                             {"evaluated", outcome.evaluation->evaluated},
+                             {"verdicts", outcome.evaluation->verdicts},
+                             {"flags", outcome.evaluation->flags},
                              {"degenerate_problems", outcome.evaluation->degenerate_problems}};
   }
   if (outcome.time) summary["time"] = results::time_breakdown_json(*outcome.time);
@@ -118,9 +124,10 @@ int run(const RunOptions& o, CLI::App& app) {
   if (!o.json.empty())  // the summary is written once the run ends: its path is checked now
     if (auto writable = check_output_path(o.json); !writable) return fail(writable.error().message);
   if (o.resume) {
-    for (const char* flag : {"--model", "--model-path", "--suite", "--problems", "--samples", "--seed", "--config", "--batch-size",
-                             "--device", "--trials", "--tolerance"})
-      if (app.count(flag)) return fail(fmt::format("--resume continues run {} with its own settings; drop {}", *o.resume, flag));
+    for (const char* flag : {"--model", "--model-path", "--suite", "--problems", "--samples", "--seed", "--config",
+                             "--batch-size", "--device", "--trials", "--tolerance"})
+      if (app.count(flag))
+        return fail(fmt::format("--resume continues run {} with its own settings; drop {}", *o.resume, flag));
     request.resume = o.resume;
     o.suite_flags.apply(request.settings);  // they replace the stored values (where the suite's files are now)
     // So may the model's and the suite's own settings (the run lifecycle checks which, and records the change).
@@ -137,7 +144,8 @@ int run(const RunOptions& o, CLI::App& app) {
   if (!o.json.empty())
     if (auto written = write_summary_json(o.json, *outcome); !written) return fail(written.error().message);
   const std::string& db = o.db;
-  const std::string again = fmt::format("dicebench run --resume {}{} --db {}", outcome->run, o.generate_only ? " --generate-only" : "", db);
+  const std::string again =
+      fmt::format("dicebench run --resume {}{} --db {}", outcome->run, o.generate_only ? " --generate-only" : "", db);
   const auto stopped = [&] {
     fmt::print("  database: {}\n", db);
     if (outcome->status == RunStatus::interrupted) {
@@ -148,11 +156,13 @@ int run(const RunOptions& o, CLI::App& app) {
       fmt::print("  interrupted: continue with {}\n", again);
       return 130;
     }
-    return fail(fmt::format("run {} stopped: {}; what was stored is kept, continue with {}", outcome->run, outcome->error, again));
+    return fail(fmt::format("run {} stopped: {}; what was stored is kept, continue with {}", outcome->run,
+                            outcome->error, again));
   };
   if (!outcome->evaluation) {
     if (outcome->status != RunStatus::finished) return stopped();
-    fmt::print("  evaluation: not run (--generate-only)\n  database: {}\n  next: dicebench show {} --db {}\n", db, outcome->run, db);
+    fmt::print("  evaluation: not run (--generate-only)\n  database: {}\n  next: dicebench show {} --db {}\n", db,
+               outcome->run, db);
     return 0;
   }
   print_evaluated(*outcome);
@@ -169,31 +179,39 @@ Command add_run_command(CLI::App& parent) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* app = parent.add_subcommand("run", "Generate samples for a suite with a model, evaluate and store them");
   app->add_option("--model", o->model, "Model name (dicebench list models), e.g. dice-8b or replay:FOLDER");
-  app->add_option("--model-path", o->model_path, "The model's folder (config.json, safetensors, tokenizer.json) instead of the Hugging Face cache");
-  app->add_option("--suite", o->suite, "Suite name (dicebench list suites), e.g. kernelbench-l2, or kernelbench for every level");
-  app->add_option("--problems", o->problems, "Problem ids and ranges, e.g. 1-4,7; LEVEL/IDS items for --suite kernelbench, e.g. 1/1-10,2/5 (default: all)");
+  app->add_option("--model-path", o->model_path,
+                  "The model's folder (config.json, safetensors, tokenizer.json) instead of the Hugging Face cache");
+  app->add_option("--suite", o->suite,
+                  "Suite name (dicebench list suites), e.g. kernelbench-l2, or kernelbench for every level");
+  app->add_option(
+      "--problems", o->problems,
+      "Problem ids and ranges, e.g. 1-4,7; LEVEL/IDS items for --suite kernelbench, e.g. 1/1-10,2/5 (default: all)");
   app->add_option("--samples", o->samples, "Samples per problem (default 1)")->check(whole_number(1, 1000000));
   app->add_option("--db", o->db, "Results database")->capture_default_str();
   app->add_option("--config", o->config_file, "TOML configuration file; flags override it");
   app->add_option("--resume", o->resume, "Continue the stored run RUN where it stopped")->check(whole_number(1));
   app->add_option("--seed", o->seed, "Run seed (default: random, recorded)")->check(whole_number(0));
-  app->add_option("--batch-size", o->batch_size, "Requests per generate call (default: the model's)")->check(whole_number(1, 1000000));
+  app->add_option("--batch-size", o->batch_size, "Requests per generate call (default: the model's)")
+      ->check(whole_number(1, 1000000));
   app->add_option("--set", o->sets, "Any setting as KEY=VALUE, e.g. kernelbench.prompt=zero_shot");
   app->add_option("--infill", o->infill,
-                  "For suites of spans to fill (dice-infill): native (the model fills the span itself), chat (the suite's prompt) "
+                  "For suites of spans to fill (dice-infill): native (the model fills the span itself), chat (the "
+                  "suite's prompt) "
                   "or auto, the default: native where the model can")
       ->check(CLI::IsMember(std::vector<std::string>(host::kInfillModes.begin(), host::kInfillModes.end())));
   app->add_flag("--generate-only", o->generate_only, "Store samples without evaluating them");
-  app->add_option("--json", o->json, "Also write the run's summary as JSON to this file (verdicts, where the time went, the report)");
-  app->add_option("--device", o->device, "Evaluate on cpu or cuda (default: cuda where a GPU is visible)")->check(CLI::IsMember({"cpu", "cuda"}));
+  app->add_option("--json", o->json,
+                  "Also write the run's summary as JSON to this file (verdicts, where the time went, the report)");
+  app->add_option("--device", o->device, "Evaluate on cpu or cuda (default: cuda where a GPU is visible)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--gpus", o->gpus, "GPUs to evaluate on, one worker set each, e.g. 0,1 (default: all visible)");
-  app->add_option("--trials", o->trials, "Correctness trials per candidate (default 5)")->check(whole_number(1, 1000000));
+  app->add_option("--trials", o->trials, "Correctness trials per candidate (default 5)")
+      ->check(whole_number(1, 1000000));
   add_tolerance_option(*app, o->tolerance);
   // The suites' own flags, from the installed plugins' manifests: looked for once `run` is on the
   // command line (other commands need no plugins), before its arguments are parsed.
-  app->preparse_callback([o, app](size_t) {
-    add_suite_flags(*app, host::PluginRegistry::installed(), o->suite_flags);
-  });
+  app->preparse_callback(
+      [o, app](size_t) { add_suite_flags(*app, host::PluginRegistry::installed(), o->suite_flags); });
   return {app, [o, app]() { return run(*o, *app); }};
 }
 

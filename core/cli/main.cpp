@@ -29,8 +29,8 @@ namespace {
 // bogus"), which CLI11 reports only as a missing subcommand.
 struct ParsePlace {
   std::string command = "dicebench";
-  std::string unknown;         // the word given where a command was due, if any
-  std::string unknown_option;  // an option before any command that dicebench does not have
+  std::string unknown;             // the word given where a command was due, if any
+  std::string unknown_option;      // an option before any command that dicebench does not have
   std::vector<std::string> known;  // the commands that could have been given there
 };
 
@@ -41,13 +41,15 @@ ParsePlace parse_place(const CLI::App& app, int argc, char** argv) {
     const std::string word = argv[i];
     if (word.starts_with('-')) {
       // Before any command, an option of dicebench's own or nothing ("dicebench --bogus").
-      if (level == &app && place.unknown_option.empty() && app.get_option_no_throw(word.substr(0, word.find('='))) == nullptr)
+      if (level == &app && place.unknown_option.empty() &&
+          app.get_option_no_throw(word.substr(0, word.find('='))) == nullptr)
         place.unknown_option = word;
       continue;
     }
     const auto subcommands = level->get_subcommands([](const CLI::App*) { return true; });
     if (subcommands.empty()) break;
-    const auto found = std::find_if(subcommands.begin(), subcommands.end(), [&](const CLI::App* sub) { return sub->check_name(word); });
+    const auto found = std::find_if(subcommands.begin(), subcommands.end(),
+                                    [&](const CLI::App* sub) { return sub->check_name(word); });
     if (found == subcommands.end()) {
       place.unknown = word;
       for (const CLI::App* sub : subcommands) place.known.push_back(sub->get_name());
@@ -57,7 +59,8 @@ ParsePlace parse_place(const CLI::App& app, int argc, char** argv) {
     place.command += " " + (*found)->get_name();
   }
   if (place.unknown.empty())  // the commands that could have come next
-    for (const CLI::App* sub : level->get_subcommands([](const CLI::App*) { return true; })) place.known.push_back(sub->get_name());
+    for (const CLI::App* sub : level->get_subcommands([](const CLI::App*) { return true; }))
+      place.known.push_back(sub->get_name());
   return place;
 }
 
@@ -75,10 +78,10 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Log warnings and errors only")->excludes(verbose_flag);
 
   const std::vector<cli::Command> commands = {
-      cli::add_run_command(app),    cli::add_eval_command(app), cli::add_list_command(app), cli::add_query_command(app),
-      cli::add_report_command(app), cli::add_show_command(app),
-      cli::add_export_command(app), cli::add_compare_command(app), cli::add_gate_command(app), cli::add_baselines_command(app),
-      cli::add_plugin_manifest_command(app)};
+      cli::add_run_command(app),       cli::add_eval_command(app),           cli::add_list_command(app),
+      cli::add_query_command(app),     cli::add_report_command(app),         cli::add_show_command(app),
+      cli::add_export_command(app),    cli::add_compare_command(app),        cli::add_gate_command(app),
+      cli::add_baselines_command(app), cli::add_plugin_manifest_command(app)};
 
   try {
     app.parse(argc, argv);
@@ -86,7 +89,8 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     const cli::ParsePlace place = cli::parse_place(app, argc, argv);
     std::string message = on_one_line(e.what());
-    if (place.unknown.empty() && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && message.starts_with("A subcommand"))
+    if (place.unknown.empty() && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
+        message.starts_with("A subcommand"))
       message = fmt::format("no command given (commands: {})", join(place.known, ", "));
     if (place.command == "dicebench" && place.unknown.empty() && !place.unknown_option.empty())
       message = fmt::format("dicebench has no option '{}' (options go after the command: dicebench run --help)",

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -11,10 +12,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
-#include "results/store/store.hpp"
 #include "results/report/summary_file.hpp"
+#include "results/store/store.hpp"
 
 namespace dicebench::cli {
 namespace {
@@ -40,7 +40,8 @@ Result<RunReference> parse_run_reference(const std::string& text, const std::str
   const auto colon = text.rfind(':');
   if (colon != std::string::npos && colon > 0 && all_digits(text.substr(colon + 1))) {
     const auto run = parse_number<std::int64_t>(text.substr(colon + 1), 1);
-    if (!run) return make_error(fmt::format("'{}' is no run id (a run id is from 1 to {})", text.substr(colon + 1), INT64_MAX));
+    if (!run)
+      return make_error(fmt::format("'{}' is no run id (a run id is from 1 to {})", text.substr(colon + 1), INT64_MAX));
     reference.database = text.substr(0, colon);
     reference.run = *run;
     return reference;
@@ -53,7 +54,8 @@ Result<RunReference> parse_run_reference(const std::string& text, const std::str
   if (allow_summary && std::filesystem::is_directory(text, ec))
     return make_error(fmt::format("'{}' is a folder, not a run (give RUN, DATABASE:RUN or a run summary file)", text));
   if (allow_summary && (text.find('/') != std::string::npos || text.ends_with(".json")))
-    return make_error(fmt::format("'{}' is not a run, and no such file exists (give RUN, DATABASE:RUN or a run summary file)", text));
+    return make_error(
+        fmt::format("'{}' is not a run, and no such file exists (give RUN, DATABASE:RUN or a run summary file)", text));
   return make_error(fmt::format("'{}' is not a run (give RUN, DATABASE:RUN{})", text,
                                 allow_summary ? " or an existing run summary file" : ""));
 }
@@ -72,8 +74,10 @@ Result<void> check_output_path(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) return make_error(fmt::format("cannot write {}: it is a folder", path));
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   const std::string folder = parent.empty() ? "." : parent.string();
-  if (!std::filesystem::is_directory(folder, ec)) return make_error(fmt::format("cannot write {}: no folder {}", path, folder));
-  if (::access(folder.c_str(), W_OK) != 0) return make_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  if (!std::filesystem::is_directory(folder, ec))
+    return make_error(fmt::format("cannot write {}: no folder {}", path, folder));
+  if (::access(folder.c_str(), W_OK) != 0)
+    return make_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
   return {};
 }
 

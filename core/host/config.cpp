@@ -1,8 +1,9 @@
-// Run configuration from TOML files and --set overrides (toml++ is included here, in results/report/gate_rules.cpp and in
-// benchmarks/kernelbench/prompt_toml.cpp: each reads its own kind of file, and only these link dicebench_tomlplusplus).
+// Run configuration from TOML files and --set overrides (toml++ is included here, in results/report/gate_rules.cpp and
+// in benchmarks/kernelbench/prompt_toml.cpp: each reads its own kind of file, and only these link
+// dicebench_tomlplusplus).
 #include "core/host/config.hpp"
-#include "core/base/whole_file.hpp"
 #include "core/base/one_line.hpp"
+#include "core/base/whole_file.hpp"
 
 #include "core/base/text.hpp"
 
@@ -28,14 +29,16 @@ Result<std::string> scalar_text(const toml::node& node, const std::string& sourc
     std::vector<std::string> parts;
     for (const auto& item : *array) {
       if (item.is_array() || item.is_table())
-        return make_error(ErrorKind::bad_input, fmt::format("{}: '{}' must be a list of plain values", location(source, item.source()), on_one_line(key)));
+        return make_error(ErrorKind::bad_input, fmt::format("{}: '{}' must be a list of plain values",
+                                                            location(source, item.source()), on_one_line(key)));
       auto text = scalar_text(item, source, key);
       if (!text) return text.error();
       parts.push_back(*text);
     }
     return join(parts, ",");
   }
-  return make_error(ErrorKind::bad_input, fmt::format("{}: '{}' has an unsupported type (dates and times are not settings)",
+  return make_error(ErrorKind::bad_input,
+                    fmt::format("{}: '{}' has an unsupported type (dates and times are not settings)",
                                 location(source, node.source()), on_one_line(key)));
 }
 
@@ -52,8 +55,10 @@ Result<void> flatten(const toml::table& table, const std::string& prefix, const 
       if (!known) {
         std::vector<std::string> names(std::begin(kRunKeys), std::end(kRunKeys));
         std::string hint = did_you_mean(key, names);
-        return make_error(ErrorKind::bad_input, fmt::format("{}: unknown setting '{}'{}; plugin settings go in a section such as [kernelbench]",
-                                      location(source, name.source()), on_one_line(key), hint.empty() ? "" : " (" + hint + ")"));
+        return make_error(
+            ErrorKind::bad_input,
+            fmt::format("{}: unknown setting '{}'{}; plugin settings go in a section such as [kernelbench]",
+                        location(source, name.source()), on_one_line(key), hint.empty() ? "" : " (" + hint + ")"));
       }
     }
     auto text = scalar_text(node, source, key);
@@ -70,7 +75,8 @@ Result<Config> Config::from_toml_string(std::string_view text, const std::string
   try {
     table = toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
-    return make_error(ErrorKind::bad_input, fmt::format("{}: {}", location(source_name, e.source()), on_one_line(e.description())));
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("{}: {}", location(source_name, e.source()), on_one_line(e.description())));
   }
   Config config;
   DICEBENCH_TRY(flatten(table, "", source_name, config.values_));
@@ -91,7 +97,8 @@ std::optional<std::string> Config::get(const std::string& key) const {
 
 Result<void> Config::assign(const std::string& assignment) {
   const size_t eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0) return make_error(ErrorKind::bad_input, "--set needs KEY=VALUE, not '" + assignment + "'");
+  if (eq == std::string::npos || eq == 0)
+    return make_error(ErrorKind::bad_input, "--set needs KEY=VALUE, not '" + assignment + "'");
   set(assignment.substr(0, eq), assignment.substr(eq + 1));
   return {};
 }

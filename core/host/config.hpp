@@ -29,7 +29,7 @@ class Config {
 
 // Top-level keys the host itself reads; everything else must sit in a section ([eval], [kernelbench],
 // ...: setting_names.hpp says which).
-inline constexpr std::string_view kRunKeys[] = {"model", "model_path", "suite", "problems", "samples",
+inline constexpr std::string_view kRunKeys[] = {"model", "model_path", "suite",      "problems", "samples",
                                                 "db",    "seed",       "batch_size", "infill"};
 
 }  // namespace dicebench::host

@@ -27,7 +27,7 @@ namespace {
 // The tolerance modes' names before they said what the modes do: KernelBench's rule per dtype, and
 // the DICE paper's 1e-2 for every dtype.
 constexpr std::pair<std::string_view, ToleranceMode> kOldToleranceNames[] = {{"kernelbench", ToleranceMode::per_dtype},
-                                                                              {"compat", ToleranceMode::uniform}};
+                                                                             {"compat", ToleranceMode::uniform}};
 
 template <class T>
 Result<T> number_setting(const Config& config, const std::string& key, T fallback, T minimum,
@@ -35,9 +35,11 @@ Result<T> number_setting(const Config& config, const std::string& key, T fallbac
   const auto text = config.get(key);
   if (!text) return fallback;
   if (const auto value = parse_number<T>(*text, minimum, maximum)) return *value;
-  return make_error(ErrorKind::bad_input, maximum == std::numeric_limits<T>::max()
-                        ? fmt::format("setting '{}' must be a number of at least {}, not '{}'", key, minimum, *text)
-                        : fmt::format("setting '{}' must be a number from {} to {}, not '{}'", key, minimum, maximum, *text));
+  return make_error(
+      ErrorKind::bad_input,
+      maximum == std::numeric_limits<T>::max()
+          ? fmt::format("setting '{}' must be a number of at least {}, not '{}'", key, minimum, *text)
+          : fmt::format("setting '{}' must be a number from {} to {}, not '{}'", key, minimum, maximum, *text));
 }
 
 // The longest time limit a setting may give (a week): more overflows the clocks' milliseconds.
@@ -49,10 +51,12 @@ int cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurr
 Result<void> sandbox_settings(const Config& config, harness::EvaluationSettings& s) {
   s.sandbox.mode = config.get("eval.sandbox").value_or("best");
   if (std::find(sandbox::kModes.begin(), sandbox::kModes.end(), s.sandbox.mode) == sandbox::kModes.end())
-    return make_error(ErrorKind::bad_input, fmt::format("eval.sandbox must be best, require or off, not '{}'", s.sandbox.mode));
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("eval.sandbox must be best, require or off, not '{}'", s.sandbox.mode));
   s.sandbox.executable = beside_worker(s.worker_executable, "dicebench-sandbox", "DICEBENCH_SANDBOX");
   const std::string keep = config.get("eval.keep_jobs").value_or("false");
-  if (keep != "true" && keep != "false") return make_error(ErrorKind::bad_input, fmt::format("eval.keep_jobs must be true or false, not '{}'", keep));
+  if (keep != "true" && keep != "false")
+    return make_error(ErrorKind::bad_input, fmt::format("eval.keep_jobs must be true or false, not '{}'", keep));
   s.keep_jobs = keep == "true";
   const std::pair<const char*, uint64_t*> sizes[] = {{"eval.memory_max", &s.sandbox.memory_max_bytes},
                                                      {"eval.file_size_max", &s.sandbox.file_size_max_bytes}};
@@ -62,8 +66,10 @@ Result<void> sandbox_settings(const Config& config, harness::EvaluationSettings&
     if (!text) continue;
     const auto bytes = std::string(key) == "eval.memory_max" ? harness::parse_memory_size(*text) : parse_size(*text);
     if (!bytes || *bytes == 0)
-      return make_error(ErrorKind::bad_input, fmt::format("setting '{}' must be a size such as 16GiB or 512MiB{}, not '{}'", key,
-                                    std::string(key) == "eval.memory_max" ? " (or auto: half of this machine's memory)" : "", *text));
+      return make_error(
+          ErrorKind::bad_input,
+          fmt::format("setting '{}' must be a size such as 16GiB or 512MiB{}, not '{}'", key,
+                      std::string(key) == "eval.memory_max" ? " (or auto: half of this machine's memory)" : "", *text));
     *target = *bytes;
   }
   auto pids = number_setting<uint64_t>(config, "eval.pids_max", s.sandbox.pids_max, 16);
@@ -85,17 +91,21 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   s.compile_executable = beside_worker(s.worker_executable, "dicebench-compile", "DICEBENCH_COMPILE");
   // Default: CUDA where a GPU is visible (nvidia-smi, without touching CUDA here), else the CPU.
   s.device = config.get("eval.device").value_or(std::system("nvidia-smi -L > /dev/null 2>&1") == 0 ? "cuda" : "cpu");
-  if (s.device != "cpu" && s.device != "cuda") return make_error(ErrorKind::bad_input, fmt::format("eval.device must be cpu or cuda, not '{}'", s.device));
+  if (s.device != "cpu" && s.device != "cuda")
+    return make_error(ErrorKind::bad_input, fmt::format("eval.device must be cpu or cuda, not '{}'", s.device));
   if (const auto tolerance = config.get("eval.tolerance")) {
     const auto mode = tolerance_mode(*tolerance);
-    if (!mode) return make_error(ErrorKind::bad_input, fmt::format("eval.tolerance must be {}, not '{}'", tolerance_modes_text(), *tolerance));
+    if (!mode)
+      return make_error(ErrorKind::bad_input,
+                        fmt::format("eval.tolerance must be {}, not '{}'", tolerance_modes_text(), *tolerance));
     s.tolerance = *mode;
   }
   if (const auto model_mode = config.get("eval.model_mode")) {
     const auto mode = parse_model_mode(*model_mode);
     if (!mode)
-      return make_error(ErrorKind::bad_input, fmt::format("eval.model_mode must be {} (KernelBench's) or {}, not '{}'", model_mode_name(kAllModelModes[0]),
-                                    model_mode_name(kAllModelModes[1]), *model_mode));
+      return make_error(ErrorKind::bad_input, fmt::format("eval.model_mode must be {} (KernelBench's) or {}, not '{}'",
+                                                          model_mode_name(kAllModelModes[0]),
+                                                          model_mode_name(kAllModelModes[1]), *model_mode));
     s.model_mode = *mode;
   }
   auto trials = number_setting<int>(config, "eval.trials", 5, 1);
@@ -111,7 +121,8 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   // never returns holds a caller no longer than a candidate would (it was a fixed 10 minutes).
   s.reference_timeout = std::max(s.candidate_timeout, s.compile_timeout);
   const std::string fastpath = config.get("eval.fastpath").value_or("on");
-  if (fastpath != "on" && fastpath != "off") return make_error(ErrorKind::bad_input, fmt::format("eval.fastpath must be on or off, not '{}'", fastpath));
+  if (fastpath != "on" && fastpath != "off")
+    return make_error(ErrorKind::bad_input, fmt::format("eval.fastpath must be on or off, not '{}'", fastpath));
   s.fastpath = fastpath == "on";
   s.fastpath_cache = config.get("eval.fastpath_cache").value_or("");
   auto toolchain_jobs = number_setting<int>(config, "eval.toolchain_jobs", 0, 0, cores());
@@ -127,8 +138,9 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   if (const auto baseline = config.get("eval.baseline")) {
     const auto method = parse_baseline_method(*baseline);
     if (!method)
-      return make_error(ErrorKind::bad_input, fmt::format("eval.baseline must be {} or {} (torch.compile), not '{}'", baseline_method_name(kAllBaselineMethods[0]),
-                                    baseline_method_name(kAllBaselineMethods[1]), *baseline));
+      return make_error(ErrorKind::bad_input, fmt::format("eval.baseline must be {} or {} (torch.compile), not '{}'",
+                                                          baseline_method_name(kAllBaselineMethods[0]),
+                                                          baseline_method_name(kAllBaselineMethods[1]), *baseline));
     s.baseline_method = *method;
   }
   auto budget = number_setting<double>(config, "eval.timing_budget_s", 10.0, 0.001, kMaxSeconds);
@@ -140,17 +152,22 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   if (spread_text) {
     const auto spread = parse_number<double>(*spread_text, 0.0, 1.0);
     if (!spread || *spread == 0 || *spread == 1)
-      return make_error(ErrorKind::bad_input, fmt::format("setting 'eval.timing_spread' must be a fraction above 0 and below 1 (0.02: "
-                                    "within 2% of the median), not '{}'", *spread_text));
+      return make_error(ErrorKind::bad_input,
+                        fmt::format("setting 'eval.timing_spread' must be a fraction above 0 and below 1 (0.02: "
+                                    "within 2% of the median), not '{}'",
+                                    *spread_text));
     s.target_rel_ci = *spread;
   }
   const std::string warm = config.get("eval.warm_calls").value_or("on");
-  if (warm != "on" && warm != "off") return make_error(ErrorKind::bad_input, fmt::format("eval.warm_calls must be on or off, not '{}'", warm));
+  if (warm != "on" && warm != "off")
+    return make_error(ErrorKind::bad_input, fmt::format("eval.warm_calls must be on or off, not '{}'", warm));
   s.warm_calls = warm == "on";
   if (const auto batch = config.get("eval.timing_batch")) {
     const auto bytes = parse_size(*batch);
     if (!bytes || *bytes == 0 || *bytes > (uint64_t{1} << 50))
-      return make_error(ErrorKind::bad_input, fmt::format("setting 'eval.timing_batch' must be a size such as 4GiB or 512MiB, not '{}'", *batch));
+      return make_error(
+          ErrorKind::bad_input,
+          fmt::format("setting 'eval.timing_batch' must be a size such as 4GiB or 512MiB, not '{}'", *batch));
     s.batch_bytes = static_cast<int64_t>(*bytes);
   }
   auto bound = number_setting<double>(config, "eval.speedup_bound", 10.0, 0.0);
@@ -180,7 +197,8 @@ std::optional<ToleranceMode> tolerance_mode(std::string_view name) {
 std::string tolerance_modes_text() {
   std::vector<std::string> modes, old_names;
   for (const auto mode : kAllToleranceModes) modes.emplace_back(tolerance_mode_name(mode));
-  for (const auto& [old_name, mode] : kOldToleranceNames) old_names.push_back(fmt::format("{} for {}", old_name, tolerance_mode_name(mode)));
+  for (const auto& [old_name, mode] : kOldToleranceNames)
+    old_names.push_back(fmt::format("{} for {}", old_name, tolerance_mode_name(mode)));
   return fmt::format("{} (or the old names: {})", join(modes, " or "), join(old_names, ", "));
 }
 
@@ -201,9 +219,11 @@ Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& c
   if (device == "cpu") {
     // GPUs asked for are not quietly dropped (a run on a machine without the GPU it names).
     if (const auto gpus = config.get("eval.gpus"); gpus && *gpus != "all")
-      return make_error(ErrorKind::bad_input, fmt::format("eval.gpus names GPUs ('{}'), but this evaluation runs on the CPU (eval.device is cpu, "
-                                    "or no GPU is visible): drop --gpus, or evaluate where those GPUs are",
-                                    on_one_line(*gpus)));
+      return make_error(
+          ErrorKind::bad_input,
+          fmt::format("eval.gpus names GPUs ('{}'), but this evaluation runs on the CPU (eval.device is cpu, "
+                      "or no GPU is visible): drop --gpus, or evaluate where those GPUs are",
+                      on_one_line(*gpus)));
     auto workers = number_setting<int>(config, "eval.cpu_workers", 1, 1, cores());
     if (!workers) return workers.error();
     slots.assign(static_cast<size_t>(*workers), std::nullopt);
@@ -212,7 +232,8 @@ Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& c
   const std::vector<std::string> visible = visible_gpus();
   const std::string wanted = config.get("eval.gpus").value_or("all");
   if (wanted == "all") {
-    if (visible.empty()) return make_error(ErrorKind::bad_input, "no GPU is visible (nvidia-smi lists none); evaluate with --device cpu");
+    if (visible.empty())
+      return make_error(ErrorKind::bad_input, "no GPU is visible (nvidia-smi lists none); evaluate with --device cpu");
     for (const auto& gpu : visible) slots.emplace_back(gpu);
     return slots;
   }
@@ -220,7 +241,7 @@ Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& c
     const std::string gpu(trim(entry));
     if (std::find(visible.begin(), visible.end(), gpu) == visible.end())
       return make_error(ErrorKind::bad_input, fmt::format("eval.gpus names GPU '{}', but the visible GPUs are: {}", gpu,
-                                    visible.empty() ? "none" : join(visible, ",")));
+                                                          visible.empty() ? "none" : join(visible, ",")));
     if (std::find(slots.begin(), slots.end(), std::optional<std::string>(gpu)) != slots.end())
       return make_error(ErrorKind::bad_input, fmt::format("eval.gpus names GPU '{}' twice", gpu));
     slots.emplace_back(gpu);

@@ -32,13 +32,34 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config);
 
 // Every key of the [eval] section: those above, evaluation_slots()'s and nothing else (a test
 // checks this list against the keys evaluation_settings.cpp reads).
-inline constexpr std::string_view kEvalKeys[] = {
-    "eval.bandwidth_gbps", "eval.baseline",        "eval.compile_timeout_s", "eval.confirm_fastpath", "eval.cpu_workers",
-    "eval.device",         "eval.fastpath",        "eval.fastpath_cache",    "eval.file_size_max",    "eval.gpus",
-    "eval.keep_jobs",      "eval.memory_max",      "eval.model_mode",        "eval.open_files_max",   "eval.pids_max",
-    "eval.prefetch",       "eval.sandbox",         "eval.speedup_bound",     "eval.timeout_s",        "eval.timing_batch",
-    "eval.timing_budget_s", "eval.timing_spread",  "eval.tolerance",         "eval.toolchain_cache",  "eval.toolchain_jobs",
-    "eval.toolchain_timeout_s", "eval.trials",     "eval.warm_calls"};
+inline constexpr std::string_view kEvalKeys[] = {"eval.bandwidth_gbps",
+                                                 "eval.baseline",
+                                                 "eval.compile_timeout_s",
+                                                 "eval.confirm_fastpath",
+                                                 "eval.cpu_workers",
+                                                 "eval.device",
+                                                 "eval.fastpath",
+                                                 "eval.fastpath_cache",
+                                                 "eval.file_size_max",
+                                                 "eval.gpus",
+                                                 "eval.keep_jobs",
+                                                 "eval.memory_max",
+                                                 "eval.model_mode",
+                                                 "eval.open_files_max",
+                                                 "eval.pids_max",
+                                                 "eval.prefetch",
+                                                 "eval.sandbox",
+                                                 "eval.speedup_bound",
+                                                 "eval.timeout_s",
+                                                 "eval.timing_batch",
+                                                 "eval.timing_budget_s",
+                                                 "eval.timing_spread",
+                                                 "eval.tolerance",
+                                                 "eval.toolchain_cache",
+                                                 "eval.toolchain_jobs",
+                                                 "eval.toolchain_timeout_s",
+                                                 "eval.trials",
+                                                 "eval.warm_calls"};
 
 // The tolerance mode that `name` stands for: a mode's own name,
 // or the name it had before the modes were named for what they do (kernelbench: per_dtype, compat:

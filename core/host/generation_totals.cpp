@@ -37,14 +37,15 @@ std::string GenerationTotals::summary(double seconds) const {
   std::string out;
   if (with_tokens && generated_tokens > 0)
     out += fmt::format("  tokens: {} prompt, {} completion; {:.1f} completion tokens/s generated ({} in {:.1f} s)\n",
-                       prompt_tokens, completion_tokens, seconds > 0 ? static_cast<double>(generated_tokens) / seconds : 0.0,
-                       generated_tokens, seconds);
+                       prompt_tokens, completion_tokens,
+                       seconds > 0 ? static_cast<double>(generated_tokens) / seconds : 0.0, generated_tokens, seconds);
   else if (with_tokens)
     out += fmt::format("  tokens: {} prompt, {} completion; none generated now\n", prompt_tokens, completion_tokens);
   if (cached) out += fmt::format("  request cache: {} answer(s) read back, not requested again\n", cached);
   if (failed)
-    out += fmt::format("  failed requests: {} (stored with empty completions; the reason is in samples.gen_stats '$.{}')\n",
-                       failed, stats::kError);
+    out += fmt::format(
+        "  failed requests: {} (stored with empty completions; the reason is in samples.gen_stats '$.{}')\n", failed,
+        stats::kError);
   return out;
 }
 

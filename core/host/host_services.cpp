@@ -22,10 +22,18 @@ void on_signal(int signal_number) {
 void service_log(void* /*host*/, dicebench_log_level level, dicebench_str message) {
   const std::string_view text(message.data ? message.data : "", message.data ? message.size : 0);
   switch (level) {
-    case DICEBENCH_LOG_DEBUG: log_message(LogLevel::debug, text); break;
-    case DICEBENCH_LOG_INFO: log_message(LogLevel::info, text); break;
-    case DICEBENCH_LOG_WARN: log_message(LogLevel::warn, text); break;
-    default: log_message(LogLevel::error, text); break;
+    case DICEBENCH_LOG_DEBUG:
+      log_message(LogLevel::debug, text);
+      break;
+    case DICEBENCH_LOG_INFO:
+      log_message(LogLevel::info, text);
+      break;
+    case DICEBENCH_LOG_WARN:
+      log_message(LogLevel::warn, text);
+      break;
+    default:
+      log_message(LogLevel::error, text);
+      break;
   }
 }
 

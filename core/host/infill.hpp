@@ -24,8 +24,9 @@ struct Infill {
 
 // The prompt a run stores (and hashes) for a problem it fills natively: what the model saw.
 inline std::string infill_prompt_record(const Infill& infill) {
-  return nlohmann::ordered_json{{"infill", {{"before", infill.before}, {"after", infill.after},
-                                            {"reference_span_bytes", infill.reference_span_bytes}}}}
+  return nlohmann::ordered_json{
+      {"infill",
+       {{"before", infill.before}, {"after", infill.after}, {"reference_span_bytes", infill.reference_span_bytes}}}}
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

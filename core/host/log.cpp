@@ -13,10 +13,14 @@ void (*g_redraw)() = nullptr;
 
 const char* prefix(LogLevel level) {
   switch (level) {
-    case LogLevel::debug: return "debug: ";
-    case LogLevel::info: return "";
-    case LogLevel::warn: return "warning: ";
-    case LogLevel::error: return "error: ";
+    case LogLevel::debug:
+      return "debug: ";
+    case LogLevel::info:
+      return "";
+    case LogLevel::warn:
+      return "warning: ";
+    case LogLevel::error:
+      return "error: ";
   }
   return "";
 }

@@ -23,7 +23,8 @@ std::vector<dicebench_generation_request> to_c(const std::vector<GenerationReque
 std::vector<dicebench_infill> infill_of(const std::vector<GenerationRequest>& requests) {
   std::vector<dicebench_infill> out;
   out.reserve(requests.size());
-  for (const auto& r : requests) out.push_back({str(r.infill->before), str(r.infill->after), r.infill->reference_span_bytes});
+  for (const auto& r : requests)
+    out.push_back({str(r.infill->before), str(r.infill->after), r.infill->reference_span_bytes});
   return out;
 }
 
@@ -53,9 +54,10 @@ void result_sink(void* user, size_t index, const dicebench_generation_result* re
 
 }  // namespace
 
-Result<ModelSession> ModelSession::open(const LoadedPlugin& plugin, const std::string& name, const std::string& argument,
-                                        const HostServices& services) {
-  if (plugin.info.kind != DICEBENCH_KIND_MODEL) return make_error(fmt::format("{} is not a model plugin", plugin.info.path));
+Result<ModelSession> ModelSession::open(const LoadedPlugin& plugin, const std::string& name,
+                                        const std::string& argument, const HostServices& services) {
+  if (plugin.info.kind != DICEBENCH_KIND_MODEL)
+    return make_error(fmt::format("{} is not a model plugin", plugin.info.path));
   ModelSession session;
   session.api_ = static_cast<const dicebench_model_api*>(plugin.api);
   session.plugin_path_ = plugin.info.path;
@@ -108,8 +110,8 @@ Result<void> ModelSession::prepare(const std::vector<GenerationRequest>& request
 }
 
 bool ModelSession::fills_spans() const {
-  return DICEBENCH_TABLE_HOLDS(api_, dicebench_model_api, optional_generate_infill) && api_->optional_prepare_infill != nullptr &&
-         api_->optional_generate_infill != nullptr;
+  return DICEBENCH_TABLE_HOLDS(api_, dicebench_model_api, optional_generate_infill) &&
+         api_->optional_prepare_infill != nullptr && api_->optional_generate_infill != nullptr;
 }
 
 Result<bool> ModelSession::prepare_infill(const std::vector<GenerationRequest>& requests) {
@@ -118,7 +120,8 @@ Result<bool> ModelSession::prepare_infill(const std::vector<GenerationRequest>& 
   const auto c_requests = to_c(requests);
   const auto c_infill = infill_of(requests);
   dicebench_error error{};
-  const dicebench_status s = api_->optional_prepare_infill(handle_.get(), c_requests.data(), c_infill.data(), c_requests.size(), &error);
+  const dicebench_status s =
+      api_->optional_prepare_infill(handle_.get(), c_requests.data(), c_infill.data(), c_requests.size(), &error);
   if (s == DICEBENCH_NOT_FOUND) return false;
   if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "prepare_infill", s, error);
   return true;
@@ -130,10 +133,12 @@ Result<void> ModelSession::generate(const std::vector<GenerationRequest>& reques
   SinkState state{&on_result, requests.size(), {}};
   dicebench_error error{};
   const bool spans = !requests.empty() && requests.front().infill.has_value();
-  if (spans && (!all_fill_spans(requests) || !fills_spans())) return make_error("generate: spans to fill for a model that cannot");
+  if (spans && (!all_fill_spans(requests) || !fills_spans()))
+    return make_error("generate: spans to fill for a model that cannot");
   const auto c_infill = spans ? infill_of(requests) : std::vector<dicebench_infill>();
   const dicebench_status s =
-      spans ? api_->optional_generate_infill(handle_.get(), c_requests.data(), c_infill.data(), c_requests.size(), &result_sink, &state, &error)
+      spans ? api_->optional_generate_infill(handle_.get(), c_requests.data(), c_infill.data(), c_requests.size(),
+                                             &result_sink, &state, &error)
             : api_->generate(handle_.get(), c_requests.data(), c_requests.size(), &result_sink, &state, &error);
   if (!state.error.empty()) return make_error(state.error);
   if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "generate", s, error);

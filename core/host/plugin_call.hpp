@@ -12,7 +12,8 @@
 #include <string_view>
 
 // Whether a plugin's table, sized as its builder compiled it, holds `field` (a later minor's).
-#define DICEBENCH_TABLE_HOLDS(table, type, field) ((table)->struct_size >= offsetof(type, field) + sizeof((table)->field))
+#define DICEBENCH_TABLE_HOLDS(table, type, field) \
+  ((table)->struct_size >= offsetof(type, field) + sizeof((table)->field))
 
 namespace dicebench::host {
 

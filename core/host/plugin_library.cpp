@@ -17,14 +17,16 @@ constexpr size_t kMinDescriptorSize = offsetof(dicebench_plugin_descriptor, api)
 constexpr size_t kMinModelApiSize = offsetof(dicebench_model_api, generate) + sizeof(void*);
 constexpr size_t kMinSuiteApiSize = offsetof(dicebench_suite_api, extract) + sizeof(void*);
 // A descriptor that holds the declared options (ABI 1.2).
-constexpr size_t kOptionsDescriptorSize = offsetof(dicebench_plugin_descriptor, optional_options_count) + sizeof(size_t);
+constexpr size_t kOptionsDescriptorSize =
+    offsetof(dicebench_plugin_descriptor, optional_options_count) + sizeof(size_t);
 
 // The options a descriptor declares: none where it is shorter than ABI 1.2's.
 Result<std::vector<DeclaredOption>> declared_options(const std::string& path, const dicebench_plugin_descriptor& d) {
   std::vector<DeclaredOption> options;
   if (d.struct_size < kOptionsDescriptorSize || d.optional_options_count == 0) return options;
   if (!d.optional_options)
-    return make_error(fmt::format("{}: descriptor declares {} option(s) but no array of them", path, d.optional_options_count));
+    return make_error(
+        fmt::format("{}: descriptor declares {} option(s) but no array of them", path, d.optional_options_count));
   for (size_t i = 0; i < d.optional_options_count; ++i) {
     const dicebench_option& o = d.optional_options[i];
     options.push_back({to_string(o.flag), to_string(o.setting), to_string(o.value_name), to_string(o.help)});
@@ -36,8 +38,10 @@ Result<std::vector<DeclaredOption>> declared_options(const std::string& path, co
 
 const char* kind_name(dicebench_kind kind) {
   switch (kind) {
-    case DICEBENCH_KIND_MODEL: return "model";
-    case DICEBENCH_KIND_SUITE: return "suite";
+    case DICEBENCH_KIND_MODEL:
+      return "model";
+    case DICEBENCH_KIND_SUITE:
+      return "suite";
   }
   return "unknown";
 }
@@ -63,14 +67,16 @@ Result<LoadedPlugin> load_plugin_library(const std::string& path) {
   dlerror();
   void* symbol = dlsym(handle, DICEBENCH_ENTRY_SYMBOL);
   if (!symbol) {
-    return make_error(fmt::format("{} is not a dicebench plugin: it exports no {} symbol", path, DICEBENCH_ENTRY_SYMBOL));
+    return make_error(
+        fmt::format("{} is not a dicebench plugin: it exports no {} symbol", path, DICEBENCH_ENTRY_SYMBOL));
   }
   const auto entry = reinterpret_cast<dicebench_entry_fn>(symbol);
   const dicebench_plugin_descriptor* d = entry();
   if (!d) return make_error(fmt::format("{}: {} returned no descriptor", path, DICEBENCH_ENTRY_SYMBOL));
   if (d->abi_major != DICEBENCH_ABI_MAJOR) {
-    return make_error(fmt::format("{} was built for plugin ABI {}.{}, but this dicebench speaks ABI {}.{}; rebuild the plugin against this SDK",
-                                  path, d->abi_major, d->abi_minor, DICEBENCH_ABI_MAJOR, DICEBENCH_ABI_MINOR));
+    return make_error(fmt::format(
+        "{} was built for plugin ABI {}.{}, but this dicebench speaks ABI {}.{}; rebuild the plugin against this SDK",
+        path, d->abi_major, d->abi_minor, DICEBENCH_ABI_MAJOR, DICEBENCH_ABI_MINOR));
   }
   if (d->struct_size < kMinDescriptorSize) {
     return make_error(fmt::format("{}: descriptor is {} bytes, ABI {}.0 needs at least {}", path, d->struct_size,

@@ -14,7 +14,7 @@
 namespace dicebench::host {
 
 struct ProvidedName {
-  std::string name;     // "kernelbench-l1", or "replay:" for a name that takes an argument
+  std::string name;  // "kernelbench-l1", or "replay:" for a name that takes an argument
   std::string summary;
 };
 

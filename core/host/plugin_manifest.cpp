@@ -47,10 +47,16 @@ Result<std::string> write_manifest(const std::string& library_path) {
   for (const auto& o : info.options)
     options.push_back({{"flag", o.flag}, {"setting", o.setting}, {"value_name", o.value_name}, {"help", o.help}});
   const nlohmann::json manifest = {
-      {"abi_major", info.abi_major}, {"abi_minor", info.abi_minor}, {"kind", kind_name(info.kind)},
-      {"name", info.name},           {"version", info.version},     {"build_id", info.build_id},
-      {"provides", provides},        {"options", options},
-      {"library", {{"file", fs::path(library_path).filename().string()}, {"size", stamp->size}, {"mtime_ns", stamp->mtime_ns}}}};
+      {"abi_major", info.abi_major},
+      {"abi_minor", info.abi_minor},
+      {"kind", kind_name(info.kind)},
+      {"name", info.name},
+      {"version", info.version},
+      {"build_id", info.build_id},
+      {"provides", provides},
+      {"options", options},
+      {"library",
+       {{"file", fs::path(library_path).filename().string()}, {"size", stamp->size}, {"mtime_ns", stamp->mtime_ns}}}};
   const std::string out_path = manifest_path_for(library_path);
   const std::string temp_path = out_path + ".tmp";
   {
@@ -75,14 +81,18 @@ Result<std::optional<PluginInfo>> read_manifest(const std::string& library_path)
     auto stamp = stamp_of(library_path);
     if (!stamp) return stamp.error();
     const auto& library = manifest.at("library");
-    if (library.at("size").get<uintmax_t>() != stamp->size || library.at("mtime_ns").get<long long>() != stamp->mtime_ns)
+    if (library.at("size").get<uintmax_t>() != stamp->size ||
+        library.at("mtime_ns").get<long long>() != stamp->mtime_ns)
       return std::optional<PluginInfo>{};  // stale: the registry probes the library instead
     PluginInfo info;
     info.path = library_path;
     const std::string kind = manifest.at("kind").get<std::string>();
-    if (kind == "model") info.kind = DICEBENCH_KIND_MODEL;
-    else if (kind == "suite") info.kind = DICEBENCH_KIND_SUITE;
-    else return make_error(fmt::format("{}: unknown kind '{}'", path, kind));
+    if (kind == "model")
+      info.kind = DICEBENCH_KIND_MODEL;
+    else if (kind == "suite")
+      info.kind = DICEBENCH_KIND_SUITE;
+    else
+      return make_error(fmt::format("{}: unknown kind '{}'", path, kind));
     info.name = manifest.at("name").get<std::string>();
     info.version = manifest.at("version").get<std::string>();
     info.build_id = manifest.at("build_id").get<std::string>();
@@ -102,7 +112,8 @@ Result<std::optional<PluginInfo>> read_manifest(const std::string& library_path)
     }
     return std::optional<PluginInfo>(std::move(info));
   } catch (const std::exception& e) {
-    return make_error(fmt::format("{}: malformed plugin manifest ({}); rebuild the plugin or delete the file", path, e.what()));
+    return make_error(
+        fmt::format("{}: malformed plugin manifest ({}); rebuild the plugin or delete the file", path, e.what()));
   }
 }
 

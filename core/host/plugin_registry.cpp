@@ -31,7 +31,8 @@ std::string executable_dir() {
 
 bool is_plugin_file(const fs::path& path) {
   const std::string file = path.filename().string();
-  return (file.starts_with("libdicebench-model-") || file.starts_with("libdicebench-suite-")) && path.extension() == ".so";
+  return (file.starts_with("libdicebench-model-") || file.starts_with("libdicebench-suite-")) &&
+         path.extension() == ".so";
 }
 
 bool takes_argument(const std::string& provided) { return !provided.empty() && provided.back() == ':'; }
@@ -99,16 +100,17 @@ PluginRegistry PluginRegistry::discover(const std::vector<std::string>& dirs) {
         info = loaded->info;
       }
       if (auto kind = kind_from_file_name(file.string()); !kind || *kind != info.kind) {
-        registry.problems_.push_back(fmt::format("{}: wrong kind: declares a {} plugin but its file name says otherwise",
-                                                 file.string(), kind_name(info.kind)));
+        registry.problems_.push_back(
+            fmt::format("{}: wrong kind: declares a {} plugin but its file name says otherwise", file.string(),
+                        kind_name(info.kind)));
         continue;
       }
       bool clash = false;
       for (const auto& provided : info.provides) {
         const std::string key = std::string(kind_name(info.kind)) + "/" + provided.name;
         if (auto it = owner.find(key); it != owner.end()) {
-          registry.problems_.push_back(fmt::format("duplicate {} name '{}': provided by {} and by {}", kind_name(info.kind),
-                                                   provided.name, it->second, file.string()));
+          registry.problems_.push_back(fmt::format("duplicate {} name '{}': provided by {} and by {}",
+                                                   kind_name(info.kind), provided.name, it->second, file.string()));
           registry.duplicates_[key] = {it->second, file.string()};
           clash = true;
         }
@@ -145,7 +147,8 @@ Result<ResolvedName> PluginRegistry::resolve(dicebench_kind kind, const std::str
   for (const auto& [key, files] : duplicates_) {
     const std::string name = key.substr(what.size() + 1);
     if (key.starts_with(what + "/") && (name == spec || (takes_argument(name) && spec.starts_with(name))))
-      return make_error(fmt::format("{} '{}' is provided by two plugins: {} and {}; remove one", what, name, files[0], files[1]));
+      return make_error(
+          fmt::format("{} '{}' is provided by two plugins: {} and {}; remove one", what, name, files[0], files[1]));
   }
   std::vector<std::string> names;
   for (const auto& entry : entries(kind)) {
@@ -161,10 +164,14 @@ Result<ResolvedName> PluginRegistry::resolve(dicebench_kind kind, const std::str
   }
   const std::string base = spec.substr(0, spec.find(':'));
   std::string message = fmt::format("unknown {} '{}'", what, spec);
-  if (const std::string hint = did_you_mean(base, names); !hint.empty()) message += "; " + hint;
-  else if (!names.empty()) message += fmt::format(" (known: {})", join(names, ", "));
-  else message += " (no " + what + " plugins found; set DICEBENCH_PLUGIN_PATH)";
-  if (!problems_.empty()) message += fmt::format(" [{} plugin(s) could not be used: {}]", problems_.size(), problems_.front());
+  if (const std::string hint = did_you_mean(base, names); !hint.empty())
+    message += "; " + hint;
+  else if (!names.empty())
+    message += fmt::format(" (known: {})", join(names, ", "));
+  else
+    message += " (no " + what + " plugins found; set DICEBENCH_PLUGIN_PATH)";
+  if (!problems_.empty())
+    message += fmt::format(" [{} plugin(s) could not be used: {}]", problems_.size(), problems_.front());
   return make_error(message);
 }
 
@@ -175,11 +182,12 @@ Result<LoadedPlugin> PluginRegistry::load(const PluginInfo& info) const {
   for (const auto& p : info.provides) expected.push_back(p.name);
   for (const auto& p : loaded->info.provides) actual.push_back(p.name);
   if (expected != actual || loaded->info.kind != info.kind || loaded->info.name != info.name)
-    return make_error(fmt::format("{}: its manifest is stale (it names {} but the library provides {}); rebuild the plugin",
-                                  info.path, join(expected, ", "), join(actual, ", ")));
+    return make_error(
+        fmt::format("{}: its manifest is stale (it names {} but the library provides {}); rebuild the plugin",
+                    info.path, join(expected, ", "), join(actual, ", ")));
   if (loaded->info.options != info.options)
-    return make_error(fmt::format("{}: its manifest is stale (the library declares other command-line options); rebuild the plugin",
-                                  info.path));
+    return make_error(fmt::format(
+        "{}: its manifest is stale (the library declares other command-line options); rebuild the plugin", info.path));
   return loaded;
 }
 

@@ -15,15 +15,15 @@
 namespace dicebench::host {
 
 struct RegistryEntry {
-  std::string name;       // as provided, "replay:" for argument-taking names
+  std::string name;  // as provided, "replay:" for argument-taking names
   std::string summary;
   const PluginInfo* plugin = nullptr;
 };
 
 struct ResolvedName {
   const PluginInfo* plugin = nullptr;
-  std::string name;       // the provided name ("replay:" or "kernelbench-l1")
-  std::string argument;   // the text after ':' for argument-taking names
+  std::string name;      // the provided name ("replay:" or "kernelbench-l1")
+  std::string argument;  // the text after ':' for argument-taking names
 };
 
 class PluginRegistry {

@@ -18,7 +18,8 @@ constexpr const char* kHowTo = "use ids and ranges like 1-4,7, or LEVEL/IDS item
 
 Result<int64_t> selection_number(std::string_view text, const std::string& whole, const char* what) {
   if (const auto value = parse_number<int64_t>(text, 0)) return *value;
-  return make_error(ErrorKind::bad_input, fmt::format("bad problem selection '{}': '{}' is not a {} ({})", whole, text, what, kHowTo));
+  return make_error(ErrorKind::bad_input,
+                    fmt::format("bad problem selection '{}': '{}' is not a {} ({})", whole, text, what, kHowTo));
 }
 
 // "1-4,7" from ids.
@@ -56,18 +57,24 @@ Result<std::set<ProblemKey>> parse_problem_selection(const std::string& text) {
   if (trim(text).empty()) return make_error(ErrorKind::bad_input, fmt::format("empty problem selection ({})", kHowTo));
   for (const auto& raw : split(text, ',')) {
     std::string_view part = trim(raw);
-    if (part.empty()) return make_error(ErrorKind::bad_input, fmt::format("bad problem selection '{}': an empty item between commas ({})", text, kHowTo));
+    if (part.empty())
+      return make_error(ErrorKind::bad_input,
+                        fmt::format("bad problem selection '{}': an empty item between commas ({})", text, kHowTo));
     int level = 0;
     if (const size_t slash = part.find('/'); slash != std::string_view::npos) {
       auto parsed = selection_number(trim(part.substr(0, slash)), text, "level");
       if (!parsed) return parsed.error();
       if (*parsed < 1 || *parsed > 99)
-        return make_error(ErrorKind::bad_input, fmt::format("bad problem selection '{}': no level {} in '{}' (levels start at 1)", text, *parsed, part));
+        return make_error(
+            ErrorKind::bad_input,
+            fmt::format("bad problem selection '{}': no level {} in '{}' (levels start at 1)", text, *parsed, part));
       level = static_cast<int>(*parsed);
       part = trim(part.substr(slash + 1));
     }
     if (part.starts_with('-'))  // "-1": not a range without its start
-      return make_error(ErrorKind::bad_input, fmt::format("bad problem selection '{}': '{}' is not a problem id (ids are 0 or more; {})", text, part, kHowTo));
+      return make_error(ErrorKind::bad_input,
+                        fmt::format("bad problem selection '{}': '{}' is not a problem id (ids are 0 or more; {})",
+                                    text, part, kHowTo));
     const size_t dash = part.find('-');
     if (dash == std::string_view::npos) {
       auto id = selection_number(part, text, "problem id");
@@ -79,8 +86,12 @@ Result<std::set<ProblemKey>> parse_problem_selection(const std::string& text) {
     if (!first) return first.error();
     auto last = selection_number(trim(part.substr(dash + 1)), text, "problem id");
     if (!last) return last.error();
-    if (*last < *first) return make_error(ErrorKind::bad_input, fmt::format("bad problem selection '{}': range {} ends before it starts", text, part));
-    if (*last - *first > 1'000'000) return make_error(ErrorKind::bad_input, fmt::format("bad problem selection '{}': range {} is too large", text, part));
+    if (*last < *first)
+      return make_error(ErrorKind::bad_input,
+                        fmt::format("bad problem selection '{}': range {} ends before it starts", text, part));
+    if (*last - *first > 1'000'000)
+      return make_error(ErrorKind::bad_input,
+                        fmt::format("bad problem selection '{}': range {} is too large", text, part));
     for (int64_t id = *first; id <= *last; ++id) keys.insert({level, id});
   }
   return keys;
@@ -107,8 +118,10 @@ Result<std::set<ProblemKey>> resolve_selection(const std::set<ProblemKey>& selec
   for (ProblemKey key : selected) {
     if (key.level == 0) {
       if (levels.size() > 1)
-        return make_error(ErrorKind::bad_input, fmt::format("{} covers levels {}: name its problems as LEVEL/IDS, e.g. {}/{} (plain id {} names no level)",
-                                      suite, fmt::join(levels, ", "), *levels.begin(), key.problem_id, key.problem_id));
+        return make_error(
+            ErrorKind::bad_input,
+            fmt::format("{} covers levels {}: name its problems as LEVEL/IDS, e.g. {}/{} (plain id {} names no level)",
+                        suite, fmt::join(levels, ", "), *levels.begin(), key.problem_id, key.problem_id));
       key.level = levels.empty() ? 0 : *levels.begin();
     }
     resolved.insert(key);
@@ -122,10 +135,12 @@ Result<std::set<ProblemKey>> resolve_selection(const std::set<ProblemKey>& selec
   if (levels.size() <= 1 && missing_levels == levels) {
     std::set<ProblemKey> plain_missing;
     for (const ProblemKey& key : missing) plain_missing.insert({0, key.problem_id});
-    return make_error(ErrorKind::bad_input, fmt::format("{} has no problem {} (it has {})", suite, format_problem_selection(plain_missing),
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("{} has no problem {} (it has {})", suite, format_problem_selection(plain_missing),
                                   describe_levels(have)));
   }
-  return make_error(ErrorKind::bad_input, fmt::format("{} has no problem {} (it has {})", suite, format_problem_selection(missing),
+  return make_error(ErrorKind::bad_input,
+                    fmt::format("{} has no problem {} (it has {})", suite, format_problem_selection(missing),
                                 levels.size() == 1 ? fmt::format("level {} {}", *levels.begin(), describe_levels(have))
                                                    : describe_levels(have)));
 }

@@ -5,15 +5,14 @@
 #include "core/base/text.hpp"
 
 #include <dicebench_build_info.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
-
 
 namespace dicebench::host {
 namespace {
@@ -36,8 +35,7 @@ std::optional<std::string> cuda_toolkit_version() {
     if (const auto version = read_whole_file(root + "/version.json")) {
       try {
         return nlohmann::json::parse(*version).at("cuda").at("version").get<std::string>();
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
     }
     // Toolkits without version.json (the pip-packaged layout): CUDA_VERSION in cuda.h, e.g. 13000.
     if (const auto header = read_whole_file(root + "/include/cuda.h")) {
@@ -57,8 +55,10 @@ nlohmann::json optional_json(const std::optional<std::string>& v) { return v ? n
 }  // namespace
 
 std::string ReproRecord::to_json() const {
-  return nlohmann::json{{"dicebench_version", dicebench_version}, {"git_sha", git_sha},
-                        {"host", host},                           {"gpu", optional_json(gpu)},
+  return nlohmann::json{{"dicebench_version", dicebench_version},
+                        {"git_sha", git_sha},
+                        {"host", host},
+                        {"gpu", optional_json(gpu)},
                         {"driver_version", optional_json(driver_version)},
                         {"cuda_version", optional_json(cuda_version)},
                         {"torch_version", optional_json(torch_version)},

@@ -13,11 +13,11 @@ struct ReproRecord {
   std::string dicebench_version;
   std::string git_sha;
   std::string host;
-  std::optional<std::string> gpu;            // "NVIDIA H200" (all visible GPUs, comma-separated)
+  std::optional<std::string> gpu;  // "NVIDIA H200" (all visible GPUs, comma-separated)
   std::optional<std::string> driver_version;
-  std::optional<std::string> cuda_version;   // CUDA toolkit on this machine
+  std::optional<std::string> cuda_version;  // CUDA toolkit on this machine
   std::optional<std::string> torch_version;
-  std::optional<std::string> sandbox_json;   // the candidate sandbox's protections (harness::SandboxStatus::json)
+  std::optional<std::string> sandbox_json;  // the candidate sandbox's protections (harness::SandboxStatus::json)
   std::string to_json() const;
 };
 

@@ -24,7 +24,8 @@ Result<int64_t> integer_setting(const Config& config, const std::string& key, in
   if (!text) return fallback;
   const auto value = parse_number<int64_t>(*text);
   if (!value) return make_error(fmt::format("setting '{}' must be a whole number, not '{}'", key, *text));
-  if (*value < minimum) return make_error(fmt::format("setting '{}' must be at least {}, not {}", key, minimum, *value));
+  if (*value < minimum)
+    return make_error(fmt::format("setting '{}' must be at least {}, not {}", key, minimum, *value));
   return *value;
 }
 
@@ -49,13 +50,16 @@ bool same_model_settings(const std::string& stored_json, const std::string& now_
 }
 
 nlohmann::json plugin_json(const LoadedPlugin& plugin) {
-  return {{"name", plugin.info.name}, {"version", plugin.info.version}, {"build_id", plugin.info.build_id},
+  return {{"name", plugin.info.name},
+          {"version", plugin.info.version},
+          {"build_id", plugin.info.build_id},
           {"file", plugin.info.path}};
 }
 
 // Problems and samples per problem: chosen by the user, fixed by a resumed run, or offered by a
 // model that serves stored completions.
-Result<std::map<ProblemKey, int>> choose_samples(const Config& config, const SuiteSession& suite, const ModelSession& model) {
+Result<std::map<ProblemKey, int>> choose_samples(const Config& config, const SuiteSession& suite,
+                                                 const ModelSession& model) {
   std::vector<ProblemKey> available;
   std::set<int> levels;
   for (const auto& p : suite.problems()) {
@@ -93,7 +97,8 @@ Result<std::map<ProblemKey, int>> choose_samples(const Config& config, const Sui
     if (selected)
       for (const ProblemKey& key : *selected)
         if (!chosen.count(key)) chosen[key] = *samples ? static_cast<int>(*samples) : 1;  // prepare() reports the gap
-    if (chosen.empty()) return make_error(fmt::format("the model holds no samples for any problem of {}", suite.name()));
+    if (chosen.empty())
+      return make_error(fmt::format("the model holds no samples for any problem of {}", suite.name()));
     return chosen;
   }
   const int per_problem = *samples ? static_cast<int>(*samples) : 1;
@@ -123,7 +128,8 @@ Result<std::map<ProblemKey, int>> stored_samples_per_problem(const std::string& 
 
 uint64_t sample_seed(uint64_t run_seed, int64_t problem_id, int sample_index) {
   // splitmix64 over the run seed mixed with the sample's coordinates.
-  uint64_t z = run_seed + 0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(problem_id) * 1000003ull + static_cast<uint64_t>(sample_index) + 1);
+  uint64_t z = run_seed + 0x9E3779B97F4A7C15ull * (static_cast<uint64_t>(problem_id) * 1000003ull +
+                                                   static_cast<uint64_t>(sample_index) + 1);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return (z ^ (z >> 31)) & 0x7FFFFFFFFFFFFFFFull;
@@ -169,8 +175,10 @@ Result<Config> config_from_run_json(const std::string& config_json) {
     }
     config.set("problems", format_problem_selection(keys));
     config.set("seed", std::to_string(json.at("seed").get<uint64_t>()));
-    if (uniform && samples) config.set("samples", std::to_string(samples));
-    else config.set("samples_per_problem", json.at("samples").dump());
+    if (uniform && samples)
+      config.set("samples", std::to_string(samples));
+    else
+      config.set("samples_per_problem", json.at("samples").dump());
     return config;
   } catch (const std::exception& e) {
     return make_error(fmt::format("the run's stored configuration cannot be read ({})", e.what()));
@@ -189,7 +197,8 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
   if (plan->suite_name.empty()) return make_error("no suite given: pass --suite NAME (see dicebench list suites)");
 
   // Both names first, so a typo in either is said before anything loads.
-  if (auto suite_name = registry.resolve(DICEBENCH_KIND_SUITE, plan->suite_name); !suite_name) return suite_name.error();
+  if (auto suite_name = registry.resolve(DICEBENCH_KIND_SUITE, plan->suite_name); !suite_name)
+    return suite_name.error();
   auto model_name = registry.resolve(DICEBENCH_KIND_MODEL, plan->model_spec);
   if (!model_name) return model_name.error();
 
@@ -210,8 +219,9 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
   if (!model_settings) return model_settings.error();
   plan->model_settings_json = *model_settings;
   if (resume && !same_model_settings(resume->model_settings_json, plan->model_settings_json))
-    return make_error(fmt::format("the model's settings changed since run {} started (was {}, now {}); start a new run instead",
-                                  resume->run, resume->model_settings_json, plan->model_settings_json));
+    return make_error(
+        fmt::format("the model's settings changed since run {} started (was {}, now {}); start a new run instead",
+                    resume->run, resume->model_settings_json, plan->model_settings_json));
 
   std::map<ProblemKey, int> samples;
   if (auto per_problem = cfg.get("samples_per_problem")) {
@@ -239,7 +249,8 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
   if (std::find(kInfillModes.begin(), kInfillModes.end(), infill_mode) == kInfillModes.end())
     return make_error(fmt::format("infill: '{}' is none of {}", infill_mode, fmt::join(kInfillModes, ", ")));
   if (infill_mode == "native" && !plan->suite->offers_infill())
-    return make_error(fmt::format("infill=native: suite {} offers no spans to fill (its prompts are for chat)", plan->suite_name));
+    return make_error(
+        fmt::format("infill=native: suite {} offers no spans to fill (its prompts are for chat)", plan->suite_name));
   const bool try_native = infill_mode != "chat" && plan->suite->offers_infill();
   const auto& all = plan->suite->problems();
   std::map<ProblemKey, Infill> spans;
@@ -248,10 +259,13 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
     if (it == samples.end()) continue;
     auto prompt = plan->suite->build_prompt(i);
     if (!prompt)
-      return make_error(fmt::format("problem {} ({}): {}", problem_key_text(all[i].key()), all[i].name, prompt.error().message));
+      return make_error(
+          fmt::format("problem {} ({}): {}", problem_key_text(all[i].key()), all[i].name, prompt.error().message));
     if (try_native) {
       auto span = plan->suite->infill(i);
-      if (!span) return make_error(fmt::format("problem {} ({}): {}", problem_key_text(all[i].key()), all[i].name, span.error().message));
+      if (!span)
+        return make_error(
+            fmt::format("problem {} ({}): {}", problem_key_text(all[i].key()), all[i].name, span.error().message));
       spans.emplace(all[i].key(), std::move(*span));
     }
     plan->problems.push_back({all[i], std::move(*prompt), "", it->second});
@@ -278,7 +292,8 @@ Result<std::unique_ptr<RunPlan>> plan_run(Config config, const PluginRegistry& r
     if (!filled) return filled.error();
     native = *filled;
     if (!native && infill_mode == "native")
-      return make_error(fmt::format("infill=native: model {} does not fill spans natively; use infill=chat", plan->model_spec));
+      return make_error(
+          fmt::format("infill=native: model {} does not fill spans natively; use infill=chat", plan->model_spec));
   }
   if (!native) {
     requests_of(false);

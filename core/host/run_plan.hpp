@@ -30,7 +30,7 @@ struct PlannedProblem {
 struct ResumeState {
   int64_t run = 0;
   std::set<std::pair<ProblemKey, int>> done;  // (problem, sample index) already stored
-  std::string model_settings_json;         // the model's describe() when the run started
+  std::string model_settings_json;            // the model's describe() when the run started
 };
 
 struct RunPlan {

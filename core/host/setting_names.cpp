@@ -37,21 +37,24 @@ Result<void> check_setting_names(const Config& config, const PluginRegistry& reg
     const size_t dot = key.find('.');
     if (dot == std::string::npos) {
       if (std::find(std::begin(kRunKeys), std::end(kRunKeys), key) != std::end(kRunKeys)) continue;
-      return make_error(ErrorKind::bad_input, with_hint(fmt::format("unknown setting '{}'", on_one_line(key)), key,
-                                  names(kRunKeys)));
+      return make_error(ErrorKind::bad_input,
+                        with_hint(fmt::format("unknown setting '{}'", on_one_line(key)), key, names(kRunKeys)));
     }
     const std::string section = key.substr(0, dot);
     if (section == kEvalSection) {
       if (std::find(std::begin(kEvalKeys), std::end(kEvalKeys), key) != std::end(kEvalKeys)) continue;
-      return make_error(ErrorKind::bad_input, with_hint(fmt::format("unknown setting '{}': the [eval] section has no such key", on_one_line(key)),
-                                  key, names(kEvalKeys)));
+      return make_error(
+          ErrorKind::bad_input,
+          with_hint(fmt::format("unknown setting '{}': the [eval] section has no such key", on_one_line(key)), key,
+                    names(kEvalKeys)));
     }
     if (sections.contains(section)) continue;  // the plugin's own keys are the plugin's to check
-    return make_error(ErrorKind::bad_input, with_hint(fmt::format("setting '{}' is in no known section: '{}' is neither eval nor an installed "
-                                            "plugin ({})",
-                                            on_one_line(key), on_one_line(section),
-                                            join({sections.begin(), sections.end()}, ", ")),
-                                section, {sections.begin(), sections.end()}));
+    return make_error(
+        ErrorKind::bad_input,
+        with_hint(fmt::format("setting '{}' is in no known section: '{}' is neither eval nor an installed "
+                              "plugin ({})",
+                              on_one_line(key), on_one_line(section), join({sections.begin(), sections.end()}, ", ")),
+                  section, {sections.begin(), sections.end()}));
   }
   return {};
 }
@@ -65,14 +68,16 @@ Result<void> check_settings_asked(const Config& given, const std::set<std::strin
     if (section == kEvalSection || asked.contains(key)) continue;
     if (std::find(opened.begin(), opened.end(), section) == opened.end()) {
       if (other_sections) continue;
-      return make_error(ErrorKind::bad_input, fmt::format("setting '{}' is for the {} plugin, which this evaluation does not use{}", on_one_line(key),
-                                    on_one_line(section), opened.empty() ? " (give --suite)" : ""));
+      return make_error(ErrorKind::bad_input,
+                        fmt::format("setting '{}' is for the {} plugin, which this evaluation does not use{}",
+                                    on_one_line(key), on_one_line(section), opened.empty() ? " (give --suite)" : ""));
     }
     std::vector<std::string> known;
     for (const auto& name : asked)
       if (name.starts_with(section + ".")) known.push_back(name);
-    return make_error(ErrorKind::bad_input, with_hint(fmt::format("setting '{}' is not one the {} plugin reads", on_one_line(key), on_one_line(section)),
-                                key, known));
+    return make_error(ErrorKind::bad_input, with_hint(fmt::format("setting '{}' is not one the {} plugin reads",
+                                                                  on_one_line(key), on_one_line(section)),
+                                                      key, known));
   }
   return {};
 }

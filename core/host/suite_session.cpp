@@ -12,7 +12,7 @@
 namespace dicebench::host {
 
 Result<SuiteSession> SuiteSession::open_named(const PluginRegistry& registry, const std::string& name,
-                                             const HostServices& services, LoadedPlugin& plugin) {
+                                              const HostServices& services, LoadedPlugin& plugin) {
   auto resolved = registry.resolve(DICEBENCH_KIND_SUITE, name);
   if (!resolved) return resolved.error();
   auto loaded = registry.load(*resolved->plugin);
@@ -21,8 +21,10 @@ Result<SuiteSession> SuiteSession::open_named(const PluginRegistry& registry, co
   return open(plugin, resolved->name, services);
 }
 
-Result<SuiteSession> SuiteSession::open(const LoadedPlugin& plugin, const std::string& name, const HostServices& services) {
-  if (plugin.info.kind != DICEBENCH_KIND_SUITE) return make_error(fmt::format("{} is not a suite plugin", plugin.info.path));
+Result<SuiteSession> SuiteSession::open(const LoadedPlugin& plugin, const std::string& name,
+                                        const HostServices& services) {
+  if (plugin.info.kind != DICEBENCH_KIND_SUITE)
+    return make_error(fmt::format("{} is not a suite plugin", plugin.info.path));
   SuiteSession session;
   session.api_ = static_cast<const dicebench_suite_api*>(plugin.api);
   session.name_ = name;
@@ -33,13 +35,15 @@ Result<SuiteSession> SuiteSession::open(const LoadedPlugin& plugin, const std::s
   if (status != DICEBENCH_OK) return plugin_error(plugin.info.path, "open", status, error);
   session.handle_ = std::unique_ptr<dicebench_suite, SuiteCloser>(handle, SuiteCloser{session.api_});
   const dicebench_suite_api* api = session.api_;
-  if (DICEBENCH_TABLE_HOLDS(api, dicebench_suite_api, optional_review_flags_count) && api->optional_review_flags != nullptr) {
+  if (DICEBENCH_TABLE_HOLDS(api, dicebench_suite_api, optional_review_flags_count) &&
+      api->optional_review_flags != nullptr) {
     std::vector<EvaluationFlag> declared;
     for (size_t i = 0; i < api->optional_review_flags_count; ++i) {
       const std::string flag = str_of(api->optional_review_flags[i]);
       const auto parsed = parse_flag(flag);
       if (!parsed)
-        return make_error(fmt::format("{}: declares the review flag '{}', which is not an evaluation flag", plugin.info.path, flag));
+        return make_error(
+            fmt::format("{}: declares the review flag '{}', which is not an evaluation flag", plugin.info.path, flag));
       declared.push_back(*parsed);
     }
     session.review_flags_ = std::move(declared);
@@ -50,7 +54,8 @@ Result<SuiteSession> SuiteSession::open(const LoadedPlugin& plugin, const std::s
     dicebench_problem p{};
     const dicebench_status s = session.api_->problem(handle, i, &p, &error);
     if (s != DICEBENCH_OK) return plugin_error(plugin.info.path, "problem", s, error);
-    session.problems_.push_back({p.id, p.level, str_of(p.name), str_of(p.path), str_of(p.source), str_of(p.content_hash)});
+    session.problems_.push_back(
+        {p.id, p.level, str_of(p.name), str_of(p.path), str_of(p.source), str_of(p.content_hash)});
   }
   return session;
 }
@@ -76,13 +81,18 @@ namespace {
 // What an extraction call sent to its two sinks.
 struct ExtractionSinks {
   std::string candidate, details;
-  static void candidate_sink(void* user, dicebench_str t) { static_cast<ExtractionSinks*>(user)->candidate.append(str_of(t)); }
-  static void details_sink(void* user, dicebench_str t) { static_cast<ExtractionSinks*>(user)->details.append(str_of(t)); }
+  static void candidate_sink(void* user, dicebench_str t) {
+    static_cast<ExtractionSinks*>(user)->candidate.append(str_of(t));
+  }
+  static void details_sink(void* user, dicebench_str t) {
+    static_cast<ExtractionSinks*>(user)->details.append(str_of(t));
+  }
 };
 
 // The extraction a call's status and sinks make; `call` names it in errors.
-Result<SuiteSession::Extraction> extraction_of(const std::string& plugin_path, const char* call, dicebench_status status,
-                                               const dicebench_error& error, ExtractionSinks&& out) {
+Result<SuiteSession::Extraction> extraction_of(const std::string& plugin_path, const char* call,
+                                               dicebench_status status, const dicebench_error& error,
+                                               ExtractionSinks&& out) {
   if (status != DICEBENCH_OK && status != DICEBENCH_NOT_FOUND) return plugin_error(plugin_path, call, status, error);
   SuiteSession::Extraction extraction;
   if (status == DICEBENCH_OK) extraction.candidate = std::move(out.candidate);
@@ -104,9 +114,10 @@ Result<SuiteSession::Extraction> SuiteSession::extract(size_t index, const std::
   const dicebench_str text{completion.data(), completion.size()};
   const bool per_problem = DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_extract_problem) &&
                            api_->optional_extract_problem != nullptr;
-  const dicebench_status s = per_problem ? api_->optional_extract_problem(handle_.get(), index, text, &ExtractionSinks::candidate_sink,
-                                                                          &ExtractionSinks::details_sink, &out, &error)
-                                         : api_->extract(handle_.get(), text, &ExtractionSinks::candidate_sink, &out, &error);
+  const dicebench_status s =
+      per_problem ? api_->optional_extract_problem(handle_.get(), index, text, &ExtractionSinks::candidate_sink,
+                                                   &ExtractionSinks::details_sink, &out, &error)
+                  : api_->extract(handle_.get(), text, &ExtractionSinks::candidate_sink, &out, &error);
   return extraction_of(plugin_path_, "extract", s, error, std::move(out));
 }
 
@@ -128,33 +139,39 @@ Result<SuiteSession::Extraction> SuiteSession::extract_span(size_t index, const 
   if (!offers_infill()) return make_error(fmt::format("{}: suite {} has no spans to fill", plugin_path_, name_));
   ExtractionSinks out;
   dicebench_error error{};
-  const dicebench_status s = api_->optional_extract_span(handle_.get(), index, {span.data(), span.size()}, &ExtractionSinks::candidate_sink,
-                                                         &ExtractionSinks::details_sink, &out, &error);
+  const dicebench_status s =
+      api_->optional_extract_span(handle_.get(), index, {span.data(), span.size()}, &ExtractionSinks::candidate_sink,
+                                  &ExtractionSinks::details_sink, &out, &error);
   return extraction_of(plugin_path_, "extract_span", s, error, std::move(out));
 }
 
 Result<std::vector<std::pair<EvaluationFlag, std::string>>> SuiteSession::review(size_t index,
-                                                                                         const std::string& candidate) const {
+                                                                                 const std::string& candidate) const {
   struct Findings {
     std::vector<std::pair<EvaluationFlag, std::string>> flags;
     std::string unknown;
   } found;
-  if (!DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_review) || api_->optional_review == nullptr) return found.flags;
+  if (!DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_review) || api_->optional_review == nullptr)
+    return found.flags;
   const auto sink = [](void* user, dicebench_str flag, dicebench_str detail) {
     auto* f = static_cast<Findings*>(user);
-    if (const auto parsed = parse_flag(str_of(flag))) f->flags.emplace_back(*parsed, str_of(detail));
-    else if (f->unknown.empty()) f->unknown = str_of(flag);
+    if (const auto parsed = parse_flag(str_of(flag)))
+      f->flags.emplace_back(*parsed, str_of(detail));
+    else if (f->unknown.empty())
+      f->unknown = str_of(flag);
   };
   dicebench_error error{};
-  const dicebench_status s = api_->optional_review(handle_.get(), index, {candidate.data(), candidate.size()}, sink, &found, &error);
+  const dicebench_status s =
+      api_->optional_review(handle_.get(), index, {candidate.data(), candidate.size()}, sink, &found, &error);
   if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "review", s, error);
   if (!found.unknown.empty())
-    return make_error(fmt::format("{}: review reported the flag '{}', which is not an evaluation flag", plugin_path_, found.unknown));
+    return make_error(
+        fmt::format("{}: review reported the flag '{}', which is not an evaluation flag", plugin_path_, found.unknown));
   if (review_flags_)
     for (const auto& [flag, detail] : found.flags)
       if (std::find(review_flags_->begin(), review_flags_->end(), flag) == review_flags_->end())
-        return make_error(fmt::format("{}: review reported the flag '{}', which the suite does not declare", plugin_path_,
-                                      flag_name(flag)));
+        return make_error(fmt::format("{}: review reported the flag '{}', which the suite does not declare",
+                                      plugin_path_, flag_name(flag)));
   return found.flags;
 }
 
@@ -162,7 +179,9 @@ Result<std::vector<std::string>> SuiteSession::candidate_modules() const {
   std::vector<std::string> modules;
   if (DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_candidate_modules)) {
     if (api_->optional_candidate_modules == nullptr) return modules;
-    const auto sink = [](void* user, dicebench_str module) { static_cast<std::vector<std::string>*>(user)->push_back(str_of(module)); };
+    const auto sink = [](void* user, dicebench_str module) {
+      static_cast<std::vector<std::string>*>(user)->push_back(str_of(module));
+    };
     dicebench_error error{};
     const dicebench_status s = api_->optional_candidate_modules(handle_.get(), sink, &modules, &error);
     if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "candidate_modules", s, error);

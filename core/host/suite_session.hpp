@@ -40,8 +40,8 @@ class SuiteSession {
   static Result<SuiteSession> open(const LoadedPlugin& plugin, const std::string& name, const HostServices& services);
   // The suite `name` (kernelbench-l1, ...) of `registry`'s plugins, opened with `services`: the
   // one place a run and an evaluation session open their suite. `plugin` gets the library it is of.
-  static Result<SuiteSession> open_named(const PluginRegistry& registry, const std::string& name, const HostServices& services,
-                                         LoadedPlugin& plugin);
+  static Result<SuiteSession> open_named(const PluginRegistry& registry, const std::string& name,
+                                         const HostServices& services, LoadedPlugin& plugin);
 
   const std::string& name() const { return name_; }
   const std::vector<SuiteProblem>& problems() const { return problems_; }

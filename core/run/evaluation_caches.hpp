@@ -29,7 +29,8 @@ class EvaluationCaches {
   // Gives `evaluator` (of `slot`) the stored baseline and traits of the problem, once per problem
   // and slot, and the device's stored bandwidth once per slot unless eval.bandwidth_gbps set one.
   // Callers hold the store's lock.
-  Result<void> prime(results::Store& store, harness::Evaluator& evaluator, const std::string& slot, const CacheKeys& keys);
+  Result<void> prime(results::Store& store, harness::Evaluator& evaluator, const std::string& slot,
+                     const CacheKeys& keys);
 
  private:
   std::set<std::string> looked_up_;  // "<problem hash>@<slot>", "bandwidth@<slot>"

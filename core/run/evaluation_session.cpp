@@ -24,8 +24,8 @@ namespace dicebench::run {
 // What one evaluate() call shares with the slots judging its pairs.
 struct EvaluationSession::Batch {
   const EvaluationSession::OnResult* on_result = nullptr;
-  size_t remaining = 0;   // pairs without a result (under mutex_)
-  bool stopped = false;   // its caller stopped it: pairs not yet judged end as errors (under mutex_)
+  size_t remaining = 0;  // pairs without a result (under mutex_)
+  bool stopped = false;  // its caller stopped it: pairs not yet judged end as errors (under mutex_)
 };
 
 // One pair of a batch until its result is in.
@@ -37,8 +37,9 @@ struct EvaluationSession::Job {
   Batch* batch = nullptr;
 };
 
-Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::Config& config, const host::SuiteSession* suite,
-                                                                    const std::optional<WorkerOverride>& workers) {
+Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::Config& config,
+                                                                   const host::SuiteSession* suite,
+                                                                   const std::optional<WorkerOverride>& workers) {
   auto settings = host::evaluation_settings(config);
   if (!settings) return settings.error();
   if (workers) {
@@ -79,12 +80,14 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::C
   return session;
 }
 
-Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open_with_suite(const host::Config& config,
-                                                                               const std::optional<WorkerOverride>& workers) {
+Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open_with_suite(
+    const host::Config& config, const std::optional<WorkerOverride>& workers) {
   const std::string name = config.get("suite").value_or("");
   // The installed plugins; for workers from elsewhere (the Python module's), those of their install too.
   auto dirs = host::PluginRegistry::default_search_dirs();
-  if (workers) dirs.push_back((std::filesystem::path(workers->worker).parent_path() / ".." / "lib" / "dicebench" / "plugins").string());
+  if (workers)
+    dirs.push_back(
+        (std::filesystem::path(workers->worker).parent_path() / ".." / "lib" / "dicebench" / "plugins").string());
   const auto& registry = host::PluginRegistry::installed(dirs);
   DICEBENCH_TRY(host::check_setting_names(config, registry));
   OwnedSuite owned;
@@ -99,7 +102,8 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open_with_suite(co
     opened.push_back(plugin.info.name);
   }
   // Every setting is given explicitly here (no config file): one for a plugin not opened is unused.
-  DICEBENCH_TRY(host::check_settings_asked(config, owned.services ? owned.services->asked() : std::set<std::string>{}, opened,
+  DICEBENCH_TRY(host::check_settings_asked(config, owned.services ? owned.services->asked() : std::set<std::string>{},
+                                           opened,
                                            /*other_sections=*/false));
   auto session = open(config, owned.session ? &*owned.session : nullptr, workers);
   if (!session) return session.error();
@@ -134,7 +138,9 @@ Result<std::optional<ProblemKey>> EvaluationSession::problem_key(const std::stri
   if (!suite_) return std::optional<ProblemKey>{};
   for (const auto& problem : suite_->problems())
     if (problem.content_hash == problem_hash) return std::optional<ProblemKey>(problem.key());
-  return make_error(ErrorKind::bad_input, fmt::format("the problem is not one of {}'s (none has its text); evaluate it without a suite", suite_->name()));
+  return make_error(
+      ErrorKind::bad_input,
+      fmt::format("the problem is not one of {}'s (none has its text); evaluate it without a suite", suite_->name()));
 }
 
 void EvaluationSession::use_store(results::Store& store, std::mutex& lock, bool writable) {
@@ -156,15 +162,19 @@ void EvaluationSession::evaluate(const std::vector<Pair>& batch, const OnResult&
     job.batch = &shared;
     job.problem_hash = "sha256:" + sha256_hex(batch[i].problem_source);
     auto key = batch[i].problem ? Result<std::optional<ProblemKey>>(batch[i].problem) : problem_key(job.problem_hash);
-    Result<ReviewFindings> found = key ? (*key ? review(**key, batch[i].candidate_source) : ReviewFindings{}) : Result<ReviewFindings>(key.error());
-    if (found) job.findings = std::move(*found);
-    else refused.push_back(i), on_result(i, found.error());
+    Result<ReviewFindings> found = key ? (*key ? review(**key, batch[i].candidate_source) : ReviewFindings{})
+                                       : Result<ReviewFindings>(key.error());
+    if (found)
+      job.findings = std::move(*found);
+    else
+      refused.push_back(i), on_result(i, found.error());
   }
   std::unique_lock lock(mutex_);
   shared.remaining -= refused.size();
   if (closed_) {
     for (Job& job : jobs)
-      if (std::find(refused.begin(), refused.end(), job.index) == refused.end()) on_result(job.index, make_error(ErrorKind::bad_input, "this evaluation session is closed"));
+      if (std::find(refused.begin(), refused.end(), job.index) == refused.end())
+        on_result(job.index, make_error(ErrorKind::bad_input, "this evaluation session is closed"));
     return;
   }
   if (threads_.empty() && shared.remaining > 0) start_slots();
@@ -185,7 +195,8 @@ void EvaluationSession::evaluate(const std::vector<Pair>& batch, const OnResult&
         it = queue_.erase(it);
       }
       lock.unlock();
-      for (const size_t index : dropped) on_result(index, make_error(ErrorKind::cancelled, "stopped before it was judged"));
+      for (const size_t index : dropped)
+        on_result(index, make_error(ErrorKind::cancelled, "stopped before it was judged"));
       lock.lock();
       shared.remaining -= dropped.size();
       changed_.notify_all();
@@ -227,7 +238,8 @@ void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
       for (auto& finding : job.findings) result->flags.push_back(std::move(finding));
       if (store_measured_ && keys.count(job.problem_hash)) {
         std::lock_guard guard(*cache_lock_);
-        if (auto stored = store_measured(*cache_store_, keys.at(job.problem_hash), *result); !stored) result = stored.error();
+        if (auto stored = store_measured(*cache_store_, keys.at(job.problem_hash), *result); !stored)
+          result = stored.error();
       }
     }
     (*job.batch->on_result)(job.index, std::move(result));
@@ -264,18 +276,21 @@ void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
     for (const auto& hash : to_prime) {
       auto found = cache_keys(evaluator, hash);
       if (!found) {
-        host::log_warn("the stored baselines and traits could not be read ({}); they are measured", found.error().message);
+        host::log_warn("the stored baselines and traits could not be read ({}); they are measured",
+                       found.error().message);
         continue;
       }
       std::lock_guard guard(*cache_lock_);
       if (auto primed = caches_.prime(*cache_store_, evaluator, slot.value_or("cpu"), *found); !primed)
-        host::log_warn("the stored baselines and traits could not be read ({}); they are measured", primed.error().message);
+        host::log_warn("the stored baselines and traits could not be read ({}); they are measured",
+                       primed.error().message);
       keys.emplace(hash, std::move(*found));
     }
     to_prime.clear();
     auto finished = evaluator.next(stopping);
     if (!finished) {  // stopped: what was pending here is dropped
-      for (auto& [tag, pending] : submitted) finish(*pending, make_error(ErrorKind::cancelled, "stopped before it was judged"));
+      for (auto& [tag, pending] : submitted)
+        finish(*pending, make_error(ErrorKind::cancelled, "stopped before it was judged"));
       submitted.clear();
       continue;
     }

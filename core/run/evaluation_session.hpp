@@ -13,8 +13,8 @@
 #include "core/host/host_services.hpp"
 #include "core/host/suite_session.hpp"
 #include "core/run/evaluation_caches.hpp"
-#include "harness/client/evaluator.hpp"
 #include "core/spec/vocabulary.hpp"
+#include "harness/client/evaluator.hpp"
 #include "results/store/store.hpp"
 
 #include <atomic>
@@ -43,23 +43,23 @@ struct OwnedSuite {
 
 // Where a session's workers come from when not beside this executable (the Python module's).
 struct WorkerOverride {
-  std::string worker;    // dicebench-worker; its sandbox and compile helpers beside it
-  int warm_spares = 0;   // candidate workers each evaluator keeps started between calls
+  std::string worker;   // dicebench-worker; its sandbox and compile helpers beside it
+  int warm_spares = 0;  // candidate workers each evaluator keeps started between calls
 };
 
 class EvaluationSession {
  public:
   // Resolves `config`'s evaluation settings and slots, checks the sandbox (refused under
-  // eval.sandbox=require; sandbox_summary() says which protections candidates get), and checks that the workers' Python has the modules the
-  // suite's candidates import. `suite` (none: no review, no modules) must outlive the session.
+  // eval.sandbox=require; sandbox_summary() says which protections candidates get), and checks that the workers' Python
+  // has the modules the suite's candidates import. `suite` (none: no review, no modules) must outlive the session.
   static Result<std::unique_ptr<EvaluationSession>> open(const host::Config& config, const host::SuiteSession* suite,
-                                                          const std::optional<WorkerOverride>& workers = std::nullopt);
+                                                         const std::optional<WorkerOverride>& workers = std::nullopt);
   // The same with the suite named by config's "suite" (none when unset), opened with config's
   // settings from the installed plugins (and those of the workers' install, when given); with
   // config's "db", the baselines, traits and bandwidths runs stored there are read (never written)
   // before a slot judges a problem, as a run's slots read them (eval --db, Evaluator(db=...)).
-  static Result<std::unique_ptr<EvaluationSession>> open_with_suite(const host::Config& config,
-                                                                     const std::optional<WorkerOverride>& workers = std::nullopt);
+  static Result<std::unique_ptr<EvaluationSession>> open_with_suite(
+      const host::Config& config, const std::optional<WorkerOverride>& workers = std::nullopt);
   ~EvaluationSession();
   EvaluationSession(const EvaluationSession&) = delete;
   EvaluationSession& operator=(const EvaluationSession&) = delete;
@@ -120,13 +120,13 @@ class EvaluationSession {
   results::Store* cache_store_ = nullptr;      // owned_store_, or the run's
   std::mutex owned_store_lock_;
   std::mutex* cache_lock_ = &owned_store_lock_;  // for cache_store_ and caches_
-  bool store_measured_ = false;                // what evaluations measured goes to cache_store_
+  bool store_measured_ = false;                  // what evaluations measured goes to cache_store_
   EvaluationCaches caches_;
 
-  std::mutex mutex_;                   // guards what follows
-  std::condition_variable changed_;    // a job queued or finished, or the session closing
-  std::deque<Job*> queue_;             // jobs no slot has taken
-  std::vector<std::thread> threads_;   // one per slot, started by the first evaluate()
+  std::mutex mutex_;                  // guards what follows
+  std::condition_variable changed_;   // a job queued or finished, or the session closing
+  std::deque<Job*> queue_;            // jobs no slot has taken
+  std::vector<std::thread> threads_;  // one per slot, started by the first evaluate()
   bool closed_ = false;
   std::atomic<size_t> evaluators_started_{0};
 };

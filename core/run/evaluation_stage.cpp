@@ -55,7 +55,8 @@ struct Stage {
 }  // namespace
 
 Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
-                                           const std::map<ProblemKey, ProblemSource>& problems, EvaluationSession& session) {
+                                           const std::map<ProblemKey, ProblemSource>& problems,
+                                           EvaluationSession& session) {
   auto todo = pending_samples(store, run, problems);
   if (!todo) return todo.error();
   host::Progress progress("evaluating", todo->size(), "samples");
@@ -86,15 +87,16 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
         const results::SampleRow& sample = *samples[index];
         const ProblemKey key{sample.level, sample.problem_id};
         if (!evaluation)
-          return stage.fail(make_error(fmt::format("problem {} sample {}: {}", problem_key_text(key), sample.sample_index,
-                                                   evaluation.error().message)));
+          return stage.fail(make_error(fmt::format("problem {} sample {}: {}", problem_key_text(key),
+                                                   sample.sample_index, evaluation.error().message)));
         // The problem's traits, in the run, the first time this run knows them.
         if (evaluation->problem_traits && stage.traits_noted.insert(key).second) {
           if (auto noted = store.set_problem_traits(run, key, evaluation->problem_traits->traits.dump()); !noted)
             return stage.fail(noted.error());
           if (!evaluation->problem_traits->traits.empty()) ++stage.summary.degenerate_problems;
         }
-        if (auto stored = stage.record(results::stored_evaluation(sample.id, *evaluation)); !stored) stage.fail(stored.error());
+        if (auto stored = stage.record(results::stored_evaluation(sample.id, *evaluation)); !stored)
+          stage.fail(stored.error());
       },
       [&] { return stage.stop || host::HostServices::cancel_requested(); });
   std::lock_guard guard(stage.lock);

@@ -31,6 +31,7 @@ struct EvaluationSummary {
 // is final, with the baselines, traits and bandwidths the run's store holds and gets. The first
 // error stops the rest; Ctrl-C ends the stage as interrupted.
 Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
-                                           const std::map<ProblemKey, ProblemSource>& problems, EvaluationSession& session);
+                                           const std::map<ProblemKey, ProblemSource>& problems,
+                                           EvaluationSession& session);
 
 }  // namespace dicebench::run

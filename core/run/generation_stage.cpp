@@ -19,7 +19,7 @@ GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, i
     if (host::HostServices::cancel_requested()) break;
     const size_t end = std::min(plan.requests.size(), start + plan.batch_size);
     const std::vector<host::GenerationRequest> batch(plan.requests.begin() + static_cast<std::ptrdiff_t>(start),
-                                               plan.requests.begin() + static_cast<std::ptrdiff_t>(end));
+                                                     plan.requests.begin() + static_cast<std::ptrdiff_t>(end));
     // Progress moves once per batch: a batch's samples arrive together when it ends, and counting
     // them one by one would make the first of them look like the rate (an ETA of hours).
     size_t stored_in_batch = 0;
@@ -56,7 +56,8 @@ GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, i
     if (!generated) failure = generated.error();
   }
   outcome.timing = progress.finish();
-  outcome.generation_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - generation_start).count();
+  outcome.generation_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - generation_start).count();
 
   // A model that stopped (its server stopped answering) leaves what it gave no result for to be
   // generated: the run is interrupted, to be resumed, as on Ctrl-C.

@@ -12,10 +12,10 @@
 namespace dicebench::run {
 
 struct ResumedRun {
-  host::Config config;          // the run's settings as it stored them
-  host::ResumeState state;      // what it stored already, and its model's settings
-  RunStatus status;    // its status before this resume
-  std::string config_json;      // runs.config as stored
+  host::Config config;      // the run's settings as it stored them
+  host::ResumeState state;  // what it stored already, and its model's settings
+  RunStatus status;         // its status before this resume
+  std::string config_json;  // runs.config as stored
 };
 
 // Reads run `run` back to continue it. A finished run is refused when there is nothing left to do:

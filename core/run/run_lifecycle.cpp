@@ -1,9 +1,9 @@
 // The run lifecycle: resume or plan, preflight, record, generate, evaluate, report.
 #include "core/run/run_lifecycle.hpp"
 
+#include "core/host/evaluation_settings.hpp"
 #include "core/host/log.hpp"
 #include "core/host/plugin_registry.hpp"
-#include "core/host/evaluation_settings.hpp"
 #include "core/host/run_plan.hpp"
 #include "core/host/setting_names.hpp"
 #include "core/run/evaluation_session.hpp"
@@ -42,9 +42,10 @@ Result<std::map<std::string, ChangedSetting>> resume_changes(const RunRequest& r
     const auto stored = resumed.config.get(key);
     if (stored && *stored == value) continue;
     if (key.rfind(model_section, 0) != 0 && key.rfind(suite_section, 0) != 0)
-      return make_error(fmt::format("--resume continues run {} with its own settings; {} cannot change (a resume may change "
-                                    "the model's and the suite's own settings, such as {}base_url)",
-                                    resumed.state.run, key, model_section));
+      return make_error(
+          fmt::format("--resume continues run {} with its own settings; {} cannot change (a resume may change "
+                      "the model's and the suite's own settings, such as {}base_url)",
+                      resumed.state.run, key, model_section));
     changed[key] = {stored, value};
   }
   return changed;
@@ -52,7 +53,8 @@ Result<std::map<std::string, ChangedSetting>> resume_changes(const RunRequest& r
 
 std::map<ProblemKey, ProblemSource> problem_sources(const host::RunPlan& plan) {
   std::map<ProblemKey, ProblemSource> sources;
-  for (const auto& problem : plan.problems) sources[problem.problem.key()] = {problem.problem.source, problem.problem.content_hash};
+  for (const auto& problem : plan.problems)
+    sources[problem.problem.key()] = {problem.problem.source, problem.problem.content_hash};
   return sources;
 }
 
@@ -77,8 +79,10 @@ Result<void> evaluate(host::RunPlan& plan, results::Store& store, EvaluationSess
   outcome.time = std::move(*time);
   if (end != StageEnd::completed) return {};
   auto report = results::compute_report(store, outcome.run);
-  if (report) outcome.report = std::move(*report);
-  else outcome.error = report.error().message;
+  if (report)
+    outcome.report = std::move(*report);
+  else
+    outcome.error = report.error().message;
   return {};
 }
 
@@ -86,8 +90,8 @@ Result<void> evaluate(host::RunPlan& plan, results::Store& store, EvaluationSess
 
 Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& events) {
   host::HostServices::install_signal_handlers();
-  const auto& registry = host::PluginRegistry::installed(request.plugin_dirs.empty() ? host::PluginRegistry::default_search_dirs()
-                                                                                    : request.plugin_dirs);
+  const auto& registry = host::PluginRegistry::installed(
+      request.plugin_dirs.empty() ? host::PluginRegistry::default_search_dirs() : request.plugin_dirs);
   // A setting no one reads is a typo: refused before anything is opened.
   DICEBENCH_TRY(host::check_setting_names(request.settings, registry));
   // The database first: a read-only, locked or newer database fails before any work.
@@ -104,7 +108,8 @@ Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& eve
   host::RunPlan& plan = **planned;
   // The model and the suite have read their settings: one in their sections they did not ask for is a typo.
   DICEBENCH_TRY(host::check_settings_asked(request.settings, plan.services->asked(),
-                                           {plan.model_plugin.info.name, plan.suite_plugin.info.name}, /*other_sections=*/true));
+                                           {plan.model_plugin.info.name, plan.suite_plugin.info.name},
+                                           /*other_sections=*/true));
   std::map<std::string, ChangedSetting> changed;
   if (resumed) {
     auto changes = resume_changes(request, *resumed, plan);
@@ -132,8 +137,9 @@ Result<RunOutcome> run_lifecycle(const RunRequest& request, const RunEvents& eve
   for (const auto& problem : plan.problems) outcome.samples += static_cast<size_t>(problem.samples);
   const size_t already_done = resumed ? resumed->state.done.size() : 0;
   host::log_info("{} {}: {} problems, {} samples to generate{}", resumed ? "resuming run" : "run",
-                 resumed ? std::to_string(*request.resume) : plan.model_spec + " on " + plan.suite_name, plan.problems.size(),
-                 plan.requests.size(), resumed ? fmt::format(" ({} already stored)", already_done) : "");
+                 resumed ? std::to_string(*request.resume) : plan.model_spec + " on " + plan.suite_name,
+                 plan.problems.size(), plan.requests.size(),
+                 resumed ? fmt::format(" ({} already stored)", already_done) : "");
 
   if (resumed) {
     outcome.run = *request.resume;

@@ -35,7 +35,8 @@ Result<void> record_resume(results::Store& store, int64_t run, const std::string
                            const std::map<std::string, ChangedSetting>& changed) {
   if (changed.empty()) return {};
   nlohmann::json config = nlohmann::json::parse(stored_config_json, nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object()) return make_error("run " + std::to_string(run) + ": its stored configuration is not a JSON object");
+  if (!config.is_object())
+    return make_error("run " + std::to_string(run) + ": its stored configuration is not a JSON object");
   nlohmann::json record = nlohmann::json::object();
   for (const auto& [key, change] : changed) {
     config["settings"][key] = change.to;
@@ -54,8 +55,8 @@ Result<void> record_resume(results::Store& store, int64_t run, const std::string
 Result<void> record_problems(const host::RunPlan& plan, results::Store& store, int64_t run) {
   std::vector<results::ProblemRow> rows;
   for (const auto& p : plan.problems)
-    rows.push_back({p.problem.id, p.problem.level, p.problem.name, p.problem.path, p.problem.content_hash, p.prompt_hash,
-                    std::nullopt});  // traits: the evaluation stage records them (set_problem_traits)
+    rows.push_back({p.problem.id, p.problem.level, p.problem.name, p.problem.path, p.problem.content_hash,
+                    p.prompt_hash, std::nullopt});  // traits: the evaluation stage records them (set_problem_traits)
   return store.add_problems(run, rows);
 }
 

@@ -5,9 +5,12 @@ namespace dicebench::run {
 
 RunStatus status_of(StageEnd end) {
   switch (end) {
-    case StageEnd::completed: return RunStatus::finished;
-    case StageEnd::interrupted: return RunStatus::interrupted;
-    case StageEnd::failed: return RunStatus::failed;
+    case StageEnd::completed:
+      return RunStatus::finished;
+    case StageEnd::interrupted:
+      return RunStatus::interrupted;
+    case StageEnd::failed:
+      return RunStatus::failed;
   }
   return RunStatus::failed;
 }

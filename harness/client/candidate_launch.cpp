@@ -4,8 +4,8 @@
 #include "harness/client/evaluation_parts.hpp"
 
 #include "core/base/sha256.hpp"
-#include "harness/client/compile_service.hpp"
 #include "core/spec/protocol.hpp"
+#include "harness/client/compile_service.hpp"
 
 #include <fmt/format.h>
 
@@ -32,8 +32,11 @@ void Evaluator::Candidate::charge_toolchain_timeout(CallResult& result) const {
 
 nlohmann::json Evaluator::Candidate::toolchain_use() const {
   if (!toolchain_builds) return nullptr;
-  return {{"builds", toolchain_builds}, {"cache_hits", toolchain_cache_hits}, {"failures", toolchain_failures},
-          {"queued_seconds", toolchain_queued_seconds}, {"build_seconds", toolchain_build_seconds}};
+  return {{"builds", toolchain_builds},
+          {"cache_hits", toolchain_cache_hits},
+          {"failures", toolchain_failures},
+          {"queued_seconds", toolchain_queued_seconds},
+          {"build_seconds", toolchain_build_seconds}};
 }
 
 std::unique_ptr<Evaluator::Candidate> Evaluator::spawn_candidate() {
@@ -51,15 +54,18 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::spawn_candidate() {
   // Every cache a candidate's tools write lives in its own job folder: torch's extension builds
   // (so two candidates' "fused_ops" never meet), Triton's, the CUDA driver's JIT cache.
   options.environment = worker_environment(settings_.device);
-  options.environment.insert(options.environment.end(),
-                             {{"TORCH_EXTENSIONS_DIR", job_dir + "/torch_extensions"}, {"TRITON_CACHE_DIR", job_dir + "/triton"},
-                              {"CUDA_CACHE_PATH", job_dir + "/nv_compute_cache"}, {"XDG_CACHE_HOME", job_dir + "/cache"}});
+  options.environment.insert(options.environment.end(), {{"TORCH_EXTENSIONS_DIR", job_dir + "/torch_extensions"},
+                                                         {"TRITON_CACHE_DIR", job_dir + "/triton"},
+                                                         {"CUDA_CACHE_PATH", job_dir + "/nv_compute_cache"},
+                                                         {"XDG_CACHE_HOME", job_dir + "/cache"}});
   // The sandbox hides the other jobs' folders (and the reference's logs) beside this one.
   if (settings_.sandbox.mode != "off")
     options.launcher = sandbox_command(settings_.sandbox, job_dir, {work_root_of(settings_.work_root)});
   auto worker = WorkerProcess::spawn(options);
-  if (!worker) c->start_error = worker.error().message;
-  else c->worker = std::move(*worker);
+  if (!worker)
+    c->start_error = worker.error().message;
+  else
+    c->worker = std::move(*worker);
   return c;
 }
 
@@ -72,35 +78,38 @@ WorkerRequestHandler Evaluator::compile_requests(Candidate& candidate, std::chro
   const CompileService service{settings_.compile_executable, settings_.fastpath_cache, settings_.sandbox};
   ToolchainBuilds* builds = toolchain_.get();
   const double limit_s = std::chrono::duration<double>(settings_.toolchain_timeout).count();
-  return [&candidate, service, builds, deadline, limit_s](const nlohmann::json& message) -> std::optional<WorkerAnswer> {
-    const std::string type = message.value("type", "");
-    const nlohmann::json request = message.value("request", nlohmann::json());
-    if (type == protocol::reply::kCandidateCompile)
-      return WorkerAnswer(
-          protocol::CompileResult{.job = message.value("job", ""), .outcome = compile_for_candidate(request, service, deadline)}
-              .to_json());
-    if (type != protocol::reply::kCandidateToolchain) return std::nullopt;
-    // What one candidate's builds may take together (their waits are not its compile time, so a
-    // candidate asking for build after build must meet a limit of their own).
-    ToolchainOutcome outcome;
-    if (candidate.toolchain_build_seconds >= limit_s || candidate.toolchain_requests >= kToolchainRequestsPerCandidate) {
-      outcome.kind = ToolchainOutcome::Kind::timed_out;
-      outcome.message = fmt::format("torch's toolchain: the candidate's builds ran past {:.0f} s or {} calls", limit_s,
-                                    kToolchainRequestsPerCandidate);
-    } else {
-      ++candidate.toolchain_requests;
-      candidate.toolchain_waiting = true;
-      outcome = builds->build(request, candidate.job);
-      candidate.toolchain_waiting = false;
-    }
-    candidate.note_toolchain(outcome);
-    if (outcome.kind == ToolchainOutcome::Kind::timed_out) {
-      candidate.toolchain_timeout = outcome.message;
-      candidate.worker->signal_kill();  // the candidate's call then ends, charged as a timeout
-    }
-    return WorkerAnswer(protocol::ToolchainResult{.job = message.value("job", ""), .outcome = outcome.answer()}.to_json(),
-                        /*time_counts=*/false);
-  };
+  return
+      [&candidate, service, builds, deadline, limit_s](const nlohmann::json& message) -> std::optional<WorkerAnswer> {
+        const std::string type = message.value("type", "");
+        const nlohmann::json request = message.value("request", nlohmann::json());
+        if (type == protocol::reply::kCandidateCompile)
+          return WorkerAnswer(protocol::CompileResult{.job = message.value("job", ""),
+                                                      .outcome = compile_for_candidate(request, service, deadline)}
+                                  .to_json());
+        if (type != protocol::reply::kCandidateToolchain) return std::nullopt;
+        // What one candidate's builds may take together (their waits are not its compile time, so a
+        // candidate asking for build after build must meet a limit of their own).
+        ToolchainOutcome outcome;
+        if (candidate.toolchain_build_seconds >= limit_s ||
+            candidate.toolchain_requests >= kToolchainRequestsPerCandidate) {
+          outcome.kind = ToolchainOutcome::Kind::timed_out;
+          outcome.message = fmt::format("torch's toolchain: the candidate's builds ran past {:.0f} s or {} calls",
+                                        limit_s, kToolchainRequestsPerCandidate);
+        } else {
+          ++candidate.toolchain_requests;
+          candidate.toolchain_waiting = true;
+          outcome = builds->build(request, candidate.job);
+          candidate.toolchain_waiting = false;
+        }
+        candidate.note_toolchain(outcome);
+        if (outcome.kind == ToolchainOutcome::Kind::timed_out) {
+          candidate.toolchain_timeout = outcome.message;
+          candidate.worker->signal_kill();  // the candidate's call then ends, charged as a timeout
+        }
+        return WorkerAnswer(
+            protocol::ToolchainResult{.job = message.value("job", ""), .outcome = outcome.answer()}.to_json(),
+            /*time_counts=*/false);
+      };
 }
 
 std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candidate_source, bool fastpath) {
@@ -128,21 +137,22 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candi
   const auto deadline = c->started + settings_.compile_timeout;
   // The loader sends the load too: a worker reads it once torch is imported, and a candidate larger
   // than the pipe holds would keep the launching thread (the device's) waiting until then.
-  candidate->loader = std::thread([this, candidate, deadline, load = std::move(load), requests = compile_requests(*c, deadline)] {
-    CallResult loaded;
-    if (!candidate->worker->send(load)) {
-      loaded.failure = CallFailure::crashed;
-      loaded.message = "the candidate worker ended before it read its request";
-    } else {
-      // The compile time limit counts from the load; a build with torch's toolchain has its own.
-      loaded = candidate->worker->receive(std::max(remaining(deadline), std::chrono::milliseconds(1)), requests);
-      candidate->charge_toolchain_timeout(loaded);
-    }
-    candidate->loaded = std::move(loaded);
-    candidate->load_done = true;
-    std::lock_guard guard(ready_mutex_);
-    ready_signal_.notify_all();
-  });
+  candidate->loader =
+      std::thread([this, candidate, deadline, load = std::move(load), requests = compile_requests(*c, deadline)] {
+        CallResult loaded;
+        if (!candidate->worker->send(load)) {
+          loaded.failure = CallFailure::crashed;
+          loaded.message = "the candidate worker ended before it read its request";
+        } else {
+          // The compile time limit counts from the load; a build with torch's toolchain has its own.
+          loaded = candidate->worker->receive(std::max(remaining(deadline), std::chrono::milliseconds(1)), requests);
+          candidate->charge_toolchain_timeout(loaded);
+        }
+        candidate->loaded = std::move(loaded);
+        candidate->load_done = true;
+        std::lock_guard guard(ready_mutex_);
+        ready_signal_.notify_all();
+      });
   return c;
 }
 

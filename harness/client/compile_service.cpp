@@ -3,10 +3,10 @@
 
 #include "harness/client/frame_io.hpp"
 
-#include <boost/process.hpp>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
+#include <boost/process.hpp>
 
 #include <filesystem>
 
@@ -47,9 +47,17 @@ struct ErrorLog {
 }  // namespace
 
 nlohmann::json declined_compile(const std::string& reason) {
-  return {{"ok", false}, {"reason", reason}, {"key", ""}, {"entry_dir", ""}, {"cache_hit", false},
-          {"kernels", nlohmann::json::array()}, {"functions", nlohmann::json::array()}, {"seconds", 0.0},
-          {"split_seconds", 0.0}, {"nvrtc_seconds", 0.0}, {"gxx_seconds", 0.0}};
+  return {{"ok", false},
+          {"reason", reason},
+          {"key", ""},
+          {"entry_dir", ""},
+          {"cache_hit", false},
+          {"kernels", nlohmann::json::array()},
+          {"functions", nlohmann::json::array()},
+          {"seconds", 0.0},
+          {"split_seconds", 0.0},
+          {"nvrtc_seconds", 0.0},
+          {"gxx_seconds", 0.0}};
 }
 
 nlohmann::json compile_for_candidate(const nlohmann::json& request, const CompileService& service,
@@ -68,18 +76,20 @@ nlohmann::json compile_for_candidate(const nlohmann::json& request, const Compil
   bp::group group;
   std::error_code ec;
   const ErrorLog errors;
-  bp::child child(program, bp::args(command), bp::std_in < to_compiler, bp::std_out > from_compiler,
+  bp::child child(program, bp::args(command), bp::std_in<to_compiler, bp::std_out> from_compiler,
                   bp::std_err > (errors.path.empty() ? std::string("/dev/null") : errors.path), group, ec);
   if (ec) return declined(fmt::format("cannot start the compile step {}: {}", program, ec.message()));
   to_compiler.assign_source(-1);
   from_compiler.assign_sink(-1);
   std::string payload;
-  const bool sent = write_frame(to_compiler.native_sink(), request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const bool sent =
+      write_frame(to_compiler.native_sink(), request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   to_compiler.close();
   const FrameStatus status = sent ? read_frame(from_compiler.native_source(), &payload, deadline) : FrameStatus::closed;
   group.terminate(ec);  // it has answered, or it is killed here
   child.wait(ec);
-  if (status == FrameStatus::timeout) return declined("the compile step ran past the candidate's compile time limit and was killed");
+  if (status == FrameStatus::timeout)
+    return declined("the compile step ran past the candidate's compile time limit and was killed");
   if (status != FrameStatus::ok) {
     const std::string why = errors.last_line();
     return declined("the compile step ended without an answer" + (why.empty() ? std::string() : ": " + why));

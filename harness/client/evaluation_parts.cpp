@@ -17,7 +17,6 @@
 
 namespace dicebench::harness::parts {
 
-
 uint64_t mix(uint64_t secret, const std::string& problem_hash, uint64_t index) {
   const std::string digest = sha256_hex(fmt::format("{}:{}:{}", secret, problem_hash, index));
   return std::strtoull(digest.substr(0, 15).c_str(), nullptr, 16);
@@ -77,7 +76,8 @@ std::string work_root_of(const std::string& root) { return root.empty() ? fs::te
 std::vector<std::pair<std::string, std::string>> worker_environment(const std::string& device) {
   std::vector<std::pair<std::string, std::string>> environment;
   if (device != "cpu") return environment;
-  for (const auto& [name, value] : {std::pair<const char*, const char*>{"OMP_WAIT_POLICY", "PASSIVE"}, {"TRITON_INTERPRET", "1"}})
+  for (const auto& [name, value] :
+       {std::pair<const char*, const char*>{"OMP_WAIT_POLICY", "PASSIVE"}, {"TRITON_INTERPRET", "1"}})
     if (!std::getenv(name)) environment.emplace_back(name, value);
   return environment;
 }
@@ -100,7 +100,8 @@ Result<Verdict> candidate_failure_verdict(const nlohmann::json& reply) {
   if (name.empty()) return Verdict::runtime_error;
   const auto verdict = parse_verdict(name);
   if (!verdict || !in_group(*verdict, kCandidateFailureVerdicts))
-    return make_error(ErrorKind::protocol_breach, fmt::format("error_class '{}' names no failure of a candidate", name));
+    return make_error(ErrorKind::protocol_breach,
+                      fmt::format("error_class '{}' names no failure of a candidate", name));
   return *verdict;
 }
 
@@ -120,7 +121,8 @@ Result<void> charge_failure(Evaluation& e, const CallResult& result, const std::
   if (result.failure != CallFailure::none) {
     e.verdict = result.failure == CallFailure::timeout ? Verdict::timeout : Verdict::crashed;
     e.error_class = verdict_name(e.verdict);
-    e.error_message = fmt::format("{} during {}{}{}", result.message, stage, note, log.empty() ? "" : sandbox_notes(log));
+    e.error_message =
+        fmt::format("{} during {}{}{}", result.message, stage, note, log.empty() ? "" : sandbox_notes(log));
     return {};
   }
   const nlohmann::json& reply = *result.reply;
@@ -134,7 +136,9 @@ Result<void> charge_failure(Evaluation& e, const CallResult& result, const std::
   return {};
 }
 
-bool failed(const CallResult& result) { return result.failure != CallFailure::none || !result.reply->value("ok", false); }
+bool failed(const CallResult& result) {
+  return result.failure != CallFailure::none || !result.reply->value("ok", false);
+}
 
 // The JIT compiles a candidate's reply reports so far (candidate.outputs and candidate.timed carry
 // them, failed or not), kept beside the load-time compile.

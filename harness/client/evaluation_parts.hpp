@@ -29,10 +29,10 @@ uint64_t mix(uint64_t secret, const std::string& problem_hash, uint64_t index);
 
 // Seed indexes of the secret draws besides the correctness trials (mix() keys them apart).
 inline constexpr uint64_t kInitSeedIndex = 1'000'003;
-inline constexpr uint64_t kTimedCallSeeds = 2'000'000;   // + call: the inputs of timed call `call`
-inline constexpr uint64_t kCheckDraws = 3'000'000;       // + call: whether timed call `call` is checked
-inline constexpr uint64_t kTraitSeeds = 4'000'000;       // + draw: the inputs the traits are judged on
-inline constexpr uint64_t kBaselineSeed = 5'000'000;     // the reference's timing loop
+inline constexpr uint64_t kTimedCallSeeds = 2'000'000;  // + call: the inputs of timed call `call`
+inline constexpr uint64_t kCheckDraws = 3'000'000;      // + call: whether timed call `call` is checked
+inline constexpr uint64_t kTraitSeeds = 4'000'000;      // + draw: the inputs the traits are judged on
+inline constexpr uint64_t kBaselineSeed = 5'000'000;    // the reference's timing loop
 inline constexpr int kTraitDraws = 3;
 // The most load_inline calls one candidate may have built with torch's toolchain (2.4% of real
 // candidates call load_inline more than once; none was seen calling it more than a few times).
@@ -117,16 +117,16 @@ struct PhaseClock {
 struct Evaluator::Candidate {
   std::string source_hash;
   std::string job;
-  bool fastpath = false;                // its load_inline calls take the fast path first
+  bool fastpath = false;  // its load_inline calls take the fast path first
   std::unique_ptr<parts::JobFolder> folder;
   std::unique_ptr<WorkerProcess> worker;
-  std::string start_error;              // the worker could not be started
-  std::optional<CallResult> loaded;     // candidate.load's outcome, once received
-  std::thread loader;                   // sends the load, receives its reply into `loaded`
+  std::string start_error;           // the worker could not be started
+  std::optional<CallResult> loaded;  // candidate.load's outcome, once received
+  std::thread loader;                // sends the load, receives its reply into `loaded`
   std::atomic<bool> load_done{false};
   std::atomic<bool> toolchain_waiting{false};  // a build of torch's toolchain is asked for, not answered
-  std::string toolchain_timeout;        // why the candidate was ended: a build ran past its limit
-  ToolchainBuilds* builds = nullptr;    // the pool its builds go to
+  std::string toolchain_timeout;               // why the candidate was ended: a build ran past its limit
+  ToolchainBuilds* builds = nullptr;           // the pool its builds go to
   std::chrono::steady_clock::time_point started;
   // Its builds with torch's toolchain (toolchain.result outcomes it was sent).
   int toolchain_requests = 0, toolchain_builds = 0, toolchain_cache_hits = 0, toolchain_failures = 0;
@@ -138,7 +138,9 @@ struct Evaluator::Candidate {
     if (worker) worker->signal_kill();  // ends the loader's wait at once
     loader.join();
   }
-  std::filesystem::path log() const { return folder && !folder->path.empty() ? folder->path / "candidate.log" : std::filesystem::path(); }
+  std::filesystem::path log() const {
+    return folder && !folder->path.empty() ? folder->path / "candidate.log" : std::filesystem::path();
+  }
   void note_toolchain(const ToolchainOutcome& outcome);
   // A call that ended because a build ran past its limit is the candidate's timeout, not a crash.
   void charge_toolchain_timeout(CallResult& result) const;
@@ -156,8 +158,8 @@ struct Evaluator::Job {
   std::string note;                                // appended to a failing verdict's message
   double max_abs = 0, mean_abs_sum = 0;
   int compared_count = 0;
-  std::optional<double> margin;                    // the worst margin of the passed comparisons
-  std::optional<int> aliased_trial;                // a trial whose outputs shared storage with its inputs
+  std::optional<double> margin;                        // the worst margin of the passed comparisons
+  std::optional<int> aliased_trial;                    // a trial whose outputs shared storage with its inputs
   void note_compared(const nlohmann::json& compared);  // a passed comparison's figures
 };
 

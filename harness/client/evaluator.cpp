@@ -4,8 +4,8 @@
 #include "harness/client/evaluator.hpp"
 
 #include "core/base/sha256.hpp"
-#include "harness/client/evaluation_parts.hpp"
 #include "core/spec/protocol.hpp"
+#include "harness/client/evaluation_parts.hpp"
 
 #include <fmt/format.h>
 
@@ -23,9 +23,9 @@ struct Evaluator::Entry {
   std::unique_ptr<Candidate> candidate;  // launched once there is room (or at once for a re-judge)
   std::optional<Evaluation> fastpath;    // the fast path's evaluation, while torch's toolchain re-judges
   std::chrono::steady_clock::time_point submitted;
-  bool on_device = false;                // being judged (evaluate_with)
-  double slot_seconds = 0;               // the GPU's time on it so far
-  double waited_seconds = 0;             // the GPU's time waiting for it, nothing else being ready
+  bool on_device = false;     // being judged (evaluate_with)
+  double slot_seconds = 0;    // the GPU's time on it so far
+  double waited_seconds = 0;  // the GPU's time waiting for it, nothing else being ready
 };
 
 Evaluator::Evaluator(EvaluationSettings settings) : settings_(std::move(settings)) {
@@ -41,13 +41,15 @@ Evaluator::Evaluator(EvaluationSettings settings) : settings_(std::move(settings
   // The worker's own files stay visible where the sandbox's private /tmp would hide them (a
   // checkout under /tmp); so do dicebench-compile's, which live beside it.
   if (settings_.sandbox.mode != "off")
-    for (const auto& path : worker_runtime_paths(settings_.worker_executable)) settings_.sandbox.read_only.push_back(path);
+    for (const auto& path : worker_runtime_paths(settings_.worker_executable))
+      settings_.sandbox.read_only.push_back(path);
 }
 
 Evaluator::~Evaluator() {
   entries_.clear();  // their candidates' loaders end before what they signal goes
   spares_.clear();
-  if (reference_ && reference_->alive()) (void)reference_->call(protocol::Shutdown{}.to_json(), std::chrono::seconds(5));
+  if (reference_ && reference_->alive())
+    (void)reference_->call(protocol::Shutdown{}.to_json(), std::chrono::seconds(5));
 }
 
 ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settings) {
@@ -120,7 +122,8 @@ namespace {
 bool fastpath_could_cause(const Evaluation& e) {
   if (!e.compile || (e.compile->path != "nvrtc" && e.compile->path != "mixed")) return false;
   if (e.verdict == Verdict::crashed) return true;
-  const bool failed = e.verdict == Verdict::runtime_error || e.verdict == Verdict::shape_mismatch || e.verdict == Verdict::dtype_mismatch;
+  const bool failed = e.verdict == Verdict::runtime_error || e.verdict == Verdict::shape_mismatch ||
+                      e.verdict == Verdict::dtype_mismatch;
   return failed && (!e.fastpath_calls || *e.fastpath_calls > 0);
 }
 
@@ -134,7 +137,8 @@ Evaluation merge_rejudge(Evaluation fast, Evaluation toolchain) {
     toolchain.flags.emplace_back(EvaluationFlag::fastpath_disagreement,
                                  fmt::format("fast path: {}; torch's toolchain: {}", verdict_name(fast.verdict),
                                              verdict_name(toolchain.verdict)));
-  for (const auto& [phase, seconds] : fast.phases) toolchain.phases[std::string(kPhaseRejudgedPrefix) + phase] = seconds;
+  for (const auto& [phase, seconds] : fast.phases)
+    toolchain.phases[std::string(kPhaseRejudgedPrefix) + phase] = seconds;
   if (!toolchain.traits_measured) toolchain.traits_measured = std::move(fast.traits_measured);
   if (!toolchain.bandwidth_measured) toolchain.bandwidth_measured = std::move(fast.bandwidth_measured);
   if (!toolchain.baseline_measured && fast.baseline_measured) {
@@ -173,10 +177,14 @@ Evaluator::Held Evaluator::held() const {
   for (const auto& entry : entries_) {
     const Candidate* c = entry->candidate.get();
     if (entry->on_device) continue;
-    if (!c) ++held.queued;
-    else if (c->load_done || !c->worker) ++held.loaded;
-    else if (c->toolchain_waiting) ++held.toolchain_waiting;
-    else ++held.loading;
+    if (!c)
+      ++held.queued;
+    else if (c->load_done || !c->worker)
+      ++held.loaded;
+    else if (c->toolchain_waiting)
+      ++held.toolchain_waiting;
+    else
+      ++held.loading;
   }
   return held;
 }
@@ -191,7 +199,8 @@ bool Evaluator::wants_more() const {
 }
 
 size_t Evaluator::pending() const {
-  return static_cast<size_t>(std::count_if(entries_.begin(), entries_.end(), [](const auto& e) { return e->has_problem; }));
+  return static_cast<size_t>(
+      std::count_if(entries_.begin(), entries_.end(), [](const auto& e) { return e->has_problem; }));
 }
 
 void Evaluator::launch_ahead() {
@@ -212,7 +221,8 @@ void Evaluator::rejudge_failed_loads() {
   if (!settings_.confirm_fastpath_failures) return;
   for (auto& entry : entries_) {
     Candidate* c = entry->candidate.get();
-    if (entry->on_device || entry->fastpath || !c || !c->fastpath || !c->load_done || load_succeeded(*c->loaded)) continue;
+    if (entry->on_device || entry->fastpath || !c || !c->fastpath || !c->load_done || load_succeeded(*c->loaded))
+      continue;
     await_load(*c);
     Evaluation e;
     try {
@@ -227,7 +237,8 @@ void Evaluator::rejudge_failed_loads() {
   }
 }
 
-Evaluator::Entry* Evaluator::ready_entry(const std::function<bool()>& stopping, const std::function<bool(const Entry&)>& wanted) {
+Evaluator::Entry* Evaluator::ready_entry(const std::function<bool()>& stopping,
+                                         const std::function<bool(const Entry&)>& wanted) {
   while (!stopping()) {
     launch_ahead();
     Entry* first_ready = nullptr;
@@ -311,7 +322,8 @@ Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const 
   // A prefetched candidate's worker may have started already: it becomes this submission.
   const std::string hash = sha256_hex(candidate_source);
   const int64_t tag = next_private_tag_--;
-  auto found = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return !e->has_problem && e->source_hash == hash; });
+  auto found = std::find_if(entries_.begin(), entries_.end(),
+                            [&](const auto& e) { return !e->has_problem && e->source_hash == hash; });
   if (found == entries_.end()) {
     submit({tag, problem_source, problem_hash, candidate_source});
   } else {

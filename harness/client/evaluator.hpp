@@ -16,11 +16,11 @@
 #pragma once
 
 #include "core/base/result.hpp"
+#include "core/spec/evaluation.hpp"
 #include "harness/client/once_per_key.hpp"
 #include "harness/client/sandbox_launch.hpp"
 #include "harness/client/toolchain_builds.hpp"
 #include "harness/client/worker_process.hpp"
-#include "core/spec/evaluation.hpp"
 
 #include <array>
 #include <condition_variable>
@@ -40,15 +40,16 @@ namespace dicebench::harness {
 
 struct EvaluationSettings {
   std::string worker_executable;
-  std::string device = "cpu";                  // "cpu" or "cuda"
-  std::optional<std::string> visible_devices;  // the GPU this evaluator's workers use
-  int trials = 5;                              // correctness trials, fresh inputs each
+  std::string device = "cpu";                       // "cpu" or "cuda"
+  std::optional<std::string> visible_devices;       // the GPU this evaluator's workers use
+  int trials = 5;                                   // correctness trials, fresh inputs each
   ToleranceMode tolerance = kAllToleranceModes[0];  // how close outputs must be (core/spec/vocabulary.toml)
-  ModelMode model_mode = kAllModelModes[0];           // the mode reference and candidate run in
-  uint64_t secret = 0;                         // per-run secret the input seeds derive from
-  std::chrono::milliseconds compile_timeout{std::chrono::minutes(10)};  // start + load (compile)
+  ModelMode model_mode = kAllModelModes[0];         // the mode reference and candidate run in
+  uint64_t secret = 0;                              // per-run secret the input seeds derive from
+  std::chrono::milliseconds compile_timeout{std::chrono::minutes(10)};   // start + load (compile)
   std::chrono::milliseconds candidate_timeout{std::chrono::minutes(5)};  // init + trials + timing
-  std::chrono::milliseconds reference_timeout{std::chrono::minutes(10)};  // each reference request (settings: the longer of the two above)
+  std::chrono::milliseconds reference_timeout{
+      std::chrono::minutes(10)};  // each reference request (settings: the longer of the two above)
   int warmup = 3, min_trials = 10, max_trials = 100;
   // target_rel_ci: timing stops once the median's 95% interval lies within this fraction of it
   // (eval.timing_spread; dicebench_timing.py argues the default).
@@ -58,16 +59,16 @@ struct EvaluationSettings {
   // Inputs (and kept outputs of checked calls) the reference makes ahead for a batch of timed calls
   // (eval.timing_batch); it also takes at most a quarter of the free memory, and never fewer than one call.
   int64_t batch_bytes = int64_t{4} << 30;
-  std::string work_root;                       // job folders go here (default: $TMPDIR)
-  bool fastpath = true;                        // compile load_inline calls with NVRTC (CUDA only)
+  std::string work_root;                                    // job folders go here (default: $TMPDIR)
+  bool fastpath = true;                                     // compile load_inline calls with NVRTC (CUDA only)
   BaselineMethod baseline_method = kAllBaselineMethods[0];  // eager, or compile: the reference under torch.compile
-  int prefetch = 4;                            // candidate workers started ahead of the current one
-  int warm_spares = 0;                         // candidate workers kept started for the next calls
-  std::string fastpath_cache;                  // compile cache folder (default: $XDG_CACHE_HOME/dicebench/fastpath)
-  SandboxSettings sandbox;                     // around every candidate worker (sandbox_launch.hpp)
-  std::string compile_executable;              // dicebench-compile, the fast path's trusted compile step
-  bool keep_jobs = false;                      // keep job folders (logs, inputs) after each evaluation
-  double speedup_bound = 10.0;                 // a larger speedup is flagged excessive_speedup (informative)
+  int prefetch = 4;                                         // candidate workers started ahead of the current one
+  int warm_spares = 0;                                      // candidate workers kept started for the next calls
+  std::string fastpath_cache;      // compile cache folder (default: $XDG_CACHE_HOME/dicebench/fastpath)
+  SandboxSettings sandbox;         // around every candidate worker (sandbox_launch.hpp)
+  std::string compile_executable;  // dicebench-compile, the fast path's trusted compile step
+  bool keep_jobs = false;          // keep job folders (logs, inputs) after each evaluation
+  double speedup_bound = 10.0;     // a larger speedup is flagged excessive_speedup (informative)
   // Bytes per second for the memory floor; 0: measured on the GPU by the reference worker (and none
   // on the CPU, where no floor applies unless this is set).
   double bandwidth = 0;
@@ -164,11 +165,11 @@ class Evaluator {
   int ahead_limit() const;
 
  private:
-  struct Candidate;  // a candidate worker with its job folder and load request (evaluation_parts.hpp)
-  struct Job;        // one candidate's evaluation on the GPU (evaluation_parts.hpp)
-  struct Entry;      // a submission (or prefetched candidate) until its verdict is final (evaluator.cpp)
-  Result<void> spawn_reference();       // unless it runs already
-  Result<WorkerProcess*> reference();   // started, its hello received
+  struct Candidate;                // a candidate worker with its job folder and load request (evaluation_parts.hpp)
+  struct Job;                      // one candidate's evaluation on the GPU (evaluation_parts.hpp)
+  struct Entry;                    // a submission (or prefetched candidate) until its verdict is final (evaluator.cpp)
+  Result<void> spawn_reference();  // unless it runs already
+  Result<WorkerProcess*> reference();  // started, its hello received
   // The problem's baseline: known, shared (settings().shared_baselines), or timed here (*measured).
   Result<Timing> baseline(const std::string& job, const std::string& problem_hash, bool* measured);
   Result<Timing> time_baseline(const std::string& job, const std::string& problem_hash);  // the reference timed
@@ -177,7 +178,8 @@ class Evaluator {
   void await_load(Candidate& candidate);
   Result<bool> check_trial(Job& job, int trial, uint64_t seed, bool fresh_placement);
   Result<void> run_candidate(Job& job);
-  Result<Evaluation> evaluate_with(const std::string& problem_source, const std::string& problem_hash, Candidate& candidate);
+  Result<Evaluation> evaluate_with(const std::string& problem_source, const std::string& problem_hash,
+                                   Candidate& candidate);
   Result<bool> judge_load(Evaluation& e, Candidate& candidate);  // true when it loaded
   Result<bool> read_load(Evaluation& e, Candidate& candidate);   // judge_load once the load has ended
   CallResult call_candidate(Job& job, const nlohmann::json& request);
@@ -201,13 +203,13 @@ class Evaluator {
 
   EvaluationSettings settings_;
   std::shared_ptr<ToolchainBuilds> toolchain_;
-  std::mutex ready_mutex_;                 // candidates' loaders signal the end of a load
+  std::mutex ready_mutex_;  // candidates' loaders signal the end of a load
   std::condition_variable ready_signal_;
   std::unique_ptr<WorkerProcess> reference_;
-  std::map<std::string, Timing> baselines_;  // by problem hash
+  std::map<std::string, Timing> baselines_;      // by problem hash
   std::map<std::string, ProblemTraits> traits_;  // by problem hash
   std::optional<Bandwidth> bandwidth_;
-  std::list<std::unique_ptr<Entry>> entries_;  // in submission order
+  std::list<std::unique_ptr<Entry>> entries_;      // in submission order
   std::deque<std::unique_ptr<Candidate>> spares_;  // started, waiting for candidates (warm_spares)
   void top_up_spares();
   std::string last_problem_;  // the problem the reference served last

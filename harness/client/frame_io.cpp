@@ -13,7 +13,8 @@ FrameStatus read_exactly(int fd, char* out, size_t size, std::chrono::steady_clo
                          const std::function<void()>& idle) {
   size_t done = 0;
   while (done < size) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return FrameStatus::timeout;
     pollfd p{fd, POLLIN, 0};
     long long wait = std::min<long long>(left.count(), 1'000'000);

@@ -18,7 +18,8 @@ Result<Timing> Evaluator::baseline(const std::string& job, const std::string& pr
   *measured = false;
   if (auto it = baselines_.find(problem_hash); it != baselines_.end()) return it->second;
   if (settings_.shared_baselines) {
-    auto shared = settings_.shared_baselines->get(problem_hash, [&] { return time_baseline(job, problem_hash); }, measured);
+    auto shared = settings_.shared_baselines->get(
+        problem_hash, [&] { return time_baseline(job, problem_hash); }, measured);
     if (shared) baselines_[problem_hash] = *shared;
     return shared;
   }
@@ -43,7 +44,8 @@ Result<Timing> Evaluator::time_baseline(const std::string& job, const std::strin
                                         .seed = mix(settings_.secret, problem_hash, kBaselineSeed),
                                         .method = settings_.baseline_method};
   auto timed = (*ref)->call(request.to_json(), settings_.reference_timeout);
-  if (timed.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "timing the reference failed: " + timed.message);
+  if (timed.failure != CallFailure::none)
+    return make_error(ErrorKind::harness_failure, "timing the reference failed: " + timed.message);
   return timing_from_worker(timed.reply->at("timing"));
 }
 
@@ -104,11 +106,11 @@ Result<void> Evaluator::run_candidate(Job& job) {
 
   e.failed_stage = "init";
   job.deadline = std::chrono::steady_clock::now() + settings_.candidate_timeout;
-  auto init = call_candidate(job, protocol::CandidateInit{.job = job.id,
-                                                          .init_seed = job.init_seed,
-                                                          .init_inputs = job.init_inputs,
-                                                          .model_mode = settings_.model_mode}
-                                      .to_json());
+  auto init = call_candidate(
+      job,
+      protocol::CandidateInit{
+          .job = job.id, .init_seed = job.init_seed, .init_inputs = job.init_inputs, .model_mode = settings_.model_mode}
+          .to_json());
   clock.lap(Phase::init);
   if (failed(init)) {
     DICEBENCH_TRY(charge_failure(e, init, "init", "", c.log()));
@@ -118,10 +120,12 @@ Result<void> Evaluator::run_candidate(Job& job) {
   // One secret trial after the first (the first is where a replay would have captured) gets its
   // inputs where no input of the job has been; any trial may, besides (kFreshOneIn).
   const auto fresh_trial = [&](int t) {
-    const bool designated = settings_.trials > 1 &&
-                            t == 1 + static_cast<int>(mix(settings_.secret, job.problem_hash, kTrialPlacementDraws - 1) %
-                                                      static_cast<uint64_t>(settings_.trials - 1));
-    return designated || mix(settings_.secret, job.problem_hash, kTrialPlacementDraws + static_cast<uint64_t>(t)) % kFreshOneIn == 0;
+    const bool designated =
+        settings_.trials > 1 &&
+        t == 1 + static_cast<int>(mix(settings_.secret, job.problem_hash, kTrialPlacementDraws - 1) %
+                                  static_cast<uint64_t>(settings_.trials - 1));
+    return designated ||
+           mix(settings_.secret, job.problem_hash, kTrialPlacementDraws + static_cast<uint64_t>(t)) % kFreshOneIn == 0;
   };
   for (int t = 0; t < settings_.trials; ++t) {
     auto ok = check_trial(job, t, mix(settings_.secret, job.problem_hash, static_cast<uint64_t>(t)), fresh_trial(t));
@@ -169,9 +173,11 @@ Result<void> Evaluator::judge_traits(Job& job) {
   for (int draw = 0; draw < kTraitDraws; ++draw)
     request.seeds.push_back(mix(settings_.secret, job.problem_hash, kTraitSeeds + static_cast<uint64_t>(draw)));
   auto judged = job.reference->call(request.to_json(), settings_.reference_timeout);
-  if (judged.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "the reference worker failed: " + judged.message);
+  if (judged.failure != CallFailure::none)
+    return make_error(ErrorKind::harness_failure, "the reference worker failed: " + judged.message);
   if (!judged.reply->value("ok", false))
-    return make_error(ErrorKind::harness_failure, "the reference program failed while its traits were judged: " + judged.reply->value("message", ""));
+    return make_error(ErrorKind::harness_failure, "the reference program failed while its traits were judged: " +
+                                                      judged.reply->value("message", ""));
   ProblemTraits traits = problem_traits_from_worker(*judged.reply);
   traits_[job.problem_hash] = traits;
   job.evaluation.traits_measured = std::move(traits);
@@ -186,10 +192,13 @@ Result<void> Evaluator::measure_bandwidth(Job& job) {
     return {};
   }
   if (settings_.device != "cuda") return {};
-  auto measured = job.reference->call(protocol::ReferenceBandwidth{.job = job.id}.to_json(), settings_.reference_timeout);
-  if (measured.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "the reference worker failed: " + measured.message);
+  auto measured =
+      job.reference->call(protocol::ReferenceBandwidth{.job = job.id}.to_json(), settings_.reference_timeout);
+  if (measured.failure != CallFailure::none)
+    return make_error(ErrorKind::harness_failure, "the reference worker failed: " + measured.message);
   bandwidth_ = bandwidth_from_worker(*measured.reply);
-  if (bandwidth_->bytes_per_second <= 0) return make_error(ErrorKind::harness_failure, "the reference worker measured no memory bandwidth");
+  if (bandwidth_->bytes_per_second <= 0)
+    return make_error(ErrorKind::harness_failure, "the reference worker measured no memory bandwidth");
   job.evaluation.bandwidth_measured = bandwidth_;
   return {};
 }
@@ -202,7 +211,8 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
   if (!ran) return ran.error();
   Evaluation& e = job.evaluation;
   if (job.aliased_trial)
-    e.flags.emplace_back(EvaluationFlag::output_aliases_input, fmt::format("an output shares storage with an input (trial {})", *job.aliased_trial));
+    e.flags.emplace_back(EvaluationFlag::output_aliases_input,
+                         fmt::format("an output shares storage with an input (trial {})", *job.aliased_trial));
   if (e.margin && (e.correct || e.verdict == Verdict::output_mismatch) && is_borderline_margin(*e.margin))
     e.flags.emplace_back(EvaluationFlag::borderline, fmt::format("margin {:.3g}", *e.margin));
   if (!e.correct) return {};
@@ -214,13 +224,16 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
   if (e.runtime->median_ms > 0) e.speedup = base->median_ms / e.runtime->median_ms;
   if (e.runtime->mean_ms > 0) e.speedup_mean = base->mean_ms / e.runtime->mean_ms;
   if (e.speedup && *e.speedup > settings_.speedup_bound)
-    e.flags.emplace_back(EvaluationFlag::excessive_speedup, fmt::format("{:.2f}x, above {:g}x", *e.speedup, settings_.speedup_bound));
+    e.flags.emplace_back(EvaluationFlag::excessive_speedup,
+                         fmt::format("{:.2f}x, above {:g}x", *e.speedup, settings_.speedup_bound));
   if (bandwidth_) {
-    e.memory_floor_ms = static_cast<double>(e.io_bytes.inputs + e.io_bytes.outputs) / bandwidth_->bytes_per_second * 1e3;
+    e.memory_floor_ms =
+        static_cast<double>(e.io_bytes.inputs + e.io_bytes.outputs) / bandwidth_->bytes_per_second * 1e3;
     if (e.runtime->median_ms < *e.memory_floor_ms)
-      e.flags.emplace_back(EvaluationFlag::below_memory_floor,
-                           fmt::format("{:.4g} ms for {} bytes in and {} out; {:.4g} ms at {:.0f} GB/s", e.runtime->median_ms,
-                                       e.io_bytes.inputs, e.io_bytes.outputs, *e.memory_floor_ms, bandwidth_->bytes_per_second / 1e9));
+      e.flags.emplace_back(
+          EvaluationFlag::below_memory_floor,
+          fmt::format("{:.4g} ms for {} bytes in and {} out; {:.4g} ms at {:.0f} GB/s", e.runtime->median_ms,
+                      e.io_bytes.inputs, e.io_bytes.outputs, *e.memory_floor_ms, bandwidth_->bytes_per_second / 1e9));
   }
   return {};
 }
@@ -244,7 +257,8 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
     job.evaluation.verdict = Verdict::crashed;
     job.evaluation.error_class = verdict_name(Verdict::crashed);
     job.evaluation.correct = false;
-    job.evaluation.error_message = fmt::format("the candidate's worker broke the protocol (a malformed reply: {})", what);
+    job.evaluation.error_message =
+        fmt::format("the candidate's worker broke the protocol (a malformed reply: {})", what);
   };
   const auto finish = [&] {
     job.evaluation.problem_traits = traits(problem_hash);
@@ -281,16 +295,18 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   PhaseClock clock{&job.evaluation.phases};
   auto prepared = (*ref)->call(prepare.to_json(), settings_.reference_timeout);
   clock.lap(Phase::prepare);
-  if (prepared.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "the reference worker failed: " + prepared.message);
+  if (prepared.failure != CallFailure::none)
+    return make_error(ErrorKind::harness_failure, "the reference worker failed: " + prepared.message);
   if (!prepared.reply->value("ok", false))
-    return make_error(ErrorKind::harness_failure,
-                      "the reference program failed: " + prepared.reply->value("message", std::string("no reason given")));
+    return make_error(ErrorKind::harness_failure, "the reference program failed: " +
+                                                      prepared.reply->value("message", std::string("no reason given")));
   job.init_inputs = prepared.reply->value("init_inputs", "");
   struct Release {
     WorkerProcess* worker;
     std::string job;
     ~Release() {
-      if (worker->alive()) (void)worker->call(protocol::ReferenceRelease{.job = job}.to_json(), std::chrono::seconds(60));
+      if (worker->alive())
+        (void)worker->call(protocol::ReferenceRelease{.job = job}.to_json(), std::chrono::seconds(60));
     }
   } release{*ref, job.id};
   DICEBENCH_TRY(judge_traits(job));

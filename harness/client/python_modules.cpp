@@ -23,9 +23,10 @@ const char* worker_python() { return DICEBENCH_PYTHON_EXECUTABLE; }
 
 Result<std::vector<std::string>> missing_python_modules(const std::vector<std::string>& modules) {
   if (modules.empty()) return std::vector<std::string>{};
-  std::string command = fmt::format("'{}' -c 'import importlib.util as u, sys; print(*(m for m in sys.argv[1:] if "
-                                    "u.find_spec(m) is None))'",
-                                    worker_python());
+  std::string command = fmt::format(
+      "'{}' -c 'import importlib.util as u, sys; print(*(m for m in sys.argv[1:] if "
+      "u.find_spec(m) is None))'",
+      worker_python());
   for (const auto& module : modules) {
     if (!dotted_identifier(module)) return make_error(fmt::format("'{}' is not a Python module name", module));
     command += " " + module;

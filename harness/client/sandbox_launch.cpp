@@ -5,10 +5,10 @@
 
 #include "harness/sandbox/protections.hpp"
 
-#include <boost/process.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <boost/process.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cctype>
 #include <filesystem>
@@ -38,7 +38,8 @@ std::vector<std::string> sandbox_command(const SandboxSettings& s, const std::st
     args.push_back("--read-only");
     args.push_back(path);
   }
-  const std::pair<const char*, uint64_t> limits[] = {{"--memory-max", s.memory_max_bytes}, {"--pids-max", s.pids_max},
+  const std::pair<const char*, uint64_t> limits[] = {{"--memory-max", s.memory_max_bytes},
+                                                     {"--pids-max", s.pids_max},
                                                      {"--file-size-max", s.file_size_max_bytes},
                                                      {"--open-files-max", s.open_files_max}};
   for (const auto& [flag, value] : limits) {
@@ -82,8 +83,8 @@ Result<SandboxStatus> sandbox_status(const SandboxSettings& s) {
                                     child.exit_code()));
     }
     if (s.mode == "require" && !status.complete())
-      return make_error(fmt::format("eval.sandbox=require, but this machine does not allow: {} ({})", status.report.missing(),
-                                    status.report.summary()));
+      return make_error(fmt::format("eval.sandbox=require, but this machine does not allow: {} ({})",
+                                    status.report.missing(), status.report.summary()));
     return status;
   };
   return known.emplace(key, probe()).first->second;
@@ -101,7 +102,8 @@ std::vector<std::string> worker_runtime_paths(const std::string& worker) {
   if (!ec) {
     for (std::string line; std::getline(out, line);) {
       const auto path = std::filesystem::weakly_canonical(line, ec);
-      if (!ec && path.is_absolute() && std::filesystem::is_directory(path, ec) && path != "/") paths.push_back(path.string());
+      if (!ec && path.is_absolute() && std::filesystem::is_directory(path, ec) && path != "/")
+        paths.push_back(path.string());
     }
     child.wait(ec);
   }

@@ -26,7 +26,7 @@ struct SandboxSettings {
 // What this machine allows, probed by running dicebench-sandbox --probe with these settings.
 struct SandboxStatus {
   std::string mode;
-  sandbox::Report report;  // empty when mode is off
+  sandbox::Report report;       // empty when mode is off
   std::string summary() const;  // "off", or "active: ...; missing: ..."
   std::string json() const;     // {"mode": ..., "protections": {...}}
   bool complete() const { return report.missing().empty(); }

@@ -3,8 +3,8 @@
 
 #include "core/base/sha256.hpp"
 #include "core/base/whole_file.hpp"
-#include "harness/client/worker_process.hpp"
 #include "core/spec/protocol.hpp"
+#include "harness/client/worker_process.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -37,7 +37,8 @@ std::string random_suffix() {
 struct BuildFolder {
   fs::path path;
   explicit BuildFolder(const std::string& root) {
-    std::string pattern = (fs::path(root.empty() ? fs::temp_directory_path().string() : root) / "dicebench-build-XXXXXX").string();
+    std::string pattern =
+        (fs::path(root.empty() ? fs::temp_directory_path().string() : root) / "dicebench-build-XXXXXX").string();
     if (mkdtemp(pattern.data())) path = pattern;
   }
   ~BuildFolder() {
@@ -65,8 +66,8 @@ Result<std::string> read_built_file(const fs::path& path) {
   }
   if (info.st_size > kMaxModuleBytes) {
     close(fd);
-    return make_error(fmt::format("the built module {} is {} bytes, over the {} the cache takes", path.string(), info.st_size,
-                                  kMaxModuleBytes));
+    return make_error(fmt::format("the built module {} is {} bytes, over the {} the cache takes", path.string(),
+                                  info.st_size, kMaxModuleBytes));
   }
   bytes.resize(static_cast<size_t>(info.st_size));
   size_t done = 0;
@@ -97,8 +98,8 @@ bool write_file(const fs::path& path, const std::string& bytes, mode_t mode) {
 // Errors that say the machine, not the sources, failed the build: such an outcome is not cached.
 bool transient_failure(const std::string& message) {
   static constexpr std::array<std::string_view, 7> kSigns = {
-      "Killed signal terminated program", "internal compiler error", "out of memory", "No space left on device",
-      "Resource temporarily unavailable", "Cannot allocate memory", "fatal error: Killed"};
+      "Killed signal terminated program", "internal compiler error", "out of memory",      "No space left on device",
+      "Resource temporarily unavailable", "Cannot allocate memory",  "fatal error: Killed"};
   for (const auto sign : kSigns)
     if (message.find(sign) != std::string::npos) return true;
   return false;
@@ -111,16 +112,22 @@ std::optional<std::string> module_file_of(const nlohmann::json& call) {
   const auto name = arguments->find("name");
   if (name == arguments->end() || !name->is_string()) return std::nullopt;
   const std::string text = name->get<std::string>();
-  if (text.empty() || text.size() > 200 || text.find_first_of("/\\") != std::string::npos || text[0] == '.') return std::nullopt;
+  if (text.empty() || text.size() > 200 || text.find_first_of("/\\") != std::string::npos || text[0] == '.')
+    return std::nullopt;
   return text;
 }
 
 }  // namespace
 
 nlohmann::json ToolchainOutcome::answer() const {
-  return {{"ok", kind == Kind::built}, {"declined", kind == Kind::declined}, {"entry_dir", entry_dir},
-          {"module_name", module_name}, {"message", message}, {"cache_hit", cache_hit},
-          {"queued_seconds", queued_seconds}, {"build_seconds", build_seconds}};
+  return {{"ok", kind == Kind::built},
+          {"declined", kind == Kind::declined},
+          {"entry_dir", entry_dir},
+          {"module_name", module_name},
+          {"message", message},
+          {"cache_hit", cache_hit},
+          {"queued_seconds", queued_seconds},
+          {"build_seconds", build_seconds}};
 }
 
 // One build under way: whoever asks for the same key meanwhile waits for its outcome.
@@ -154,14 +161,18 @@ std::unique_ptr<ToolchainBuilds::Spare> ToolchainBuilds::spawn_spare() {
   WorkerOptions options{settings_.worker_executable, "toolchain", "cpu", dir + "/build.log", std::string()};
   options.start_timeout = settings_.timeout;
   // The build's own caches stay in its folder; it sees no GPU (the architectures come with the call).
-  options.environment = {{"TORCH_EXTENSIONS_DIR", dir + "/torch_extensions"}, {"XDG_CACHE_HOME", dir + "/cache"},
+  options.environment = {{"TORCH_EXTENSIONS_DIR", dir + "/torch_extensions"},
+                         {"XDG_CACHE_HOME", dir + "/cache"},
                          {"OMP_WAIT_POLICY", "PASSIVE"}};
-  if (settings_.sandbox.mode != "off") options.launcher = sandbox_command(settings_.sandbox, dir, {settings_.work_root});
+  if (settings_.sandbox.mode != "off")
+    options.launcher = sandbox_command(settings_.sandbox, dir, {settings_.work_root});
   std::error_code ec;
   fs::create_directories(spare->folder->path / "module", ec);
   auto worker = WorkerProcess::spawn(options);
-  if (!worker) spare->error = "the toolchain worker did not start: " + worker.error().message;
-  else spare->worker = std::move(*worker);
+  if (!worker)
+    spare->error = "the toolchain worker did not start: " + worker.error().message;
+  else
+    spare->worker = std::move(*worker);
   return spare;
 }
 
@@ -202,7 +213,8 @@ void ToolchainBuilds::prepare() {
   if (fingerprint_.valid()) return;
   fingerprint_ = std::async(std::launch::async, [this] { return describe(); }).share();
   std::lock_guard spares(spares_mutex_);
-  while (spares_.size() < std::min(kSpareWorkers, static_cast<size_t>(settings_.jobs))) spares_.push_back(spawn_spare());
+  while (spares_.size() < std::min(kSpareWorkers, static_cast<size_t>(settings_.jobs)))
+    spares_.push_back(spawn_spare());
 }
 
 Result<std::string> ToolchainBuilds::fingerprint() {
@@ -213,7 +225,8 @@ Result<std::string> ToolchainBuilds::fingerprint() {
 Result<std::string> ToolchainBuilds::describe() {
   BuildFolder folder(settings_.work_root);
   if (folder.path.empty()) return make_error("cannot create a folder for the toolchain worker");
-  WorkerOptions options{settings_.worker_executable, "toolchain", "cpu", (folder.path / "describe.log").string(), std::string()};
+  WorkerOptions options{settings_.worker_executable, "toolchain", "cpu", (folder.path / "describe.log").string(),
+                        std::string()};
   options.start_timeout = settings_.timeout;
   if (settings_.sandbox.mode != "off")
     options.launcher = sandbox_command(settings_.sandbox, folder.path.string(), {settings_.work_root});
@@ -245,11 +258,11 @@ std::optional<ToolchainOutcome> ToolchainBuilds::cached(const std::string& key) 
       outcome.entry_dir = entry.string();
       return outcome;
     }
-  } catch (const nlohmann::json::exception&) {
-  }
+  } catch (const nlohmann::json::exception&) {}
   // Changed or broken after it was written: set aside (never loaded) and built again.
   std::error_code ec;
-  fs::rename(entry, fs::path(settings_.cache_dir) / "tmp" / ("rejected-" + key.substr(0, 16) + "-" + random_suffix()), ec);
+  fs::rename(entry, fs::path(settings_.cache_dir) / "tmp" / ("rejected-" + key.substr(0, 16) + "-" + random_suffix()),
+             ec);
   return std::nullopt;
 }
 
@@ -257,7 +270,8 @@ void ToolchainBuilds::abandon(const std::string& owner) {
   std::lock_guard guard(mutex_);
   abandoned_.insert(owner);
   for (auto& [key, flight] : in_flight_) {
-    const bool wanted = std::any_of(flight->owners.begin(), flight->owners.end(), [&](const std::string& o) { return !abandoned_.count(o); });
+    const bool wanted = std::any_of(flight->owners.begin(), flight->owners.end(),
+                                    [&](const std::string& o) { return !abandoned_.count(o); });
     if (!wanted && flight->worker) flight->worker->signal_kill();
     flight->done_signal.notify_all();
   }
@@ -330,14 +344,18 @@ ToolchainOutcome ToolchainBuilds::build(const nlohmann::json& call, const std::s
 
   const double queued = seconds_since(asked);
   ToolchainOutcome outcome;
-  if (auto hit = cached(key)) outcome = *hit;  // another process may have built it meanwhile
-  else outcome = run_build(key, call, *flight);
+  if (auto hit = cached(key))
+    outcome = *hit;  // another process may have built it meanwhile
+  else
+    outcome = run_build(key, call, *flight);
   outcome.queued_seconds = queued;
 
   lock.lock();
   --running_;
-  if (outcome.cache_hit) ++counts_.cache_hits;
-  else if (outcome.kind != ToolchainOutcome::Kind::declined) ++counts_.builds;
+  if (outcome.cache_hit)
+    ++counts_.cache_hits;
+  else if (outcome.kind != ToolchainOutcome::Kind::declined)
+    ++counts_.builds;
   if (outcome.kind == ToolchainOutcome::Kind::failed && !outcome.cache_hit) ++counts_.failures;
   if (outcome.kind == ToolchainOutcome::Kind::timed_out) ++counts_.timeouts;
   flight->owners.erase(owner);
@@ -358,12 +376,14 @@ ToolchainOutcome ToolchainBuilds::run_build(const std::string& key, const nlohma
   const auto deadline = started + settings_.timeout;
   auto* worker = &spare->worker;
   const nlohmann::json request =
-      protocol::ToolchainBuild{.job = "build-" + key.substr(0, 12), .build_dir = (folder / "module").string(), .call = call}
+      protocol::ToolchainBuild{
+          .job = "build-" + key.substr(0, 12), .build_dir = (folder / "module").string(), .call = call}
           .to_json();
   {
     std::lock_guard guard(mutex_);  // abandon() may end it from here on
     flight.worker = worker->get();
-    const bool wanted = std::any_of(flight.owners.begin(), flight.owners.end(), [&](const std::string& o) { return !abandoned_.count(o); });
+    const bool wanted = std::any_of(flight.owners.begin(), flight.owners.end(),
+                                    [&](const std::string& o) { return !abandoned_.count(o); });
     if (!wanted) flight.worker->signal_kill();
   }
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -406,7 +426,8 @@ ToolchainOutcome ToolchainBuilds::run_build(const std::string& key, const nlohma
 
 // Writes the entry under tmp/ and renames it into entries/ (atomic; an entry another process
 // published first is kept, and this one dropped).
-ToolchainOutcome ToolchainBuilds::publish(const std::string& key, const std::string& module_name, const std::string& built_file) {
+ToolchainOutcome ToolchainBuilds::publish(const std::string& key, const std::string& module_name,
+                                          const std::string& built_file) {
   ToolchainOutcome outcome;
   auto module = read_built_file(built_file);
   if (!module) {
@@ -417,8 +438,10 @@ ToolchainOutcome ToolchainBuilds::publish(const std::string& key, const std::str
   const fs::path staging = fs::path(settings_.cache_dir) / "tmp" / (key.substr(0, 16) + "-" + random_suffix());
   std::error_code ec;
   fs::create_directories(staging, ec);
-  const nlohmann::json stored = {{"ok", true}, {"module_name", module_name}, {"message", ""}, {"module_sha256", sha256_hex(*module)}};
-  if (ec || !write_file(staging / (module_name + ".so"), *module, 0555) || !write_file(staging / "outcome.json", stored.dump(), 0444)) {
+  const nlohmann::json stored = {
+      {"ok", true}, {"module_name", module_name}, {"message", ""}, {"module_sha256", sha256_hex(*module)}};
+  if (ec || !write_file(staging / (module_name + ".so"), *module, 0555) ||
+      !write_file(staging / "outcome.json", stored.dump(), 0444)) {
     fs::remove_all(staging, ec);
     outcome.message = "cannot write the toolchain cache entry under " + settings_.cache_dir;
     return outcome;
@@ -433,12 +456,14 @@ ToolchainOutcome ToolchainBuilds::publish(const std::string& key, const std::str
   return outcome;
 }
 
-void ToolchainBuilds::store_failure(const std::string& key, const std::string& module_name, const std::string& message) {
+void ToolchainBuilds::store_failure(const std::string& key, const std::string& module_name,
+                                    const std::string& message) {
   const fs::path staging = fs::path(settings_.cache_dir) / "tmp" / (key.substr(0, 16) + "-" + random_suffix());
   std::error_code ec;
   fs::create_directories(staging, ec);
   const nlohmann::json stored = {{"ok", false}, {"module_name", module_name}, {"message", message}};
-  if (ec || !write_file(staging / "outcome.json", stored.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 0444)) {
+  if (ec || !write_file(staging / "outcome.json", stored.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                        0444)) {
     fs::remove_all(staging, ec);
     return;
   }

@@ -42,10 +42,10 @@ struct ToolchainBuildSettings {
 
 struct ToolchainOutcome {
   enum class Kind {
-    built,     // entry_dir holds module_name's module
-    failed,    // torch's toolchain failed: message is its error (a compile_failed verdict)
-    timed_out, // the build ran past its time limit (a timeout verdict)
-    declined,  // the service itself could not build (a worker that broke): the candidate builds
+    built,      // entry_dir holds module_name's module
+    failed,     // torch's toolchain failed: message is its error (a compile_failed verdict)
+    timed_out,  // the build ran past its time limit (a timeout verdict)
+    declined,   // the service itself could not build (a worker that broke): the candidate builds
   };
   Kind kind = Kind::declined;
   std::string entry_dir, module_name, message;
@@ -79,7 +79,7 @@ class ToolchainBuilds {
 
   struct Counts {
     int64_t builds = 0, failures = 0, cache_hits = 0, timeouts = 0;  // since this object was made
-    int running = 0, waiting = 0;                                   // now
+    int running = 0, waiting = 0;                                    // now
   };
   Counts counts() const;
   const ToolchainBuildSettings& settings() const { return settings_; }
@@ -89,8 +89,8 @@ class ToolchainBuilds {
   struct Spare;  // a toolchain worker started ahead (torch imported), with its build folder
   std::unique_ptr<Spare> spawn_spare();
   std::unique_ptr<Spare> take_spare();  // a started one where there is one, and another started in its place
-  Result<std::string> fingerprint();  // toolchain.describe, asked once
-  Result<std::string> describe();     // asks a toolchain worker
+  Result<std::string> fingerprint();    // toolchain.describe, asked once
+  Result<std::string> describe();       // asks a toolchain worker
   std::optional<ToolchainOutcome> cached(const std::string& key);
   ToolchainOutcome run_build(const std::string& key, const nlohmann::json& call, InFlight& flight);
   ToolchainOutcome publish(const std::string& key, const std::string& module_name, const std::string& built_file);
@@ -103,8 +103,8 @@ class ToolchainBuilds {
   uint64_t next_ticket_ = 0;
   std::list<uint64_t> queue_;  // tickets of the builds waiting to start, in the order asked for
   std::map<std::string, std::shared_ptr<InFlight>> in_flight_;  // by key
-  std::set<std::string> abandoned_;  // owners whose waits must end
-  std::shared_future<Result<std::string>> fingerprint_;  // valid once asked for
+  std::set<std::string> abandoned_;                             // owners whose waits must end
+  std::shared_future<Result<std::string>> fingerprint_;         // valid once asked for
   std::mutex spares_mutex_;
   std::vector<std::unique_ptr<Spare>> spares_;  // kept started: a build need not wait for a worker's start
   std::mutex fingerprint_mutex_;

@@ -1,7 +1,7 @@
 // The candidate's calls on the reference's inputs: correctness trials, and the timing loop on fresh
 // inputs with its secret checked calls (PROTOCOL.md).
-#include "harness/client/evaluation_parts.hpp"
 #include "core/spec/protocol.hpp"
+#include "harness/client/evaluation_parts.hpp"
 
 #include <fmt/format.h>
 
@@ -20,9 +20,11 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed, bool fre
   Evaluation& e = job.evaluation;
   auto inputs = job.reference->call(protocol::ReferenceTrial{.job = job.id, .trial = trial, .seed = seed}.to_json(),
                                     settings_.reference_timeout);
-  if (inputs.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "the reference worker failed: " + inputs.message);
+  if (inputs.failure != CallFailure::none)
+    return make_error(ErrorKind::harness_failure, "the reference worker failed: " + inputs.message);
   if (!inputs.reply->value("ok", false))
-    return make_error(ErrorKind::harness_failure, fmt::format("the reference program failed on trial {}: {}", trial, inputs.reply->value("message", "")));
+    return make_error(ErrorKind::harness_failure, fmt::format("the reference program failed on trial {}: {}", trial,
+                                                              inputs.reply->value("message", "")));
   e.io_bytes.inputs = std::max(e.io_bytes.inputs, inputs.reply->value("input_bytes", int64_t{0}));
   e.io_bytes.outputs = std::max(e.io_bytes.outputs, inputs.reply->value("output_bytes", int64_t{0}));
   const auto left = remaining(job.deadline);
@@ -36,7 +38,8 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed, bool fre
       job, protocol::CandidateForward{.job = job.id,
                                       .trial = trial,
                                       .inputs = inputs.reply->at("inputs"),
-                                      .outputs_path = (job.candidate->folder->path / fmt::format("outputs-{}.pt", trial)).string(),
+                                      .outputs_path =
+                                          (job.candidate->folder->path / fmt::format("outputs-{}.pt", trial)).string(),
                                       .fresh_placement = fresh_placement}
                .to_json());
   if (fresh_placement) ++e.timed_calls.fresh_placements;
@@ -50,7 +53,8 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed, bool fre
   auto compared = job.reference->call(
       protocol::ReferenceCompare{.job = job.id, .trial = trial, .outputs = outputs.reply->at("outputs")}.to_json(),
       settings_.reference_timeout);
-  if (compared.failure != CallFailure::none) return make_error(ErrorKind::harness_failure, "the reference worker failed while comparing: " + compared.message);
+  if (compared.failure != CallFailure::none)
+    return make_error(ErrorKind::harness_failure, "the reference worker failed while comparing: " + compared.message);
   const nlohmann::json& c = *compared.reply;
   const auto verdict = compared_verdict(c);
   if (!verdict) return verdict.error();
@@ -117,7 +121,8 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
   // before it places its first made-up checked call so); any call may, besides, checked or not.
   const int fresh_check = sure_checks.empty() ? -1 : [&] {
     auto it = sure_checks.begin();
-    std::advance(it, static_cast<long>(mix(settings_.secret, job.problem_hash, kPlacementDraws - 1) % sure_checks.size()));
+    std::advance(it,
+                 static_cast<long>(mix(settings_.secret, job.problem_hash, kPlacementDraws - 1) % sure_checks.size()));
     return *it;
   }();
   const auto fresh_draw = [&](int call) {
@@ -129,13 +134,13 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     int call;
     nlohmann::json inputs;
     std::optional<uint64_t> mask_key;  // none: not masked
-    bool fresh = false;       // placed where no input of the job has been
+    bool fresh = false;                // placed where no input of the job has been
   };
   std::deque<Made> ready;  // made by the reference, not handed over yet: calls expected, expected + 1, ...
   std::set<int> checked;   // calls whose outputs the reference keeps and compares
   std::string harness_error;
-  bool decided = false;    // a checked call failed: the verdict is set
-  int expected = 0;        // the next call the candidate makes
+  bool decided = false;  // a checked call failed: the verdict is set
+  int expected = 0;      // the next call the candidate makes
   // Has the reference make the next `count` calls' inputs (all checked, or as drawn), replacing those
   // made before and not handed over; false after a failure (harness_error is then set).
   const auto make_batch = [&](int count, bool all_checked) -> bool {
@@ -149,7 +154,8 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
                        {"mask_key", mix(settings_.secret, job.problem_hash, kMaskKeys + static_cast<uint64_t>(call))}});
     const auto batch_started = std::chrono::steady_clock::now();
     auto made = job.reference->call(
-        protocol::ReferenceBatch{.job = job.id, .calls = calls, .budget_bytes = std::max<int64_t>(settings_.batch_bytes, 1)}
+        protocol::ReferenceBatch{
+            .job = job.id, .calls = calls, .budget_bytes = std::max<int64_t>(settings_.batch_bytes, 1)}
             .to_json(),
         settings_.reference_timeout);
     e.timed_calls.batches_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_started).count();
@@ -159,11 +165,13 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     }
     const nlohmann::json& r = *made.reply;
     if (!r.value("ok", false)) {
-      harness_error = fmt::format("the reference program failed on timed call {}: {}", expected, r.value("message", ""));
+      harness_error =
+          fmt::format("the reference program failed on timed call {}: {}", expected, r.value("message", ""));
       return false;
     }
     const int count_made = r.value("made", 0);
-    if (count_made < 1 || count_made > count || !r.contains("inputs") || r.at("inputs").size() != static_cast<size_t>(count_made)) {
+    if (count_made < 1 || count_made > count || !r.contains("inputs") ||
+        r.at("inputs").size() != static_cast<size_t>(count_made)) {
       harness_error = fmt::format("the reference made {} of {} timed calls' inputs", count_made, count);
       return false;
     }
@@ -173,7 +181,8 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
       const auto& call = calls[static_cast<size_t>(k)];
       const int index = expected + k;
       const bool fresh = fresh_draw(index) || (all_checked && k == 0 && !fresh_check_made);
-      ready.push_back({index, r.at("inputs")[static_cast<size_t>(k)], masked ? std::optional(call.at("mask_key").get<uint64_t>()) : std::nullopt, fresh});
+      ready.push_back({index, r.at("inputs")[static_cast<size_t>(k)],
+                       masked ? std::optional(call.at("mask_key").get<uint64_t>()) : std::nullopt, fresh});
       if (call.at("outputs").get<bool>()) checked.insert(index);
     }
     e.io_bytes.inputs = std::max(e.io_bytes.inputs, r.value("input_bytes", int64_t{0}));
@@ -199,9 +208,11 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     if (checked.count(call)) {
       const auto compare_started = std::chrono::steady_clock::now();
       auto compared = job.reference->call(
-          protocol::ReferenceCompare{.job = job.id, .trial = first_trial + call, .outputs = message.at("outputs")}.to_json(),
+          protocol::ReferenceCompare{.job = job.id, .trial = first_trial + call, .outputs = message.at("outputs")}
+              .to_json(),
           settings_.reference_timeout);
-      e.timed_calls.compares_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - compare_started).count();
+      e.timed_calls.compares_s +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - compare_started).count();
       if (compared.failure != CallFailure::none) {
         harness_error = "the reference worker failed while comparing: " + compared.message;
         return stop();
@@ -232,7 +243,8 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     if (!more) {
       // The loop is over with too few checked calls: checked calls make up the count (those made
       // ahead for the loop are let go, unless the next is checked).
-      if ((ready.empty() || !checked.count(ready.front().call)) && !make_batch(needed - e.timed_calls.checked, true)) return stop();
+      if ((ready.empty() || !checked.count(ready.front().call)) && !make_batch(needed - e.timed_calls.checked, true))
+        return stop();
     } else if (ready.empty() && !make_batch(std::min(kBatchCalls, loop_calls - expected), false)) {
       return stop();
     }
@@ -247,7 +259,8 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
         .to_json();
   };
   const auto loop_started = std::chrono::steady_clock::now();
-  if (!make_batch(std::min(kBatchCalls, loop_calls), false)) return make_error(ErrorKind::harness_failure, harness_error);
+  if (!make_batch(std::min(kBatchCalls, loop_calls), false))
+    return make_error(ErrorKind::harness_failure, harness_error);
   Made first = std::move(ready.front());
   ready.pop_front();
   hand_over(first);
@@ -266,7 +279,7 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
                                                          .outputs_path = (c.folder->path / "outputs-timed.pt").string(),
                                                          .mask_key = first.mask_key,
                                                          .fresh_placement = first.fresh}
-                                       .to_json();
+                                     .to_json();
   CallResult timed;
   if (!c.worker->send(request)) {
     timed.failure = CallFailure::crashed;
@@ -283,7 +296,8 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
     DICEBENCH_TRY(charge_failure(e, timed, fmt::format("timing (call {})", e.timed_calls.calls), "", c.log()));
     return false;
   }
-  if (timed.reply->value("stopped", false) || !timed.reply->contains("timing") || !timed.reply->at("timing").is_object())
+  if (timed.reply->value("stopped", false) || !timed.reply->contains("timing") ||
+      !timed.reply->at("timing").is_object())
     return make_error("the candidate ended timing without a result the host asked for");
   *runtime = timing_from_worker(timed.reply->at("timing"));
   if (timed.reply->contains("profile") && timed.reply->at("profile").is_object())

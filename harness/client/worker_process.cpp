@@ -3,15 +3,15 @@
 
 #include <algorithm>
 
+#include "core/spec/protocol.hpp"
 #include "harness/client/frame_io.hpp"
 #include "harness/client/worker_message.hpp"
-#include "core/spec/protocol.hpp"
 
-#include <boost/process.hpp>
 #include <fcntl.h>
-#include <poll.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/wait.h>
+#include <boost/process.hpp>
 
 #include <csignal>
 #include <cstring>
@@ -60,7 +60,7 @@ Result<std::unique_ptr<WorkerProcess>> WorkerProcess::spawn(const WorkerOptions&
   const std::string program = command.front();
   command.erase(command.begin());
   std::error_code ec;
-  state->child = bp::child(program, bp::args(command), bp::std_in < state->to_worker, bp::std_out > state->from_worker,
+  state->child = bp::child(program, bp::args(command), bp::std_in<state->to_worker, bp::std_out> state->from_worker,
                            bp::std_err > options.log_path, state->group, env, ec);
   if (ec) return make_error(fmt::format("cannot start {}: {}", program, ec.message()));
   // Boost.Process closed the parent's copies of the child's ends; forget their numbers so the
@@ -94,9 +94,10 @@ Result<void> WorkerProcess::await_hello() {
   hello_ = std::move(*hello);
   if (hello_.value("type", "") != protocol::reply::kHello || hello_.value("protocol", 0) != protocol::kVersion) {
     kill();
-    return make_error(fmt::format("{} speaks worker protocol {}, this dicebench speaks {}{}", options.executable,
-                                  hello_.value("protocol", 0), protocol::kVersion,
-                                  hello_.value("type", "") == protocol::reply::kError ? ": " + hello_.value("message", "") : ""));
+    return make_error(
+        fmt::format("{} speaks worker protocol {}, this dicebench speaks {}{}", options.executable,
+                    hello_.value("protocol", 0), protocol::kVersion,
+                    hello_.value("type", "") == protocol::reply::kError ? ": " + hello_.value("message", "") : ""));
   }
   return {};
 }
@@ -139,7 +140,8 @@ CallResult WorkerProcess::call(const nlohmann::json& request, std::chrono::milli
 
 bool WorkerProcess::send(const nlohmann::json& request) {
   if (!alive_) return false;
-  if (!write_frame(state_->to_worker.native_sink(), request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
+  if (!write_frame(state_->to_worker.native_sink(),
+                   request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
     kill();
     return false;
   }
@@ -156,8 +158,9 @@ CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const Worke
     std::string payload;
     const FrameStatus status = read_frame(state_->from_worker.native_source(), &payload, deadline, wait_hook_);
     if (status == FrameStatus::timeout) {
-      auto failed = fail(CallFailure::timeout, fmt::format("no reply within {:.1f} s; the worker's process group was killed",
-                                                           static_cast<double>(timeout.count()) / 1000.0));
+      auto failed =
+          fail(CallFailure::timeout, fmt::format("no reply within {:.1f} s; the worker's process group was killed",
+                                                 static_cast<double>(timeout.count()) / 1000.0));
       failed.last_stage = last_stage;
       return failed;
     }
@@ -175,7 +178,8 @@ CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const Worke
       last_stage = message.value("stage", "");
       continue;
     }
-    if (std::find(std::begin(protocol::kWorkerRequests), std::end(protocol::kWorkerRequests), type) != std::end(protocol::kWorkerRequests)) {
+    if (std::find(std::begin(protocol::kWorkerRequests), std::end(protocol::kWorkerRequests), type) !=
+        std::end(protocol::kWorkerRequests)) {
       const auto asked = std::chrono::steady_clock::now();
       auto answer = handler ? handler(message) : std::nullopt;
       if (!answer) return fail(CallFailure::protocol, fmt::format("the worker sent {} where it has no place", type));
@@ -186,7 +190,8 @@ CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const Worke
     CallResult result;
     result.reply = std::move(message);
     result.last_stage = last_stage;
-    if (type == protocol::reply::kError) return fail(CallFailure::protocol, "the worker refused the request: " + result.reply->value("message", ""));
+    if (type == protocol::reply::kError)
+      return fail(CallFailure::protocol, "the worker refused the request: " + result.reply->value("message", ""));
     return result;
   }
 }

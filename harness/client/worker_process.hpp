@@ -31,13 +31,13 @@ struct WorkerOptions {
 
 enum class CallFailure { none, timeout, crashed, protocol };
 
-
 // The answer to such a request: the frame to send back, and whether the host's time in making it
 // counts against the call's time limit (a toolchain build has a limit of its own).
 struct WorkerAnswer {
   nlohmann::json frame;
   bool time_counts = true;
-  WorkerAnswer(nlohmann::json answer, bool counts = true) : frame(std::move(answer)), time_counts(counts) {}  // NOLINT: implicit
+  WorkerAnswer(nlohmann::json answer, bool counts = true)
+      : frame(std::move(answer)), time_counts(counts) {}  // NOLINT: implicit
 };
 
 // Answers such a request, or nothing when the request has no place in the call being received (a

@@ -190,7 +190,8 @@ std::string make_job_dir(const std::vector<std::string>& parents, const std::vec
 std::vector<std::string> parents_of(const std::string& mount_point, const std::string& own) {
   const std::string own_parent = mount_point + (own == "/" ? "" : own) + "/dicebench";
   const std::string root_parent = mount_point + "/dicebench";
-  return own_parent == root_parent ? std::vector<std::string>{root_parent} : std::vector<std::string>{own_parent, root_parent};
+  return own_parent == root_parent ? std::vector<std::string>{root_parent}
+                                   : std::vector<std::string>{own_parent, root_parent};
 }
 
 }  // namespace
@@ -198,7 +199,8 @@ std::vector<std::string> parents_of(const std::string& mount_point, const std::s
 std::optional<JobCgroup> JobCgroup::create(const Limits& limits, std::string* why) {
   std::string reasons, mount_point, own;
   if (own_cgroup(&mount_point, &own)) {
-    const std::string dir = make_job_dir(parents_of(mount_point, own), {"memory.max", "pids.max"}, "+memory +pids", &reasons);
+    const std::string dir =
+        make_job_dir(parents_of(mount_point, own), {"memory.max", "pids.max"}, "+memory +pids", &reasons);
     if (!dir.empty()) {
       JobCgroup group({dir}, 2);
       std::string failed, ignored;
@@ -218,7 +220,7 @@ std::optional<JobCgroup> JobCgroup::create(const Limits& limits, std::string* wh
   std::vector<std::string> dirs;
   std::string failed, ignored;
   const std::pair<const char*, std::vector<std::string>> wanted[] = {{"memory", {"memory.limit_in_bytes"}},
-                                                                      {"pids", {"pids.max"}}};
+                                                                     {"pids", {"pids.max"}}};
   for (const auto& [controller, files] : wanted) {
     std::string v1_mount, v1_own;
     if (!own_v1_cgroup(controller, &v1_mount, &v1_own)) {
@@ -232,13 +234,15 @@ std::optional<JobCgroup> JobCgroup::create(const Limits& limits, std::string* wh
   if (dirs.size() == 2) {
     JobCgroup group(dirs, 1);
     const std::string& memory = dirs[0];
-    if ((limits.memory_bytes && !write_text(memory + "/memory.limit_in_bytes", std::to_string(limits.memory_bytes), &failed)) ||
+    if ((limits.memory_bytes &&
+         !write_text(memory + "/memory.limit_in_bytes", std::to_string(limits.memory_bytes), &failed)) ||
         (limits.pids && !write_text(dirs[1] + "/pids.max", std::to_string(limits.pids), &failed))) {
       *why = failed;
       return std::nullopt;
     }
     // Memory and swap together, where swap is accounted.
-    if (limits.memory_bytes) write_text(memory + "/memory.memsw.limit_in_bytes", std::to_string(limits.memory_bytes), &ignored);
+    if (limits.memory_bytes)
+      write_text(memory + "/memory.memsw.limit_in_bytes", std::to_string(limits.memory_bytes), &ignored);
     return group;
   }
   for (const auto& dir : dirs) rmdir(dir.c_str());
@@ -272,7 +276,8 @@ void JobCgroup::kill_all() const {
       const auto pids = listed_pids(dir + "/cgroup.procs");
       if (pids.empty()) continue;
       any = true;
-      if (fs::exists(dir + "/cgroup.kill", ec)) write_text(dir + "/cgroup.kill", "1", nullptr);
+      if (fs::exists(dir + "/cgroup.kill", ec))
+        write_text(dir + "/cgroup.kill", "1", nullptr);
       else
         for (pid_t pid : pids) kill(pid, SIGKILL);
     }

@@ -78,7 +78,8 @@ std::string private_tmpfs(const std::string& path, uint64_t bytes, const char* m
   std::error_code ec;
   if (!fs::is_directory(path, ec)) return "";  // nothing to hide or replace
   const std::string data = "size=" + std::to_string(bytes) + ",mode=" + mode;
-  if (mount("tmpfs", path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, data.c_str()) != 0) return failure("tmpfs on " + path);
+  if (mount("tmpfs", path.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, data.c_str()) != 0)
+    return failure("tmpfs on " + path);
   return "";
 }
 
@@ -113,9 +114,10 @@ std::string set_up_dev(int host_dev, uint64_t tmpfs_bytes) {
     if (mount((host + name).c_str(), target.c_str(), nullptr, MS_BIND | (directory ? MS_REC : 0), nullptr) != 0)
       return failure("bind /dev/" + name);
   }
-  const std::pair<const char*, const char*> links[] = {
-      {"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"}, {"/proc/self/fd/1", "/dev/stdout"},
-      {"/proc/self/fd/2", "/dev/stderr"}};
+  const std::pair<const char*, const char*> links[] = {{"/proc/self/fd", "/dev/fd"},
+                                                       {"/proc/self/fd/0", "/dev/stdin"},
+                                                       {"/proc/self/fd/1", "/dev/stdout"},
+                                                       {"/proc/self/fd/2", "/dev/stderr"}};
   for (const auto& [to, link] : links)
     if (symlink(to, link) != 0) return failure(std::string("link ") + link);
   if (mkdir("/dev/shm", 01777) != 0) return failure("create /dev/shm");
@@ -186,7 +188,8 @@ std::string set_up_mount_view(const MountViewOptions& options) {
   close(job);
   for (const auto& path : options.hidden) {
     if (!fs::is_directory(path, ec)) continue;
-    if (mount(nullptr, path.c_str(), nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_RDONLY, "size=1m,mode=0755") != 0 &&
+    if (mount(nullptr, path.c_str(), nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_RDONLY, "size=1m,mode=0755") !=
+            0 &&
         errno != EINVAL)  // EINVAL: the path lies in another tmpfs (/tmp), not a mount point of its own
       return failure("remount " + path + " read-only");
   }

@@ -16,8 +16,10 @@ namespace dicebench::sandbox {
 std::string drop_capabilities() {
   // Without CAP_SETPCAP (a user namespace's unmapped root, say) these two fail: the capset below
   // still empties the sets, and no_new_privs keeps exec from filling them again.
-  prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0);
+  prctl(PR_SET_SECUREBITS,
+        SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+            SECBIT_KEEP_CAPS_LOCKED,
+        0, 0, 0);
   for (int cap = 0; cap <= 63; ++cap)
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM)
       return std::string("PR_CAPBSET_DROP: ") + std::strerror(errno);

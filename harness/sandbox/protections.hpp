@@ -10,15 +10,16 @@ namespace dicebench::sandbox {
 
 // Each protection, in the order they are reported.
 inline constexpr std::array<std::string_view, 9> kProtections = {
-    "pid_namespace",       // own PID namespace: sees and signals nothing outside; ends with the job
-    "network_namespace",   // loopback only
-    "mount_namespace",     // read-only filesystem; private job folder, /tmp, /var/tmp, /dev/shm, /run; minimal /dev
-    "ipc_namespace",       // own System V IPC and POSIX message queues
-    "memory_limit",        // host memory: cgroup v2 memory.max or v1 memory.limit_in_bytes, else a watchdog over the job's resident memory
-    "process_limit",       // process count: cgroup v2 or v1 pids.max, else the watchdog (and RLIMIT_NPROC where not root)
-    "file_limits",         // RLIMIT_FSIZE, RLIMIT_NOFILE, no core files
-    "no_new_privileges",   // PR_SET_NO_NEW_PRIVS
-    "capabilities",        // every capability dropped, bounding set cleared
+    "pid_namespace",      // own PID namespace: sees and signals nothing outside; ends with the job
+    "network_namespace",  // loopback only
+    "mount_namespace",    // read-only filesystem; private job folder, /tmp, /var/tmp, /dev/shm, /run; minimal /dev
+    "ipc_namespace",      // own System V IPC and POSIX message queues
+    "memory_limit",   // host memory: cgroup v2 memory.max or v1 memory.limit_in_bytes, else a watchdog over the job's
+                      // resident memory
+    "process_limit",  // process count: cgroup v2 or v1 pids.max, else the watchdog (and RLIMIT_NPROC where not root)
+    "file_limits",    // RLIMIT_FSIZE, RLIMIT_NOFILE, no core files
+    "no_new_privileges",  // PR_SET_NO_NEW_PRIVS
+    "capabilities",       // every capability dropped, bounding set cleared
 };
 
 // Values of eval.sandbox.

@@ -106,15 +106,24 @@ Options parse(int argc, char** argv) {
       if (std::string_view(value) != "best" && std::string_view(value) != "require")
         usage("--mode is best or require, not '" + std::string(value) + "'");
       o.require = std::string_view(value) == "require";
-    } else if (arg == "--job-dir") o.job_dir = value;
-    else if (arg == "--hide") o.hidden.emplace_back(value);
-    else if (arg == "--keep-env") o.keep_env.emplace_back(value);
-    else if (arg == "--read-only") o.read_only.emplace_back(value);
-    else if (arg == "--memory-max") o.limits.memory_bytes = number(value, "--memory-max");
-    else if (arg == "--pids-max") o.limits.pids = number(value, "--pids-max");
-    else if (arg == "--file-size-max") o.limits.file_size_bytes = number(value, "--file-size-max");
-    else if (arg == "--open-files-max") o.limits.open_files = number(value, "--open-files-max");
-    else usage("unknown option " + std::string(arg));
+    } else if (arg == "--job-dir")
+      o.job_dir = value;
+    else if (arg == "--hide")
+      o.hidden.emplace_back(value);
+    else if (arg == "--keep-env")
+      o.keep_env.emplace_back(value);
+    else if (arg == "--read-only")
+      o.read_only.emplace_back(value);
+    else if (arg == "--memory-max")
+      o.limits.memory_bytes = number(value, "--memory-max");
+    else if (arg == "--pids-max")
+      o.limits.pids = number(value, "--pids-max");
+    else if (arg == "--file-size-max")
+      o.limits.file_size_bytes = number(value, "--file-size-max");
+    else if (arg == "--open-files-max")
+      o.limits.open_files = number(value, "--open-files-max");
+    else
+      usage("unknown option " + std::string(arg));
   }
   for (; i < argc; ++i) o.program.push_back(argv[i]);
   o.program.push_back(nullptr);
@@ -125,10 +134,12 @@ Options parse(int argc, char** argv) {
 
 // The job's environment: the allow-listed variables of ours, and the job folder as home.
 std::vector<std::string> job_environment(const Options& o) {
-  static constexpr std::string_view kNames[] = {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH",
-                                                "PYTHONUNBUFFERED", "PYTHONHASHSEED", "PYTHONPATH", "CC", "CXX"};
-  static constexpr std::string_view kPrefixes[] = {"LC_", "CUDA_", "NVIDIA_", "TORCH_", "DICEBENCH_FASTPATH_", "OMP_",
-                                                   "MKL_", "OPENBLAS_", "TRITON_", "NVCC_", "XDG_CACHE_HOME"};
+  static constexpr std::string_view kNames[] = {
+      "PATH",           "LANG",       "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "PYTHONUNBUFFERED",
+      "PYTHONHASHSEED", "PYTHONPATH", "CC",       "CXX"};
+  static constexpr std::string_view kPrefixes[] = {
+      "LC_",  "CUDA_",     "NVIDIA_", "TORCH_", "DICEBENCH_FASTPATH_", "OMP_",
+      "MKL_", "OPENBLAS_", "TRITON_", "NVCC_",  "XDG_CACHE_HOME"};
   std::vector<std::string> env;
   for (char** entry = environ; *entry; ++entry) {
     const std::string_view variable = *entry;
@@ -177,7 +188,8 @@ struct Pipes {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   const std::string rlimits = sb::apply_rlimits(o.limits, new_user || getuid() != 0);
   std::string file_limits = "no core files";
-  if (o.limits.file_size_bytes) file_limits += ", RLIMIT_FSIZE " + std::to_string(o.limits.file_size_bytes >> 20) + " MiB";
+  if (o.limits.file_size_bytes)
+    file_limits += ", RLIMIT_FSIZE " + std::to_string(o.limits.file_size_bytes >> 20) + " MiB";
   if (o.limits.open_files) file_limits += ", RLIMIT_NOFILE " + std::to_string(o.limits.open_files);
   report(p.report[1], o.require, "file_limits", rlimits, file_limits);
   const std::vector<std::string> env = job_environment(o);
@@ -238,7 +250,8 @@ struct Pipes {
 }
 
 pid_t clone_init(int flags) {
-  return static_cast<pid_t>(syscall(SYS_clone, static_cast<unsigned long>(flags) | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+  return static_cast<pid_t>(
+      syscall(SYS_clone, static_cast<unsigned long>(flags) | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
 }
 
 // The namespaces this host lets us create, one at a time (after all at once was refused).
@@ -254,8 +267,11 @@ int usable_namespaces(int wanted, int always, sb::Report& report) {
       continue;
     }
     const std::string why = std::string("refused: ") + std::strerror(errno);
-    const char* name = flag == CLONE_NEWPID ? "pid_namespace" : flag == CLONE_NEWNET ? "network_namespace"
-                       : flag == CLONE_NEWNS ? "mount_namespace" : flag == CLONE_NEWIPC ? "ipc_namespace" : nullptr;
+    const char* name = flag == CLONE_NEWPID   ? "pid_namespace"
+                       : flag == CLONE_NEWNET ? "network_namespace"
+                       : flag == CLONE_NEWNS  ? "mount_namespace"
+                       : flag == CLONE_NEWIPC ? "ipc_namespace"
+                                              : nullptr;
     if (name) report.set(name, false, why);
   }
   if (usable == 0 && always) return 0;  // no user namespace: nothing at all
@@ -275,7 +291,8 @@ std::string read_report(int fd, std::chrono::seconds limit) {
   std::string text;
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
     pollfd in{fd, POLLIN, 0};
     if (poll(&in, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -343,10 +360,14 @@ int main(int argc, char** argv) {
            : cgroup   ? "cgroup v" + std::to_string(cgroup->version()) + ", " + amount
                       : "watchdog, " + amount + " (no cgroup: " + no_cgroup + ")";
   };
-  if (o.limits.memory_bytes) report.set("memory_limit", true, limit_detail(o.limits.memory_bytes, mib(o.limits.memory_bytes)));
-  else report.set("memory_limit", false, "no limit given");
-  if (o.limits.pids) report.set("process_limit", true, limit_detail(o.limits.pids, std::to_string(o.limits.pids) + " processes"));
-  else report.set("process_limit", false, "no limit given");
+  if (o.limits.memory_bytes)
+    report.set("memory_limit", true, limit_detail(o.limits.memory_bytes, mib(o.limits.memory_bytes)));
+  else
+    report.set("memory_limit", false, "no limit given");
+  if (o.limits.pids)
+    report.set("process_limit", true, limit_detail(o.limits.pids, std::to_string(o.limits.pids) + " processes"));
+  else
+    report.set("process_limit", false, "no limit given");
 
   const bool root = geteuid() == 0;
   const int always = root ? 0 : CLONE_NEWUSER;
@@ -354,7 +375,8 @@ int main(int argc, char** argv) {
   int flags = wanted | always;
 
   Pipes p{};
-  if (pipe2(p.go, O_CLOEXEC) != 0 || pipe2(p.report, O_CLOEXEC) != 0 || pipe2(p.status, O_CLOEXEC) != 0) usage("pipe failed");
+  if (pipe2(p.go, O_CLOEXEC) != 0 || pipe2(p.report, O_CLOEXEC) != 0 || pipe2(p.status, O_CLOEXEC) != 0)
+    usage("pipe failed");
   pid_t init = clone_init(flags);
   if (init < 0) {
     flags = usable_namespaces(wanted, always, report);
@@ -365,14 +387,20 @@ int main(int argc, char** argv) {
   close(p.go[0]);
   close(p.report[1]);
   close(p.status[1]);
-  if (!(flags & CLONE_NEWPID) && !report.entries().count("pid_namespace")) report.set("pid_namespace", false, "no user namespace");
-  if (!(flags & CLONE_NEWNET) && !report.entries().count("network_namespace")) report.set("network_namespace", false, "no user namespace");
-  if (!(flags & CLONE_NEWNS) && !report.entries().count("mount_namespace")) report.set("mount_namespace", false, "no user namespace");
-  if (!(flags & CLONE_NEWIPC) && !report.entries().count("ipc_namespace")) report.set("ipc_namespace", false, "no user namespace");
+  if (!(flags & CLONE_NEWPID) && !report.entries().count("pid_namespace"))
+    report.set("pid_namespace", false, "no user namespace");
+  if (!(flags & CLONE_NEWNET) && !report.entries().count("network_namespace"))
+    report.set("network_namespace", false, "no user namespace");
+  if (!(flags & CLONE_NEWNS) && !report.entries().count("mount_namespace"))
+    report.set("mount_namespace", false, "no user namespace");
+  if (!(flags & CLONE_NEWIPC) && !report.entries().count("ipc_namespace"))
+    report.set("ipc_namespace", false, "no user namespace");
   if (flags & CLONE_NEWUSER) {
     write_file("/proc/" + std::to_string(init) + "/setgroups", "deny");
-    write_file("/proc/" + std::to_string(init) + "/uid_map", std::to_string(getuid()) + " " + std::to_string(getuid()) + " 1");
-    write_file("/proc/" + std::to_string(init) + "/gid_map", std::to_string(getgid()) + " " + std::to_string(getgid()) + " 1");
+    write_file("/proc/" + std::to_string(init) + "/uid_map",
+               std::to_string(getuid()) + " " + std::to_string(getuid()) + " 1");
+    write_file("/proc/" + std::to_string(init) + "/gid_map",
+               std::to_string(getgid()) + " " + std::to_string(getgid()) + " 1");
   }
   std::string cgroup_failed;
   if (cgroup && !cgroup->add(init, &cgroup_failed)) {
@@ -416,9 +444,11 @@ int main(int argc, char** argv) {
     if (watchdog && exceeded.empty()) {
       const sb::JobUsage usage = sb::measure_descendants(getpid());
       if (o.limits.memory_bytes && usage.anonymous_bytes > o.limits.memory_bytes)
-        exceeded = "memory limit (" + mib(usage.anonymous_bytes) + " resident, limit " + mib(o.limits.memory_bytes) + ")";
+        exceeded =
+            "memory limit (" + mib(usage.anonymous_bytes) + " resident, limit " + mib(o.limits.memory_bytes) + ")";
       else if (o.limits.pids && usage.processes > o.limits.pids)
-        exceeded = "process limit (" + std::to_string(usage.processes) + " processes, limit " + std::to_string(o.limits.pids) + ")";
+        exceeded = "process limit (" + std::to_string(usage.processes) + " processes, limit " +
+                   std::to_string(o.limits.pids) + ")";
       if (!exceeded.empty()) {
         kill(init, SIGKILL);
         sb::kill_descendants(getpid());
@@ -432,13 +462,13 @@ int main(int argc, char** argv) {
   if (!known) worker_status = WIFSIGNALED(init_status) ? init_status : (SIGKILL & 0x7f);  // init itself was killed
 
   if (cgroup) {
-    if (cgroup->oom_killed()) exceeded = "memory limit (" + mib(o.limits.memory_bytes) + "; the kernel's OOM killer ended it)";
+    if (cgroup->oom_killed())
+      exceeded = "memory limit (" + mib(o.limits.memory_bytes) + "; the kernel's OOM killer ended it)";
     cgroup->kill_all();
   }
   if (const int left = sb::kill_descendants(getpid()); left > 0)
     log_line(std::to_string(left) + " processes of the job outlived it and were killed");
-  while (waitpid(-1, nullptr, WNOHANG) > 0) {
-  }
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {}
   if (!exceeded.empty()) {
     log_line("the job exceeded its " + exceeded + " and was killed");
     worker_status = SIGKILL & 0x7f;

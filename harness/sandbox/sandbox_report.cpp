@@ -27,9 +27,11 @@ void Report::add_lines(std::string_view text) {
     const size_t first = line.find(' ');
     if (first == std::string_view::npos) continue;
     const size_t second = line.find(' ', first + 1);
-    const std::string_view state = line.substr(first + 1, second == std::string_view::npos ? std::string_view::npos : second - first - 1);
+    const std::string_view state =
+        line.substr(first + 1, second == std::string_view::npos ? std::string_view::npos : second - first - 1);
     if (state != "active" && state != "missing") continue;
-    set(line.substr(0, first), state == "active", second == std::string_view::npos ? "" : std::string(line.substr(second + 1)));
+    set(line.substr(0, first), state == "active",
+        second == std::string_view::npos ? "" : std::string(line.substr(second + 1)));
   }
 }
 
@@ -54,7 +56,8 @@ std::string Report::summary() const {
     list += name;
     if (!on) list += " (" + (it == entries_.end() ? std::string("not attempted") : it->second.detail) + ")";
   }
-  return "active: " + (active.empty() ? std::string("none") : active) + "; missing: " + (missing.empty() ? std::string("none") : missing);
+  return "active: " + (active.empty() ? std::string("none") : active) +
+         "; missing: " + (missing.empty() ? std::string("none") : missing);
 }
 
 std::string Report::json() const {

@@ -29,8 +29,7 @@ std::uint64_t union_length_ns(std::span<const Interval> intervals) {
   for (const Interval& interval : intervals) {
     if (interval.end_ns > interval.start_ns) sorted.push_back(interval);
   }
-  std::sort(sorted.begin(), sorted.end(),
-            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+  std::sort(sorted.begin(), sorted.end(), [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
   std::uint64_t total = 0;
   std::size_t i = 0;
   while (i < sorted.size()) {
@@ -54,10 +53,13 @@ CallRecord assemble_call(const HostTimes& host, ActivityLog log, std::optional<s
   };
   // Launched after the marker (correlation IDs count up): the call's work, whenever it ran.
   std::uint32_t marker_correlation = 0;
-  auto after_marker = [&](const auto& record) { return marker_correlation != 0 && record.correlation > marker_correlation; };
+  auto after_marker = [&](const auto& record) {
+    return marker_correlation != 0 && record.correlation > marker_correlation;
+  };
   if (marker_stream) {
-    auto marker = std::find_if(log.memsets.begin(), log.memsets.end(),
-                               [&](const MemsetRecord& m) { return m.stream == *marker_stream && m.start_ns != 0 && timed(m); });
+    auto marker = std::find_if(log.memsets.begin(), log.memsets.end(), [&](const MemsetRecord& m) {
+      return m.stream == *marker_stream && m.start_ns != 0 && timed(m);
+    });
     if (marker != log.memsets.end()) {
       call.marker = true;
       call.span_origin_ns = marker->start_ns;
@@ -65,7 +67,8 @@ CallRecord assemble_call(const HostTimes& host, ActivityLog log, std::optional<s
       log.memsets.erase(marker);
       auto earliest = [&](const auto& records) {
         for (const auto& record : records)
-          if (timed(record) && after_marker(record)) call.span_origin_ns = std::min(call.span_origin_ns, record.start_ns);
+          if (timed(record) && after_marker(record))
+            call.span_origin_ns = std::min(call.span_origin_ns, record.start_ns);
       };
       earliest(log.kernels);
       earliest(log.memcpys);
@@ -101,9 +104,10 @@ CallRecord assemble_call(const HostTimes& host, ActivityLog log, std::optional<s
 
   call.device_work = !intervals.empty();
   if (call.device_work) {
-    call.first_start_ns = std::min_element(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
-                            return a.start_ns < b.start_ns;
-                          })->start_ns;
+    call.first_start_ns =
+        std::min_element(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
+          return a.start_ns < b.start_ns;
+        })->start_ns;
     call.last_end_ns = std::max_element(intervals.begin(), intervals.end(), [](const Interval& a, const Interval& b) {
                          return a.end_ns < b.end_ns;
                        })->end_ns;
@@ -151,9 +155,8 @@ KernelShare candidate_share(std::span<const KernelRecord> kernels,
       ++result.candidate_launches;
     }
   }
-  result.share = result.kernel_ns > 0
-                     ? static_cast<double>(result.candidate_ns) / static_cast<double>(result.kernel_ns)
-                     : 0.0;
+  result.share =
+      result.kernel_ns > 0 ? static_cast<double>(result.candidate_ns) / static_cast<double>(result.kernel_ns) : 0.0;
   return result;
 }
 

@@ -69,8 +69,8 @@ struct HostTimes {
 
 // One timed call, ready to report.
 struct CallRecord {
-  std::uint64_t begin_ns = 0;     // cuptiGetTimestamp at begin()
-  std::uint64_t host_end_ns = 0;  // cuptiGetTimestamp at end(), after the caller's synchronize
+  std::uint64_t begin_ns = 0;        // cuptiGetTimestamp at begin()
+  std::uint64_t host_end_ns = 0;     // cuptiGetTimestamp at end(), after the caller's synchronize
   std::uint64_t first_start_ns = 0;  // earliest device start in the call (0 without device work)
   std::uint64_t last_end_ns = 0;     // latest device end in the call (0 without device work)
   // Where the span starts: the device start of the recorder's marker (a 4-byte memset issued at
@@ -94,8 +94,8 @@ struct CallRecord {
   // the first launch counts through call_host_ns; the latency of the harness's own start does not.
   // Without device work: host_ns (so records hidden from CUPTI can only make a call look slower).
   std::uint64_t runtime_ns = 0;
-  bool device_work = false;   // at least one timed device record fell in the call
-  ActivityLog activity;       // the call's records, each list sorted by start time
+  bool device_work = false;      // at least one timed device record fell in the call
+  ActivityLog activity;          // the call's records, each list sorted by start time
   std::uint64_t incomplete = 0;  // records without timestamps (CUPTI could not time them)
   std::uint64_t stale = 0;       // records that ended before begin (work from before the call)
   std::uint64_t dropped = 0;     // records CUPTI dropped for want of buffer space

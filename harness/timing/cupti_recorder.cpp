@@ -29,8 +29,8 @@ constexpr CUpti_ActivityKind recorded_kinds[] = {
 Result<void> synchronize_device(const char* where) {
   const cudaError_t status = cudaDeviceSynchronize();
   if (status != cudaSuccess) {
-    return make_error(std::string("cudaDeviceSynchronize in ") + where + " failed: " + cudaGetErrorName(status) +
-                      " (" + cudaGetErrorString(status) + ")");
+    return make_error(std::string("cudaDeviceSynchronize in ") + where + " failed: " + cudaGetErrorName(status) + " (" +
+                      cudaGetErrorString(status) + ")");
   }
   return {};
 }
@@ -54,12 +54,12 @@ Error cupti_error(const char* call, CUptiResult status) {
   return make_error(std::string(call) + " failed: " + cupti_message(status));
 }
 
-#define DICEBENCH_CUPTI(call)                                  \
-  do {                                                         \
-    const CUptiResult dicebench_cupti_status_ = (call);        \
-    if (dicebench_cupti_status_ != CUPTI_SUCCESS) {            \
-      return cupti_error(#call, dicebench_cupti_status_);      \
-    }                                                          \
+#define DICEBENCH_CUPTI(call)                             \
+  do {                                                    \
+    const CUptiResult dicebench_cupti_status_ = (call);   \
+    if (dicebench_cupti_status_ != CUPTI_SUCCESS) {       \
+      return cupti_error(#call, dicebench_cupti_status_); \
+    }                                                     \
   } while (0)
 
 std::mutex creation_mutex;
@@ -188,7 +188,8 @@ void CuptiRecorder::complete_buffer(std::uint8_t* buffer, std::size_t size, std:
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
           const auto* set = reinterpret_cast<const MemsetActivity*>(record);
-          parsed.memsets.push_back({set->bytes, set->start, set->end, set->streamId, set->deviceId, set->correlationId});
+          parsed.memsets.push_back(
+              {set->bytes, set->start, set->end, set->streamId, set->deviceId, set->correlationId});
           break;
         }
         default:
@@ -238,7 +239,8 @@ Result<std::uint64_t> CuptiRecorder::begin(bool reassert) {
   }
   // The span's origin on the device's clock: the device is idle (synchronized above), so this
   // memset starts before anything the timed call launches.
-  marker_issued_ = marker_ready() && cudaMemsetAsync(marker_, 0, 4, static_cast<cudaStream_t>(marker_stream_)) == cudaSuccess;
+  marker_issued_ =
+      marker_ready() && cudaMemsetAsync(marker_, 0, 4, static_cast<cudaStream_t>(marker_stream_)) == cudaSuccess;
   begin_ns_ = start;
   in_call_ = true;
   interfered_ = false;

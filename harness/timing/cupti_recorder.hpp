@@ -89,18 +89,18 @@ class CuptiRecorder {
   std::atomic<bool> collecting_{false};
   mutable std::mutex records_mutex_;
   ActivityLog log_;
-  std::vector<std::uint8_t*> free_buffers_;             // ours, buffer_bytes_ each, idle
-  std::unordered_set<std::uint8_t*> owned_buffers_;     // every buffer we allocated
-  std::uint64_t unserved_buffer_requests_ = 0;  // requests we could not fill (records dropped)
-  std::uint64_t truncated_buffers_ = 0;         // buffers whose reading stopped at an incomplete record
-  std::string delivery_error_;                  // first CUPTI error while reading a buffer
+  std::vector<std::uint8_t*> free_buffers_;          // ours, buffer_bytes_ each, idle
+  std::unordered_set<std::uint8_t*> owned_buffers_;  // every buffer we allocated
+  std::uint64_t unserved_buffer_requests_ = 0;       // requests we could not fill (records dropped)
+  std::uint64_t truncated_buffers_ = 0;              // buffers whose reading stopped at an incomplete record
+  std::string delivery_error_;                       // first CUPTI error while reading a buffer
 
   // The caller's side (begin/end/cancel).
   mutable std::mutex call_mutex_;
   bool in_call_ = false;
   bool interfered_ = false;
   std::uint64_t begin_ns_ = 0;
-  std::uint64_t ready_ns_ = 0;  // begin() done: the caller's call starts
+  std::uint64_t ready_ns_ = 0;                              // begin() done: the caller's call starts
   std::unordered_map<std::string, std::string> demangled_;  // mangled -> demangled, cached
 };
 

@@ -23,8 +23,8 @@ std::string demangle(const std::string& mangled) {
 
 std::string memcpy_kind_name(std::uint32_t kind) {
   // CUPTI_ACTIVITY_MEMCPY_KIND_HTOD = 1 ... CUPTI_ACTIVITY_MEMCPY_KIND_PTOP = 10 (cupti_activity.h).
-  static constexpr std::array<std::string_view, 11> names = {
-      "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+  static constexpr std::array<std::string_view, 11> names = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                                             "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
   return std::string(kind < names.size() ? names[kind] : names[0]);
 }
 

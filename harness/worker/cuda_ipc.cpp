@@ -52,7 +52,7 @@ Result<IpcMapping> address_range(std::uintptr_t pointer) {
   size_t size = 0;
   if (CUresult result = address_range_fn(&base, &size, static_cast<CUdeviceptr>(pointer)); result != CUDA_SUCCESS)
     return make_error("cuMemGetAddressRange failed with CUresult " + std::to_string(result) +
-                           " (not device memory of this process?)");
+                      " (not device memory of this process?)");
   return IpcMapping{static_cast<std::uintptr_t>(base), size};
 }
 
@@ -72,13 +72,14 @@ Result<IpcExport> ipc_export(std::uintptr_t pointer, int device) {
 Result<IpcMapping> ipc_open(const std::string& handle_bytes, int device) {
   if (handle_bytes.size() != kIpcHandleBytes)
     return make_error("an IPC handle has " + std::to_string(kIpcHandleBytes) + " bytes, not " +
-                           std::to_string(handle_bytes.size()));
+                      std::to_string(handle_bytes.size()));
   DeviceScope scope(device);
   if (scope.status() != cudaSuccess) return make_error(cuda_error("cudaSetDevice", scope.status()));
   cudaIpcMemHandle_t handle{};
   std::memcpy(&handle, handle_bytes.data(), sizeof handle);
   void* pointer = nullptr;
-  if (cudaError_t error = cudaIpcOpenMemHandle(&pointer, handle, cudaIpcMemLazyEnablePeerAccess); error != cudaSuccess) {
+  if (cudaError_t error = cudaIpcOpenMemHandle(&pointer, handle, cudaIpcMemLazyEnablePeerAccess);
+      error != cudaSuccess) {
     cudaGetLastError();  // not sticky: the next call must not see it
     return make_error(cuda_error("cudaIpcOpenMemHandle", error));
   }

@@ -32,14 +32,14 @@ Fn driver_function(const char* name) {
 struct Driver {
   CUresult (*granularity)(size_t*, const CUmemAllocationProp*, CUmemAllocationGranularity_flags) =
       driver_function<decltype(granularity)>("cuMemGetAllocationGranularity");
-  CUresult (*reserve)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long) =
-      driver_function<decltype(reserve)>("cuMemAddressReserve");
-  CUresult (*create)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*, unsigned long long) =
-      driver_function<decltype(create)>("cuMemCreate");
-  CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long) =
-      driver_function<decltype(map)>("cuMemMap");
-  CUresult (*set_access)(CUdeviceptr, size_t, const CUmemAccessDesc*, size_t) =
-      driver_function<decltype(set_access)>("cuMemSetAccess");
+  CUresult (*reserve)(CUdeviceptr*, size_t, size_t, CUdeviceptr,
+                      unsigned long long) = driver_function<decltype(reserve)>("cuMemAddressReserve");
+  CUresult (*create)(CUmemGenericAllocationHandle*, size_t, const CUmemAllocationProp*,
+                     unsigned long long) = driver_function<decltype(create)>("cuMemCreate");
+  CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+                  unsigned long long) = driver_function<decltype(map)>("cuMemMap");
+  CUresult (*set_access)(CUdeviceptr, size_t, const CUmemAccessDesc*,
+                         size_t) = driver_function<decltype(set_access)>("cuMemSetAccess");
   CUresult (*unmap)(CUdeviceptr, size_t) = driver_function<decltype(unmap)>("cuMemUnmap");
   CUresult (*release)(CUmemGenericAllocationHandle) = driver_function<decltype(release)>("cuMemRelease");
 
@@ -55,7 +55,8 @@ Error driver_error(const char* what, CUresult result) {
   return make_error(ErrorKind::harness_failure, std::string(what) + " failed with CUresult " + std::to_string(result));
 }
 
-bool overlaps(std::uintptr_t first, std::uintptr_t end, const std::vector<std::pair<std::uintptr_t, std::uintptr_t>>& ranges) {
+bool overlaps(std::uintptr_t first, std::uintptr_t end,
+              const std::vector<std::pair<std::uintptr_t, std::uintptr_t>>& ranges) {
   for (const auto& [a, b] : ranges)
     if (first < b && a < end) return true;
   return false;
@@ -89,7 +90,8 @@ Result<FreshRegion> map_fresh(int device, std::size_t bytes,
     if (attempt == kReserveAttempts)
       return make_error("no fresh address range after " + std::to_string(kReserveAttempts) + " reservations");
     CUdeviceptr candidate = 0;
-    if (CUresult r = d.reserve(&candidate, size, granularity, 0, 0); r != CUDA_SUCCESS) return driver_error("cuMemAddressReserve", r);
+    if (CUresult r = d.reserve(&candidate, size, granularity, 0, 0); r != CUDA_SUCCESS)
+      return driver_error("cuMemAddressReserve", r);
     const auto first = static_cast<std::uintptr_t>(candidate);
     const bool used = overlaps(first, first + size, avoid) || overlaps(first, first + size, reserved_ranges);
     reserved_ranges.emplace_back(first, first + size);  // refused or not, it stays reserved: never handed out again

@@ -57,12 +57,18 @@ bool parse(int argc, char** argv, Arguments& out) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "--runtime-paths") out.role = "runtime-paths";
-    else if (arg == "--role" && has_value) out.role = argv[++i];
-    else if (arg == "--device" && has_value) out.device = argv[++i];
-    else if (arg == "--log" && has_value) out.log = argv[++i];
-    else if (arg == "--harness-path" && has_value) out.harness_path = argv[++i];
-    else return false;
+    if (arg == "--runtime-paths")
+      out.role = "runtime-paths";
+    else if (arg == "--role" && has_value)
+      out.role = argv[++i];
+    else if (arg == "--device" && has_value)
+      out.device = argv[++i];
+    else if (arg == "--log" && has_value)
+      out.log = argv[++i];
+    else if (arg == "--harness-path" && has_value)
+      out.harness_path = argv[++i];
+    else
+      return false;
   }
   return out.role == "reference" || out.role == "candidate" || out.role == "toolchain" || out.role == "runtime-paths";
 }
@@ -76,7 +82,8 @@ bool take_over_channel(const std::string& log, int& channel_in, int& channel_out
   const int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   const int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (null_fd < 0 || log_fd < 0) return false;
-  if (dup2(null_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0) return false;
+  if (dup2(null_fd, STDIN_FILENO) < 0 || dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0)
+    return false;
   close(null_fd);
   close(log_fd);
   return true;
@@ -99,8 +106,10 @@ void end_with_parent() {
 int main(int argc, char** argv) {
   Arguments args;
   if (!parse(argc, argv, args)) {
-    std::fprintf(stderr, "usage: dicebench-worker --role reference|candidate|toolchain [--device cpu|cuda] [--log FILE] [--harness-path DIR[:DIR...]]\n"
-                         "       dicebench-worker --runtime-paths   (the folders it reads, one a line, for the sandbox)\n");
+    std::fprintf(stderr,
+                 "usage: dicebench-worker --role reference|candidate|toolchain [--device cpu|cuda] [--log FILE] "
+                 "[--harness-path DIR[:DIR...]]\n"
+                 "       dicebench-worker --runtime-paths   (the folders it reads, one a line, for the sandbox)\n");
     return 2;
   }
   const bool runtime_paths = args.role == "runtime-paths";
@@ -108,7 +117,8 @@ int main(int argc, char** argv) {
   int channel_in = -1, channel_out = -1;
   if (!runtime_paths)
     if (!take_over_channel(args.log, channel_in, channel_out)) {
-      std::fprintf(stderr, "dicebench-worker: cannot set up the channel and log %s: %s\n", args.log.c_str(), std::strerror(errno));
+      std::fprintf(stderr, "dicebench-worker: cannot set up the channel and log %s: %s\n", args.log.c_str(),
+                   std::strerror(errno));
       return 2;
     }
   try {
@@ -123,7 +133,8 @@ int main(int argc, char** argv) {
     std::size_t position = 0;
     for (const auto& folder : split_path(args.harness_path)) sys_path.attr("insert")(position++, folder);
 #if DICEBENCH_HAVE_CUDA_MODULE
-    sys_path.attr("insert")(position, beside_executable("../lib/dicebench/python", DICEBENCH_MODULE_DIR));  // dicebench_cuda
+    sys_path.attr("insert")(position,
+                            beside_executable("../lib/dicebench/python", DICEBENCH_MODULE_DIR));  // dicebench_cuda
 #endif
     if (runtime_paths) {
       // This executable's tree, the interpreter's prefixes, every folder on sys.path, and the fast
@@ -134,7 +145,8 @@ int main(int argc, char** argv) {
       for (const char* prefix : {"prefix", "base_prefix", "exec_prefix", "base_exec_prefix"})
         std::printf("%s\n", sys.attr(prefix).cast<std::string>().c_str());
       for (const auto& entry : sys_path) std::printf("%s\n", entry.cast<std::string>().c_str());
-      if (std::filesystem::is_directory(DICEBENCH_FASTPATH_SOURCE_DIR, ec)) std::printf("%s\n", DICEBENCH_FASTPATH_SOURCE_DIR);
+      if (std::filesystem::is_directory(DICEBENCH_FASTPATH_SOURCE_DIR, ec))
+        std::printf("%s\n", DICEBENCH_FASTPATH_SOURCE_DIR);
       return 0;
     }
     const auto worker = py::module_::import("dicebench_harness.worker");

@@ -9,7 +9,8 @@
 
 namespace dicebench::engine {
 
-Result<std::vector<Generation>> decode_autoregressive(Qwen3Model& model, const TokenRows& prompts, const DecodeSettings& settings,
+Result<std::vector<Generation>> decode_autoregressive(Qwen3Model& model, const TokenRows& prompts,
+                                                      const DecodeSettings& settings,
                                                       GenerationStatistics& statistics) {
   const auto rows = static_cast<int64_t>(prompts.size());
   int64_t longest = 0;
@@ -40,7 +41,8 @@ Result<std::vector<Generation>> decode_autoregressive(Qwen3Model& model, const T
     bool all_finished = true;
     for (size_t row = 0; row < generations.size(); ++row) {
       if (finished[row]) continue;
-      if (std::find(settings.stop_tokens.begin(), settings.stop_tokens.end(), next[row]) != settings.stop_tokens.end()) {
+      if (std::find(settings.stop_tokens.begin(), settings.stop_tokens.end(), next[row]) !=
+          settings.stop_tokens.end()) {
         finished[row] = generations[row].stopped = true;
         continue;
       }
@@ -52,7 +54,8 @@ Result<std::vector<Generation>> decode_autoregressive(Qwen3Model& model, const T
     logits = model.step(drawn.tokens.view({rows, 1}), layout.positions(column, 1), layout.mask(column, 1), column, 1);
     ++statistics.forward_passes;
   }
-  for (const auto& generation : generations) statistics.generated_tokens += static_cast<int64_t>(generation.tokens.size());
+  for (const auto& generation : generations)
+    statistics.generated_tokens += static_cast<int64_t>(generation.tokens.size());
   return generations;
 }
 

@@ -13,8 +13,9 @@ BatchLayout::BatchLayout(std::vector<int64_t> padding, int64_t block_length, at:
 
 BatchLayout::BatchLayout(std::vector<int64_t> padding, int64_t block_length, at::Tensor column_positions)
     : BatchLayout(std::move(padding), block_length, column_positions.device()) {
-  TORCH_CHECK(column_positions.dim() == 2 && column_positions.size(0) == rows() && column_positions.scalar_type() == at::kLong,
-              "BatchLayout: column_positions must be [rows, columns] int64");
+  TORCH_CHECK(
+      column_positions.dim() == 2 && column_positions.size(0) == rows() && column_positions.scalar_type() == at::kLong,
+      "BatchLayout: column_positions must be [rows, columns] int64");
   column_positions_ = std::move(column_positions);
 }
 

@@ -36,7 +36,7 @@ class BatchLayout {
 
  private:
   std::vector<int64_t> padding_;
-  at::Tensor padding_tensor_;  // [rows] int64 on the device
+  at::Tensor padding_tensor_;    // [rows] int64 on the device
   at::Tensor column_positions_;  // [rows, columns] int64 on the device, where given
   int64_t block_length_;
   bool any_padding_;

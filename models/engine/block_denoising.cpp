@@ -61,7 +61,8 @@ std::vector<Generation> denoise_blocks(Qwen3Model& model, const BatchLayout& lay
   // sequential and low_confidence_static commit exactly min(masks left, due) per row and pass, so
   // the host counts the masks itself and the passes of a block follow each other without waiting
   // for the device; the other strategies read the count back after every pass.
-  const bool counted_on_host = settings.remasking == Remasking::sequential || settings.remasking == Remasking::low_confidence_static;
+  const bool counted_on_host =
+      settings.remasking == Remasking::sequential || settings.remasking == Remasking::low_confidence_static;
   std::vector<int64_t> masks_left(rows);
   std::vector<Generation> generations(rows);
   std::vector<bool> finished(rows, false);
@@ -74,8 +75,9 @@ std::vector<Generation> denoise_blocks(Qwen3Model& model, const BatchLayout& lay
     for (size_t step = 0;; ++step) {
       const auto masked = current.eq(mask_id);
       const auto masked_count = masked.sum(-1, /*keepdim=*/true);
-      const bool block_done = counted_on_host ? std::all_of(masks_left.begin(), masks_left.end(), [](int64_t n) { return n == 0; })
-                                              : masked_count.max().item<int64_t>() == 0;
+      const bool block_done = counted_on_host
+                                  ? std::all_of(masks_left.begin(), masks_left.end(), [](int64_t n) { return n == 0; })
+                                  : masked_count.max().item<int64_t>() == 0;
       if (block_done) {
         model.step(current, positions, mask, column, 0);  // the writing pass
         ++statistics.forward_passes;
@@ -85,9 +87,10 @@ std::vector<Generation> denoise_blocks(Qwen3Model& model, const BatchLayout& lay
       ++statistics.forward_passes;
       // The mask token is never drawn: committed, it would stay masked and the block never end.
       logits.select(-1, mask_id).fill_(-std::numeric_limits<double>::infinity());
-      const auto drawn = draw_tokens(logits.reshape({layout.rows() * block, -1}), settings.sampling, settings.confidence, with_entropy,
-                                     generator);
-      const DrawnTokens per_position{drawn.tokens.view({layout.rows(), block}), drawn.confidence.view({layout.rows(), block}),
+      const auto drawn = draw_tokens(logits.reshape({layout.rows() * block, -1}), settings.sampling,
+                                     settings.confidence, with_entropy, generator);
+      const DrawnTokens per_position{drawn.tokens.view({layout.rows(), block}),
+                                     drawn.confidence.view({layout.rows(), block}),
                                      with_entropy ? drawn.entropy.view({layout.rows(), block}) : at::Tensor()};
       // Past the schedule (only entropy_bounded can get there) each pass commits at least one.
       const int64_t due = step < schedule.size() ? schedule[step] : 1;
@@ -107,8 +110,8 @@ std::vector<Generation> denoise_blocks(Qwen3Model& model, const BatchLayout& lay
       generation.tokens.insert(generation.tokens.end(), row_tokens + skip, row_tokens + block);
       const bool full = static_cast<int64_t>(generation.tokens.size()) >= region.wanted[row];
       if (full) generation.tokens.resize(static_cast<size_t>(region.wanted[row]));
-      const auto stop = std::find_first_of(generation.tokens.begin(), generation.tokens.end(), settings.stop_tokens.begin(),
-                                           settings.stop_tokens.end());
+      const auto stop = std::find_first_of(generation.tokens.begin(), generation.tokens.end(),
+                                           settings.stop_tokens.begin(), settings.stop_tokens.end());
       if (stop != generation.tokens.end()) {
         generation.tokens.erase(stop, generation.tokens.end());
         generation.stopped = true;
@@ -119,7 +122,8 @@ std::vector<Generation> denoise_blocks(Qwen3Model& model, const BatchLayout& lay
     if (all_done) break;
     current = at::full({layout.rows(), block}, mask_id, long_options.device(model.device()));
   }
-  for (const auto& generation : generations) statistics.generated_tokens += static_cast<int64_t>(generation.tokens.size());
+  for (const auto& generation : generations)
+    statistics.generated_tokens += static_cast<int64_t>(generation.tokens.size());
   return generations;
 }
 

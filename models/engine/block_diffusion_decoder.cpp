@@ -14,7 +14,8 @@
 namespace dicebench::engine {
 
 Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const TokenRows& prompts,
-                                                       const DecodeSettings& settings, GenerationStatistics& statistics) {
+                                                       const DecodeSettings& settings,
+                                                       GenerationStatistics& statistics) {
   const int64_t block = settings.block_length, mask_id = *mask_token_of(settings, model.config());
   const auto rows = static_cast<int64_t>(prompts.size());
   // Per row, as SDAR: prefill floor(P / block) blocks; the region up to P + max_new_tokens,
@@ -26,7 +27,10 @@ Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const 
     decode_blocks.push_back((length + settings.max_new_tokens + block - 1) / block - length / block);
   }
   const int64_t prefill_columns = *std::max_element(prefill_blocks.begin(), prefill_blocks.end()) * block;
-  DenoisingRegion region{prefill_columns, *std::max_element(decode_blocks.begin(), decode_blocks.end()), {}, {},
+  DenoisingRegion region{prefill_columns,
+                         *std::max_element(decode_blocks.begin(), decode_blocks.end()),
+                         {},
+                         {},
                          std::vector<int64_t>(prompts.size(), settings.max_new_tokens)};
 
   std::vector<int64_t> padding, prompt_columns;
@@ -44,8 +48,10 @@ Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const 
   model.reserve_cache(rows, prefill_columns + region.blocks * block);
   if (prefill_columns > 0)
     prefill(model, layout,
-            at::tensor(prompt_columns, at::TensorOptions().dtype(at::kLong)).view({rows, prefill_columns}).to(model.device()), 0,
-            statistics);
+            at::tensor(prompt_columns, at::TensorOptions().dtype(at::kLong))
+                .view({rows, prefill_columns})
+                .to(model.device()),
+            0, statistics);
   return denoise_blocks(model, layout, settings, region, statistics);
 }
 

@@ -18,8 +18,8 @@
 
 namespace dicebench::engine {
 
-Result<std::vector<Generation>> decode_infill(Qwen3Model& model, const std::vector<InfillRow>& rows, const DecodeSettings& settings,
-                                              GenerationStatistics& statistics) {
+Result<std::vector<Generation>> decode_infill(Qwen3Model& model, const std::vector<InfillRow>& rows,
+                                              const DecodeSettings& settings, GenerationStatistics& statistics) {
   const int64_t block = settings.block_length, mask_id = *mask_token_of(settings, model.config());
   const auto round_up = [block](int64_t n) { return (n + block - 1) / block * block; };
   const auto count = static_cast<int64_t>(rows.size());
@@ -29,8 +29,11 @@ Result<std::vector<Generation>> decode_infill(Qwen3Model& model, const std::vect
     span_columns = std::max(span_columns, round_up(row.span_tokens));
   }
   const int64_t columns = context_columns + span_columns;
-  DenoisingRegion region{context_columns, span_columns / block, std::vector<int64_t>(rows.size() * block, mask_id),
-                         std::vector<int64_t>(rows.size(), 0), {}};
+  DenoisingRegion region{context_columns,
+                         span_columns / block,
+                         std::vector<int64_t>(rows.size() * block, mask_id),
+                         std::vector<int64_t>(rows.size(), 0),
+                         {}};
   std::vector<int64_t> padding, context, positions;
   for (const auto& row : rows) {
     const auto before = static_cast<int64_t>(row.before.size()), after = static_cast<int64_t>(row.after.size());
@@ -48,9 +51,11 @@ Result<std::vector<Generation>> decode_infill(Qwen3Model& model, const std::vect
     region.wanted.push_back(row.span_tokens);
   }
   const auto long_options = at::TensorOptions().dtype(at::kLong);
-  const BatchLayout layout(padding, block, at::tensor(positions, long_options).view({count, columns}).to(model.device()));
+  const BatchLayout layout(padding, block,
+                           at::tensor(positions, long_options).view({count, columns}).to(model.device()));
   model.reserve_cache(count, columns);
-  prefill(model, layout, at::tensor(context, long_options).view({count, context_columns}).to(model.device()), 0, statistics);
+  prefill(model, layout, at::tensor(context, long_options).view({count, context_columns}).to(model.device()), 0,
+          statistics);
   return denoise_blocks(model, layout, settings, region, statistics);
 }
 

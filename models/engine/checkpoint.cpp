@@ -27,7 +27,8 @@ Result<Checkpoint> Checkpoint::open(const std::filesystem::path& folder) {
     std::map<std::string, size_t> file_index;
     for (const auto& [tensor, shard] : map->items()) {
       if (!shard.is_string() || shard.get<std::string>().find('/') != std::string::npos)
-        return make_error(fmt::format("{}: tensor '{}' maps to {}, not a file name in the folder", index.string(), on_one_line(tensor), shard.dump()));
+        return make_error(fmt::format("{}: tensor '{}' maps to {}, not a file name in the folder", index.string(),
+                                      on_one_line(tensor), shard.dump()));
       const auto name = shard.get<std::string>();
       auto [it, inserted] = file_index.emplace(name, checkpoint.files_.size());
       if (inserted) {
@@ -36,8 +37,8 @@ Result<Checkpoint> Checkpoint::open(const std::filesystem::path& folder) {
         checkpoint.files_.push_back(std::move(*file));
       }
       if (!checkpoint.files_[it->second].find(tensor))
-        return make_error(fmt::format("{}: tensor '{}' missing (the index {} lists it there)", (folder / name).string(), on_one_line(tensor),
-                                      index.filename().string()));
+        return make_error(fmt::format("{}: tensor '{}' missing (the index {} lists it there)", (folder / name).string(),
+                                      on_one_line(tensor), index.filename().string()));
       checkpoint.file_of_tensor_.emplace(tensor, it->second);
     }
     return checkpoint;

@@ -8,10 +8,11 @@
 namespace dicebench::engine {
 namespace {
 
-constexpr std::pair<Remasking, const char*> kRemasking[] = {{Remasking::sequential, "sequential"},
-                                                            {Remasking::low_confidence_static, "low_confidence_static"},
-                                                            {Remasking::low_confidence_dynamic, "low_confidence_dynamic"},
-                                                            {Remasking::entropy_bounded, "entropy_bounded"}};
+constexpr std::pair<Remasking, const char*> kRemasking[] = {
+    {Remasking::sequential, "sequential"},
+    {Remasking::low_confidence_static, "low_confidence_static"},
+    {Remasking::low_confidence_dynamic, "low_confidence_dynamic"},
+    {Remasking::entropy_bounded, "entropy_bounded"}};
 
 }  // namespace
 
@@ -39,7 +40,8 @@ std::optional<ConfidenceSource> parse_confidence_source(std::string_view name) {
 
 std::vector<std::string> preset_names() { return {"paper", "fast", "greedy"}; }
 
-Result<DecodePreset> decode_preset(std::string_view name, const ModelConfig& model, const GenerationConfig& generation) {
+Result<DecodePreset> decode_preset(std::string_view name, const ModelConfig& model,
+                                   const GenerationConfig& generation) {
   DecodePreset preset;
   auto& s = preset.settings;
   if (name == "paper") {
@@ -88,21 +90,27 @@ std::vector<int64_t> transfer_schedule(int64_t block_length, int64_t steps) {
 }
 
 Result<void> validate_decode_settings(const DecodeSettings& s, const ModelConfig& model) {
-  if (s.max_new_tokens < 1) return make_error(fmt::format("max_new_tokens must be at least 1, got {}", s.max_new_tokens));
-  if (s.sampling.temperature < 0) return make_error(fmt::format("temperature must be >= 0, got {}", s.sampling.temperature));
+  if (s.max_new_tokens < 1)
+    return make_error(fmt::format("max_new_tokens must be at least 1, got {}", s.max_new_tokens));
+  if (s.sampling.temperature < 0)
+    return make_error(fmt::format("temperature must be >= 0, got {}", s.sampling.temperature));
   if (s.sampling.top_k < 0) return make_error(fmt::format("top_k must be >= 0, got {}", s.sampling.top_k));
-  if (!(s.sampling.top_p > 0 && s.sampling.top_p <= 1)) return make_error(fmt::format("top_p must be in (0, 1], got {}", s.sampling.top_p));
+  if (!(s.sampling.top_p > 0 && s.sampling.top_p <= 1))
+    return make_error(fmt::format("top_p must be in (0, 1], got {}", s.sampling.top_p));
   for (const auto id : s.stop_tokens)
-    if (id < 0 || id >= model.vocab_size) return make_error(fmt::format("stop token {} is outside the vocabulary ({} tokens)", id, model.vocab_size));
+    if (id < 0 || id >= model.vocab_size)
+      return make_error(fmt::format("stop token {} is outside the vocabulary ({} tokens)", id, model.vocab_size));
   if (s.mode == DecodeMode::block_diffusion) {
     const auto mask = mask_token_of(s, model);
     if (!mask)
-      return make_error(fmt::format("block diffusion needs a mask token: mask_token_id in config.json ({} has none) or in the settings",
-                                    model.architecture));
+      return make_error(fmt::format(
+          "block diffusion needs a mask token: mask_token_id in config.json ({} has none) or in the settings",
+          model.architecture));
     if (*mask < 0 || *mask >= model.vocab_size)
       return make_error(fmt::format("mask token {} is outside the vocabulary ({} tokens)", *mask, model.vocab_size));
     if (s.block_length < 1) return make_error(fmt::format("block_length must be at least 1, got {}", s.block_length));
-    if (s.denoising_steps < 1) return make_error(fmt::format("denoising_steps must be at least 1, got {}", s.denoising_steps));
+    if (s.denoising_steps < 1)
+      return make_error(fmt::format("denoising_steps must be at least 1, got {}", s.denoising_steps));
     if (s.entropy_bound < 0) return make_error(fmt::format("entropy_bound must be >= 0, got {}", s.entropy_bound));
   }
   return {};

@@ -13,13 +13,14 @@
 
 namespace dicebench::engine {
 
-Result<std::vector<Generation>> decode_autoregressive(Qwen3Model& model, const TokenRows& prompts, const DecodeSettings& settings,
-                                                      GenerationStatistics& statistics);
+Result<std::vector<Generation>> decode_autoregressive(Qwen3Model& model, const TokenRows& prompts,
+                                                      const DecodeSettings& settings, GenerationStatistics& statistics);
 
 Result<std::vector<Generation>> decode_block_diffusion(Qwen3Model& model, const TokenRows& prompts,
-                                                       const DecodeSettings& settings, GenerationStatistics& statistics);
+                                                       const DecodeSettings& settings,
+                                                       GenerationStatistics& statistics);
 
-Result<std::vector<Generation>> decode_infill(Qwen3Model& model, const std::vector<InfillRow>& rows, const DecodeSettings& settings,
-                                              GenerationStatistics& statistics);
+Result<std::vector<Generation>> decode_infill(Qwen3Model& model, const std::vector<InfillRow>& rows,
+                                              const DecodeSettings& settings, GenerationStatistics& statistics);
 
 }  // namespace dicebench::engine

@@ -21,7 +21,8 @@ class MappedFile {
   const std::filesystem::path& path() const { return path_; }
 
  private:
-  MappedFile(std::filesystem::path path, const std::byte* data, size_t size) : path_(std::move(path)), data_(data), size_(size) {}
+  MappedFile(std::filesystem::path path, const std::byte* data, size_t size)
+      : path_(std::move(path)), data_(data), size_(size) {}
   std::filesystem::path path_;
   const std::byte* data_;
   size_t size_;

@@ -23,7 +23,8 @@ Result<json> read_json(const std::filesystem::path& path) {
   auto text = read_whole_file(path);
   if (!text) return text.error();
   json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) return make_error(fmt::format("{}: not a JSON object", path.string()));
+  if (parsed.is_discarded() || !parsed.is_object())
+    return make_error(fmt::format("{}: not a JSON object", path.string()));
   return parsed;
 }
 
@@ -36,14 +37,16 @@ Result<std::optional<int64_t>> read_int(const json& doc, const std::filesystem::
     return std::optional<int64_t>{};
   }
   if (!it->is_number_integer() || it->get<int64_t>() < minimum)
-    return make_error(fmt::format("{}: field '{}' must be an integer >= {}, got {}", path.string(), key, minimum, it->dump()));
+    return make_error(
+        fmt::format("{}: field '{}' must be an integer >= {}, got {}", path.string(), key, minimum, it->dump()));
   return std::optional<int64_t>{it->get<int64_t>()};
 }
 
 Result<std::optional<double>> read_number(const json& doc, const std::filesystem::path& path, const char* key) {
   const auto it = doc.find(key);
   if (it == doc.end() || it->is_null()) return std::optional<double>{};
-  if (!it->is_number()) return make_error(fmt::format("{}: field '{}' must be a number, got {}", path.string(), key, it->dump()));
+  if (!it->is_number())
+    return make_error(fmt::format("{}: field '{}' must be a number, got {}", path.string(), key, it->dump()));
   return std::optional<double>{it->get<double>()};
 }
 
@@ -51,9 +54,12 @@ Result<std::optional<double>> read_number(const json& doc, const std::filesystem
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::float32: return "float32";
-    case DType::float16: return "float16";
-    case DType::bfloat16: return "bfloat16";
+    case DType::float32:
+      return "float32";
+    case DType::float16:
+      return "float16";
+    case DType::bfloat16:
+      return "bfloat16";
   }
   return "?";
 }
@@ -77,8 +83,8 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& folder) {
     return make_error(fmt::format("{}: 'architectures' must list one architecture", path.string()));
   config.architecture = (*architectures)[0].get<std::string>();
   if (std::find(std::begin(kArchitectures), std::end(kArchitectures), config.architecture) == std::end(kArchitectures))
-    return make_error(fmt::format("{}: unknown architecture '{}' (supported: {})", path.string(), on_one_line(config.architecture),
-                                  fmt::join(kArchitectures, ", ")));
+    return make_error(fmt::format("{}: unknown architecture '{}' (supported: {})", path.string(),
+                                  on_one_line(config.architecture), fmt::join(kArchitectures, ", ")));
 
   const struct {
     const char* key;
@@ -101,9 +107,10 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& folder) {
   if (!head_dim) return head_dim.error();
   config.head_dim = head_dim->value_or(config.hidden_size / config.num_attention_heads);
   if (config.num_attention_heads % config.num_key_value_heads != 0)
-    return make_error(fmt::format("{}: num_attention_heads ({}) is not a multiple of num_key_value_heads ({})", path.string(),
-                                  config.num_attention_heads, config.num_key_value_heads));
-  if (config.head_dim % 2 != 0) return make_error(fmt::format("{}: head_dim ({}) must be even for RoPE", path.string(), config.head_dim));
+    return make_error(fmt::format("{}: num_attention_heads ({}) is not a multiple of num_key_value_heads ({})",
+                                  path.string(), config.num_attention_heads, config.num_key_value_heads));
+  if (config.head_dim % 2 != 0)
+    return make_error(fmt::format("{}: head_dim ({}) must be even for RoPE", path.string(), config.head_dim));
 
   auto rope_theta = read_number(*doc, path, "rope_theta");
   if (!rope_theta) return rope_theta.error();
@@ -121,9 +128,11 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& folder) {
     if (it == doc->end() || it->is_null()) continue;
     std::string type = it->is_object() ? "default" : "?";
     for (const char* name : {"type", "rope_type"})  // rope_type wins where both are given
-      if (it->is_object() && it->contains(name)) type = (*it)[name].is_string() ? (*it)[name].get<std::string>() : (*it)[name].dump();
+      if (it->is_object() && it->contains(name))
+        type = (*it)[name].is_string() ? (*it)[name].get<std::string>() : (*it)[name].dump();
     if (type != "default")
-      return make_error(fmt::format("{}: {} of type '{}' is not supported (only the default RoPE)", path.string(), key, on_one_line(type)));
+      return make_error(fmt::format("{}: {} of type '{}' is not supported (only the default RoPE)", path.string(), key,
+                                    on_one_line(type)));
   }
   if (doc->value("attention_bias", false))
     return make_error(fmt::format("{}: attention_bias = true is not supported (Qwen3 has none)", path.string()));
@@ -139,7 +148,8 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& folder) {
     const auto it = doc->find(key);
     if (it == doc->end() || it->is_null()) continue;
     const auto dtype = it->is_string() ? parse_dtype(it->get<std::string>()) : std::nullopt;
-    if (!dtype) return make_error(fmt::format("{}: field '{}' has an unsupported dtype {}", path.string(), key, it->dump()));
+    if (!dtype)
+      return make_error(fmt::format("{}: field '{}' has an unsupported dtype {}", path.string(), key, it->dump()));
     config.dtype = dtype;
   }
 
@@ -166,7 +176,8 @@ Result<GenerationConfig> load_generation_config(const std::filesystem::path& fol
     const json ids = eos->is_array() ? *eos : json::array({*eos});
     for (const auto& id : ids) {
       if (!id.is_number_integer() || id.get<int64_t>() < 0)
-        return make_error(fmt::format("{}: eos_token_id must be a token id or a list of them, got {}", path.string(), eos->dump()));
+        return make_error(
+            fmt::format("{}: eos_token_id must be a token id or a list of them, got {}", path.string(), eos->dump()));
       config.eos_token_ids.push_back(id.get<int64_t>());
     }
   }

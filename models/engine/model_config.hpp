@@ -30,7 +30,7 @@ struct ModelConfig {
   double rope_theta = 0;
   double rms_norm_eps = 0;
   bool tie_word_embeddings = false;
-  std::optional<DType> dtype;  // torch_dtype (or dtype, as newer transformers write it)
+  std::optional<DType> dtype;            // torch_dtype (or dtype, as newer transformers write it)
   std::optional<int64_t> block_size;     // SDAR
   std::optional<int64_t> mask_token_id;  // SDAR
 };

@@ -37,7 +37,8 @@ class CudaPassGraphs final : public PassGraphs {
                  int64_t logits_count) override {
     const int64_t rows = tokens.size(0), count = tokens.size(1), visible = start + count;
     const GraphShape shape{rows, count, logits_count, (visible + kKeyBucket - 1) / kKeyBucket * kKeyBucket};
-    TORCH_CHECK(shape.keys <= model_.cache_columns(), "PassGraphs::run: the KV cache is too small (reserve_cache first)");
+    TORCH_CHECK(shape.keys <= model_.cache_columns(),
+                "PassGraphs::run: the KV cache is too small (reserve_cache first)");
     auto found = graphs_.find(shape);
     const bool fresh = found == graphs_.end();
     if (fresh) found = graphs_.emplace(shape, make_inputs(shape)).first;
@@ -64,9 +65,10 @@ class CudaPassGraphs final : public PassGraphs {
     auto captured = std::make_unique<CapturedPass>();
     const auto on_device = at::TensorOptions().device(model_.device());
     const auto long_options = on_device.dtype(at::kLong);
-    captured->inputs = PassInputs{at::zeros({shape.rows, shape.count}, long_options), at::zeros({shape.rows, shape.count}, long_options),
-                                  at::zeros({shape.count}, long_options), shape.keys,
-                                  at::empty({shape.rows, 1, model_.query_group() * shape.count, shape.keys}, on_device.dtype(model_.dtype()))};
+    captured->inputs = PassInputs{
+        at::zeros({shape.rows, shape.count}, long_options), at::zeros({shape.rows, shape.count}, long_options),
+        at::zeros({shape.count}, long_options), shape.keys,
+        at::empty({shape.rows, 1, model_.query_group() * shape.count, shape.keys}, on_device.dtype(model_.dtype()))};
     return captured;
   }
 

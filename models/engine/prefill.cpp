@@ -13,8 +13,8 @@ at::Tensor prefill(Qwen3Model& model, const BatchLayout& layout, const at::Tenso
   for (int64_t start = 0; start < columns; start += chunk) {
     const int64_t count = std::min(chunk, columns - start);
     const bool last = start + count == columns;
-    logits = model.forward(tokens.narrow(1, start, count), layout.positions(start, count), layout.mask(start, count), start,
-                           last ? std::min(logits_count, count) : 0);
+    logits = model.forward(tokens.narrow(1, start, count), layout.positions(start, count), layout.mask(start, count),
+                           start, last ? std::min(logits_count, count) : 0);
     ++statistics.forward_passes;
     statistics.prefilled_tokens += rows * count;
   }

@@ -19,7 +19,9 @@ namespace dicebench::engine {
 namespace {
 
 #if DICEBENCH_ENGINE_FUSED_KERNELS
-fused::Half half_type(at::ScalarType dtype) { return dtype == at::kBFloat16 ? fused::Half::bfloat16 : fused::Half::float16; }
+fused::Half half_type(at::ScalarType dtype) {
+  return dtype == at::kBFloat16 ? fused::Half::bfloat16 : fused::Half::float16;
+}
 void* current_stream() { return c10::cuda::getCurrentCUDAStream().stream(); }
 void check_launch(const char* error) { TORCH_CHECK(error == nullptr, "a fused kernel failed: ", error); }
 #endif
@@ -47,9 +49,12 @@ Qwen3Model::Qwen3Model(ModelConfig config, Qwen3Weights weights, at::Device devi
   if (options.cuda_graphs && device_.is_cuda()) graphs_ = make_pass_graphs(*this);
   const auto float_options = at::TensorOptions().dtype(at::kFloat).device(device_);
   const int64_t dim = config_.head_dim;
-  const auto exponents = at::arange(0, dim, 2, at::TensorOptions().dtype(at::kLong).device(device_)).to(at::kFloat).div(static_cast<double>(dim));
+  const auto exponents = at::arange(0, dim, 2, at::TensorOptions().dtype(at::kLong).device(device_))
+                             .to(at::kFloat)
+                             .div(static_cast<double>(dim));
   const auto inverse_frequencies = at::full({}, config_.rope_theta, float_options).pow(exponents).reciprocal();
-  const auto positions = at::arange(config_.max_position_embeddings, at::TensorOptions().dtype(at::kLong).device(device_)).to(at::kFloat);
+  const auto positions =
+      at::arange(config_.max_position_embeddings, at::TensorOptions().dtype(at::kLong).device(device_)).to(at::kFloat);
   const auto angles = positions.unsqueeze(1).mul(inverse_frequencies.unsqueeze(0));
   const auto both = at::cat({angles, angles}, -1);
   rope_cos_ = both.cos().to(dtype_);
@@ -94,8 +99,8 @@ void Qwen3Model::fill_attention_bias(at::Tensor& bias, const at::Tensor& mask, i
     shown.zero_();
 }
 
-at::Tensor Qwen3Model::forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& mask, int64_t start,
-                               int64_t logits_count) {
+at::Tensor Qwen3Model::forward(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& mask,
+                               int64_t start, int64_t logits_count) {
   const int64_t rows = tokens.size(0), count = tokens.size(1), keys = start + count;
   PassInputs inputs{tokens, positions, at::arange(start, keys, positions.options()), keys, std::nullopt};
   if (mask.defined()) {
@@ -107,9 +112,10 @@ at::Tensor Qwen3Model::forward(const at::Tensor& tokens, const at::Tensor& posit
   return pass(inputs, logits_count);
 }
 
-at::Tensor Qwen3Model::step(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& mask, int64_t start,
-                            int64_t logits_count) {
-  return graphs_ ? graphs_->run(tokens, positions, mask, start, logits_count) : forward(tokens, positions, mask, start, logits_count);
+at::Tensor Qwen3Model::step(const at::Tensor& tokens, const at::Tensor& positions, const at::Tensor& mask,
+                            int64_t start, int64_t logits_count) {
+  return graphs_ ? graphs_->run(tokens, positions, mask, start, logits_count)
+                 : forward(tokens, positions, mask, start, logits_count);
 }
 
 at::Tensor Qwen3Model::add_rms_norm(at::Tensor& hidden, const at::Tensor& delta, const at::Tensor& weight) const {
@@ -117,8 +123,8 @@ at::Tensor Qwen3Model::add_rms_norm(at::Tensor& hidden, const at::Tensor& delta,
   if (fused_) {
     auto normed = at::empty_like(hidden);
     check_launch(fused::add_rms_norm(half_type(dtype_), hidden.data_ptr(), delta.defined() ? delta.data_ptr() : nullptr,
-                                     weight.data_ptr(), normed.data_ptr(), hidden.numel() / hidden.size(-1), hidden.size(-1),
-                                     static_cast<float>(config_.rms_norm_eps), current_stream()));
+                                     weight.data_ptr(), normed.data_ptr(), hidden.numel() / hidden.size(-1),
+                                     hidden.size(-1), static_cast<float>(config_.rms_norm_eps), current_stream()));
     return normed;
   }
 #endif
@@ -126,8 +132,8 @@ at::Tensor Qwen3Model::add_rms_norm(at::Tensor& hidden, const at::Tensor& delta,
   return rms_norm(hidden, weight);
 }
 
-at::Tensor Qwen3Model::attention_inputs(const at::Tensor& qkv, const PassInputs& inputs, size_t layer, const at::Tensor& cos,
-                                        const at::Tensor& sin) {
+at::Tensor Qwen3Model::attention_inputs(const at::Tensor& qkv, const PassInputs& inputs, size_t layer,
+                                        const at::Tensor& cos, const at::Tensor& sin) {
   const int64_t rows = inputs.tokens.size(0), count = inputs.tokens.size(1);
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, dim = config_.head_dim;
   auto& key_cache = key_cache_[layer];
@@ -137,10 +143,22 @@ at::Tensor Qwen3Model::attention_inputs(const at::Tensor& qkv, const PassInputs&
     auto q = at::empty({rows, kv_heads, query_group() * count, dim}, qkv.options());
     const auto positions = inputs.positions.contiguous();
     const auto columns = inputs.columns.contiguous();
-    const fused::AttentionInputs a{qkv.data_ptr(), weights_.layers[layer].qk_norm.data_ptr(), rope_cos_.data_ptr(),
-                                   rope_sin_.data_ptr(), positions.data_ptr<int64_t>(), columns.data_ptr<int64_t>(),
-                                   q.data_ptr(), key_cache.data_ptr(), value_cache.data_ptr(), rows, count, heads,
-                                   kv_heads, dim, key_cache.size(2), static_cast<float>(config_.rms_norm_eps)};
+    const fused::AttentionInputs a{qkv.data_ptr(),
+                                   weights_.layers[layer].qk_norm.data_ptr(),
+                                   rope_cos_.data_ptr(),
+                                   rope_sin_.data_ptr(),
+                                   positions.data_ptr<int64_t>(),
+                                   columns.data_ptr<int64_t>(),
+                                   q.data_ptr(),
+                                   key_cache.data_ptr(),
+                                   value_cache.data_ptr(),
+                                   rows,
+                                   count,
+                                   heads,
+                                   kv_heads,
+                                   dim,
+                                   key_cache.size(2),
+                                   static_cast<float>(config_.rms_norm_eps)};
     check_launch(fused::attention_inputs(half_type(dtype_), a, current_stream()));
     return q;
   }
@@ -151,7 +169,8 @@ at::Tensor Qwen3Model::attention_inputs(const at::Tensor& qkv, const PassInputs&
                      weights_.layers[layer].qk_norm);
   qk = qk.mul(cos).addcmul_(swap_halves(qk), sin);
   const auto k = qk.narrow(2, heads, kv_heads).transpose(1, 2);
-  const auto v = qkv.narrow(-1, (heads + kv_heads) * dim, kv_heads * dim).view({rows, count, kv_heads, dim}).transpose(1, 2);
+  const auto v =
+      qkv.narrow(-1, (heads + kv_heads) * dim, kv_heads * dim).view({rows, count, kv_heads, dim}).transpose(1, 2);
   key_cache.narrow(0, 0, rows).index_copy_(2, inputs.columns, k);
   value_cache.narrow(0, 0, rows).index_copy_(2, inputs.columns, v);
   // The `group` query heads that share a KV head stacked along the query axis.
@@ -197,9 +216,9 @@ at::Tensor Qwen3Model::pass(const PassInputs& inputs, int64_t logits_count) {
     const auto q = attention_inputs(at::linear(normed, w.qkv_proj), inputs, layer, cos, sin);
     const bool last = layer + 1 == weights_.layers.size();
     if (last && logits_count == 0) break;  // the keys and values were all this pass was for
-    const auto attended = at::scaled_dot_product_attention(
-        q, key_cache_[layer].narrow(0, 0, rows).narrow(2, 0, keys), value_cache_[layer].narrow(0, 0, rows).narrow(2, 0, keys),
-        inputs.bias, /*dropout_p=*/0.0, /*is_causal=*/false, scale);
+    const auto attended = at::scaled_dot_product_attention(q, key_cache_[layer].narrow(0, 0, rows).narrow(2, 0, keys),
+                                                           value_cache_[layer].narrow(0, 0, rows).narrow(2, 0, keys),
+                                                           inputs.bias, /*dropout_p=*/0.0, /*is_causal=*/false, scale);
     const auto merged = attended.view({rows, heads, count, dim}).transpose(1, 2).reshape({rows, count, heads * dim});
     normed = add_rms_norm(hidden, at::linear(merged, w.o_proj), w.post_attention_norm);
     const auto mlp = at::linear(swiglu(at::linear(normed, w.gate_up_proj)), w.down_proj);

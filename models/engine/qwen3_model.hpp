@@ -33,7 +33,8 @@ class Qwen3Model {
  public:
   // Of the options: cuda_graphs, fused_kernels (on CUDA in bf16/fp16, the norms, RoPE and SwiGLU as
   // the kernels of fused_kernels.hpp, where they were built) and prefill_chunk_tokens.
-  Qwen3Model(ModelConfig config, Qwen3Weights weights, at::Device device, at::ScalarType dtype, const EngineOptions& options);
+  Qwen3Model(ModelConfig config, Qwen3Weights weights, at::Device device, at::ScalarType dtype,
+             const EngineOptions& options);
   ~Qwen3Model();
 
   const ModelConfig& config() const { return config_; }
@@ -83,7 +84,7 @@ class Qwen3Model {
   Qwen3Weights weights_;
   at::Device device_;
   at::ScalarType dtype_;
-  at::Tensor rope_cos_, rope_sin_;            // [max_position_embeddings, head_dim], compute dtype
+  at::Tensor rope_cos_, rope_sin_;                   // [max_position_embeddings, head_dim], compute dtype
   std::vector<at::Tensor> key_cache_, value_cache_;  // per layer [rows, kv_heads, columns, head_dim]
   bool fused_ = false;
   int64_t prefill_chunk_tokens_;

@@ -9,18 +9,25 @@ namespace {
 
 std::optional<at::ScalarType> scalar_type_of(StoredType type) {
   switch (type) {
-    case StoredType::F32: return at::kFloat;
-    case StoredType::F16: return at::kHalf;
-    case StoredType::BF16: return at::kBFloat16;
-    default: return std::nullopt;
+    case StoredType::F32:
+      return at::kFloat;
+    case StoredType::F16:
+      return at::kHalf;
+    case StoredType::BF16:
+      return at::kBFloat16;
+    default:
+      return std::nullopt;
   }
 }
 
 StoredType stored_type_of(DType dtype) {
   switch (dtype) {
-    case DType::float32: return StoredType::F32;
-    case DType::float16: return StoredType::F16;
-    case DType::bfloat16: return StoredType::BF16;
+    case DType::float32:
+      return StoredType::F32;
+    case DType::float16:
+      return StoredType::F16;
+    case DType::bfloat16:
+      return StoredType::BF16;
   }
   return StoredType::F32;
 }
@@ -47,7 +54,8 @@ class WeightReader {
       return make_error(fmt::format("{}: tensor '{}' has shape [{}] but config.json implies [{}]", where, name,
                                     fmt::join(stored.shape, ", "), fmt::join(expected_shape, ", ")));
     // from_blob does not copy; the mapping is read-only, and .to() makes the copy the model keeps.
-    const auto view = at::from_blob(const_cast<std::byte*>(stored.data.data()), stored.shape, at::TensorOptions().dtype(*type));
+    const auto view =
+        at::from_blob(const_cast<std::byte*>(stored.data.data()), stored.shape, at::TensorOptions().dtype(*type));
     auto tensor = view.to(device_, dtype_, /*non_blocking=*/false, /*copy=*/true);
     return tensor;
   }
@@ -85,18 +93,17 @@ Result<Qwen3Weights> load_qwen3_weights(const Checkpoint& checkpoint, const Mode
 
   for (int64_t layer = 0; layer < config.num_hidden_layers; ++layer) {
     const auto prefix = fmt::format("model.layers.{}.", layer);
-    const std::pair<const char*, std::vector<int64_t>> parts[] = {
-        {"input_layernorm.weight", {hidden}},
-        {"self_attn.q_proj.weight", {q_size, hidden}},
-        {"self_attn.k_proj.weight", {kv_size, hidden}},
-        {"self_attn.v_proj.weight", {kv_size, hidden}},
-        {"self_attn.q_norm.weight", {head_dim}},
-        {"self_attn.k_norm.weight", {head_dim}},
-        {"self_attn.o_proj.weight", {hidden, q_size}},
-        {"post_attention_layernorm.weight", {hidden}},
-        {"mlp.gate_proj.weight", {intermediate, hidden}},
-        {"mlp.up_proj.weight", {intermediate, hidden}},
-        {"mlp.down_proj.weight", {hidden, intermediate}}};
+    const std::pair<const char*, std::vector<int64_t>> parts[] = {{"input_layernorm.weight", {hidden}},
+                                                                  {"self_attn.q_proj.weight", {q_size, hidden}},
+                                                                  {"self_attn.k_proj.weight", {kv_size, hidden}},
+                                                                  {"self_attn.v_proj.weight", {kv_size, hidden}},
+                                                                  {"self_attn.q_norm.weight", {head_dim}},
+                                                                  {"self_attn.k_norm.weight", {head_dim}},
+                                                                  {"self_attn.o_proj.weight", {hidden, q_size}},
+                                                                  {"post_attention_layernorm.weight", {hidden}},
+                                                                  {"mlp.gate_proj.weight", {intermediate, hidden}},
+                                                                  {"mlp.up_proj.weight", {intermediate, hidden}},
+                                                                  {"mlp.down_proj.weight", {hidden, intermediate}}};
     std::vector<at::Tensor> read;
     for (const auto& [name, shape] : parts) {
       auto tensor = reader.read(prefix + name, shape);
@@ -106,8 +113,9 @@ Result<Qwen3Weights> load_qwen3_weights(const Checkpoint& checkpoint, const Mode
     Qwen3LayerWeights layer_weights;
     layer_weights.input_norm = read[0];
     layer_weights.qkv_proj = at::cat({read[1], read[2], read[3]}, 0);
-    layer_weights.qk_norm =
-        at::cat({read[4].expand({config.num_attention_heads, head_dim}), read[5].expand({config.num_key_value_heads, head_dim})}, 0);
+    layer_weights.qk_norm = at::cat({read[4].expand({config.num_attention_heads, head_dim}),
+                                     read[5].expand({config.num_key_value_heads, head_dim})},
+                                    0);
     layer_weights.o_proj = read[6];
     layer_weights.post_attention_norm = read[7];
     layer_weights.gate_up_proj = at::cat({read[8], read[9]}, 0);

@@ -13,10 +13,10 @@
 namespace dicebench::engine {
 
 struct Qwen3LayerWeights {
-  at::Tensor input_norm;      // [hidden]
-  at::Tensor qkv_proj;        // [(heads + 2 kv_heads) * head_dim, hidden]
-  at::Tensor qk_norm;         // [heads + kv_heads, head_dim]: q_norm for each query head, then k_norm for each KV head
-  at::Tensor o_proj;          // [hidden, heads * head_dim]
+  at::Tensor input_norm;  // [hidden]
+  at::Tensor qkv_proj;    // [(heads + 2 kv_heads) * head_dim, hidden]
+  at::Tensor qk_norm;     // [heads + kv_heads, head_dim]: q_norm for each query head, then k_norm for each KV head
+  at::Tensor o_proj;      // [hidden, heads * head_dim]
   at::Tensor post_attention_norm;
   at::Tensor gate_up_proj;  // [2 intermediate, hidden]
   at::Tensor down_proj;     // [hidden, intermediate]

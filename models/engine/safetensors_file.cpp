@@ -19,9 +19,9 @@ struct TypeInfo {
   StoredType type;
   size_t size;
 };
-constexpr TypeInfo kTypes[] = {{"F64", StoredType::F64, 8}, {"F32", StoredType::F32, 4}, {"F16", StoredType::F16, 2},
+constexpr TypeInfo kTypes[] = {{"F64", StoredType::F64, 8},   {"F32", StoredType::F32, 4}, {"F16", StoredType::F16, 2},
                                {"BF16", StoredType::BF16, 2}, {"I64", StoredType::I64, 8}, {"I32", StoredType::I32, 4},
-                               {"I16", StoredType::I16, 2}, {"I8", StoredType::I8, 1},  {"U8", StoredType::U8, 1},
+                               {"I16", StoredType::I16, 2},   {"I8", StoredType::I8, 1},   {"U8", StoredType::U8, 1},
                                {"BOOL", StoredType::BOOL, 1}};
 
 std::optional<StoredType> parse_stored_type(const std::string& name) {
@@ -51,7 +51,8 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::filesystem::path& path)
   const auto fail = [&](const std::string& what) { return make_error(fmt::format("{}: {}", path.string(), what)); };
   if (bytes.size() < 8) return fail(fmt::format("truncated: {} bytes, too short for the header length", bytes.size()));
   uint64_t header_length = 0;
-  for (int i = 7; i >= 0; --i) header_length = (header_length << 8) | static_cast<uint8_t>(bytes[static_cast<size_t>(i)]);
+  for (int i = 7; i >= 0; --i)
+    header_length = (header_length << 8) | static_cast<uint8_t>(bytes[static_cast<size_t>(i)]);
   if (header_length > bytes.size() - 8)
     return fail(fmt::format("header length {} runs past the end of the file ({} bytes)", header_length, bytes.size()));
   const auto header_text = std::string_view(reinterpret_cast<const char*>(bytes.data() + 8), header_length);
@@ -66,7 +67,9 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::filesystem::path& path)
     const std::string& name = item.key();
     const nlohmann::json& entry = item.value();
     if (name == "__metadata__") continue;
-    const auto bad = [&](const std::string& what) { return fail(fmt::format("tensor '{}': {}", on_one_line(name), what)); };
+    const auto bad = [&](const std::string& what) {
+      return fail(fmt::format("tensor '{}': {}", on_one_line(name), what));
+    };
     if (!entry.is_object()) return bad("entry is not an object");
     const auto dtype = entry.find("dtype");
     const auto shape = entry.find("shape");
@@ -82,7 +85,8 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::filesystem::path& path)
     for (const auto& dim : *shape) {
       if (!dim.is_number_unsigned()) return bad(fmt::format("bad shape {}", shape->dump()));
       const auto size = dim.get<uint64_t>();
-      if (size != 0 && elements > std::numeric_limits<uint64_t>::max() / size / 8) return bad(fmt::format("shape {} too large", shape->dump()));
+      if (size != 0 && elements > std::numeric_limits<uint64_t>::max() / size / 8)
+        return bad(fmt::format("shape {} too large", shape->dump()));
       elements *= size;
       tensor.shape.push_back(static_cast<int64_t>(size));
     }
@@ -92,11 +96,12 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::filesystem::path& path)
     const auto begin = (*offsets)[0].get<uint64_t>();
     const auto end = (*offsets)[1].get<uint64_t>();
     if (begin > end || end > data.size())
-      return bad(fmt::format("data_offsets [{}, {}) out of range: the data section holds {} bytes", begin, end, data.size()));
+      return bad(
+          fmt::format("data_offsets [{}, {}) out of range: the data section holds {} bytes", begin, end, data.size()));
     const uint64_t expected = elements * stored_type_size(tensor.type);
     if (end - begin != expected)
-      return bad(fmt::format("data_offsets span {} bytes, but {} {} needs {}", end - begin, stored_type_name(tensor.type),
-                             shape->dump(), expected));
+      return bad(fmt::format("data_offsets span {} bytes, but {} {} needs {}", end - begin,
+                             stored_type_name(tensor.type), shape->dump(), expected));
     tensor.data = data.subspan(begin, end - begin);
     file.tensors_.emplace(name, std::move(tensor));
   }

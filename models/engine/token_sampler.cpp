@@ -34,8 +34,9 @@ at::Tensor entropy_of(const at::Tensor& probabilities) {
 }  // namespace
 
 at::Generator seeded_generator(at::Device device, uint64_t seed) {
-  auto generator = device.is_cuda() ? at::detail::getCUDAHooks().getNewGenerator(device.index() < 0 ? 0 : device.index())
-                                    : at::detail::createCPUGenerator(seed);
+  auto generator = device.is_cuda()
+                       ? at::detail::getCUDAHooks().getNewGenerator(device.index() < 0 ? 0 : device.index())
+                       : at::detail::createCPUGenerator(seed);
   std::lock_guard<std::mutex> lock(generator.mutex());
   generator.set_current_seed(seed);
   return generator;

@@ -14,9 +14,9 @@ namespace dicebench::local {
 
 struct Answer {
   std::string text;
-  size_t answer_tokens = 0;     // tokens before the end of the turn
-  size_t thinking_bytes = 0;    // text dropped before the last </think>
-  bool ended_turn = false;      // an end-of-turn token ended the answer
+  size_t answer_tokens = 0;   // tokens before the end of the turn
+  size_t thinking_bytes = 0;  // text dropped before the last </think>
+  bool ended_turn = false;    // an end-of-turn token ended the answer
 };
 
 Answer answer_text(const models::Tokenizer& tokenizer, std::span<const int64_t> tokens,

@@ -16,8 +16,8 @@ namespace dicebench::local {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kJsonFiles[] = {"config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
-                                      "model.safetensors.index.json"};
+constexpr const char* kJsonFiles[] = {"config.json", "generation_config.json", "tokenizer.json",
+                                      "tokenizer_config.json", "model.safetensors.index.json"};
 
 void add_part(Sha256& hash, std::string_view label, std::string_view content) {
   hash.update(fmt::format("{}\n{}\n", label, content.size()));
@@ -32,7 +32,9 @@ Result<std::string> safetensors_header(const fs::path& path, uintmax_t size) {
     return make_error(fmt::format("{}: cannot read the safetensors header length", path.string()));
   uint64_t length = 0;
   for (int i = 7; i >= 0; --i) length = (length << 8) | length_bytes[i];
-  if (length > size - 8) return make_error(fmt::format("{}: header length {} runs past the end of the file ({} bytes)", path.string(), length, size));
+  if (length > size - 8)
+    return make_error(
+        fmt::format("{}: header length {} runs past the end of the file ({} bytes)", path.string(), length, size));
   std::string header(static_cast<size_t>(length), '\0');
   if (!in.read(header.data(), static_cast<std::streamsize>(length)))
     return make_error(fmt::format("{}: cannot read its {}-byte header", path.string(), length));
@@ -58,7 +60,8 @@ Result<std::string> folder_identity(const fs::path& folder) {
   std::sort(weights.begin(), weights.end());
   for (const auto& path : weights) {
     const uintmax_t size = fs::file_size(path, ec);  // follows the cache's symlinks to blobs
-    if (ec || size < 8) return make_error(fmt::format("{}: not a safetensors file ({})", path.string(), ec ? ec.message() : "too short"));
+    if (ec || size < 8)
+      return make_error(fmt::format("{}: not a safetensors file ({})", path.string(), ec ? ec.message() : "too short"));
     auto header = safetensors_header(path, size);
     if (!header) return header.error();
     add_part(hash, fmt::format("{} {}", path.filename().string(), size), *header);

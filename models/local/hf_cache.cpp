@@ -21,14 +21,16 @@ std::optional<fs::path> env_path(const char* name) {
   if (!value || !*value) return std::nullopt;
   const std::string_view text(value);
   const char* home = std::getenv("HOME");
-  if (home && (text == "~" || text.starts_with("~/"))) return fs::path(home) / std::string(text.substr(std::min<size_t>(2, text.size())));
+  if (home && (text == "~" || text.starts_with("~/")))
+    return fs::path(home) / std::string(text.substr(std::min<size_t>(2, text.size())));
   return fs::path(text);
 }
 
 Error not_cached(std::string_view hub_repo, const fs::path& looked_in, std::string_view why) {
-  return make_error(fmt::format("{} is not in the Hugging Face cache ({} {}); download it with `{}` (or `huggingface-cli "
-                                "download {}`), or give its folder with --model-path",
-                                hub_repo, looked_in.string(), why, download_command(hub_repo), hub_repo));
+  return make_error(
+      fmt::format("{} is not in the Hugging Face cache ({} {}); download it with `{}` (or `huggingface-cli "
+                  "download {}`), or give its folder with --model-path",
+                  hub_repo, looked_in.string(), why, download_command(hub_repo), hub_repo));
 }
 
 }  // namespace
@@ -40,9 +42,7 @@ fs::path hub_cache_dir() {
   return env_path("HOME").value_or(fs::path("/")) / ".cache" / "huggingface" / "hub";
 }
 
-std::string download_command(std::string_view hub_repo) {
-  return fmt::format("hf download {}", hub_repo);
-}
+std::string download_command(std::string_view hub_repo) { return fmt::format("hf download {}", hub_repo); }
 
 Result<CachedModel> find_cached_model(const fs::path& hub_cache, std::string_view hub_repo) {
   std::string folder_name = "models--" + std::string(hub_repo);

@@ -2,8 +2,8 @@
 // engine.
 #include "models/local/local_model.hpp"
 
-#include <dicebench/generation_stats.hpp>
 #include <fmt/format.h>
+#include <dicebench/generation_stats.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -50,8 +50,8 @@ Result<std::unique_ptr<LocalModel>> LocalModel::open(const CatalogEntry& entry, 
   auto tokenizer = models::Tokenizer::load(found->path.string());
   if (!tokenizer) return tokenizer.error();
   if (tokenizer->vocab_size() > config->vocab_size)
-    return make_error(fmt::format("{}: the tokenizer's ids reach {}, past config.json's vocab_size of {}", found->path.string(),
-                                  tokenizer->vocab_size() - 1, config->vocab_size));
+    return make_error(fmt::format("{}: the tokenizer's ids reach {}, past config.json's vocab_size of {}",
+                                  found->path.string(), tokenizer->vocab_size() - 1, config->vocab_size));
   // The weights' headers are checked now, so that a broken folder fails before the run starts.
   if (auto checkpoint = engine::Checkpoint::open(found->path); !checkpoint) return checkpoint.error();
   auto identity = folder_identity(found->path);
@@ -87,12 +87,14 @@ Result<std::unique_ptr<LocalModel>> LocalModel::open(const CatalogEntry& entry, 
 Result<std::vector<int64_t>> LocalModel::prompt_tokens(std::string_view prompt) const {
   const auto ids = tokenizer_.encode(tokenizer_.chat_prompt(prompt, settings_.thinking));
   const auto& d = settings_.decode;
-  const int64_t beyond = d.mode == engine::DecodeMode::block_diffusion ? d.max_new_tokens + d.block_length - 1 : d.max_new_tokens;
+  const int64_t beyond =
+      d.mode == engine::DecodeMode::block_diffusion ? d.max_new_tokens + d.block_length - 1 : d.max_new_tokens;
   const auto needed = static_cast<int64_t>(ids.size()) + beyond;
   if (needed > config_.max_position_embeddings)
-    return make_error(fmt::format("the chat prompt has {} tokens; with {} new ones it exceeds the model's context of {} "
-                                  "(max_position_embeddings in {}); lower local.max_new_tokens",
-                                  ids.size(), beyond, config_.max_position_embeddings, (folder_ / "config.json").string()));
+    return make_error(
+        fmt::format("the chat prompt has {} tokens; with {} new ones it exceeds the model's context of {} "
+                    "(max_position_embeddings in {}); lower local.max_new_tokens",
+                    ids.size(), beyond, config_.max_position_embeddings, (folder_ / "config.json").string()));
   return std::vector<int64_t>(ids.begin(), ids.end());
 }
 
@@ -181,14 +183,17 @@ Result<engine::InfillRow> LocalModel::infill_row(const SpanToFill& span) const {
   // what the model wrote there, next to the suffix.
   // Counted in double until it is known to fit, so that no budget overflows an integer.
   const double budget = std::ceil(std::max(1.0, static_cast<double>(span.reference_span_bytes) * tokens_per_byte *
-                                                    settings_.infill_span_factor) / static_cast<double>(block)) * static_cast<double>(block);
+                                                    settings_.infill_span_factor) /
+                                  static_cast<double>(block)) *
+                        static_cast<double>(block);
   // The positions the engine gives the row (Engine::infill checks the same): the context and the span.
   const auto context = static_cast<double>(row.before.size() + row.after.size());
   if (context + budget > static_cast<double>(config_.max_position_embeddings))
-    return make_error(fmt::format("the span's context has {} tokens; with its budget of {:.0f} it exceeds the model's context of {} "
-                                  "(max_position_embeddings in {}); lower local.infill_span_factor",
-                                  row.before.size() + row.after.size(), budget, config_.max_position_embeddings,
-                                  (folder_ / "config.json").string()));
+    return make_error(
+        fmt::format("the span's context has {} tokens; with its budget of {:.0f} it exceeds the model's context of {} "
+                    "(max_position_embeddings in {}); lower local.infill_span_factor",
+                    row.before.size() + row.after.size(), budget, config_.max_position_embeddings,
+                    (folder_ / "config.json").string()));
   row.span_tokens = static_cast<int64_t>(budget);
   return row;
 }

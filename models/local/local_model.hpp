@@ -46,7 +46,8 @@ class LocalModel {
  public:
   // Resolves the folder and reads everything but the weights' data: config.json,
   // generation_config.json, the tokenizer, the safetensors headers (checked), the settings.
-  static Result<std::unique_ptr<LocalModel>> open(const CatalogEntry& entry, const SettingLookup& lookup, bool gpu_visible);
+  static Result<std::unique_ptr<LocalModel>> open(const CatalogEntry& entry, const SettingLookup& lookup,
+                                                  bool gpu_visible);
 
   // Everything that shapes completions: name, folder and its identity hash, settings.
   const nlohmann::ordered_json& description() const { return description_; }

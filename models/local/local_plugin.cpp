@@ -60,9 +60,9 @@ dicebench_status local_open(const dicebench_host_services* services, dicebench_s
     const bool gpu = !host.config(std::string(dicebench::local::kSection) + ".device") && gpu_visible();
     auto model = value_or_throw(LocalModel::open(*entry, lookup, gpu));
     const auto& settings = model->settings();
-    host.log(DICEBENCH_LOG_INFO, fmt::format("{}: {} (preset {}, {} {}, batch {})", model_name, model->folder().string(),
-                                             settings.preset, settings.device, dicebench::engine::dtype_name(settings.dtype),
-                                             settings.batch));
+    host.log(DICEBENCH_LOG_INFO,
+             fmt::format("{}: {} (preset {}, {} {}, batch {})", model_name, model->folder().string(), settings.preset,
+                         settings.device, dicebench::engine::dtype_name(settings.dtype), settings.batch));
     *out = new dicebench_model{host, model_name, std::move(model)};
     return DICEBENCH_OK;
   });
@@ -70,7 +70,8 @@ dicebench_status local_open(const dicebench_host_services* services, dicebench_s
 
 void local_close(dicebench_model* model) { delete model; }
 
-dicebench_status local_describe(const dicebench_model* model, dicebench_text_sink sink, void* user, dicebench_error* error) {
+dicebench_status local_describe(const dicebench_model* model, dicebench_text_sink sink, void* user,
+                                dicebench_error* error) {
   return sdk::guard(error, [&] {
     sdk::emit(sink, user, dump(model->model->description()));
     return DICEBENCH_OK;
@@ -103,9 +104,10 @@ dicebench_status local_prepare(dicebench_model* model, const dicebench_generatio
 // Hands a generated batch's completions to the host, after a line on how fast it went.
 void send_batch(dicebench_model* model, const dicebench::local::GeneratedBatch& batch, const char* what,
                 dicebench_result_sink sink, void* user) {
-  model->host.log(DICEBENCH_LOG_INFO, fmt::format("{}: {} {}, {} new tokens in {:.1f} s ({:.1f} tokens/s, {} forward passes)",
-                                                  model->name, batch.completions.size(), what, batch.new_tokens, batch.seconds,
-                                                  static_cast<double>(batch.new_tokens) / batch.seconds, batch.forward_passes));
+  model->host.log(DICEBENCH_LOG_INFO,
+                  fmt::format("{}: {} {}, {} new tokens in {:.1f} s ({:.1f} tokens/s, {} forward passes)", model->name,
+                              batch.completions.size(), what, batch.new_tokens, batch.seconds,
+                              static_cast<double>(batch.new_tokens) / batch.seconds, batch.forward_passes));
   const auto& completions = batch.completions;
   for (size_t i = 0; i < completions.size(); ++i) {
     const std::string stats = dump(completions[i].stats);
@@ -129,14 +131,16 @@ dicebench_status local_generate(dicebench_model* model, const dicebench_generati
     std::vector<std::string> prompts;
     for (size_t i = 0; i < count; ++i) prompts.emplace_back(sdk::view(requests[i].prompt));
     // One seed per engine batch: the host's seed for the batch's first request.
-    send_batch(model, value_or_throw(model->model->generate(prompts, count ? requests[0].seed : 0)), "prompts", sink, user);
+    send_batch(model, value_or_throw(model->model->generate(prompts, count ? requests[0].seed : 0)), "prompts", sink,
+               user);
     return DICEBENCH_OK;
   });
 }
 
 std::vector<dicebench::local::SpanToFill> spans_of(const dicebench_infill* infill, size_t count) {
   std::vector<dicebench::local::SpanToFill> spans;
-  for (size_t i = 0; i < count; ++i) spans.push_back({sdk::view(infill[i].before), sdk::view(infill[i].after), infill[i].reference_span_bytes});
+  for (size_t i = 0; i < count; ++i)
+    spans.push_back({sdk::view(infill[i].before), sdk::view(infill[i].after), infill[i].reference_span_bytes});
   return spans;
 }
 
@@ -156,12 +160,12 @@ dicebench_status local_prepare_infill(dicebench_model* model, const dicebench_ge
 }
 
 dicebench_status local_generate_infill(dicebench_model* model, const dicebench_generation_request* requests,
-                                       const dicebench_infill* infill, size_t count, dicebench_result_sink sink, void* user,
-                                       dicebench_error* error) {
+                                       const dicebench_infill* infill, size_t count, dicebench_result_sink sink,
+                                       void* user, dicebench_error* error) {
   return sdk::guard(error, [&] {
     if (model->host.cancelled()) return cancelled(error);
-    send_batch(model, value_or_throw(model->model->fill_spans(spans_of(infill, count), count ? requests[0].seed : 0)), "spans", sink,
-               user);
+    send_batch(model, value_or_throw(model->model->fill_spans(spans_of(infill, count), count ? requests[0].seed : 0)),
+               "spans", sink, user);
     return DICEBENCH_OK;
   });
 }
@@ -183,7 +187,8 @@ const dicebench_model_api kApi = {
 const std::vector<dicebench_provided_name>& provided_names() {
   static const std::vector<dicebench_provided_name> names = [] {
     std::vector<dicebench_provided_name> list;
-    for (const auto& entry : dicebench::local::model_catalog()) list.push_back({sdk::str(entry.name), sdk::str(entry.summary)});
+    for (const auto& entry : dicebench::local::model_catalog())
+      list.push_back({sdk::str(entry.name), sdk::str(entry.summary)});
     return list;
   }();
   return names;

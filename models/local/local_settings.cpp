@@ -50,11 +50,11 @@ class Reader {
 };
 
 // Sets `target` from the setting when it is given.
-#define DICEBENCH_READ(target, call)          \
-  do {                                        \
-    auto read_ = (call);                      \
-    if (!read_) return read_.error();         \
-    if (*read_) target = **read_;             \
+#define DICEBENCH_READ(target, call)  \
+  do {                                \
+    auto read_ = (call);              \
+    if (!read_) return read_.error(); \
+    if (*read_) target = **read_;     \
   } while (0)
 
 }  // namespace
@@ -78,7 +78,8 @@ Result<LocalSettings> read_settings(const SettingLookup& lookup, const SettingsC
   if (const auto name = reader.text("strategy")) {
     const auto strategy = engine::parse_remasking(*name);
     if (!strategy)
-      return Reader::bad("strategy", *name, "sequential, low_confidence_static, low_confidence_dynamic or entropy_bounded");
+      return Reader::bad("strategy", *name,
+                         "sequential, low_confidence_static, low_confidence_dynamic or entropy_bounded");
     d.remasking = *strategy;
   }
   if (const auto name = reader.text("confidence")) {
@@ -95,7 +96,8 @@ Result<LocalSettings> read_settings(const SettingLookup& lookup, const SettingsC
   DICEBENCH_READ(batch, reader.integer("batch", 1));
   if (batch) settings.batch = static_cast<size_t>(*batch);
   DICEBENCH_READ(settings.infill_span_factor, reader.real("infill_span_factor"));
-  if (settings.infill_span_factor <= 0) return Reader::bad("infill_span_factor", *reader.text("infill_span_factor"), "a number above 0");
+  if (settings.infill_span_factor <= 0)
+    return Reader::bad("infill_span_factor", *reader.text("infill_span_factor"), "a number above 0");
 
   settings.device = reader.text("device").value_or(context.gpu_visible ? "cuda" : "cpu");
   if (settings.device != "cpu" && settings.device != "cuda" && settings.device.rfind("cuda:", 0) != 0)
@@ -123,7 +125,8 @@ nlohmann::ordered_json settings_json(const LocalSettings& s) {
       {"temperature", d.sampling.temperature},
       {"top_k", d.sampling.top_k},
       {"top_p", d.sampling.top_p},
-      {"seed", s.fixed_seed ? nlohmann::ordered_json(*s.fixed_seed) : nlohmann::ordered_json("per batch, from the run seed")},
+      {"seed",
+       s.fixed_seed ? nlohmann::ordered_json(*s.fixed_seed) : nlohmann::ordered_json("per batch, from the run seed")},
       {"stop_tokens", d.stop_tokens},
   };
   if (diffusion) {
@@ -133,7 +136,8 @@ nlohmann::ordered_json settings_json(const LocalSettings& s) {
     json["confidence"] = engine::confidence_source_name(d.confidence);
     json["threshold"] = d.confidence_threshold;
     json["entropy_bound"] = d.entropy_bound;
-    json["mask_token_id"] = d.mask_token_id ? nlohmann::ordered_json(*d.mask_token_id) : nlohmann::ordered_json(nullptr);
+    json["mask_token_id"] =
+        d.mask_token_id ? nlohmann::ordered_json(*d.mask_token_id) : nlohmann::ordered_json(nullptr);
     json["infill_span_factor"] = s.infill_span_factor;
   }
   json["thinking"] = s.thinking;

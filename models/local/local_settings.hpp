@@ -38,11 +38,11 @@ struct LocalSettings {
 using SettingLookup = std::function<std::optional<std::string>(const std::string& key)>;
 
 struct SettingsContext {
-  std::string_view default_preset;      // the model name's
+  std::string_view default_preset;  // the model name's
   const engine::ModelConfig& config;
   const engine::GenerationConfig& generation;
   std::optional<int64_t> tokenizer_mask_token;  // <|MASK|>, for configs that name no mask_token_id
-  bool gpu_visible = false;             // the default device: cuda where a GPU is visible
+  bool gpu_visible = false;                     // the default device: cuda where a GPU is visible
 };
 
 // Errors name the setting and the value it got.

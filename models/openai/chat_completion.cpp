@@ -13,11 +13,14 @@ std::string quote_start(std::string_view text, size_t limit) {
 }
 
 std::string request_body(const Settings& settings, std::string_view prompt, uint64_t sample_seed) {
-  nlohmann::ordered_json body = {{"model", settings.model},
-                                 {"messages", nlohmann::ordered_json::array({{{"role", "user"}, {"content", prompt}}})}};
+  nlohmann::ordered_json body = {
+      {"model", settings.model},
+      {"messages", nlohmann::ordered_json::array({{{"role", "user"}, {"content", prompt}}})}};
   for (const auto& [key, value] : settings.sampling.items()) body[key] = value;
-  if (std::holds_alternative<SampleSeed>(settings.seed)) body["seed"] = sample_seed;
-  else if (std::holds_alternative<long long>(settings.seed)) body["seed"] = std::get<long long>(settings.seed);
+  if (std::holds_alternative<SampleSeed>(settings.seed))
+    body["seed"] = sample_seed;
+  else if (std::holds_alternative<long long>(settings.seed))
+    body["seed"] = std::get<long long>(settings.seed);
   for (const auto& [key, value] : settings.extra_body.items()) body[key] = value;
   return body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

@@ -21,7 +21,7 @@ std::string request_body(const Settings& settings, std::string_view prompt, uint
 
 struct ChatAnswer {
   std::string completion;
-  std::string finish_reason;           // empty when the server gave none
+  std::string finish_reason;  // empty when the server gave none
   std::optional<int64_t> prompt_tokens;
   std::optional<int64_t> completion_tokens;  // this choice's own (see usage_split)
   // How completion_tokens came from a reply of several choices, whose usage covers them all (vLLM,

@@ -49,7 +49,8 @@ struct Assembly {
       if (c.contains("delta") && c["delta"].is_object()) {
         const Json& delta = c["delta"];
         if (delta.contains("role") && delta["role"].is_string()) choice.role = delta["role"].get<std::string>();
-        if (delta.contains("content") && delta["content"].is_string()) choice.content += delta["content"].get<std::string>();
+        if (delta.contains("content") && delta["content"].is_string())
+          choice.content += delta["content"].get<std::string>();
         for (const char* key : {"reasoning_content", "reasoning"})
           if (delta.contains(key) && delta[key].is_string()) {
             choice.reasoning += delta[key].get<std::string>();

@@ -13,8 +13,8 @@
 #include <ctime>
 #include <deque>
 #include <memory>
-#include <random>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
@@ -107,7 +107,8 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
   if (global != CURLE_OK) throw std::runtime_error(std::string("libcurl cannot start: ") + curl_easy_strerror(global));
   std::unique_ptr<CURLM, MultiDeleter> multi(curl_multi_init());
   std::unique_ptr<curl_slist, HeaderListDeleter> headers;
-  for (const std::string& header : settings.headers) headers.reset(curl_slist_append(headers.release(), header.c_str()));
+  for (const std::string& header : settings.headers)
+    headers.reset(curl_slist_append(headers.release(), header.c_str()));
   headers.reset(curl_slist_append(headers.release(), "Content-Type: application/json"));
   headers.reset(curl_slist_append(headers.release(), "Expect:"));
 
@@ -144,7 +145,8 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
     curl_easy_setopt(t.easy, CURLOPT_ERRORBUFFER, t.error);
     if (settings.timeout_s) curl_easy_setopt(t.easy, CURLOPT_TIMEOUT_MS, static_cast<long>(*settings.timeout_s * 1000));
     t.last_activity = Clock::now();  // the idle timeout counts from here, and from each byte received
-    const double connect_s = std::min(settings.connect_timeout_s, settings.timeout_s.value_or(settings.connect_timeout_s));
+    const double connect_s =
+        std::min(settings.connect_timeout_s, settings.timeout_s.value_or(settings.connect_timeout_s));
     curl_easy_setopt(t.easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_s * 1000));
     curl_easy_setopt(t.easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(t.easy, CURLOPT_PRIVATE, &t);
@@ -271,7 +273,8 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
     for (Transfer& t : transfers) {
       if (!t.easy) continue;
       if (checked - t.last_activity > idle)
-        end_attempt(t, 0, "nothing arrived for " + seconds_text(settings.idle_timeout_s) + " s (openai.idle_timeout_s)");
+        end_attempt(t, 0,
+                    "nothing arrived for " + seconds_text(settings.idle_timeout_s) + " s (openai.idle_timeout_s)");
       else if (refusing && checked - t.last_activity > kSilent)
         end_attempt(t, 0, "the reply went silent while the server refuses new connections (going down?)");
     }
@@ -281,8 +284,10 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
     if (next_due != Clock::time_point::max())
       wait_ms = static_cast<int>(std::clamp<long long>(
           std::chrono::duration_cast<std::chrono::milliseconds>(next_due - Clock::now()).count(), 0, 100));
-    if (in_flight > 0) curl_multi_poll(multi.get(), nullptr, 0, wait_ms, nullptr);
-    else if (wait_ms > 0 && waiting.size() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    if (in_flight > 0)
+      curl_multi_poll(multi.get(), nullptr, 0, wait_ms, nullptr);
+    else if (wait_ms > 0 && waiting.size() > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
   }
   return !cancel_deadline;
 }

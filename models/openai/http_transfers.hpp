@@ -19,12 +19,12 @@ struct HttpRequest {
 };
 
 struct HttpReply {
-  long status = 0;            // 0: no (complete) reply came; transport_error says why
-  std::string body;           // a streamed reply comes back assembled into one body
+  long status = 0;   // 0: no (complete) reply came; transport_error says why
+  std::string body;  // a streamed reply comes back assembled into one body
   std::string transport_error;
-  double seconds = 0;         // the last attempt's duration
+  double seconds = 0;  // the last attempt's duration
   int attempts = 0;
-  bool streamed = false;      // the reply came as server-sent events
+  bool streamed = false;  // the reply came as server-sent events
 };
 
 struct TransferSettings {
@@ -38,7 +38,7 @@ struct TransferSettings {
   double retry_window_s = 180;
   std::optional<int> max_retries;
   Backoff backoff;
-  double cancel_grace_s = 2;  // once cancelled, how long replies in flight may still arrive
+  double cancel_grace_s = 2;         // once cancelled, how long replies in flight may still arrive
   std::vector<std::string> headers;  // "Name: value", sent with every request
 };
 

@@ -97,8 +97,9 @@ void check_server(const dicebench_model& model) {
   probe.retry_window_s = 5;
   probe.backoff.base_s = 0.2;
   HttpReply reply;
-  send_all({{settings.base_url + "/models", ""}}, probe, [] { return false; },
-           [&](size_t, HttpReply&& r) { reply = std::move(r); });
+  send_all(
+      {{settings.base_url + "/models", ""}}, probe, [] { return false; },
+      [&](size_t, HttpReply&& r) { reply = std::move(r); });
   if (reply.status == 0)
     throw sdk::Failure("openai: cannot reach " + settings.base_url + " (" + reply.transport_error +
                        "); is the server running? (--set openai.base_url=...)");
@@ -108,13 +109,15 @@ void check_server(const dicebench_model& model) {
       throw sdk::Failure("openai: " + settings.base_url + " wants an API key (" + said +
                          ") and none was sent, as openai.api_key_env is empty: export the key in a variable and "
                          "pass --set openai.api_key_env=VARIABLE");
-    throw sdk::Failure("openai: " + settings.base_url + " refused the API key from $" + settings.api_key_env + " (" + said + ")");
+    throw sdk::Failure("openai: " + settings.base_url + " refused the API key from $" + settings.api_key_env + " (" +
+                       said + ")");
   }
   if (reply.status == 404) {
     const std::string said = "HTTP 404: " + error_message(reply.body);
     if (!ends_with_v1(settings.base_url))
-      throw sdk::Failure("openai: " + settings.base_url + "/models is not found (" + said +
-                         "); OpenAI-compatible servers answer under /v1: --set openai.base_url=" + with_v1(settings.base_url));
+      throw sdk::Failure(
+          "openai: " + settings.base_url + "/models is not found (" + said +
+          "); OpenAI-compatible servers answer under /v1: --set openai.base_url=" + with_v1(settings.base_url));
     throw sdk::Failure("openai: " + settings.base_url + "/models is not found (" + said +
                        "); is openai.base_url the root of an OpenAI-compatible API?");
   }
@@ -131,17 +134,18 @@ void check_server(const dicebench_model& model) {
     std::string names;
     for (size_t i = 0; i < ids.size() && i < 20; ++i) names += (i ? ", " : "") + ids[i];
     if (ids.size() > 20) names += ", ... (" + std::to_string(ids.size()) + " in all)";
-    throw sdk::Failure("openai: " + settings.base_url + " does not serve the model '" + settings.model + "'; it serves " +
-                       names + " (--model openai:NAME)");
+    throw sdk::Failure("openai: " + settings.base_url + " does not serve the model '" + settings.model +
+                       "'; it serves " + names + " (--model openai:NAME)");
   }
   const auto length = served->max_model_len.find(settings.model);
   if (length != served->max_model_len.end() && settings.sampling.contains("max_tokens") &&
       settings.sampling["max_tokens"].get<int64_t>() >= length->second)
-    model.host.log(DICEBENCH_LOG_WARN,
-                   "openai: openai.max_tokens = " + settings.sampling["max_tokens"].dump() + " is not below the served model's " +
-                       "max_model_len " + std::to_string(length->second) + " (from " + settings.base_url +
-                       "/models), which holds the prompt and the completion together: the server will refuse the requests "
-                       "or cut their completions");
+    model.host.log(
+        DICEBENCH_LOG_WARN,
+        "openai: openai.max_tokens = " + settings.sampling["max_tokens"].dump() + " is not below the served model's " +
+            "max_model_len " + std::to_string(length->second) + " (from " + settings.base_url +
+            "/models), which holds the prompt and the completion together: the server will refuse the requests "
+            "or cut their completions");
 }
 
 // The statistics of an answered sample.
@@ -183,8 +187,8 @@ dicebench_status openai_open(const dicebench_host_services* services, dicebench_
     sdk::Host host(services);
     auto model = std::make_unique<dicebench_model>(dicebench_model{host, {}, {}, {}});
     try {
-      model->settings = read_settings(served, [&](const std::string& key) { return host.config(key); },
-                                      host.config("db").value_or(""));
+      model->settings = read_settings(
+          served, [&](const std::string& key) { return host.config(key); }, host.config("db").value_or(""));
     } catch (const std::runtime_error& e) {
       throw sdk::Failure(e.what());
     }
@@ -192,7 +196,8 @@ dicebench_status openai_open(const dicebench_host_services* services, dicebench_
     if (!variable.empty()) {
       const char* key = std::getenv(variable.c_str());
       if (!key || !*key)
-        throw sdk::Failure("openai: the API key variable $" + variable + " is not set; export it, or pass --set "
+        throw sdk::Failure("openai: the API key variable $" + variable +
+                           " is not set; export it, or pass --set "
                            "openai.api_key_env= for a server that takes no key");
       model->authorization = std::string("Authorization: Bearer ") + key;
     }
@@ -204,7 +209,8 @@ dicebench_status openai_open(const dicebench_host_services* services, dicebench_
       }
     }
     host.log(DICEBENCH_LOG_INFO, "openai: " + served + " at " + model->settings.base_url + ", " +
-                                     std::to_string(model->settings.concurrency) + " requests in flight, request cache " +
+                                     std::to_string(model->settings.concurrency) +
+                                     " requests in flight, request cache " +
                                      (model->cache ? model->cache->path() : std::string("off")));
     *out = model.release();
     return DICEBENCH_OK;
@@ -221,7 +227,9 @@ dicebench_status openai_describe(const dicebench_model* model, dicebench_text_si
   });
 }
 
-size_t openai_preferred_batch(const dicebench_model* model) { return std::max<size_t>(16, model->settings.concurrency * 4); }
+size_t openai_preferred_batch(const dicebench_model* model) {
+  return std::max<size_t>(16, model->settings.concurrency * 4);
+}
 
 dicebench_status openai_prepare(dicebench_model* model, const dicebench_generation_request* requests, size_t count,
                                 dicebench_error* error) {
@@ -239,7 +247,8 @@ dicebench_status openai_prepare(dicebench_model* model, const dicebench_generati
 
 // Requests that share one HTTP request: one sample each, or with openai.n the samples of one
 // problem in this batch (their bodies are the same; the sample index tells their keys apart).
-std::vector<std::vector<size_t>> group_requests(const dicebench_model& model, const dicebench_generation_request* requests,
+std::vector<std::vector<size_t>> group_requests(const dicebench_model& model,
+                                                const dicebench_generation_request* requests,
                                                 const std::vector<size_t>& indices) {
   std::vector<std::vector<size_t>> groups;
   for (const size_t i : indices) {
@@ -301,7 +310,8 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
     // The first failure that is no sample result; once set, nothing new is sent.
     std::string unavailable;
     // Sends the groups; returns the requests a reply held no choice for (a server ignoring "n").
-    const auto send_groups = [&](const std::vector<std::vector<size_t>>& groups, std::vector<size_t>& short_of_choices) {
+    const auto send_groups = [&](const std::vector<std::vector<size_t>>& groups,
+                                 std::vector<size_t>& short_of_choices) {
       std::vector<HttpRequest> http;
       for (const auto& group : groups)
         http.push_back({settings.base_url + "/chat/completions",
@@ -313,7 +323,8 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
         if (reply.status == 0) {
           failure = "no reply from " + settings.base_url + tries + ": " + reply.transport_error;
         } else if (reply.status < 200 || reply.status >= 300) {
-          failure = "HTTP " + std::to_string(reply.status) + " from the server" + tries + ": " + error_message(reply.body);
+          failure =
+              "HTTP " + std::to_string(reply.status) + " from the server" + tries + ": " + error_message(reply.body);
         } else if (auto first = read_reply(reply.body, 0); std::holds_alternative<std::string>(first)) {
           failure = std::get<std::string>(first);
           if (nlohmann::json::parse(reply.body, nullptr, false).contains("error"))
@@ -347,8 +358,9 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
           }
         }
       };
-      return send_all(http, transfer_settings(*model), [&] { return model->host.cancelled(); }, on_reply,
-                      [&] { return !unavailable.empty(); });
+      return send_all(
+          http, transfer_settings(*model), [&] { return model->host.cancelled(); }, on_reply,
+          [&] { return !unavailable.empty(); });
     };
     std::vector<size_t> short_of_choices;
     bool finished = send_groups(group_requests(*model, requests, unanswered), short_of_choices);
@@ -364,12 +376,14 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
     if (!finished) return DICEBENCH_CANCELLED;  // the host asked to stop: no message
     if (!unavailable.empty()) {
       // The server stopped answering: what it answered is stored; the rest is no sample result.
-      const std::string window = settings.retry_window_s > 0
-                                     ? " (retried for openai.retry_window_s = " + seconds_text(settings.retry_window_s) + " s)"
-                                     : "";
-      sdk::set_error(error, "openai: the server stopped answering: " + unavailable + window +
-                                "; the samples without an answer are not stored (a resume may name a new address: --set "
-                                "openai.base_url=URL)");
+      const std::string window =
+          settings.retry_window_s > 0
+              ? " (retried for openai.retry_window_s = " + seconds_text(settings.retry_window_s) + " s)"
+              : "";
+      sdk::set_error(error,
+                     "openai: the server stopped answering: " + unavailable + window +
+                         "; the samples without an answer are not stored (a resume may name a new address: --set "
+                         "openai.base_url=URL)");
       return DICEBENCH_CANCELLED;
     }
     return DICEBENCH_OK;

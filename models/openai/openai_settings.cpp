@@ -75,15 +75,20 @@ Settings read_settings(const std::string& model,
   if (auto v = get("top_p")) {
     // Servers refuse 0 (vLLM: "top_p must be in (0, 1]"); greedy decoding is temperature = 0.
     const double top_p = number("top_p", *v, 0, 1);
-    if (top_p <= 0) bad("top_p", *v, "a number above 0 and at most 1 (servers refuse 0; for greedy decoding set openai.temperature=0)");
+    if (top_p <= 0)
+      bad("top_p", *v,
+          "a number above 0 and at most 1 (servers refuse 0; for greedy decoding set openai.temperature=0)");
     s.sampling["top_p"] = top_p;
   }
   if (auto v = get("reasoning_effort")) s.sampling["reasoning_effort"] = *v;
   if (auto v = get("stop")) s.sampling["stop"] = stop_list(*v);
   if (auto v = get("seed")) {
-    if (*v == "sample") s.seed = SampleSeed{};
-    else if (*v == "off") s.seed = NoSeed{};
-    else s.seed = integer("seed", *v, 0, (1LL << 53));
+    if (*v == "sample")
+      s.seed = SampleSeed{};
+    else if (*v == "off")
+      s.seed = NoSeed{};
+    else
+      s.seed = integer("seed", *v, 0, (1LL << 53));
   }
   if (auto v = get("extra_body")) {
     try {
@@ -98,11 +103,13 @@ Settings read_settings(const std::string& model,
   if (auto v = get("idle_timeout_s")) s.idle_timeout_s = number("idle_timeout_s", *v, 1, 86400);
   if (auto v = get("timeout_s"); v && *v != "off") s.timeout_s = number("timeout_s", *v, 0.001, 86400);
   if (auto v = get("retry_window_s")) s.retry_window_s = number("retry_window_s", *v, 0, 7 * 86400);
-  if (auto v = get("max_retries"); v && *v != "off") s.max_retries = static_cast<int>(integer("max_retries", *v, 0, 1000));
+  if (auto v = get("max_retries"); v && *v != "off")
+    s.max_retries = static_cast<int>(integer("max_retries", *v, 0, 1000));
   if (auto v = get("n")) s.use_n = on_off("n", *v);
   if (s.use_n && std::holds_alternative<SampleSeed>(s.seed))
-    throw std::runtime_error("openai.n = on asks for several samples in one request, which takes one seed: "
-                             "set openai.seed to off or a number");
+    throw std::runtime_error(
+        "openai.n = on asks for several samples in one request, which takes one seed: "
+        "set openai.seed to off or a number");
   if (auto v = get("cache")) s.cache = on_off("cache", *v);
   if (s.cache) s.cache_path = (database.empty() ? std::string("dicebench.db") : database) + ".openai-cache.sqlite";
   return s;
@@ -110,11 +117,14 @@ Settings read_settings(const std::string& model,
 
 nlohmann::ordered_json describe(const Settings& s) {
   nlohmann::ordered_json seed;
-  if (std::holds_alternative<SampleSeed>(s.seed)) seed = "sample";
-  else if (std::holds_alternative<NoSeed>(s.seed)) seed = "off";
-  else seed = std::get<long long>(s.seed);
-  return {{"model", "openai"}, {"served_model", s.model}, {"sampling", s.sampling},
-          {"seed", seed},        {"extra_body", s.extra_body}, {"n", s.use_n}};
+  if (std::holds_alternative<SampleSeed>(s.seed))
+    seed = "sample";
+  else if (std::holds_alternative<NoSeed>(s.seed))
+    seed = "off";
+  else
+    seed = std::get<long long>(s.seed);
+  return {{"model", "openai"}, {"served_model", s.model},    {"sampling", s.sampling},
+          {"seed", seed},      {"extra_body", s.extra_body}, {"n", s.use_n}};
 }
 
 }  // namespace dicebench::openai

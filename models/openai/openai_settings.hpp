@@ -18,10 +18,11 @@ struct NoSeed {};
 using SeedSetting = std::variant<SampleSeed, NoSeed, long long>;
 
 struct Settings {
-  std::string model;                             // the served model's name (the text after "openai:")
+  std::string model;  // the served model's name (the text after "openai:")
   std::string base_url = "https://api.openai.com/v1";
-  std::string api_key_env = "OPENAI_API_KEY";    // empty: the server takes no key
-  nlohmann::ordered_json sampling = nlohmann::ordered_json::object();  // max_tokens, temperature, top_p, reasoning_effort, stop
+  std::string api_key_env = "OPENAI_API_KEY";  // empty: the server takes no key
+  nlohmann::ordered_json sampling =
+      nlohmann::ordered_json::object();  // max_tokens, temperature, top_p, reasoning_effort, stop
   SeedSetting seed = NoSeed{};
   bool use_n = false;  // one request with "n" for the samples of a problem (servers that support it)
   nlohmann::ordered_json extra_body = nlohmann::ordered_json::object();
@@ -37,7 +38,8 @@ struct Settings {
 
 // Reads "openai.<key>" through `lookup`; `database` is the results database, beside which the
 // cache lives. Throws std::runtime_error with one line naming the bad setting.
-Settings read_settings(const std::string& model, const std::function<std::optional<std::string>(const std::string&)>& lookup,
+Settings read_settings(const std::string& model,
+                       const std::function<std::optional<std::string>(const std::string&)>& lookup,
                        const std::string& database);
 
 // The settings that shape completions, as the run record keeps them; a resumed run must see the

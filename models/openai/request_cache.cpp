@@ -29,7 +29,9 @@ struct Statement {
     if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db));
   }
   ~Statement() { sqlite3_finalize(stmt); }
-  void text(int i, const std::string& s) { sqlite3_bind_text(stmt, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT); }
+  void text(int i, const std::string& s) {
+    sqlite3_bind_text(stmt, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+  }
   sqlite3_stmt* stmt = nullptr;
 };
 
@@ -73,7 +75,8 @@ void RequestCache::exec(const char* sql) const {
 std::string RequestCache::key(const std::string& base_url, const std::string& model, const std::string& body,
                               int sample_index) {
   std::string material;
-  for (const std::string* part : {&base_url, &model, &body}) material += std::to_string(part->size()) + ":" + *part + "\n";
+  for (const std::string* part : {&base_url, &model, &body})
+    material += std::to_string(part->size()) + ":" + *part + "\n";
   material += "sample:" + std::to_string(sample_index);
   return "sha256:" + sha256_hex(material);
 }
@@ -87,11 +90,12 @@ std::optional<CachedReply> RequestCache::find(const std::string& key) const {
                      sqlite3_column_double(find.stmt, 1), static_cast<size_t>(sqlite3_column_int64(find.stmt, 2))};
 }
 
-void RequestCache::store(const std::string& key, const std::string& base_url, const std::string& model, int sample_index,
-                         const std::string& request_body, const CachedReply& reply) {
-  Statement insert(db_,
-                   "INSERT OR REPLACE INTO answers (key, base_url, model, sample_index, request, reply, choice, seconds, created) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))");
+void RequestCache::store(const std::string& key, const std::string& base_url, const std::string& model,
+                         int sample_index, const std::string& request_body, const CachedReply& reply) {
+  Statement insert(
+      db_,
+      "INSERT OR REPLACE INTO answers (key, base_url, model, sample_index, request, reply, choice, seconds, created) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ','now'))");
   insert.text(1, key);
   insert.text(2, base_url);
   insert.text(3, model);

@@ -27,7 +27,8 @@ class RequestCache {
   RequestCache& operator=(const RequestCache&) = delete;
 
   // "sha256:<hex>" of the base URL, model, body and sample index (each length-prefixed).
-  static std::string key(const std::string& base_url, const std::string& model, const std::string& body, int sample_index);
+  static std::string key(const std::string& base_url, const std::string& model, const std::string& body,
+                         int sample_index);
 
   std::optional<CachedReply> find(const std::string& key) const;
   // Stores a good reply at once (its own transaction), so an interrupted run keeps it.

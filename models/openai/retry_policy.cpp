@@ -25,7 +25,8 @@ double retry_delay_s(int retry, const AttemptEnd& end, const Backoff& backoff, d
 
 std::optional<double> parse_retry_after_seconds(std::string_view value) {
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-  while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r' || value.back() == '\n'))
+  while (!value.empty() &&
+         (value.back() == ' ' || value.back() == '\t' || value.back() == '\r' || value.back() == '\n'))
     value.remove_suffix(1);
   if (value.empty()) return std::nullopt;
   const std::string text(value);

@@ -17,8 +17,8 @@ struct AttemptEnd {
 bool worth_retrying(const AttemptEnd& end);
 
 struct Backoff {
-  double base_s = 0.5;   // the first delay (before jitter)
-  double max_s = 10;     // delays never grow beyond this (a Retry-After may ask for longer, up to 10 minutes)
+  double base_s = 0.5;  // the first delay (before jitter)
+  double max_s = 10;    // delays never grow beyond this (a Retry-After may ask for longer, up to 10 minutes)
 };
 
 // Whether a retry `delay_s` from now still falls within the retry window: `window_s` after the

@@ -150,8 +150,7 @@ void BpeModel::merge_word(std::string_view bytes, std::vector<int32_t>& out) con
   const auto offer = [&](int32_t left) {
     const int32_t right = symbols[left].next;
     if (right < 0) return;
-    if (const Merge* merge = find_merge(symbols[left].id, symbols[right].id))
-    {
+    if (const Merge* merge = find_merge(symbols[left].id, symbols[right].id)) {
       heap.push_back({merge->rank, left, merge->merged_id});
       std::push_heap(heap.begin(), heap.end(), std::greater<>{});
     }

@@ -20,7 +20,7 @@ namespace dicebench::models {
 class BpeModel {
  public:
   struct Spec {
-    std::vector<std::pair<std::string, int32_t>> vocab;        // byte-level token text -> id
+    std::vector<std::pair<std::string, int32_t>> vocab;       // byte-level token text -> id
     std::vector<std::pair<std::string, std::string>> merges;  // in rank order
     bool ignore_merges = false;  // a pre-token that is itself in the vocabulary is taken whole
   };

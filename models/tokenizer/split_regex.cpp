@@ -17,8 +17,8 @@ namespace {
 
 // One match-data block per thread, holding only the whole match: it serves every pattern.
 pcre2_match_data* thread_match_data() {
-  thread_local std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> data(
-      pcre2_match_data_create(1, nullptr), &pcre2_match_data_free);
+  thread_local std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> data(pcre2_match_data_create(1, nullptr),
+                                                                                   &pcre2_match_data_free);
   return data.get();
 }
 
@@ -28,13 +28,13 @@ Result<SplitRegex> SplitRegex::compile(const std::string& pattern, bool literal)
   int error_code = 0;
   PCRE2_SIZE error_offset = 0;
   const uint32_t options = PCRE2_UTF | PCRE2_UCP | (literal ? PCRE2_LITERAL : 0);
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
-                                   &error_code, &error_offset, nullptr);
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &error_code,
+                                   &error_offset, nullptr);
   if (!code) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error_code, message, sizeof message);
-    return make_error("the pre-tokenizer pattern does not compile at offset " + std::to_string(error_offset) +
-                      ": " + reinterpret_cast<const char*>(message));
+    return make_error("the pre-tokenizer pattern does not compile at offset " + std::to_string(error_offset) + ": " +
+                      reinterpret_cast<const char*>(message));
   }
   auto owned = std::make_shared<Code>();
   owned->code = code;

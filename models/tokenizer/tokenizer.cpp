@@ -29,8 +29,8 @@ struct Tokenizer::State {
   AddedTokenMatcher normalized_added;  // tokens with normalized=true, found after the normalizer
   std::unordered_map<std::string, int32_t> added_ids;
   enum class Kind : uint8_t { none, plain, special };
-  std::vector<Kind> kinds;             // by id
-  std::vector<std::string> id_bytes;   // by id: what decode writes
+  std::vector<Kind> kinds;            // by id
+  std::vector<std::string> id_bytes;  // by id: what decode writes
   std::optional<int32_t> eos_id;
 
   void encode_plain(std::string_view text, std::vector<int32_t>& ids) const;
@@ -55,7 +55,8 @@ Result<std::optional<std::string>> read_tokenizer_config(const std::string& path
   if (config.is_discarded() || !config.is_object()) return make_error(path + ": not a valid JSON object");
   const nlohmann::json chat_template = config.value("chat_template", nlohmann::json());
   if (chat_template.is_string() && chat_template.get<std::string>().find("<|im_start|>") == std::string::npos)
-    return make_error(path + ": chat_template is not Qwen's ChatML template (no <|im_start|>); only Qwen3's is supported");
+    return make_error(path +
+                      ": chat_template is not Qwen's ChatML template (no <|im_start|>); only Qwen3's is supported");
   const nlohmann::json eos = config.value("eos_token", nlohmann::json());
   if (eos.is_string()) return std::optional<std::string>(eos.get<std::string>());
   if (eos.is_object() && eos.contains("content") && eos["content"].is_string())

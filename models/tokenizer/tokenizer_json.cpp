@@ -14,8 +14,7 @@ namespace {
 using nlohmann::json;
 
 // What a pre-tokenizer ByteLevel step with use_regex splits on (GPT-2's pattern).
-constexpr const char* kGpt2Pattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 // Ids index tables of this size; Qwen's reach 151669.
 constexpr int64_t kMaxId = (int64_t{1} << 24) - 1;
@@ -27,7 +26,8 @@ struct Unsupported : std::runtime_error {
 
 int32_t read_id(const json& id, const std::string& what) {
   if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > kMaxId)
-    throw Unsupported(what + " has id " + id.dump() + " (expected an integer from 0 to " + std::to_string(kMaxId) + ")");
+    throw Unsupported(what + " has id " + id.dump() + " (expected an integer from 0 to " + std::to_string(kMaxId) +
+                      ")");
   return static_cast<int32_t>(id.get<int64_t>());
 }
 
@@ -111,7 +111,8 @@ void read_model(const json& model, TokenizerJson& out) {
     } else if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
       out.bpe.merges.emplace_back(merge[0].get<std::string>(), merge[1].get<std::string>());
     } else {
-      throw Unsupported("model.merges[" + std::to_string(rank) + "] is neither \"left right\" nor [\"left\", \"right\"]");
+      throw Unsupported("model.merges[" + std::to_string(rank) +
+                        "] is neither \"left right\" nor [\"left\", \"right\"]");
     }
   }
 }

@@ -20,8 +20,8 @@ struct TokenizerJson {
   };
   BpeModel::Spec bpe;
   std::vector<AddedToken> added_tokens;
-  bool nfc = false;                    // the normalizer is NFC
-  std::vector<SplitPattern> splits;    // applied in order before the byte-level mapping
+  bool nfc = false;                  // the normalizer is NFC
+  std::vector<SplitPattern> splits;  // applied in order before the byte-level mapping
 };
 
 Result<TokenizerJson> read_tokenizer_json(const std::string& path);

@@ -154,10 +154,10 @@ const dicebench_provided_name kProvides[] = {
 };
 
 const dicebench_plugin_descriptor kDescriptor = sdk::descriptor(DICEBENCH_KIND_MODEL,
-                                                                 "example",  // the plugin's own name
-                                                                 "1.0.0",    // its version
-                                                                 "example",  // build id: your git sha and options
-                                                                 kProvides, &kApi);
+                                                                "example",  // the plugin's own name
+                                                                "1.0.0",    // its version
+                                                                "example",  // build id: your git sha and options
+                                                                kProvides, &kApi);
 
 }  // namespace
 

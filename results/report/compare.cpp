@@ -80,7 +80,8 @@ std::optional<double> count(const LevelReport* report, std::int64_t LevelReport:
 // The timing spread of a correct sample: p10..p90, else median +- std.
 std::optional<Interval> spread(const SampleResult& s) {
   if (s.runtime_p10_ms && s.runtime_p90_ms) return Interval{*s.runtime_p10_ms, *s.runtime_p90_ms};
-  if (s.runtime_ms && s.runtime_std_ms) return Interval{*s.runtime_ms - *s.runtime_std_ms, *s.runtime_ms + *s.runtime_std_ms};
+  if (s.runtime_ms && s.runtime_std_ms)
+    return Interval{*s.runtime_ms - *s.runtime_std_ms, *s.runtime_ms + *s.runtime_std_ms};
   return std::nullopt;
 }
 
@@ -147,10 +148,10 @@ LevelComparison compare_level(std::optional<int> level, const RunResults& a, con
   out.metrics.push_back(side_by_side("problems", count(la, &LevelReport::problems), count(lb, &LevelReport::problems)));
   out.metrics.push_back(side_by_side("samples", count(la, &LevelReport::samples), count(lb, &LevelReport::samples)));
   out.metrics.push_back(side_by_side("pending", count(la, &LevelReport::pending), count(lb, &LevelReport::pending)));
-  out.metrics.push_back(mcnemar("compiled_rate", la ? la->compiled_rate : std::nullopt, lb ? lb->compiled_rate : std::nullopt,
-                                compiled_gained, compiled_lost));
-  out.metrics.push_back(mcnemar("correct_rate", la ? la->correct_rate : std::nullopt, lb ? lb->correct_rate : std::nullopt,
-                                correct_gained, correct_lost));
+  out.metrics.push_back(mcnemar("compiled_rate", la ? la->compiled_rate : std::nullopt,
+                                lb ? lb->compiled_rate : std::nullopt, compiled_gained, compiled_lost));
+  out.metrics.push_back(mcnemar("correct_rate", la ? la->correct_rate : std::nullopt,
+                                lb ? lb->correct_rate : std::nullopt, correct_gained, correct_lost));
   for (std::size_t i = 0; i < kThresholds; ++i) {
     const double p = kFastPThresholds[i];
     out.metrics.push_back(bootstrapped(fast_p_metric(p), fast_value(la, p), fast_value(lb, p),
@@ -206,9 +207,10 @@ std::vector<Flip> find_flips(const RunResults& a, const RunResults& b, const Com
     if (!kind) continue;
     const ProblemRow* problem = find_problem(a, key.first);
     const bool correctness = *kind == FlipKind::became_incorrect || *kind == FlipKind::became_correct;
-    flips.push_back({*kind, key.first.problem_id, sa->level, problem ? problem->name : std::string(), key.second, sa->verdict(),
-                     sb->verdict(), sa->runtime_ms, sb->runtime_ms, sa->margin, sb->margin,
-                     correctness && (sa->has_flag(EvaluationFlag::borderline) || sb->has_flag(EvaluationFlag::borderline))});
+    flips.push_back(
+        {*kind, key.first.problem_id, sa->level, problem ? problem->name : std::string(), key.second, sa->verdict(),
+         sb->verdict(), sa->runtime_ms, sb->runtime_ms, sa->margin, sb->margin,
+         correctness && (sa->has_flag(EvaluationFlag::borderline) || sb->has_flag(EvaluationFlag::borderline))});
   }
   return flips;
 }
@@ -218,7 +220,8 @@ std::vector<Flip> find_flips(const RunResults& a, const RunResults& b, const Com
 std::string fast_p_metric(double p) { return fmt::format("fast_{}", p); }
 
 Result<double> parse_min_change(const std::string& text) {
-  const std::string why = fmt::format("--min-change must be a fraction of the runtime in [0, 1), such as 0.05; not '{}'", text);
+  const std::string why =
+      fmt::format("--min-change must be a fraction of the runtime in [0, 1), such as 0.05; not '{}'", text);
   std::size_t used = 0;
   double value = 0;
   try {
@@ -232,10 +235,14 @@ Result<double> parse_min_change(const std::string& text) {
 
 std::string_view flip_kind_name(FlipKind kind) {
   switch (kind) {
-    case FlipKind::became_incorrect: return "correct -> incorrect";
-    case FlipKind::became_correct: return "incorrect -> correct";
-    case FlipKind::became_slower: return "slower";
-    case FlipKind::became_faster: return "faster";
+    case FlipKind::became_incorrect:
+      return "correct -> incorrect";
+    case FlipKind::became_correct:
+      return "incorrect -> correct";
+    case FlipKind::became_slower:
+      return "slower";
+    case FlipKind::became_faster:
+      return "faster";
   }
   return "?";
 }

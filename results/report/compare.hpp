@@ -22,13 +22,13 @@
 
 #include "core/base/result.hpp"
 #include "results/report/report.hpp"
-#include "results/store/run_results.hpp"
 #include "results/report/statistics.hpp"
+#include "results/store/run_results.hpp"
 
 namespace dicebench::results {
 
 struct CompareOptions {
-  double alpha = 0.05;  // McNemar: beyond noise when p < alpha
+  double alpha = 0.05;         // McNemar: beyond noise when p < alpha
   BootstrapOptions bootstrap;  // its confidence is 1 - alpha by default
   // Slower or faster only when the median runtime changed by more than this fraction of A's
   // median (and beyond both timing spreads). In [0, 1).
@@ -41,12 +41,12 @@ Result<double> parse_min_change(const std::string& text);
 enum class NoiseTest { none, mcnemar, bootstrap };
 
 struct MetricComparison {
-  std::string metric;  // "correct_rate", "fast_1", "geomean_speedup", "pass@1", "problems", ...
+  std::string metric;                 // "correct_rate", "fast_1", "geomean_speedup", "pass@1", "problems", ...
   std::optional<double> a, b, delta;  // delta = b - a
   NoiseTest test = NoiseTest::none;
-  std::optional<double> p_value;       // mcnemar
-  std::int64_t gained = 0, lost = 0;   // mcnemar: pairs that became true / false
-  std::optional<Interval> interval;    // bootstrap: interval of the delta
+  std::optional<double> p_value;      // mcnemar
+  std::int64_t gained = 0, lost = 0;  // mcnemar: pairs that became true / false
+  std::optional<Interval> interval;   // bootstrap: interval of the delta
   bool beyond_noise = false;
 };
 

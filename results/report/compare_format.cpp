@@ -12,15 +12,22 @@ namespace {
 
 constexpr std::string_view kNoData = "\u2013";
 
-bool is_rate(const std::string& metric) { return metric != "problems" && metric != "samples" && metric != "pending" && metric != "geomean_speedup"; }
+bool is_rate(const std::string& metric) {
+  return metric != "problems" && metric != "samples" && metric != "pending" && metric != "geomean_speedup";
+}
 
-nlohmann::json optional_number(std::optional<double> value) { return value ? nlohmann::json(*value) : nlohmann::json(nullptr); }
+nlohmann::json optional_number(std::optional<double> value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
 
 std::string_view test_name(NoiseTest test) {
   switch (test) {
-    case NoiseTest::none: return "none";
-    case NoiseTest::mcnemar: return "mcnemar";
-    case NoiseTest::bootstrap: return "bootstrap";
+    case NoiseTest::none:
+      return "none";
+    case NoiseTest::mcnemar:
+      return "mcnemar";
+    case NoiseTest::bootstrap:
+      return "bootstrap";
   }
   return "none";
 }
@@ -40,14 +47,17 @@ std::string run_line(const char* side, const RunRow& run) {
 }
 
 nlohmann::json run_json(const RunRow& run) {
-  return {{"id", run.id}, {"model", run.model}, {"suite", run.suite}, {"created", run.created}, {"git_sha", run.git_sha}};
+  return {
+      {"id", run.id}, {"model", run.model}, {"suite", run.suite}, {"created", run.created}, {"git_sha", run.git_sha}};
 }
 
-std::string margin_text(std::optional<double> margin) { return margin ? fmt::format("{:.3g}", *margin) : std::string(kNoData); }
+std::string margin_text(std::optional<double> margin) {
+  return margin ? fmt::format("{:.3g}", *margin) : std::string(kNoData);
+}
 
 std::string flip_line(const Flip& f) {
-  std::string out = fmt::format("  problem {} {} (level {}) sample {}: {}", f.problem_id, f.problem, f.level, f.sample_index,
-                                flip_kind_name(f.kind));
+  std::string out = fmt::format("  problem {} {} (level {}) sample {}: {}", f.problem_id, f.problem, f.level,
+                                f.sample_index, flip_kind_name(f.kind));
   if (f.kind == FlipKind::became_slower || f.kind == FlipKind::became_faster) {
     return out + fmt::format(" ({:.4g} ms -> {:.4g} ms)\n", f.runtime_a_ms.value_or(0), f.runtime_b_ms.value_or(0));
   }
@@ -102,8 +112,9 @@ std::string format_comparison(const Comparison& c) {
   out += run_line("A", c.a);
   out += run_line("B", c.b);
   auto add_level = [&](const LevelComparison& level) {
-    out += fmt::format("\n{}: {} problems and {} samples paired\n", level.level ? fmt::format("level {}", *level.level) : "all levels",
-                       level.paired_problems, level.paired_samples);
+    out += fmt::format("\n{}: {} problems and {} samples paired\n",
+                       level.level ? fmt::format("level {}", *level.level) : "all levels", level.paired_problems,
+                       level.paired_samples);
     TextTable table;
     table.header = {"metric", "A", "B", "delta", "noise test", "beyond noise"};
     table.right_aligned = {false, true, true, true, false, false};
@@ -118,12 +129,14 @@ std::string format_comparison(const Comparison& c) {
   if (c.levels.size() != 1) add_level(c.total);
   std::vector<const Flip*> flips, borderline;
   for (const Flip& f : c.flips) (f.borderline ? borderline : flips).push_back(&f);
-  out += fmt::format("\nflipped ({}; slower or faster: beyond both p10-p90 spreads and by more than {:g}% of A's median):\n",
-                     flips.size(), c.options.min_change * 100);
+  out += fmt::format(
+      "\nflipped ({}; slower or faster: beyond both p10-p90 spreads and by more than {:g}% of A's median):\n",
+      flips.size(), c.options.min_change * 100);
   for (const Flip* f : flips) out += flip_line(*f);
   if (!borderline.empty()) {
-    out += fmt::format("borderline flips ({}; margin within [{:g}, {:g}] in A or B, so new inputs may flip them back: noise):\n",
-                       borderline.size(), kBorderlineMarginLow, kBorderlineMarginHigh);
+    out += fmt::format(
+        "borderline flips ({}; margin within [{:g}, {:g}] in A or B, so new inputs may flip them back: noise):\n",
+        borderline.size(), kBorderlineMarginLow, kBorderlineMarginHigh);
     for (const Flip* f : borderline) out += flip_line(*f);
   }
   return out;

@@ -24,10 +24,10 @@ nlohmann::ordered_json kernelbench_metadata(const RunResults& run, const SampleR
   // correctness issue.
   if (!s.correct && !s.pending && s.status != Verdict::extraction_failed) {
     const Verdict verdict = s.status;
-    const char* key = !kernelbench_compiled(s)                                      ? "compilation_error"
-                      : verdict == Verdict::runtime_error || verdict == Verdict::crashed ||
-                                verdict == Verdict::timeout                         ? "runtime_error"
-                                                                                    : "correctness_issue";
+    const char* key = !kernelbench_compiled(s) ? "compilation_error"
+                      : verdict == Verdict::runtime_error || verdict == Verdict::crashed || verdict == Verdict::timeout
+                          ? "runtime_error"
+                          : "correctness_issue";
     metadata[key] = s.error_message.value_or(s.verdict());
   }
   if (s.has_flag(EvaluationFlag::excessive_speedup)) metadata["excessive_speedup"] = true;  // KernelBench's key
@@ -77,11 +77,13 @@ Result<std::string> export_kernelbench(const RunResults& run, std::optional<int>
   std::vector<std::string> names;
   for (const int l : levels) names.push_back(std::to_string(l));
   if (level && !levels.count(*level))
-    return make_error(fmt::format("run {} has no level {} (it covers level {})", run.run.id, *level, fmt::join(names, ", ")));
+    return make_error(
+        fmt::format("run {} has no level {} (it covers level {})", run.run.id, *level, fmt::join(names, ", ")));
   if (!level && levels.size() > 1) {
-    return make_error(fmt::format("run {} covers {} levels ({}); KernelBench's eval_results.json holds one level: "
-                                  "pass --level with one of them",
-                                  run.run.id, levels.size(), fmt::join(names, ", ")));
+    return make_error(
+        fmt::format("run {} covers {} levels ({}); KernelBench's eval_results.json holds one level: "
+                    "pass --level with one of them",
+                    run.run.id, levels.size(), fmt::join(names, ", ")));
   }
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const SampleResult& s : run.samples) {  // already by level, problem id, then sample index

@@ -92,9 +92,12 @@ RuleOutcome check_rule(const Comparison& c, const GateRule& rule) {
 
 std::string_view rule_status_name(RuleStatus status) {
   switch (status) {
-    case RuleStatus::passed: return "pass";
-    case RuleStatus::failed: return "FAIL";
-    case RuleStatus::skipped: return "skip";
+    case RuleStatus::passed:
+      return "pass";
+    case RuleStatus::failed:
+      return "FAIL";
+    case RuleStatus::skipped:
+      return "skip";
   }
   return "?";
 }
@@ -143,10 +146,12 @@ GateResult check_gate(const Comparison& c, const GateRules& rules) {
     }
     flips.message.pop_back();
   }
-  if (allowed > 0) flips.message += fmt::format("{}{} allowed became incorrect", flips.message.empty() ? "" : "; ", allowed);
+  if (allowed > 0)
+    flips.message += fmt::format("{}{} allowed became incorrect", flips.message.empty() ? "" : "; ", allowed);
   if (!result.borderline_noise.empty()) {
-    flips.message += fmt::format("{}{} borderline became incorrect, counted as noise:", flips.message.empty() ? "" : "; ",
-                                 result.borderline_noise.size());
+    flips.message +=
+        fmt::format("{}{} borderline became incorrect, counted as noise:", flips.message.empty() ? "" : "; ",
+                    result.borderline_noise.size());
     for (const Flip& flip : result.borderline_noise) {
       flips.message += fmt::format(" problem {} {} sample {};", problem_name(flip), flip.problem, flip.sample_index);
     }
@@ -154,7 +159,8 @@ GateResult check_gate(const Comparison& c, const GateRules& rules) {
   }
   result.outcomes.push_back(std::move(flips));
 
-  for (const RuleOutcome& outcome : result.outcomes) result.passed = result.passed && outcome.status != RuleStatus::failed;
+  for (const RuleOutcome& outcome : result.outcomes)
+    result.passed = result.passed && outcome.status != RuleStatus::failed;
   return result;
 }
 

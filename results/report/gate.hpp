@@ -16,8 +16,8 @@ enum class RuleStatus { passed, failed, skipped };
 std::string_view rule_status_name(RuleStatus status);
 
 struct RuleOutcome {
-  std::string name;   // "correct_rate", "fast_1 level 2", "no correct problem becomes incorrect"
-  std::string bound;  // "noise (McNemar p=0.031)", "max drop 2.0pp", ...
+  std::string name;                   // "correct_rate", "fast_1 level 2", "no correct problem becomes incorrect"
+  std::string bound;                  // "noise (McNemar p=0.031)", "max drop 2.0pp", ...
   std::optional<std::string> metric;  // none for the flip rule
   std::optional<double> baseline, candidate, delta;
   RuleStatus status = RuleStatus::passed;

@@ -11,21 +11,35 @@
 namespace dicebench::results {
 namespace {
 
-nlohmann::json optional_number(std::optional<double> value) { return value ? nlohmann::json(*value) : nlohmann::json(nullptr); }
+nlohmann::json optional_number(std::optional<double> value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
 
 std::string xml_escape(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // XML 1.0 allows no control characters but tab, newline and carriage return.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') out += ' ';
-        else out += c;
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
+          out += ' ';
+        else
+          out += c;
     }
   }
   return out;
@@ -34,7 +48,8 @@ std::string xml_escape(std::string_view text) {
 std::string run_text(const RunRow& run) { return fmt::format("run {} ({}, {})", run.id, run.model, run.created); }
 
 nlohmann::json run_json(const RunRow& run) {
-  return {{"id", run.id}, {"model", run.model}, {"suite", run.suite}, {"created", run.created}, {"git_sha", run.git_sha}};
+  return {
+      {"id", run.id}, {"model", run.model}, {"suite", run.suite}, {"created", run.created}, {"git_sha", run.git_sha}};
 }
 
 }  // namespace
@@ -92,12 +107,9 @@ nlohmann::json gate_json(const GateResult& result) {
                      {"margin_baseline", optional_number(f.margin_a)},
                      {"margin_candidate", optional_number(f.margin_b)}});
   }
-  return {{"passed", result.passed},
-          {"baseline", run_json(result.baseline)},
-          {"candidate", run_json(result.candidate)},
-          {"rules", std::move(rules)},
-          {"new_incorrect", std::move(incorrect)},
-          {"borderline_noise", std::move(noise)}};
+  return {
+      {"passed", result.passed},   {"baseline", run_json(result.baseline)}, {"candidate", run_json(result.candidate)},
+      {"rules", std::move(rules)}, {"new_incorrect", std::move(incorrect)}, {"borderline_noise", std::move(noise)}};
 }
 
 std::string gate_junit(const GateResult& result) {
@@ -115,9 +127,10 @@ std::string gate_junit(const GateResult& result) {
   for (const RuleOutcome& o : result.outcomes) {
     out += fmt::format("    <testcase classname=\"dicebench.gate\" name=\"{}\"", xml_escape(o.name));
     const std::string detail =
-        o.metric ? fmt::format("baseline {}, candidate {}, delta {}, allowed {}", format_metric_value(*o.metric, o.baseline),
-                               format_metric_value(*o.metric, o.candidate), format_metric_delta(*o.metric, o.delta), o.bound)
-                 : fmt::format("{} (allowed: {})", o.message, o.bound);
+        o.metric
+            ? fmt::format("baseline {}, candidate {}, delta {}, allowed {}", format_metric_value(*o.metric, o.baseline),
+                          format_metric_value(*o.metric, o.candidate), format_metric_delta(*o.metric, o.delta), o.bound)
+            : fmt::format("{} (allowed: {})", o.message, o.bound);
     if (o.status == RuleStatus::passed) {
       out += "/>\n";
     } else if (o.status == RuleStatus::failed) {

@@ -1,12 +1,12 @@
 // Reading gate rules from TOML (one of three translation units that include toml++: see core/host/config.cpp).
 #include "results/report/gate_rules.hpp"
-#include "core/base/whole_file.hpp"
 #include "core/base/one_line.hpp"
+#include "core/base/whole_file.hpp"
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <toml++/toml.h>
+#include <charconv>
 
 #include "core/base/text.hpp"
 #include "results/report/compare.hpp"
@@ -28,14 +28,14 @@ std::vector<std::string> known_metrics() {
 
 bool has_noise_test(const std::string& metric) { return metric.rfind("pass@", 0) != 0; }
 
-Result<void> only_keys(const toml::table& table, std::initializer_list<std::string_view> keys, const std::string& source,
-                       std::string_view what) {
+Result<void> only_keys(const toml::table& table, std::initializer_list<std::string_view> keys,
+                       const std::string& source, std::string_view what) {
   for (const auto& [key, node] : table) {
     if (std::find(keys.begin(), keys.end(), key.str()) != keys.end()) continue;
     std::vector<std::string> names(keys.begin(), keys.end());
     const std::string hint = did_you_mean(key.str(), names);
-    return make_error(fmt::format("{}: unknown key '{}' in {}{}", location(source, key.source()), on_one_line(key.str()), what,
-                                  hint.empty() ? "" : " (" + hint + ")"));
+    return make_error(fmt::format("{}: unknown key '{}' in {}{}", location(source, key.source()),
+                                  on_one_line(key.str()), what, hint.empty() ? "" : " (" + hint + ")"));
   }
   return {};
 }
@@ -61,7 +61,8 @@ Result<GateRule> parse_rule(const toml::table& table, const std::string& source)
   if (std::find(names.begin(), names.end(), rule.metric) == names.end()) {
     const std::string hint = did_you_mean(rule.metric, names);
     return make_error(fmt::format("{}: unknown metric '{}'{}", location(source, table["metric"].node()->source()),
-                                  on_one_line(rule.metric), hint.empty() ? " (known: " + join(names, ", ") + ")" : " (" + hint + ")"));
+                                  on_one_line(rule.metric),
+                                  hint.empty() ? " (known: " + join(names, ", ") + ")" : " (" + hint + ")"));
   }
   if (const toml::node* level = table.get("level")) {
     if (!level->is_integer() || level->as_integer()->get() < 0) {
@@ -70,13 +71,15 @@ Result<GateRule> parse_rule(const toml::table& table, const std::string& source)
     rule.level = static_cast<int>(level->as_integer()->get());
   }
   if (const toml::node* suite = table.get("suite")) {
-    if (!suite->is_string()) return make_error(fmt::format("{}: 'suite' must be a string", location(source, suite->source())));
+    if (!suite->is_string())
+      return make_error(fmt::format("{}: 'suite' must be a string", location(source, suite->source())));
     rule.suite = suite->as_string()->get();
   }
   if (const toml::node* drop = table.get("max_drop")) {
     if (const auto text = drop->value<std::string>()) {
       if (*text != "noise") {
-        return make_error(fmt::format("{}: 'max_drop' must be a number or \"noise\"", location(source, drop->source())));
+        return make_error(
+            fmt::format("{}: 'max_drop' must be a number or \"noise\"", location(source, drop->source())));
       }
       if (!has_noise_test(rule.metric)) {
         return make_error(fmt::format("{}: {} has no noise test; give max_drop as a number",
@@ -105,20 +108,24 @@ Result<void> parse_flips(const toml::table& table, const std::string& source, Ga
   if (const toml::node* mode = table.get("correct_to_incorrect")) {
     const auto text = mode->value<std::string>();
     if (!text || (*text != "fail" && *text != "allow")) {
-      return make_error(fmt::format("{}: 'correct_to_incorrect' must be \"fail\" or \"allow\"", location(source, mode->source())));
+      return make_error(
+          fmt::format("{}: 'correct_to_incorrect' must be \"fail\" or \"allow\"", location(source, mode->source())));
     }
     rules.fail_on_new_incorrect = *text == "fail";
   }
   if (const toml::node* borderline = table.get("borderline")) {
     const auto text = borderline->value<std::string>();
     if (!text || (*text != "noise" && *text != "fail")) {
-      return make_error(fmt::format("{}: 'borderline' must be \"noise\" or \"fail\"", location(source, borderline->source())));
+      return make_error(
+          fmt::format("{}: 'borderline' must be \"noise\" or \"fail\"", location(source, borderline->source())));
     }
     rules.fail_on_borderline_flip = *text == "fail";
   }
   if (const toml::node* allowed = table.get("allowed")) {
     const toml::array* list = allowed->as_array();
-    if (!list) return make_error(fmt::format("{}: 'allowed' must be a list of problem ids", location(source, allowed->source())));
+    if (!list)
+      return make_error(
+          fmt::format("{}: 'allowed' must be a list of problem ids", location(source, allowed->source())));
     for (const toml::node& id : *list) {
       if (id.is_integer()) {
         rules.allowed_incorrect.insert({0, id.as_integer()->get()});
@@ -179,7 +186,8 @@ Result<GateRules> parse_gate_rules(std::string_view text, const std::string& sou
   if (const toml::node* list = table.get("rule")) {
     const toml::array* array = list->as_array();
     if (!array || !array->is_array_of_tables()) {
-      return make_error(fmt::format("{}: 'rule' must be a list of tables ([[rule]])", location(source, list->source())));
+      return make_error(
+          fmt::format("{}: 'rule' must be a list of tables ([[rule]])", location(source, list->source())));
     }
     for (const toml::node& item : *array) {
       auto rule = parse_rule(*item.as_table(), source);
@@ -188,7 +196,8 @@ Result<GateRules> parse_gate_rules(std::string_view text, const std::string& sou
     }
   }
   if (const toml::node* flips = table.get("flips")) {
-    if (!flips->is_table()) return make_error(fmt::format("{}: 'flips' must be a table", location(source, flips->source())));
+    if (!flips->is_table())
+      return make_error(fmt::format("{}: 'flips' must be a table", location(source, flips->source())));
     DICEBENCH_TRY(parse_flips(*flips->as_table(), source, rules));
   }
   return rules;

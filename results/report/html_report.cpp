@@ -57,7 +57,9 @@ document.querySelectorAll('table.sortable th').forEach(function (th, column) {
 
 std::string exact(double value) { return fmt::format("{}", value); }
 
-std::string percent(std::optional<double> rate) { return rate ? fmt::format("{:.1f}%", *rate * 100) : std::string(kNoData); }
+std::string percent(std::optional<double> rate) {
+  return rate ? fmt::format("{:.1f}%", *rate * 100) : std::string(kNoData);
+}
 
 std::string run_label(const RunResults& run, std::size_t index) {
   return fmt::format("{} run {}: {}", index == 0 ? "A" : "B", run.run.id, run.run.model);
@@ -81,8 +83,8 @@ std::set<ProblemKey> degenerate_problems(const RunResults& run) {
   return out;
 }
 
-std::string figure_cell(std::size_t run, const LevelReport& level, const std::string& metric, std::optional<double> value,
-                        const std::string& text) {
+std::string figure_cell(std::size_t run, const LevelReport& level, const std::string& metric,
+                        std::optional<double> value, const std::string& text) {
   return fmt::format(R"(<td class="num" data-run="{}" data-level="{}" data-metric="{}" data-value="{}">{}</td>)", run,
                      level.level ? std::to_string(*level.level) : "total", html_escape(metric),
                      value ? exact(*value) : "null", html_escape(text));
@@ -96,16 +98,19 @@ std::string summary_table(const std::vector<HtmlRun>& runs, const std::vector<Ru
       for (const PassAtK& entry : level.pass_at_k) ks.insert(entry.k);
   }
   // Kernel infilling's columns, where a run measured middles.
-  const bool infill = std::any_of(reports.begin(), reports.end(), [](const RunReport& report) { return report.total.infill_samples > 0; });
-  std::string out = R"(<table id="summary"><thead><tr><th>level</th><th>run</th><th>problems</th><th>samples</th><th>pending</th><th>compiled</th><th>correct</th>)";
+  const bool infill = std::any_of(reports.begin(), reports.end(),
+                                  [](const RunReport& report) { return report.total.infill_samples > 0; });
+  std::string out =
+      R"(<table id="summary"><thead><tr><th>level</th><th>run</th><th>problems</th><th>samples</th><th>pending</th><th>compiled</th><th>correct</th>)";
   for (double p : kFastPThresholds) out += fmt::format("<th>fast_{}</th>", p);
   out += "<th>geomean speedup</th>";
   for (int k : ks) out += fmt::format("<th>pass@{}</th>", k);
   if (infill) out += "<th>middle exact match</th><th>mean edit distance (bytes)</th>";
   out += "</tr></thead><tbody>\n";
   auto row = [&](std::size_t r, const LevelReport& level) {
-    out += fmt::format(R"(<tr class="run{}"><td>{}</td><td>{}</td>)", r, level.level ? std::to_string(*level.level) : "total",
-                       html_escape(run_label(runs[r].results, r)));
+    out +=
+        fmt::format(R"(<tr class="run{}"><td>{}</td><td>{}</td>)", r,
+                    level.level ? std::to_string(*level.level) : "total", html_escape(run_label(runs[r].results, r)));
     auto count = [&](const char* metric, std::int64_t value) {
       out += figure_cell(r, level, metric, static_cast<double>(value), std::to_string(value));
     };
@@ -114,7 +119,8 @@ std::string summary_table(const std::vector<HtmlRun>& runs, const std::vector<Ru
     count("pending", level.pending);
     out += figure_cell(r, level, "compiled_rate", level.compiled_rate, percent(level.compiled_rate));
     out += figure_cell(r, level, "correct_rate", level.correct_rate, percent(level.correct_rate));
-    for (const FastP& entry : level.fast_p) out += figure_cell(r, level, fmt::format("fast_{}", entry.p), entry.value, percent(entry.value));
+    for (const FastP& entry : level.fast_p)
+      out += figure_cell(r, level, fmt::format("fast_{}", entry.p), entry.value, percent(entry.value));
     out += figure_cell(r, level, "geomean_speedup", level.geomean_speedup,
                        level.geomean_speedup ? fmt::format("{:.3f}x", *level.geomean_speedup) : std::string(kNoData));
     for (int k : ks) {
@@ -126,7 +132,8 @@ std::string summary_table(const std::vector<HtmlRun>& runs, const std::vector<Ru
     if (infill) {
       out += figure_cell(r, level, "infill_exact_rate", level.infill_exact_rate, percent(level.infill_exact_rate));
       out += figure_cell(r, level, "infill_mean_edit_distance", level.infill_mean_edit_distance,
-                         level.infill_mean_edit_distance ? fmt::format("{:.1f}", *level.infill_mean_edit_distance) : std::string(kNoData));
+                         level.infill_mean_edit_distance ? fmt::format("{:.1f}", *level.infill_mean_edit_distance)
+                                                         : std::string(kNoData));
     }
     out += "</tr>\n";
   };
@@ -144,8 +151,8 @@ std::string summary_table(const std::vector<HtmlRun>& runs, const std::vector<Ru
 
 std::string headline_cell(std::size_t run, const char* set, const char* metric, std::optional<double> value,
                           const std::string& text) {
-  return fmt::format(R"(<td class="num" data-run="{}" data-set="{}" data-metric="{}" data-value="{}">{}</td>)", run, set,
-                     metric, value ? exact(*value) : "null", html_escape(text));
+  return fmt::format(R"(<td class="num" data-run="{}" data-set="{}" data-metric="{}" data-value="{}">{}</td>)", run,
+                     set, metric, value ? exact(*value) : "null", html_escape(text));
 }
 
 // "2 of 5 problems degenerate (zeros_pass 2); traits not checked for 1"
@@ -153,7 +160,8 @@ std::string degenerate_text(const LevelReport& total) {
   if (total.problems > 0 && total.unchecked_problems == total.problems) return "traits not checked";
   std::string text = fmt::format("{} of {} problems degenerate", total.degenerate_problems, total.problems);
   std::string traits;
-  for (const auto& [name, count] : total.traits) traits += fmt::format("{}{} {}", traits.empty() ? "" : ", ", name, count);
+  for (const auto& [name, count] : total.traits)
+    traits += fmt::format("{}{} {}", traits.empty() ? "" : ", ", name, count);
   if (!traits.empty()) text += " (" + traits + ")";
   if (total.unchecked_problems > 0) text += fmt::format("; traits not checked for {}", total.unchecked_problems);
   return text;
@@ -167,19 +175,24 @@ std::string degenerate_table(const std::vector<HtmlRun>& runs, const std::vector
                        html_escape(degenerate_text(reports[r].total)));
   }
   out += "</ul>\n";
-  out += R"(<table id="degenerate"><thead><tr><th>run</th><th>problems</th><th>count</th><th>correct</th><th>fast_1</th><th>geomean speedup</th></tr></thead><tbody>)";
+  out +=
+      R"(<table id="degenerate"><thead><tr><th>run</th><th>problems</th><th>count</th><th>correct</th><th>fast_1</th><th>geomean speedup</th></tr></thead><tbody>)";
   out += "\n";
   for (std::size_t r = 0; r < reports.size(); ++r) {
     const LevelReport& total = reports[r].total;
     for (const auto& [set, label, figures] :
          {std::tuple<const char*, const char*, const HeadlineFigures*>{"all_problems", "all", &total.all_problems},
-          std::tuple<const char*, const char*, const HeadlineFigures*>{"non_degenerate", "non-degenerate", &total.non_degenerate}}) {
-      out += fmt::format(R"(<tr class="run{}"><td>{}</td><td>{}</td>)", r, html_escape(run_label(runs[r].results, r)), label);
-      out += headline_cell(r, set, "problems", static_cast<double>(figures->problems), std::to_string(figures->problems));
+          std::tuple<const char*, const char*, const HeadlineFigures*>{"non_degenerate", "non-degenerate",
+                                                                       &total.non_degenerate}}) {
+      out += fmt::format(R"(<tr class="run{}"><td>{}</td><td>{}</td>)", r, html_escape(run_label(runs[r].results, r)),
+                         label);
+      out +=
+          headline_cell(r, set, "problems", static_cast<double>(figures->problems), std::to_string(figures->problems));
       out += headline_cell(r, set, "correct_rate", figures->correct_rate, percent(figures->correct_rate));
       out += headline_cell(r, set, "fast_1", figures->fast_1, percent(figures->fast_1));
-      out += headline_cell(r, set, "geomean_speedup", figures->geomean_speedup,
-                           figures->geomean_speedup ? fmt::format("{:.3f}x", *figures->geomean_speedup) : std::string(kNoData));
+      out += headline_cell(
+          r, set, "geomean_speedup", figures->geomean_speedup,
+          figures->geomean_speedup ? fmt::format("{:.3f}x", *figures->geomean_speedup) : std::string(kNoData));
       out += "</tr>\n";
     }
   }
@@ -206,8 +219,8 @@ std::string flag_table(const std::vector<HtmlRun>& runs, const std::vector<RunRe
     for (std::size_t r = 0; r < reports.size(); ++r) {
       const auto it = reports[r].total.flags.find(name);
       const std::int64_t count = it == reports[r].total.flags.end() ? 0 : it->second;
-      out += fmt::format(R"(<td class="num" data-run="{}" data-flag="{}" data-value="{}">{}</td>)", r, html_escape(name),
-                         count, count);
+      out += fmt::format(R"(<td class="num" data-run="{}" data-flag="{}" data-value="{}">{}</td>)", r,
+                         html_escape(name), count, count);
     }
     out += "</tr>\n";
   }
@@ -236,7 +249,8 @@ Scale speedup_scale(const std::vector<HtmlRun>& runs) {
 }
 
 std::string fast_p_plot(const std::vector<HtmlRun>& runs, const Scale& x, const ReportOptions& options) {
-  SvgPlot plot("fast-p-curve", "fast_p: fraction of problems correct and faster than p", x, Scale{0, 1, false}, 760, 360);
+  SvgPlot plot("fast-p-curve", "fast_p: fraction of problems correct and faster than p", x, Scale{0, 1, false}, 760,
+               360);
   plot.x_axis(log_ticks(x.min, x.max), "speedup threshold p (log scale)");
   plot.y_axis({0, 0.25, 0.5, 0.75, 1.0}, "fast_p", true);
   plot.x_reference(1.0, "1x");
@@ -257,8 +271,9 @@ std::string fast_p_plot(const std::vector<HtmlRun>& runs, const Scale& x, const 
     for (double p : kFastPThresholds) {
       if (p <= 0) continue;  // p = 0 has no place on a log axis; the table shows it
       const double value = *fast_p_at(run, p, options);
-      plot.marker(p, value, kColors[r], fmt::format("fast_{} = {:.1f}%", p, value * 100),
-                  fmt::format(R"(class="fast-p-marker" data-run="{}" data-p="{}" data-value="{}")", r, p, exact(value)));
+      plot.marker(
+          p, value, kColors[r], fmt::format("fast_{} = {:.1f}%", p, value * 100),
+          fmt::format(R"(class="fast-p-marker" data-run="{}" data-p="{}" data-value="{}")", r, p, exact(value)));
     }
     legend.emplace_back(run_label(run, r), kColors[r]);
   }
@@ -287,7 +302,9 @@ std::string speedup_plot(const std::vector<HtmlRun>& runs, int level, const Scal
   return plot.str();
 }
 
-std::string ms(const std::optional<double>& value) { return value ? fmt::format("{:.4g}", *value) : std::string(kNoData); }
+std::string ms(const std::optional<double>& value) {
+  return value ? fmt::format("{:.4g}", *value) : std::string(kNoData);
+}
 
 // A problem's traits as badges; "–" when never checked, "none" when checked and not degenerate.
 std::string traits_cell(const ProblemRow* problem) {
@@ -297,8 +314,9 @@ std::string traits_cell(const ProblemRow* problem) {
   for (const std::string& trait : **traits) {
     names += (names.empty() ? "" : " ") + trait;
     const auto known = parse_trait(trait);
-    badges += fmt::format(R"(<span class="trait" title="{}">{}</span>)",
-                          html_escape(known ? std::string(trait_description(*known)) : std::string()), html_escape(trait));
+    badges +=
+        fmt::format(R"(<span class="trait" title="{}">{}</span>)",
+                    html_escape(known ? std::string(trait_description(*known)) : std::string()), html_escape(trait));
   }
   if (badges.empty()) badges = "none";
   return fmt::format(R"(<td data-traits="{}">{}</td>)", html_escape(names), badges);
@@ -320,18 +338,21 @@ std::string flags_cell(const SampleResult& s) {
 std::string details_cell(const SampleResult& s, const std::vector<KernelTime>* kernels) {
   std::string inner;
   if (s.candidate) inner += "<h4>candidate</h4><pre>" + html_escape(*s.candidate) + "</pre>";
-  if (s.compile_log && !s.compile_log->empty()) inner += "<h4>compile log</h4><pre>" + html_escape(*s.compile_log) + "</pre>";
+  if (s.compile_log && !s.compile_log->empty())
+    inner += "<h4>compile log</h4><pre>" + html_escape(*s.compile_log) + "</pre>";
   if (s.error_message) {
     inner += "<h4>error" + (s.error_class ? " (" + html_escape(*s.error_class) + ")" : std::string()) + "</h4><pre>" +
              html_escape(*s.error_message) + "</pre>";
   }
   if (kernels && !kernels->empty()) {
-    inner += "<h4>device work per call</h4><table><tr><th>kernel</th><th>kind</th><th>from candidate</th><th>launches</th>"
-             "<th>ms</th><th>grid</th><th>block</th></tr>";
+    inner +=
+        "<h4>device work per call</h4><table><tr><th>kernel</th><th>kind</th><th>from candidate</th><th>launches</th>"
+        "<th>ms</th><th>grid</th><th>block</th></tr>";
     for (const KernelTime& k : *kernels) {
-      inner += fmt::format(R"(<tr><td>{}</td><td>{}</td><td>{}</td><td class="num">{:g}</td><td class="num">{:.4g}</td><td>{}</td><td>{}</td></tr>)",
-                           html_escape(k.name), k.kind, k.from_candidate ? "yes" : "no", k.launches_per_call,
-                           k.ms_per_call, html_escape(k.grid), html_escape(k.block));
+      inner += fmt::format(
+          R"(<tr><td>{}</td><td>{}</td><td>{}</td><td class="num">{:g}</td><td class="num">{:.4g}</td><td>{}</td><td>{}</td></tr>)",
+          html_escape(k.name), k.kind, k.from_candidate ? "yes" : "no", k.launches_per_call, k.ms_per_call,
+          html_escape(k.grid), html_escape(k.block));
     }
     inner += "</table>";
   }
@@ -348,11 +369,13 @@ std::string problem_table(const std::vector<HtmlRun>& runs) {
       slot[r] = &s;
     }
   }
-  std::string out = R"(<table id="problems" class="sortable"><thead><tr><th>problem</th><th>name</th><th>level</th><th>sample</th><th>traits</th>)";
+  std::string out =
+      R"(<table id="problems" class="sortable"><thead><tr><th>problem</th><th>name</th><th>level</th><th>sample</th><th>traits</th>)";
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const char* side = r == 0 ? "A" : "B";
-    out += fmt::format(R"(<th class="run{0}">{1} verdict</th><th class="run{0}">{1} margin, flags</th><th class="run{0}">{1} runtime ms (p10–p90)</th><th class="run{0}">{1} baseline ms</th><th class="run{0}">{1} speedup</th><th class="run{0}">{1} custom kernels</th><th class="run{0}">{1} compile</th><th class="run{0}">{1} details</th>)",
-                       r, side);
+    out += fmt::format(
+        R"(<th class="run{0}">{1} verdict</th><th class="run{0}">{1} margin, flags</th><th class="run{0}">{1} runtime ms (p10–p90)</th><th class="run{0}">{1} baseline ms</th><th class="run{0}">{1} speedup</th><th class="run{0}">{1} custom kernels</th><th class="run{0}">{1} compile</th><th class="run{0}">{1} details</th>)",
+        r, side);
   }
   out += "</tr></thead><tbody>\n";
   for (const auto& [key, samples] : rows) {
@@ -360,26 +383,32 @@ std::string problem_table(const std::vector<HtmlRun>& runs) {
     for (const SampleResult* s : samples) any = any ? any : s;
     const ProblemRow* problem = nullptr;
     for (const HtmlRun& run : runs) problem = problem ? problem : find_problem(run.results, key.first);
-    out += fmt::format(R"(<tr data-level="{}" data-problem="{}" data-sample="{}"><td class="num">{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td>)",
-                       key.first.level, key.first.problem_id, key.second, key.first.problem_id,
-                       html_escape(problem ? problem->name : ""), any->level, key.second);
+    out += fmt::format(
+        R"(<tr data-level="{}" data-problem="{}" data-sample="{}"><td class="num">{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td>)",
+        key.first.level, key.first.problem_id, key.second, key.first.problem_id,
+        html_escape(problem ? problem->name : ""), any->level, key.second);
     out += traits_cell(problem);
     for (std::size_t r = 0; r < runs.size(); ++r) {
       const SampleResult* s = samples[r];
       if (!s) {
-        out += "<td class=\"pending\">not in this run</td><td></td><td></td><td></td><td></td><td></td><td></td><td></td>";
+        out +=
+            "<td class=\"pending\">not in this run</td><td></td><td></td><td></td><td></td><td></td><td></td><td></td>";
         continue;
       }
       const std::string verdict = s->pending ? "pending" : s->verdict();
       const char* verdict_class = s->pending ? "pending" : s->correct ? "verdict-correct" : "verdict-bad";
       std::string runtime = ms(s->runtime_ms);
-      if (s->runtime_p10_ms && s->runtime_p90_ms) runtime += fmt::format(" ({:.4g}–{:.4g})", *s->runtime_p10_ms, *s->runtime_p90_ms);
-      out += fmt::format(R"(<td class="{}" data-verdict="{}">{}</td>)", verdict_class, html_escape(verdict), html_escape(verdict));
+      if (s->runtime_p10_ms && s->runtime_p90_ms)
+        runtime += fmt::format(" ({:.4g}–{:.4g})", *s->runtime_p10_ms, *s->runtime_p90_ms);
+      out += fmt::format(R"(<td class="{}" data-verdict="{}">{}</td>)", verdict_class, html_escape(verdict),
+                         html_escape(verdict));
       out += flags_cell(*s);
-      out += fmt::format(R"(<td class="num" data-sort="{}">{}</td>)", s->runtime_ms ? exact(*s->runtime_ms) : "", runtime);
+      out +=
+          fmt::format(R"(<td class="num" data-sort="{}">{}</td>)", s->runtime_ms ? exact(*s->runtime_ms) : "", runtime);
       out += fmt::format(R"(<td class="num">{}</td>)", ms(s->baseline_ms));
-      out += fmt::format(R"(<td class="num" data-sort="{}" data-speedup="{}">{}</td>)", s->speedup ? exact(*s->speedup) : "",
-                         s->speedup ? exact(*s->speedup) : "", s->speedup ? fmt::format("{:.3f}x", *s->speedup) : std::string(kNoData));
+      out += fmt::format(R"(<td class="num" data-sort="{}" data-speedup="{}">{}</td>)",
+                         s->speedup ? exact(*s->speedup) : "", s->speedup ? exact(*s->speedup) : "",
+                         s->speedup ? fmt::format("{:.3f}x", *s->speedup) : std::string(kNoData));
       out += fmt::format(R"(<td class="num">{}</td>)", percent(s->custom_kernel_share));
       out += fmt::format("<td>{}</td>", html_escape(s->compile_path.value_or(std::string(kNoData))));
       const auto kernels = runs[r].kernels.find(s->sample);
@@ -408,29 +437,33 @@ std::string render_html_report(const std::vector<HtmlRun>& runs, const ReportOpt
   std::vector<RunReport> reports;
   for (const HtmlRun& run : runs) reports.push_back(compute_report(run.results, options));
   std::string title = "dicebench report: " + runs[0].results.run.suite;
-  for (std::size_t r = 0; r < runs.size(); ++r) title += fmt::format("{} {}", r == 0 ? "," : " vs", run_names(runs[r].results));
+  for (std::size_t r = 0; r < runs.size(); ++r)
+    title += fmt::format("{} {}", r == 0 ? "," : " vs", run_names(runs[r].results));
 
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                    "<link rel=\"icon\" href=\"data:,\"><title>" + html_escape(title) + "</title><style>" +
-                    std::string(kStyle) + "</style></head><body>\n<h1>" + html_escape(title) + "</h1>\n<ul>";
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<link rel=\"icon\" href=\"data:,\"><title>" +
+      html_escape(title) + "</title><style>" + std::string(kStyle) + "</style></head><body>\n<h1>" +
+      html_escape(title) + "</h1>\n<ul>";
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const RunResults& results = runs[r].results;
     // A combined report lists each single-level run it puts together.
     const std::vector<RunRow> rows = results.parts.empty() ? std::vector<RunRow>{results.run} : results.parts;
     for (const RunRow& run : rows) {
-      const std::string label = results.parts.empty() ? run_label(results, r)
-                                                      : fmt::format("run {}: {} on {}", run.id, run.model, run.suite);
-      out += fmt::format(R"(<li class="run{}">{}: status {}, created {}, dicebench {} (git {}), host {}, GPU {}</li>)", r,
-                         html_escape(label), run_status_name(run.status), html_escape(run.created),
+      const std::string label =
+          results.parts.empty() ? run_label(results, r) : fmt::format("run {}: {} on {}", run.id, run.model, run.suite);
+      out += fmt::format(R"(<li class="run{}">{}: status {}, created {}, dicebench {} (git {}), host {}, GPU {}</li>)",
+                         r, html_escape(label), run_status_name(run.status), html_escape(run.created),
                          html_escape(run.dicebench_version), html_escape(run.git_sha), html_escape(run.host),
                          html_escape(run.gpu.value_or("none")));
     }
   }
   out += "</ul>\n<h2>Summary</h2>\n";
   if (options.exclude_degenerate) {
-    out += "<p id=\"exclude-degenerate\">fast_p, the geometric-mean speedup and the fast_p curve leave out the degenerate "
-           "problems (--exclude-degenerate).</p>\n";
+    out +=
+        "<p id=\"exclude-degenerate\">fast_p, the geometric-mean speedup and the fast_p curve leave out the degenerate "
+        "problems (--exclude-degenerate).</p>\n";
   }
   out += "<p>fast_p counts a sample as fast only when it is correct and not flagged below_memory_floor.</p>\n";
   out += summary_table(runs, reports);

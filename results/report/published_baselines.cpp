@@ -39,7 +39,8 @@ std::string text(const nlohmann::json& entry, const char* key) {
 
 std::string problem_list(const std::vector<ProblemRow>& problems) {
   std::string out;
-  for (const ProblemRow& p : problems) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", problem_key_text(p.key()), p.name);
+  for (const ProblemRow& p : problems)
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", problem_key_text(p.key()), p.name);
   return out;
 }
 
@@ -50,13 +51,16 @@ Result<PublishedBaselines> read_published_baselines(const std::string& path) {
   if (!bytes) return bytes.error();
   const nlohmann::json parsed = nlohmann::json::parse(*bytes, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object())
-    return make_error(fmt::format("baseline file {}: not a JSON object of levels (KernelBench's baseline_time_*.json)", path));
+    return make_error(
+        fmt::format("baseline file {}: not a JSON object of levels (KernelBench's baseline_time_*.json)", path));
   PublishedBaselines out;
   out.source = path;
   std::set<std::string> hardware;
   for (const auto& [level_key, problems] : parsed.items()) {
     const std::optional<int> level = parse_level_key(level_key);
-    if (!level) return make_error(fmt::format("baseline file {}: key '{}' is not a level (level1, level2, ...)", path, level_key));
+    if (!level)
+      return make_error(
+          fmt::format("baseline file {}: key '{}' is not a level (level1, level2, ...)", path, level_key));
     if (!problems.is_object())
       return make_error(fmt::format("baseline file {}: {} is not an object of problem files", path, level_key));
     for (const auto& [file, entry] : problems.items()) {
@@ -80,7 +84,9 @@ Result<PublishedBaselines> read_published_baselines(const std::string& path) {
   return out;
 }
 
-std::string published_problem_file(const ProblemRow& problem) { return fmt::format("{}_{}.py", problem.problem_id, problem.name); }
+std::string published_problem_file(const ProblemRow& problem) {
+  return fmt::format("{}_{}.py", problem.problem_id, problem.name);
+}
 
 PublishedCoverage apply_published_baselines(RunResults& run, const PublishedBaselines& baselines) {
   PublishedCoverage coverage;
@@ -91,7 +97,8 @@ PublishedCoverage apply_published_baselines(RunResults& run, const PublishedBase
   for (const ProblemRow& problem : run.problems) {
     std::optional<double> mean;
     if (const auto level = baselines.timings.find(problem.level); level != baselines.timings.end())
-      if (const auto it = level->second.find(published_problem_file(problem)); it != level->second.end()) mean = it->second.mean_ms;
+      if (const auto it = level->second.find(published_problem_file(problem)); it != level->second.end())
+        mean = it->second.mean_ms;
     (mean ? coverage.covered : coverage.missing).push_back(problem);
     means[problem.key()] = mean;
   }
@@ -118,7 +125,8 @@ nlohmann::json coverage_json(const PublishedCoverage& coverage) {
   const auto listed = [](const std::vector<ProblemRow>& problems) {
     nlohmann::json out = nlohmann::json::array();
     for (const ProblemRow& p : problems)
-      out.push_back({{"level", p.level}, {"problem_id", p.problem_id}, {"name", p.name}, {"file", published_problem_file(p)}});
+      out.push_back(
+          {{"level", p.level}, {"problem_id", p.problem_id}, {"name", p.name}, {"file", published_problem_file(p)}});
     return out;
   };
   return {{"file", coverage.source},
@@ -133,7 +141,8 @@ Result<nlohmann::json> export_published_baselines(Store& store, const std::strin
   constexpr std::string_view context = "cannot read baselines";
   // Newest first, so the first row of a problem file wins.
   auto stmt = store.database().prepare(
-      "SELECT DISTINCT p.level, p.problem_id, p.name, b.device_name, b.mean_ms, b.std_ms, b.min_ms, b.max_ms, b.trials, "
+      "SELECT DISTINCT p.level, p.problem_id, p.name, b.device_name, b.mean_ms, b.std_ms, b.min_ms, b.max_ms, "
+      "b.trials, "
       "b.created FROM baselines AS b JOIN problems AS p ON p.content_hash = b.problem_hash "
       "WHERE (b.method = ?1 OR b.method LIKE ?1 || '/%') AND CASE ?2 WHEN 'cuda' THEN b.device_name <> 'cpu' "
       "ELSE b.device_name = ?2 END ORDER BY b.created DESC, p.level, p.problem_id",
@@ -151,18 +160,22 @@ Result<nlohmann::json> export_published_baselines(Store& store, const std::strin
     const std::string device_name = stmt->column_text(3);
     devices.insert(device_name);
     if (out.contains(level) && out[level].contains(file)) continue;
-    out[level][file] = {{"mean", stmt->column_double(4)},     {"std", stmt->column_double(5)},
-                        {"min", stmt->column_double(6)},      {"max", stmt->column_double(7)},
-                        {"num_trials", stmt->column_int64(8)}, {"hardware", device_name},
+    out[level][file] = {{"mean", stmt->column_double(4)},
+                        {"std", stmt->column_double(5)},
+                        {"min", stmt->column_double(6)},
+                        {"max", stmt->column_double(7)},
+                        {"num_trials", stmt->column_int64(8)},
+                        {"hardware", device_name},
                         {"device", device_name == "cpu" ? "cpu" : "cuda"}};
   }
   if (devices.empty())
-    return make_error(fmt::format("{}: no {} baselines on device '{}' (a run with --device {} times them)", store.path(),
-                                  method, device, device == "cpu" ? "cpu" : "cuda"));
+    return make_error(fmt::format("{}: no {} baselines on device '{}' (a run with --device {} times them)",
+                                  store.path(), method, device, device == "cpu" ? "cpu" : "cuda"));
   if (devices.size() > 1) {
     std::string names;
     for (const std::string& name : devices) names += (names.empty() ? "'" : ", '") + name + "'";
-    return make_error(fmt::format("{}: baselines of several devices ({}); give one with --device NAME", store.path(), names));
+    return make_error(
+        fmt::format("{}: baselines of several devices ({}); give one with --device NAME", store.path(), names));
   }
   return out;
 }

@@ -45,9 +45,9 @@ std::string published_problem_file(const ProblemRow& problem);
 // What a run's re-derivation against a file covered.
 struct PublishedCoverage {
   std::string source, hardware;
-  std::int64_t problems = 0;         // problems of the run
-  std::vector<ProblemRow> covered;   // problems the file has
-  std::vector<ProblemRow> missing;   // problems the file lacks: their samples get no speedup
+  std::int64_t problems = 0;        // problems of the run
+  std::vector<ProblemRow> covered;  // problems the file has
+  std::vector<ProblemRow> missing;  // problems the file lacks: their samples get no speedup
 };
 
 // Re-derives every sample's speedup against the file, KernelBench's way: speedup = published mean /

@@ -46,7 +46,8 @@ SpeedTotals speed_totals(const std::vector<const ProblemFacts*>& problems, bool 
       ++totals.decided;
       if (!sample->correct) continue;
       ++totals.correct;
-      for (std::size_t i = 0; i < std::size(kFastPThresholds); ++i) totals.fast[i] += counts_as_fast(*sample, kFastPThresholds[i]);
+      for (std::size_t i = 0; i < std::size(kFastPThresholds); ++i)
+        totals.fast[i] += counts_as_fast(*sample, kFastPThresholds[i]);
       if (sample->speedup && *sample->speedup > 0 && std::isfinite(*sample->speedup)) {
         totals.log_sum += std::log(*sample->speedup);
         ++totals.logs;
@@ -80,7 +81,7 @@ LevelReport summarize(std::optional<int> level, const std::vector<const ProblemF
   report.problems = static_cast<std::int64_t>(problems.size());
   report.excludes_degenerate = options.exclude_degenerate;
   std::vector<std::pair<std::int64_t, std::int64_t>> decided_correct;  // per problem: n, c
-  double edit_distances = 0;  // summed over the infill samples
+  double edit_distances = 0;                                           // summed over the infill samples
   for (const ProblemFacts* problem : problems) {
     if (!problem->traits) {
       ++report.unchecked_problems;
@@ -125,14 +126,16 @@ LevelReport summarize(std::optional<int> level, const std::vector<const ProblemF
   const SpeedTotals all = speed_totals(problems, false);
   const SpeedTotals non_degenerate = speed_totals(problems, true);
   const SpeedTotals& speed = options.exclude_degenerate ? non_degenerate : all;
-  for (std::size_t i = 0; i < std::size(kFastPThresholds); ++i) report.fast_p.push_back({kFastPThresholds[i], speed.fast_rate(i)});
+  for (std::size_t i = 0; i < std::size(kFastPThresholds); ++i)
+    report.fast_p.push_back({kFastPThresholds[i], speed.fast_rate(i)});
   report.geomean_speedup = speed.geomean();
   report.speedup_samples = speed.logs;
   report.all_problems = headline(all);
   report.non_degenerate = headline(non_degenerate);
   if (!decided_correct.empty()) {
     report.min_decided_per_problem = decided_correct.front().first;
-    for (const auto& [n, c] : decided_correct) report.min_decided_per_problem = std::min(report.min_decided_per_problem, n);
+    for (const auto& [n, c] : decided_correct)
+      report.min_decided_per_problem = std::min(report.min_decided_per_problem, n);
     if (report.min_decided_per_problem >= 2) {
       for (int k : kPassAtK) {
         if (k > report.min_decided_per_problem) break;
@@ -156,7 +159,8 @@ double unbiased_pass_at_k(std::int64_t n, std::int64_t c, std::int64_t k) {
 }
 
 bool counts_as_fast(const SampleResult& sample, double p) {
-  return sample.correct && sample.speedup && *sample.speedup > p && !sample.has_flag(EvaluationFlag::below_memory_floor);
+  return sample.correct && sample.speedup && *sample.speedup > p &&
+         !sample.has_flag(EvaluationFlag::below_memory_floor);
 }
 
 RunReport compute_report(const RunResults& results, ReportOptions options) {
@@ -183,7 +187,8 @@ RunReport compute_report(const RunResults& results, ReportOptions options) {
     by_level[problem.level].push_back(&problem);
     all.push_back(&problem);
   }
-  for (const auto& [level, level_problems] : by_level) report.levels.push_back(summarize(level, level_problems, options));
+  for (const auto& [level, level_problems] : by_level)
+    report.levels.push_back(summarize(level, level_problems, options));
   report.total = summarize(std::nullopt, all, options);
   return report;
 }

@@ -75,12 +75,12 @@ struct LevelReport {
   // extraction_failed samples whose request failed (no completion came: SampleResult::request_error),
   // counted apart from those whose completion held no code
   std::int64_t request_failures = 0;
-  std::map<std::string, std::int64_t> flags;     // evaluations carrying each flag, by flag name
-  std::int64_t degenerate_problems = 0;          // problems with at least one trait
-  std::int64_t unchecked_problems = 0;           // problems whose traits were never checked
-  std::map<std::string, std::int64_t> traits;    // degenerate problems per trait name
-  HeadlineFigures all_problems;                  // always over every problem
-  HeadlineFigures non_degenerate;                // over the problems without traits
+  std::map<std::string, std::int64_t> flags;   // evaluations carrying each flag, by flag name
+  std::int64_t degenerate_problems = 0;        // problems with at least one trait
+  std::int64_t unchecked_problems = 0;         // problems whose traits were never checked
+  std::map<std::string, std::int64_t> traits;  // degenerate problems per trait name
+  HeadlineFigures all_problems;                // always over every problem
+  HeadlineFigures non_degenerate;              // over the problems without traits
   // Kernel infilling: samples whose extraction measured the middle (SampleResult's infill_*; pending
   // ones too, as extraction measured them),
   // how many matched the reference middle exactly, and their mean edit distance to it.

@@ -60,10 +60,11 @@ std::string flag_line(const LevelReport& total) {
 
 // "degenerate problems: 2 of 5 (zeros_pass 2, constant_output 1); traits not checked for 1"
 std::string degenerate_line(const LevelReport& total) {
-  if (total.problems > 0 && total.unchecked_problems == total.problems) return "degenerate problems: traits not checked";
-  std::string line = total.degenerate_problems == 0 ? fmt::format("degenerate problems: none of {}", total.problems)
-                                                    : fmt::format("degenerate problems: {} of {}", total.degenerate_problems,
-                                                                  total.problems);
+  if (total.problems > 0 && total.unchecked_problems == total.problems)
+    return "degenerate problems: traits not checked";
+  std::string line = total.degenerate_problems == 0
+                         ? fmt::format("degenerate problems: none of {}", total.problems)
+                         : fmt::format("degenerate problems: {} of {}", total.degenerate_problems, total.problems);
   std::vector<std::string> parts;
   for (ProblemTrait trait : kAllProblemTraits) {
     const auto it = total.traits.find(std::string(trait_name(trait)));
@@ -88,11 +89,12 @@ std::string degenerate_table(const RunReport& report) {
   table.right_aligned = {false, false, true, true, true, true};
   auto add = [&](const LevelReport& level) {
     const std::string name = level.level ? std::to_string(*level.level) : std::string("total");
-    for (const auto& [set, figures] : {std::pair<const char*, const HeadlineFigures*>{"all", &level.all_problems},
-                                       std::pair<const char*, const HeadlineFigures*>{"non-degenerate", &level.non_degenerate}}) {
-      table.rows.push_back({name, set, std::to_string(figures->problems), percent(figures->correct_rate),
-                            percent(figures->fast_1),
-                            figures->geomean_speedup ? fmt::format("{:.3f}x", *figures->geomean_speedup) : std::string(kNoData)});
+    for (const auto& [set, figures] :
+         {std::pair<const char*, const HeadlineFigures*>{"all", &level.all_problems},
+          std::pair<const char*, const HeadlineFigures*>{"non-degenerate", &level.non_degenerate}}) {
+      table.rows.push_back(
+          {name, set, std::to_string(figures->problems), percent(figures->correct_rate), percent(figures->fast_1),
+           figures->geomean_speedup ? fmt::format("{:.3f}x", *figures->geomean_speedup) : std::string(kNoData)});
     }
   };
   if (report.levels.size() > 1) {
@@ -180,8 +182,9 @@ std::string run_backend(const RunRow& run) {
 std::string format_report(const RunReport& report) {
   const RunRow& run = report.run;
   const std::string backend = run_backend(run);
-  std::string out = fmt::format("{}  model {}  suite {}{}  status {}  created {}", run_names(report), run.model, run.suite,
-                                backend.empty() ? "" : "  backend " + backend, run_status_name(run.status), run.created);
+  std::string out =
+      fmt::format("{}  model {}  suite {}{}  status {}  created {}", run_names(report), run.model, run.suite,
+                  backend.empty() ? "" : "  backend " + backend, run_status_name(run.status), run.created);
   if (run.finished) out += fmt::format("  finished {}", *run.finished);
   out += '\n';
   if (report.options.exclude_degenerate) {
@@ -230,15 +233,17 @@ std::string format_report(const RunReport& report) {
   out += '\n';
   if (report.total.request_failures > 0) {
     const auto failed = report.total.verdicts.find(std::string(verdict_name(Verdict::extraction_failed)));
-    out += fmt::format("request failures: {} of the {} extraction_failed samples got no completion, as their request "
-                       "failed (samples.gen_stats '$.error' says why), rather than a completion without code\n",
-                       report.total.request_failures, failed != report.total.verdicts.end() ? failed->second : 0);
+    out += fmt::format(
+        "request failures: {} of the {} extraction_failed samples got no completion, as their request "
+        "failed (samples.gen_stats '$.error' says why), rather than a completion without code\n",
+        report.total.request_failures, failed != report.total.verdicts.end() ? failed->second : 0);
   }
   if (report.total.infill_samples > 0)
-    out += fmt::format("infill: middle exact match {} of {} samples ({}), mean edit distance {:.1f} bytes "
-                       "(samples.extraction_details)\n",
-                       report.total.infill_exact, report.total.infill_samples, percent(report.total.infill_exact_rate),
-                       *report.total.infill_mean_edit_distance);
+    out += fmt::format(
+        "infill: middle exact match {} of {} samples ({}), mean edit distance {:.1f} bytes "
+        "(samples.extraction_details)\n",
+        report.total.infill_exact, report.total.infill_samples, percent(report.total.infill_exact_rate),
+        *report.total.infill_mean_edit_distance);
   out += flag_line(report.total);
   out += '\n';
   out += degenerate_line(report.total);

@@ -10,9 +10,9 @@
 #include <set>
 #include <vector>
 
+#include "results/report/text_table.hpp"
 #include "results/store/run_results.hpp"
 #include "results/store/store.hpp"
-#include "results/report/text_table.hpp"
 
 namespace dicebench::results {
 namespace {
@@ -106,8 +106,11 @@ std::string sample_table(const RunResults& results) {
   table.right_aligned.push_back(false);
   std::set<std::string> seen;
   for (const SampleResult& s : results.samples) {
-    std::vector<std::string> row = {std::to_string(s.level), std::to_string(s.problem_id), std::to_string(s.sample_index),
-                                    verdict_text(s), s.margin ? fmt::format("{:.3g}", *s.margin) : std::string("\u2013"),
+    std::vector<std::string> row = {std::to_string(s.level),
+                                    std::to_string(s.problem_id),
+                                    std::to_string(s.sample_index),
+                                    verdict_text(s),
+                                    s.margin ? fmt::format("{:.3g}", *s.margin) : std::string("\u2013"),
                                     s.speedup ? fmt::format("{:.3f}x", *s.speedup) : std::string("\u2013")};
     if (infill) {
       row.push_back(s.infill_exact_match ? (*s.infill_exact_match ? "yes" : "no") : "\u2013");
@@ -199,9 +202,10 @@ Result<std::string> format_run_summary(Store& store, std::int64_t run_id) {
   std::int64_t request_failures = 0;
   for (const SampleResult& s : results->samples) request_failures += !s.pending && s.request_error;
   if (request_failures > 0)
-    out += fmt::format("request failures: {} sample(s) got no completion, as their request failed (counted as "
-                       "extraction_failed; samples.gen_stats '$.error' says why)\n",
-                       request_failures);
+    out += fmt::format(
+        "request failures: {} sample(s) got no completion, as their request failed (counted as "
+        "extraction_failed; samples.gen_stats '$.error' says why)\n",
+        request_failures);
 
   TextTable table;
   table.header = {"id", "level", "name", "samples", "verdicts", "traits"};

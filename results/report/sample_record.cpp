@@ -16,7 +16,8 @@ nlohmann::ordered_json sample_record(const RunResults& run, const SampleResult& 
   sample.level = s.level;
   sample.problem = problem ? nlohmann::ordered_json(problem->name) : nlohmann::ordered_json(nullptr);
   sample.sample_index = s.sample_index;
-  sample.verdict = s.pending ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(std::string(verdict_name(s.status)));
+  sample.verdict =
+      s.pending ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(std::string(verdict_name(s.status)));
   sample.has_candidate = s.has_candidate;
   sample.problem_traits = or_null(s.problem_traits);
   sample.infill_exact_match = or_null(s.infill_exact_match);
@@ -38,14 +39,16 @@ Result<SampleResult> parse_sample_record(const nlohmann::json& r, const std::str
     s.pending = sample->verdict.is_null();
     if (!s.pending) {
       const auto verdict = parse_verdict(sample->verdict.get<std::string>());
-      if (!verdict) return make_error(fmt::format("{}: unknown verdict '{}'", where, sample->verdict.get<std::string>()));
+      if (!verdict)
+        return make_error(fmt::format("{}: unknown verdict '{}'", where, sample->verdict.get<std::string>()));
       s.status = *verdict;
     }
     sort_flags(s.flags);
     if (!sample->problem_traits.is_null()) s.problem_traits = sample->problem_traits.get<std::vector<std::string>>();
     // Written since kernel infilling; absent from older records.
     if (!sample->infill_exact_match.is_null()) s.infill_exact_match = sample->infill_exact_match.get<bool>();
-    if (!sample->infill_edit_distance.is_null()) s.infill_edit_distance = sample->infill_edit_distance.get<std::int64_t>();
+    if (!sample->infill_edit_distance.is_null())
+      s.infill_edit_distance = sample->infill_edit_distance.get<std::int64_t>();
     return s;
   } catch (const nlohmann::json::exception& e) {
     return make_error(fmt::format("{}: malformed sample record ({})", where, e.what()));

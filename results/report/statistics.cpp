@@ -39,7 +39,8 @@ double quantile_sorted(const std::vector<double>& sorted, double q) {
   return sorted[below] + fraction * (sorted[above] - sorted[below]);
 }
 
-BootstrapResult bootstrap(std::size_t units, const std::function<std::optional<double>(const ResampleWeights&)>& statistic,
+BootstrapResult bootstrap(std::size_t units,
+                          const std::function<std::optional<double>(const ResampleWeights&)>& statistic,
                           const BootstrapOptions& options) {
   BootstrapResult result;
   if (units == 0) return result;

@@ -44,7 +44,8 @@ struct BootstrapResult {
 // undefined for a resample) on each resample's weights and returns the central `confidence`
 // interval of its values. Draws come from std::mt19937_64 seeded with options.seed, so the
 // same inputs give the same interval everywhere.
-BootstrapResult bootstrap(std::size_t units, const std::function<std::optional<double>(const ResampleWeights&)>& statistic,
+BootstrapResult bootstrap(std::size_t units,
+                          const std::function<std::optional<double>(const ResampleWeights&)>& statistic,
                           const BootstrapOptions& options = {});
 
 }  // namespace dicebench::results

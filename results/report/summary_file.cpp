@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/text.hpp"
-#include "results/store/json_fields.hpp"
 #include "results/report/report.hpp"
 #include "results/report/report_format.hpp"
 #include "results/report/sample_record.hpp"
+#include "results/store/json_fields.hpp"
 
 namespace dicebench::results {
 namespace {
@@ -67,8 +67,12 @@ std::string write_summary(const RunResults& run) {
   nlohmann::ordered_json problems = nlohmann::ordered_json::array();
   for (const ProblemRow& p : run.problems) {
     const auto traits = parse_problem_traits(p.traits_json, "");  // load_run_results checked them
-    problems.push_back({{"problem_id", p.problem_id}, {"level", p.level}, {"name", p.name}, {"path", p.path},
-                        {"content_hash", p.content_hash}, {"prompt_hash", p.prompt_hash},
+    problems.push_back({{"problem_id", p.problem_id},
+                        {"level", p.level},
+                        {"name", p.name},
+                        {"path", p.path},
+                        {"content_hash", p.content_hash},
+                        {"prompt_hash", p.prompt_hash},
                         {"traits", traits.ok() ? or_null(*traits) : nlohmann::ordered_json(nullptr)}});
   }
   out["problems"] = std::move(problems);
@@ -87,13 +91,14 @@ Result<RunResults> read_summary(const std::filesystem::path& path) {
   if (doc.is_discarded()) return make_error(fmt::format("{}: not JSON (expected a dicebench run summary)", name));
   if (!doc.is_object() || doc.value("format", "") != kSummaryFormat || !doc.contains("version") ||
       !doc["version"].is_number_integer()) {
-    return make_error(fmt::format("{}: not a dicebench run summary (no \"format\": \"{}\" with a version)", name,
-                                  kSummaryFormat));
+    return make_error(
+        fmt::format("{}: not a dicebench run summary (no \"format\": \"{}\" with a version)", name, kSummaryFormat));
   }
   const auto version = doc["version"].get<std::int64_t>();
   if (version > kSummaryFormatVersion) {
-    return make_error(fmt::format("{} was written by a newer dicebench (run summary format {}, this build reads up to {})",
-                                  name, version, kSummaryFormatVersion));
+    return make_error(
+        fmt::format("{} was written by a newer dicebench (run summary format {}, this build reads up to {})", name,
+                    version, kSummaryFormatVersion));
   }
   if (version < 1) return make_error(fmt::format("{}: run summary format {} does not exist", name, version));
   RunResults run;
@@ -117,7 +122,8 @@ Result<RunResults> read_summary(const std::filesystem::path& path) {
     return make_error(fmt::format("{}: malformed run summary ({})", name, e.what()));
   }
   const auto samples = doc.find("samples");
-  if (samples == doc.end() || !samples->is_array()) return make_error(fmt::format("{}: malformed run summary (no samples)", name));
+  if (samples == doc.end() || !samples->is_array())
+    return make_error(fmt::format("{}: malformed run summary (no samples)", name));
   for (std::size_t i = 0; i < samples->size(); ++i) {
     auto sample = parse_sample_record((*samples)[i], fmt::format("{}: sample {}", name, i));
     if (!sample.ok()) return sample.error();

@@ -32,7 +32,8 @@ class SvgPlot {
   // (e.g. data-* for tests).
   void polyline(const std::vector<std::pair<double, double>>& points, const std::string& color,
                 const std::string& attributes = "");
-  void marker(double x, double y, const std::string& color, const std::string& tooltip, const std::string& attributes = "");
+  void marker(double x, double y, const std::string& color, const std::string& tooltip,
+              const std::string& attributes = "");
   void legend(const std::vector<std::pair<std::string, std::string>>& entries);  // name, color
 
   std::string str() const;

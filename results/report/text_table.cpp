@@ -45,7 +45,8 @@ std::string render_text_table(const TextTable& table) {
   for (const std::string& name : table.header) cells.back().push_back(cell_text(name));
   for (const auto& row : table.rows) {
     cells.push_back({});
-    for (std::size_t c = 0; c < columns; ++c) cells.back().push_back(c < row.size() ? cell_text(row[c]) : std::string());
+    for (std::size_t c = 0; c < columns; ++c)
+      cells.back().push_back(c < row.size() ? cell_text(row[c]) : std::string());
   }
   std::vector<std::size_t> widths(columns, 0);
   for (const auto& row : cells) {

@@ -1,8 +1,8 @@
 // Where a run's evaluation time went (time_breakdown.hpp), from its stored evaluations.
 #include "results/report/time_breakdown.hpp"
 
-#include "results/store/store.hpp"
 #include "results/report/text_table.hpp"
+#include "results/store/store.hpp"
 
 #include <fmt/format.h>
 
@@ -39,11 +39,14 @@ std::string reason_of(const Row& row) {
   std::vector<std::string> parts;
   const auto& d = row.details;
   if (const auto outcome = d.find("fastpath_outcome"); outcome != d.end() && outcome->is_object())
-    parts.push_back(fmt::format("re-judged with torch's toolchain (the fast path said {})", outcome->value("verdict", "?")));
+    parts.push_back(
+        fmt::format("re-judged with torch's toolchain (the fast path said {})", outcome->value("verdict", "?")));
   if (const auto toolchain = d.find("toolchain"); toolchain != d.end() && toolchain->is_object()) {
     const double build = number_at(*toolchain, "build_seconds"), queued = number_at(*toolchain, "queued_seconds");
-    if (build > 0 || queued > 0) parts.push_back(fmt::format("torch's toolchain: {:.0f} s building, {:.0f} s queued", build, queued));
-    else if (number_at(*toolchain, "cache_hits") > 0) parts.push_back("torch's toolchain: cached");
+    if (build > 0 || queued > 0)
+      parts.push_back(fmt::format("torch's toolchain: {:.0f} s building, {:.0f} s queued", build, queued));
+    else if (number_at(*toolchain, "cache_hits") > 0)
+      parts.push_back("torch's toolchain: cached");
   }
   if (row.verdict == verdict_name(Verdict::timeout)) parts.push_back("ran past its time limit");
   if (parts.empty()) {
@@ -73,7 +76,8 @@ void add(LevelTime& level, const Row& row, std::vector<double>& latencies) {
       if (!seconds.is_number()) continue;
       const std::string group = group_of(name);
       level.groups[group] += seconds.get<double>();
-      if (group == "load_wait") level.load_wait_by_path[row.compile_path.empty() ? "none" : row.compile_path] += seconds.get<double>();
+      if (group == "load_wait")
+        level.load_wait_by_path[row.compile_path.empty() ? "none" : row.compile_path] += seconds.get<double>();
     }
   if (d.contains("fastpath_outcome")) ++level.rejudged;
   if (const auto loop = d.find("timed_calls"); loop != d.end() && loop->is_object() && loop->contains("loop_s")) {
@@ -103,15 +107,24 @@ void finish(LevelTime& level, std::vector<double>& latencies) {
 }
 
 nlohmann::json level_json(const LevelTime& level) {
-  nlohmann::json j = {{"candidates", level.candidates}, {"gpu_seconds", level.gpu_seconds}, {"groups", level.groups},
-                      {"load_wait_by_path", level.load_wait_by_path},
-                      {"latency_seconds", {{"median", level.latency_median}, {"mean", level.latency_mean}, {"max", level.latency_max}}},
-                      {"rejudged", level.rejudged},
-                      {"timing_loops", {{"calls", level.timed_calls}, {"loop_seconds", level.timing_loop_seconds},
-                                        {"batches_seconds", level.timing_batches_seconds},
-                                        {"compares_seconds", level.timing_compares_seconds}}},
-                      {"toolchain", {{"builds", level.builds}, {"cache_hits", level.build_cache_hits}, {"failures", level.build_failures},
-                                     {"build_seconds", level.build_seconds}, {"queued_seconds", level.build_queue_seconds}}}};
+  nlohmann::json j = {
+      {"candidates", level.candidates},
+      {"gpu_seconds", level.gpu_seconds},
+      {"groups", level.groups},
+      {"load_wait_by_path", level.load_wait_by_path},
+      {"latency_seconds", {{"median", level.latency_median}, {"mean", level.latency_mean}, {"max", level.latency_max}}},
+      {"rejudged", level.rejudged},
+      {"timing_loops",
+       {{"calls", level.timed_calls},
+        {"loop_seconds", level.timing_loop_seconds},
+        {"batches_seconds", level.timing_batches_seconds},
+        {"compares_seconds", level.timing_compares_seconds}}},
+      {"toolchain",
+       {{"builds", level.builds},
+        {"cache_hits", level.build_cache_hits},
+        {"failures", level.build_failures},
+        {"build_seconds", level.build_seconds},
+        {"queued_seconds", level.build_queue_seconds}}}};
   if (level.level) j["level"] = level.level;
   return j;
 }
@@ -129,7 +142,8 @@ Result<TimeBreakdown> time_breakdown(Store& store, int64_t run, size_t slowest) 
   constexpr std::string_view context = "reading the run's evaluation times";
   auto stmt = store.database().prepare(
       "SELECT s.level, s.problem_id, s.sample_index, e.status, COALESCE(e.compile_path, ''), e.details "
-      "FROM evaluations AS e JOIN samples AS s ON s.id = e.sample WHERE s.run = ? ORDER BY s.level, s.problem_id, s.sample_index",
+      "FROM evaluations AS e JOIN samples AS s ON s.id = e.sample WHERE s.run = ? ORDER BY s.level, s.problem_id, "
+      "s.sample_index",
       context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind(1, run);
@@ -138,8 +152,12 @@ Result<TimeBreakdown> time_breakdown(Store& store, int64_t run, size_t slowest) 
     auto more = stmt->step(context);
     if (!more.ok()) return more.error();
     if (!*more) break;
-    Row row{static_cast<int>(stmt->column_int64(0)), stmt->column_int64(1), static_cast<int>(stmt->column_int64(2)),
-            stmt->column_text(3), stmt->column_text(4), nlohmann::json::object()};
+    Row row{static_cast<int>(stmt->column_int64(0)),
+            stmt->column_int64(1),
+            static_cast<int>(stmt->column_int64(2)),
+            stmt->column_text(3),
+            stmt->column_text(4),
+            nlohmann::json::object()};
     try {
       row.details = nlohmann::json::parse(stmt->column_text(5));
     } catch (const nlohmann::json::exception&) {
@@ -172,7 +190,8 @@ Result<TimeBreakdown> time_breakdown(Store& store, int64_t run, size_t slowest) 
     const Row& row = *by_latency[i];
     if (!row.details.contains("latency_seconds")) break;
     breakdown.slowest.push_back({row.level, row.problem_id, row.sample_index, row.verdict, row.compile_path,
-                                 number_at(row.details, "latency_seconds"), number_at(row.details, "seconds"), reason_of(row)});
+                                 number_at(row.details, "latency_seconds"), number_at(row.details, "seconds"),
+                                 reason_of(row)});
   }
   return breakdown;
 }
@@ -183,7 +202,8 @@ std::string format_time_breakdown(const TimeBreakdown& breakdown) {
   table.header = {"level", "candidates", "eval s"};
   for (const auto& group : kPhaseGroups) table.header.emplace_back(group.name);
   table.header.emplace_back(kRejudgedGroup);
-  for (const std::string extra : {"other", "latency p50/mean/max s", "re-judged", "builds (cached)", "build s"}) table.header.push_back(extra);
+  for (const std::string extra : {"other", "latency p50/mean/max s", "re-judged", "builds (cached)", "build s"})
+    table.header.push_back(extra);
   table.right_aligned.assign(table.header.size(), true);
   const auto row_of = [](const LevelTime& level, const std::string& name) {
     std::vector<std::string> row = {name, std::to_string(level.candidates), fmt::format("{:.1f}", level.gpu_seconds)};
@@ -201,9 +221,10 @@ std::string format_time_breakdown(const TimeBreakdown& breakdown) {
   };
   for (const auto& level : breakdown.levels) table.rows.push_back(row_of(level, std::to_string(level.level)));
   if (breakdown.levels.size() > 1) table.rows.push_back(row_of(breakdown.total, "total"));
-  std::string text = "where the evaluation time went (eval s: the evaluator's time on the candidates, the GPU's or a CPU "
-                     "worker's, then by phase group; builds: torch's toolchain, in its own pool):\n" +
-                     render_text_table(table);
+  std::string text =
+      "where the evaluation time went (eval s: the evaluator's time on the candidates, the GPU's or a CPU "
+      "worker's, then by phase group; builds: torch's toolchain, in its own pool):\n" +
+      render_text_table(table);
   std::string waits;
   for (const auto& [path, seconds] : breakdown.total.load_wait_by_path)
     waits += fmt::format("{}{} {:.1f} s", waits.empty() ? "" : ", ", path, seconds);
@@ -211,16 +232,18 @@ std::string format_time_breakdown(const TimeBreakdown& breakdown) {
   if (const LevelTime& all = breakdown.total; all.timed_calls > 0) {
     const double calls = static_cast<double>(all.timed_calls);
     const double candidate = all.timing_loop_seconds - all.timing_batches_seconds - all.timing_compares_seconds;
-    text += fmt::format("  timing loops: {} calls, {:.2f} ms a call (the reference making inputs {:.2f}, comparing {:.2f}; the "
-                        "candidate's side, its calls included, {:.2f})\n",
-                        all.timed_calls, 1000 * all.timing_loop_seconds / calls, 1000 * all.timing_batches_seconds / calls,
-                        1000 * all.timing_compares_seconds / calls, 1000 * candidate / calls);
+    text += fmt::format(
+        "  timing loops: {} calls, {:.2f} ms a call (the reference making inputs {:.2f}, comparing {:.2f}; the "
+        "candidate's side, its calls included, {:.2f})\n",
+        all.timed_calls, 1000 * all.timing_loop_seconds / calls, 1000 * all.timing_batches_seconds / calls,
+        1000 * all.timing_compares_seconds / calls, 1000 * candidate / calls);
   }
   if (!breakdown.slowest.empty()) {
     text += "  slowest candidates (submission to verdict):\n";
     for (const auto& slow : breakdown.slowest)
-      text += fmt::format("    level {} problem {} sample {}: {:.1f} s ({:.1f} s judged), {}; {}\n", slow.level, slow.problem_id,
-                          slow.sample_index, slow.latency_seconds, slow.gpu_seconds, slow.verdict, slow.reason);
+      text += fmt::format("    level {} problem {} sample {}: {:.1f} s ({:.1f} s judged), {}; {}\n", slow.level,
+                          slow.problem_id, slow.sample_index, slow.latency_seconds, slow.gpu_seconds, slow.verdict,
+                          slow.reason);
   }
   return text;
 }
@@ -230,9 +253,14 @@ nlohmann::json time_breakdown_json(const TimeBreakdown& breakdown) {
   for (const auto& level : breakdown.levels) levels.push_back(level_json(level));
   nlohmann::json slowest = nlohmann::json::array();
   for (const auto& slow : breakdown.slowest)
-    slowest.push_back({{"level", slow.level}, {"problem_id", slow.problem_id}, {"sample_index", slow.sample_index},
-                       {"verdict", slow.verdict}, {"compile_path", slow.compile_path}, {"latency_seconds", slow.latency_seconds},
-                       {"gpu_seconds", slow.gpu_seconds}, {"reason", slow.reason}});
+    slowest.push_back({{"level", slow.level},
+                       {"problem_id", slow.problem_id},
+                       {"sample_index", slow.sample_index},
+                       {"verdict", slow.verdict},
+                       {"compile_path", slow.compile_path},
+                       {"latency_seconds", slow.latency_seconds},
+                       {"gpu_seconds", slow.gpu_seconds},
+                       {"reason", slow.reason}});
   return {{"levels", levels}, {"total", level_json(breakdown.total)}, {"slowest", slowest}};
 }
 

@@ -30,11 +30,11 @@ class Store;
 struct LevelTime {
   int level = 0;  // 0: every level
   int64_t candidates = 0;
-  double gpu_seconds = 0;                              // sum of details.seconds
-  std::map<std::string, double> groups;                // by time_groups() name, and "other"
-  std::map<std::string, double> load_wait_by_path;     // load_wait by compile path (nvrtc, fallback, mixed, none)
+  double gpu_seconds = 0;                           // sum of details.seconds
+  std::map<std::string, double> groups;             // by time_groups() name, and "other"
+  std::map<std::string, double> load_wait_by_path;  // load_wait by compile path (nvrtc, fallback, mixed, none)
   double latency_median = 0, latency_mean = 0, latency_max = 0;  // submission to final verdict
-  int64_t rejudged = 0;                                // candidates torch's toolchain judged again
+  int64_t rejudged = 0;                                          // candidates torch's toolchain judged again
   int64_t builds = 0, build_cache_hits = 0, build_failures = 0;  // the toolchain pool's, for this level's candidates
   double build_seconds = 0, build_queue_seconds = 0;
   // The candidates' timing loops (details.timed_calls): calls, and their wall time, of which the

@@ -40,8 +40,8 @@ Result<void> put_baseline(Store& store, const BaselineKey& key, const Timing& b)
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
       context);
   if (!stmt.ok()) return stmt.error();
-  stmt->bind_all(key.problem_hash, key.device_name, key.torch_version, key.method, b.median_ms, b.mean_ms,
-                 b.std_ms, b.min_ms, b.max_ms, b.p10_ms, b.p90_ms, b.trials);
+  stmt->bind_all(key.problem_hash, key.device_name, key.torch_version, key.method, b.median_ms, b.mean_ms, b.std_ms,
+                 b.min_ms, b.max_ms, b.p10_ms, b.p90_ms, b.trials);
   auto done = stmt->step(context);
   if (!done.ok()) return done.error();
   return transaction->commit();

@@ -25,8 +25,8 @@ struct Guard {
 // Pragmas that take an argument yet only read.
 bool is_reading_pragma(std::string_view name) {
   static constexpr std::array<std::string_view, 10> kReading = {
-      "table_info",       "table_xinfo",       "table_list",    "index_info",   "index_xinfo",
-      "index_list",       "foreign_key_list",  "foreign_key_check", "integrity_check", "quick_check"};
+      "table_info", "table_xinfo",      "table_list",        "index_info",      "index_xinfo",
+      "index_list", "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check"};
   for (std::string_view reading : kReading) {
     if (reading == name) return true;
   }

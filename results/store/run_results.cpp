@@ -51,7 +51,8 @@ Result<std::optional<std::vector<std::string>>> parse_problem_traits(const std::
       names.push_back(name.get<std::string>());
     }
   }
-  if (!valid) return make_error(fmt::format("{}: traits must be a JSON array of trait names, not {}", where, *traits_json));
+  if (!valid)
+    return make_error(fmt::format("{}: traits must be a JSON array of trait names, not {}", where, *traits_json));
   return std::optional<std::vector<std::string>>(std::move(names));
 }
 

@@ -82,5 +82,4 @@ std::optional<std::string> problem_traits_json(const std::optional<std::vector<s
 // Degenerate: checked, with at least one trait (it can be passed without computing its answer).
 bool is_degenerate(const std::optional<std::vector<std::string>>& traits);
 
-
 }  // namespace dicebench::results

@@ -317,16 +317,11 @@ ALTER TABLE samples ADD COLUMN extraction_details TEXT
 )sql";
 
 constexpr MigrationStep kSteps[] = {
-    {1, kVersion1},
-    {2, kVersion2},
-    {3, kVersion3},
-    {4, kVersion4},
-    {5, kVersion5},
-    {6, kVersion6},
-    {7, kVersion7},
-    {8, kVersion8},
+    {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4},
+    {5, kVersion5}, {6, kVersion6}, {7, kVersion7}, {8, kVersion8},
 };
-static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kStepsVersion, "one migration step per schema version up to kStepsVersion");
+static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kStepsVersion,
+              "one migration step per schema version up to kStepsVersion");
 
 // The SQL of the step to `version`: the evaluations columns it added (generated from
 // core/spec/evaluation.toml: the table itself in version 1), then the step's own where one is written
@@ -353,8 +348,8 @@ Result<int> read_schema_version(Database& db) {
                                   db.path(), *application));
   }
   if (*version != 0 && *application != kApplicationId) {
-    return make_error(fmt::format("{}: not a dicebench database (user_version {} was set by another program)",
-                                  db.path(), *version));
+    return make_error(
+        fmt::format("{}: not a dicebench database (user_version {} was set by another program)", db.path(), *version));
   }
   if (*version > kSchemaVersion) {
     return make_error(fmt::format("{} was written by a newer dicebench (schema version {}, this build knows up to {})",
@@ -367,7 +362,8 @@ Result<int> read_schema_version(Database& db) {
     auto objects = db.query_int("SELECT count(*) FROM sqlite_schema", "cannot read schema");
     if (!objects.ok()) return objects.error();
     if (*objects != 0) {
-      return make_error(fmt::format("{}: not a dicebench database (it holds tables but no dicebench schema)", db.path()));
+      return make_error(
+          fmt::format("{}: not a dicebench database (it holds tables but no dicebench schema)", db.path()));
     }
   }
   return static_cast<int>(*version);
@@ -402,7 +398,8 @@ Result<void> migrate_in_transaction(Database& db, int target) {
 
 Result<void> migrate(Database& db, int target) {
   if (target < 1 || target > kSchemaVersion) {
-    return make_error(fmt::format("{}: no schema version {} (this build knows 1 to {})", db.path(), target, kSchemaVersion));
+    return make_error(
+        fmt::format("{}: no schema version {} (this build knows 1 to {})", db.path(), target, kSchemaVersion));
   }
   // Foreign keys stay off while tables are rebuilt (dropping the old table would otherwise
   // cascade into the rows that refer to it); the pragma is a no-op inside a transaction.
@@ -418,7 +415,8 @@ Result<void> migrate(Database& db, int target) {
 }
 
 std::string_view sample_level_sql(int version) {
-  return version >= 7 ? "s.level" : "(SELECT p1.level FROM problems AS p1 WHERE p1.run = s.run AND p1.problem_id = s.problem_id)";
+  return version >= 7 ? "s.level"
+                      : "(SELECT p1.level FROM problems AS p1 WHERE p1.run = s.run AND p1.problem_id = s.problem_id)";
 }
 
 std::string_view sample_problem_join_sql(int version) {
@@ -431,7 +429,8 @@ Result<void> create_schema_version(const std::string& path, int version) {
   if (!db.ok()) return db.error();
   auto current = read_schema_version(*db);
   if (!current.ok()) return current.error();
-  if (*current != 0) return make_error(fmt::format("{}: already holds a dicebench schema (version {})", path, *current));
+  if (*current != 0)
+    return make_error(fmt::format("{}: already holds a dicebench schema (version {})", path, *current));
   return migrate(*db, version);
 }
 

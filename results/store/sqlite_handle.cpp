@@ -93,8 +93,7 @@ double Statement::column_double(int column) const { return sqlite3_column_double
 std::string Statement::column_text(int column) const {
   const auto* text = sqlite3_column_text(stmt_, column);
   if (text == nullptr) return {};
-  return std::string(reinterpret_cast<const char*>(text),
-                     static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+  return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 
 std::optional<std::string> Statement::column_optional_text(int column) const {
@@ -114,8 +113,7 @@ std::optional<std::int64_t> Statement::column_optional_int64(int column) const {
 
 // ---- Database ----
 
-Database::Database(Database&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+Database::Database(Database&& other) noexcept : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
@@ -177,7 +175,8 @@ Result<Database> Database::open(const std::string& path, int flags) {
     if (raw == nullptr) return sqlite_error(nullptr, rc, path, "cannot open");
     // SQLite's "unable to open database file" does not say why; the system does (permissions, say).
     const int system_errno = sqlite3_system_errno(raw);
-    return db.error(rc, system_errno != 0 ? "cannot open: " + std::string(std::strerror(system_errno)) : std::string("cannot open"));
+    return db.error(rc, system_errno != 0 ? "cannot open: " + std::string(std::strerror(system_errno))
+                                          : std::string("cannot open"));
   }
   sqlite3_extended_result_codes(raw, 1);
   return db;

@@ -114,8 +114,8 @@ Result<void> Store::add_problems(std::int64_t run, const std::vector<ProblemRow>
       "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run, level, problem_id) DO NOTHING",
       context);
   if (!insert.ok()) return insert.error();
-  auto existing = db_.prepare("SELECT content_hash, prompt_hash FROM problems WHERE run = ? AND level = ? AND problem_id = ?",
-                              context);
+  auto existing = db_.prepare(
+      "SELECT content_hash, prompt_hash FROM problems WHERE run = ? AND level = ? AND problem_id = ?", context);
   if (!existing.ok()) return existing.error();
   for (const ProblemRow& problem : problems) {
     insert->reset();
@@ -128,7 +128,8 @@ Result<void> Store::add_problems(std::int64_t run, const std::vector<ProblemRow>
     existing->bind_all(run, problem.level, problem.problem_id);
     auto row = existing->step(context);
     if (!row.ok()) return row.error();
-    if (!*row) return make_error(fmt::format("{}: {}: problem {} vanished", path(), context, problem_key_text(problem.key())));
+    if (!*row)
+      return make_error(fmt::format("{}: {}: problem {} vanished", path(), context, problem_key_text(problem.key())));
     const char* differs = nullptr;
     if (existing->column_text(0) != problem.content_hash) {
       differs = "content hash differs";
@@ -136,17 +137,16 @@ Result<void> Store::add_problems(std::int64_t run, const std::vector<ProblemRow>
       differs = "prompt hash differs";
     }
     if (differs != nullptr) {
-      return make_error(fmt::format("problem {} changed since run {} started ({})", problem_key_text(problem.key()), run,
-                                    differs));
+      return make_error(
+          fmt::format("problem {} changed since run {} started ({})", problem_key_text(problem.key()), run, differs));
     }
   }
   return transaction->commit();
 }
 
 Result<std::int64_t> Store::insert_sample(const NewSample& sample) {
-  const std::string context =
-      fmt::format("cannot store sample {} of problem {} in run {}", sample.sample_index,
-                  problem_key_text({sample.level, sample.problem_id}), sample.run);
+  const std::string context = fmt::format("cannot store sample {} of problem {} in run {}", sample.sample_index,
+                                          problem_key_text({sample.level, sample.problem_id}), sample.run);
   auto transaction = Transaction::begin(db_, context);
   if (!transaction.ok()) return transaction.error();
   auto stmt = db_.prepare(
@@ -155,8 +155,9 @@ Result<std::int64_t> Store::insert_sample(const NewSample& sample) {
                   kNow),
       context);
   if (!stmt.ok()) return stmt.error();
-  stmt->bind_all(sample.run, sample.level, sample.problem_id, sample.sample_index, sample.prompt_hash, sample.completion,
-                 sample.candidate, sample.candidate ? "ok" : "no_code_block", sample.gen_stats_json, sample.extraction_details_json);
+  stmt->bind_all(sample.run, sample.level, sample.problem_id, sample.sample_index, sample.prompt_hash,
+                 sample.completion, sample.candidate, sample.candidate ? "ok" : "no_code_block", sample.gen_stats_json,
+                 sample.extraction_details_json);
   const int rc = sqlite3_step(stmt->get());
   if (rc != SQLITE_DONE) {
     if (is_constraint(rc, SQLITE_CONSTRAINT_UNIQUE)) {
@@ -220,7 +221,8 @@ Result<void> Store::insert_evaluation(const StoredEvaluation& e) {
 }
 
 Result<void> Store::set_problem_traits(std::int64_t run, const ProblemKey& problem, const std::string& traits_json) {
-  const std::string context = fmt::format("cannot store the traits of problem {} in run {}", problem_key_text(problem), run);
+  const std::string context =
+      fmt::format("cannot store the traits of problem {} in run {}", problem_key_text(problem), run);
   auto transaction = Transaction::begin(db_, context);
   if (!transaction.ok()) return transaction.error();
   auto stmt = db_.prepare("UPDATE problems SET traits = ? WHERE run = ? AND level = ? AND problem_id = ?", context);
@@ -255,13 +257,14 @@ Result<void> Store::finish_run(std::int64_t run, RunStatus status) {
     if (!row.ok()) return row.error();
     if (!*row) return make_error(fmt::format("no run {} in {}", run, path()));
     if (current->column_text(0) == run_status_name(RunStatus::finished) && status != RunStatus::finished)
-      return make_error(fmt::format("{}: {}: it is finished, and a finished run's status does not change", path(), context));
+      return make_error(
+          fmt::format("{}: {}: it is finished, and a finished run's status does not change", path(), context));
   }
-  auto stmt = db_.prepare(
-      fmt::format("UPDATE runs SET status = ?1, finished = CASE WHEN ?1 = 'running' THEN NULL ELSE {} END "
-                  "WHERE id = ?2",
-                  kNow),
-      context);
+  auto stmt =
+      db_.prepare(fmt::format("UPDATE runs SET status = ?1, finished = CASE WHEN ?1 = 'running' THEN NULL ELSE {} END "
+                              "WHERE id = ?2",
+                              kNow),
+                  context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind_all(run_status_name(status), run);
   DICEBENCH_TRY(stmt->run(context));
@@ -300,10 +303,11 @@ Result<std::vector<ProblemRow>> Store::problems(std::int64_t run) {
   constexpr std::string_view context = "cannot read problems";
   DICEBENCH_TRY(require_run(run));
   // problems.traits came with schema version 6; a read-only older database reads it as absent.
-  auto stmt = db_.prepare(fmt::format("SELECT problem_id, level, name, path, content_hash, prompt_hash, {} FROM problems "
-                                      "WHERE run = ? ORDER BY level, problem_id",
-                                      schema_version_ >= 6 ? "traits" : "NULL"),
-                          context);
+  auto stmt =
+      db_.prepare(fmt::format("SELECT problem_id, level, name, path, content_hash, prompt_hash, {} FROM problems "
+                              "WHERE run = ? ORDER BY level, problem_id",
+                              schema_version_ >= 6 ? "traits" : "NULL"),
+                  context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind(1, run);
   std::vector<ProblemRow> rows;
@@ -321,11 +325,12 @@ namespace {
 Result<std::vector<SampleRow>> select_samples(Database& db, int schema_version, std::int64_t run, bool with_completion,
                                               std::string_view condition) {
   constexpr std::string_view context = "cannot read samples";
-  auto stmt = db.prepare(fmt::format("SELECT * FROM (SELECT s.id, s.run, s.problem_id, s.sample_index, s.prompt_hash, "
-                                     "s.candidate, s.extraction, s.gen_stats, s.created, {}, {} AS level "
-                                     "FROM samples AS s WHERE s.run = ? {}) ORDER BY level, problem_id, sample_index",
-                                     with_completion ? "s.completion" : "NULL", sample_level_sql(schema_version), condition),
-                         context);
+  auto stmt =
+      db.prepare(fmt::format("SELECT * FROM (SELECT s.id, s.run, s.problem_id, s.sample_index, s.prompt_hash, "
+                             "s.candidate, s.extraction, s.gen_stats, s.created, {}, {} AS level "
+                             "FROM samples AS s WHERE s.run = ? {}) ORDER BY level, problem_id, sample_index",
+                             with_completion ? "s.completion" : "NULL", sample_level_sql(schema_version), condition),
+                 context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind(1, run);
   std::vector<SampleRow> rows;
@@ -347,8 +352,9 @@ Result<std::vector<SampleRow>> Store::samples(std::int64_t run, bool with_comple
 
 Result<std::vector<SampleRow>> Store::pending_samples(std::int64_t run) {
   DICEBENCH_TRY(require_run(run));
-  return select_samples(db_, schema_version_, run, false,
-                        "AND s.candidate IS NOT NULL AND NOT EXISTS (SELECT 1 FROM evaluations AS e WHERE e.sample = s.id)");
+  return select_samples(
+      db_, schema_version_, run, false,
+      "AND s.candidate IS NOT NULL AND NOT EXISTS (SELECT 1 FROM evaluations AS e WHERE e.sample = s.id)");
 }
 
 Result<std::vector<StoredEvaluation>> Store::evaluations(std::int64_t run) {
@@ -369,7 +375,8 @@ Result<std::vector<StoredEvaluation>> Store::evaluations(std::int64_t run) {
     if (!row.ok()) return row.error();
     if (!*row) break;
     StoredEvaluation e;
-    if (auto read = read_evaluation(*stmt, 0, e); !read) return make_error(fmt::format("{}: {}", path(), read.error().message));
+    if (auto read = read_evaluation(*stmt, 0, e); !read)
+      return make_error(fmt::format("{}: {}", path(), read.error().message));
     if (const auto it = flags->find(e.sample); it != flags->end()) e.flags = std::move(it->second);
     rows.push_back(std::move(e));
   }
@@ -399,9 +406,10 @@ Result<std::map<std::int64_t, std::vector<StoredFlag>>> Store::flags(std::int64_
 Result<std::vector<KernelTime>> Store::kernels(std::int64_t sample) {
   constexpr std::string_view context = "cannot read evaluation_kernels";
   if (schema_version_ < 4) return std::vector<KernelTime>{};  // no per-kernel rows before version 4
-  auto stmt = db_.prepare(
-      fmt::format("SELECT {} FROM evaluation_kernels WHERE sample = ? ORDER BY ms_per_call DESC, name", kernel_select_sql()),
-      context);
+  auto stmt =
+      db_.prepare(fmt::format("SELECT {} FROM evaluation_kernels WHERE sample = ? ORDER BY ms_per_call DESC, name",
+                              kernel_select_sql()),
+                  context);
   if (!stmt.ok()) return stmt.error();
   stmt->bind(1, sample);
   std::vector<KernelTime> rows;

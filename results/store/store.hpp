@@ -61,7 +61,7 @@ class Store {
 
   // ---- reads ----
   Result<RunRow> run(std::int64_t id);
-  Result<std::vector<RunRow>> runs();  // oldest first
+  Result<std::vector<RunRow>> runs();                          // oldest first
   Result<std::vector<ProblemRow>> problems(std::int64_t run);  // by level and problem id; traits absent before schema 6
   // Samples by problem id and sample index; completion texts only when asked for.
   Result<std::vector<SampleRow>> samples(std::int64_t run, bool with_completion = false);

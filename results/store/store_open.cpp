@@ -62,7 +62,8 @@ Result<Store> Store::open(const fs::path& path, OpenMode mode, OpenOptions optio
     if (ec) return make_error(fmt::format("{}: cannot create folder {}: {}", name, parent.string(), ec.message()));
   }
   if (exists && ::access(name.c_str(), W_OK) != 0) {
-    return make_error(fmt::format("{}: database is read-only (the file is not writable: {})", name, std::strerror(errno)));
+    return make_error(
+        fmt::format("{}: database is read-only (the file is not writable: {})", name, std::strerror(errno)));
   }
   const std::string folder = parent.empty() ? std::string(".") : parent.string();
   if (::access(folder.c_str(), W_OK) != 0) {

@@ -21,7 +21,8 @@ Result<std::optional<ProblemTraits>> find_traits(Store& store, const TraitKey& k
   traits.traits = nlohmann::json::parse(stmt->column_text(0), nullptr, /*allow_exceptions=*/false);
   traits.details = nlohmann::json::parse(stmt->column_text(1), nullptr, /*allow_exceptions=*/false);
   if (!traits.traits.is_array() || !traits.details.is_object())  // the table's CHECK makes them JSON
-    return make_error(fmt::format("{}: the stored traits of {} are not a JSON array and object", store.path(), key.problem_hash));
+    return make_error(
+        fmt::format("{}: the stored traits of {} are not a JSON array and object", store.path(), key.problem_hash));
   return std::optional<ProblemTraits>(std::move(traits));
 }
 
@@ -34,7 +35,9 @@ Result<void> put_traits(Store& store, const TraitKey& key, const ProblemTraits& 
       "VALUES (?, ?, ?, ?, ?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
       context);
   if (!stmt.ok()) return stmt.error();
-  const auto text = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+  const auto text = [](const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
   stmt->bind_all(key.problem_hash, key.device_name, key.tolerance, text(t.traits), text(t.details));
   DICEBENCH_TRY(stmt->run(context));
   return transaction->commit();

@@ -17,30 +17,49 @@ namespace {
 std::string full_byte_level_tokenizer() {
   nlohmann::json vocab = nlohmann::json::object();
   int32_t next_id = 0;
-  for (int byte = 0; byte < 256; ++byte) vocab[models::byte_level::from_bytes(std::string(1, static_cast<char>(byte)))] = next_id++;
+  for (int byte = 0; byte < 256; ++byte)
+    vocab[models::byte_level::from_bytes(std::string(1, static_cast<char>(byte)))] = next_id++;
   nlohmann::json merges = nlohmann::json::array();
-  for (const auto& [left, right] : {std::pair{"Ġ", "t"}, {"i", "n"}, {"Ġt", "h"}, {"<", "|"}, {"in", "g"}, {"Ċ", "Ċ"}}) {
+  for (const auto& [left, right] :
+       {std::pair{"Ġ", "t"}, {"i", "n"}, {"Ġt", "h"}, {"<", "|"}, {"in", "g"}, {"Ċ", "Ċ"}}) {
     merges.push_back(std::string(left) + " " + right);
     vocab[std::string(left) + right] = next_id++;
   }
   nlohmann::json added = nlohmann::json::array();
-  for (const auto& [content, special] : {std::pair{"<|im_start|>", true}, {"<|im_end|>", true}, {"<think>", false}, {"</think>", false}})
-    added.push_back({{"id", next_id++}, {"content", content}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
-                     {"normalized", false}, {"special", special}});
-  const nlohmann::json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}};
+  for (const auto& [content, special] :
+       {std::pair{"<|im_start|>", true}, {"<|im_end|>", true}, {"<think>", false}, {"</think>", false}})
+    added.push_back({{"id", next_id++},
+                     {"content", content},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", special}});
+  const nlohmann::json byte_level = {
+      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}};
   const std::string qwen2_split =
       R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
   const nlohmann::json tokenizer = {
       {"version", "1.0"},
       {"added_tokens", added},
       {"normalizer", nullptr},
-      {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"Regex", qwen2_split}}},
-                                                                   {"behavior", "Isolated"}, {"invert", false}},
-                                                                  byte_level}}}},
+      {"pre_tokenizer",
+       {{"type", "Sequence"},
+        {"pretokenizers",
+         {{{"type", "Split"}, {"pattern", {{"Regex", qwen2_split}}}, {"behavior", "Isolated"}, {"invert", false}},
+          byte_level}}}},
       {"decoder", byte_level},
-      {"model", {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", ""},
-                 {"end_of_word_suffix", ""}, {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false},
-                 {"vocab", vocab}, {"merges", merges}}}};
+      {"model",
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", nullptr},
+        {"continuing_subword_prefix", ""},
+        {"end_of_word_suffix", ""},
+        {"fuse_unk", false},
+        {"byte_fallback", false},
+        {"ignore_merges", false},
+        {"vocab", vocab},
+        {"merges", merges}}}};
   return tokenizer.dump();
 }
 
@@ -61,7 +80,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool thinking = (data[0] & 1) != 0;
   const std::string prompt = tokenizer().chat_prompt(fuzz::as_text(data + 1, size - 1), thinking);
   const std::vector<int32_t> ids = tokenizer().encode(prompt);
-  fuzz::check(!ids.empty() && ids.front() == tokenizer().token_id("<|im_start|>"), "the prompt does not start with <|im_start|>");
+  fuzz::check(!ids.empty() && ids.front() == tokenizer().token_id("<|im_start|>"),
+              "the prompt does not start with <|im_start|>");
   fuzz::check(tokenizer().decode(ids) == models::utf8::to_valid(prompt), "decode(encode(prompt)) is not the prompt");
   return 0;
 }

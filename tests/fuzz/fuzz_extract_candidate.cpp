@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!candidate) continue;
     fuzz::check(completion.find("```") != std::string_view::npos, "a candidate from a completion without a fence");
     fuzz::check(candidate->size() + 6 <= completion.size(), "a candidate longer than its completion");
-    fuzz::check(completion.find(*candidate) != std::string_view::npos, "a candidate that is not a piece of its completion");
+    fuzz::check(completion.find(*candidate) != std::string_view::npos,
+                "a candidate that is not a piece of its completion");
   }
   return 0;
 }

@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto model = engine::load_model_config(fuzz::scratch_folder()); !model) {
     fuzz::check_one_line(model.error().message);
   } else if (model->dtype) {
-    fuzz::check(engine::parse_dtype(engine::dtype_name(*model->dtype)) == model->dtype, "a dtype name that does not read back");
+    fuzz::check(engine::parse_dtype(engine::dtype_name(*model->dtype)) == model->dtype,
+                "a dtype name that does not read back");
   }
   if (auto settings = engine::load_generation_config(fuzz::scratch_folder()); !settings)
     fuzz::check_one_line(settings.error().message);

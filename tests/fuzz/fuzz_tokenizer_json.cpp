@@ -15,9 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::check_one_line(tokenizer.error().message);
     return 0;
   }
-  for (std::string_view text : {std::string_view("hello world, <|im_end|>\n\tab ba\xc3\xa9"), tokenizer_json.substr(0, 256)}) {
+  for (std::string_view text :
+       {std::string_view("hello world, <|im_end|>\n\tab ba\xc3\xa9"), tokenizer_json.substr(0, 256)}) {
     const std::vector<int32_t> ids = tokenizer->encode(text);
-    for (int32_t id : ids) fuzz::check(id >= 0 && id < tokenizer->vocab_size(), "encode gave an id outside the vocabulary");
+    for (int32_t id : ids)
+      fuzz::check(id >= 0 && id < tokenizer->vocab_size(), "encode gave an id outside the vocabulary");
     (void)tokenizer->decode(ids);
     (void)tokenizer->decode(ids, /*skip_special_tokens=*/true);
   }

@@ -45,7 +45,9 @@ std::vector<ReceivedResult> generate(dicebench_model* model,
 
 }  // namespace
 
-TEST_CASE("example plugin: descriptor serves example-echo with every model function but the optional optional_stored_samples") {
+TEST_CASE(
+    "example plugin: descriptor serves example-echo with every model function but the optional "
+    "optional_stored_samples") {
   std::string error;
   const dicebench_plugin_descriptor* descriptor = load_plugin(DICEBENCH_EXAMPLE_PLUGIN, &error);
   REQUIRE_MESSAGE(descriptor, error);

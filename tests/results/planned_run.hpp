@@ -18,10 +18,10 @@ struct PlannedSample {
   double spread = 0.05;  // runtime p10/p90 at median * (1 -+ spread)
   std::optional<double> margin = std::nullopt;
   std::vector<std::pair<EvaluationFlag, std::string>> flags = {};
-  std::string details_json = "";  // replaces the evaluation's details when given
-  bool compiled = true;           // for a verdict other than compile_failed and correct
-  std::optional<std::string> error_message = std::nullopt;  // default for an incorrect one: "max abs diff 0.5"
-  std::optional<std::string> compile_path = std::nullopt;   // replaces the evaluation's when given
+  std::string details_json = "";                                 // replaces the evaluation's details when given
+  bool compiled = true;                                          // for a verdict other than compile_failed and correct
+  std::optional<std::string> error_message = std::nullopt;       // default for an incorrect one: "max abs diff 0.5"
+  std::optional<std::string> compile_path = std::nullopt;        // replaces the evaluation's when given
   std::optional<std::string> extraction_details = std::nullopt;  // the sample's (kernel infilling's fields)
 };
 
@@ -94,9 +94,12 @@ inline std::vector<ProblemRow> level_problems(int n, int level = 1) {
 // problem 3 without infill details (correct).
 inline std::int64_t planned_infill_run(Store& store) {
   return planned_run(store,
-                     {{.problem = 1, .verdict = Verdict::correct, .speedup = 1.5,
+                     {{.problem = 1,
+                       .verdict = Verdict::correct,
+                       .speedup = 1.5,
                        .extraction_details = R"({"infill_exact_match": true, "infill_edit_distance": 0})"},
-                      {.problem = 2, .verdict = Verdict::output_mismatch,
+                      {.problem = 2,
+                       .verdict = Verdict::output_mismatch,
                        .extraction_details = R"({"infill_exact_match": false, "infill_edit_distance": 9})"},
                       {.problem = 3, .verdict = Verdict::correct, .speedup = 1.0}},
                      level_problems(3), "dice-infill");

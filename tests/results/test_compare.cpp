@@ -32,8 +32,10 @@ TEST_CASE("a candidate that lost six correct problems is beyond noise, and flips
   std::vector<PlannedSample> plan_a, plan_b;
   for (int p = 1; p <= 12; ++p) {
     plan_a.push_back({p, 0, Verdict::correct, 1.5});
-    if (p <= 6) plan_b.push_back({p, 0, Verdict::output_mismatch});
-    else plan_b.push_back({p, 0, Verdict::correct, p == 12 ? 1.2 : p == 11 ? 3.0 : 1.5});
+    if (p <= 6)
+      plan_b.push_back({p, 0, Verdict::output_mismatch});
+    else
+      plan_b.push_back({p, 0, Verdict::correct, p == 12 ? 1.2 : p == 11 ? 3.0 : 1.5});
   }
   const auto a = planned_run(store, plan_a, level_problems(12));
   const auto b = planned_run(store, plan_b, level_problems(12));
@@ -77,7 +79,8 @@ TEST_CASE("a candidate that lost six correct problems is beyond noise, and flips
   const std::string text = format_comparison(c);
   CHECK(text.find("correct_rate") != std::string::npos);
   CHECK(text.find("McNemar p=0.0312 (+0/-6)") != std::string::npos);
-  CHECK(text.find("problem 3 P3 (level 1) sample 0: correct -> incorrect (correct -> output_mismatch)") != std::string::npos);
+  CHECK(text.find("problem 3 P3 (level 1) sample 0: correct -> incorrect (correct -> output_mismatch)") !=
+        std::string::npos);
   const auto json = comparison_json(c);
   CHECK(json["flips"].size() == 8);
   CHECK(json["total"]["metrics"][4]["metric"] == "correct_rate");
@@ -87,8 +90,8 @@ TEST_CASE("a candidate that lost six correct problems is beyond noise, and flips
 TEST_CASE("equal runs differ by nothing and one lost problem is within noise") {
   TempDir dir;
   Store store = open_store(dir.file("r.db"));
-  const std::vector<PlannedSample> same = {{1, 0, Verdict::correct, 2.0}, {2, 0, Verdict::correct, 0.5},
-                                           {3, 0, Verdict::compile_failed}};
+  const std::vector<PlannedSample> same = {
+      {1, 0, Verdict::correct, 2.0}, {2, 0, Verdict::correct, 0.5}, {3, 0, Verdict::compile_failed}};
   const auto a = planned_run(store, same, level_problems(3));
   const auto b = planned_run(store, same, level_problems(3));
   const Comparison equal = compare(store, a, b);
@@ -102,8 +105,9 @@ TEST_CASE("equal runs differ by nothing and one lost problem is within noise") {
   CHECK(geomean->interval->low == 0.0);
   CHECK(geomean->interval->high == 0.0);
 
-  const auto c = planned_run(store, {{1, 0, Verdict::runtime_error}, {2, 0, Verdict::correct, 0.5}, {3, 0, Verdict::compile_failed}},
-                             level_problems(3));
+  const auto c = planned_run(
+      store, {{1, 0, Verdict::runtime_error}, {2, 0, Verdict::correct, 0.5}, {3, 0, Verdict::compile_failed}},
+      level_problems(3));
   const Comparison one_lost = compare(store, a, c);
   const MetricComparison* correct = one_lost.total.find("correct_rate");
   CHECK(correct->lost == 1);
@@ -156,10 +160,13 @@ TEST_CASE("a correctness flip of a borderline sample is listed apart, as noise")
         std::string::npos);
   const auto borderline = text.find("borderline flips (2; margin within [0.5, 2] in A or B");
   REQUIRE(borderline != std::string::npos);
-  CHECK(text.find("  problem 1 P1 (level 1) sample 0: correct -> incorrect (correct -> output_mismatch), margin 0.8 -> 1.2\n",
-                  borderline) != std::string::npos);
-  CHECK(text.find("  problem 3 P3 (level 1) sample 0: correct -> incorrect (correct -> runtime_error), margin 0.7 -> \u2013\n",
-                  borderline) != std::string::npos);
+  CHECK(text.find(
+            "  problem 1 P1 (level 1) sample 0: correct -> incorrect (correct -> output_mismatch), margin 0.8 -> 1.2\n",
+            borderline) != std::string::npos);
+  CHECK(
+      text.find(
+          "  problem 3 P3 (level 1) sample 0: correct -> incorrect (correct -> runtime_error), margin 0.7 -> \u2013\n",
+          borderline) != std::string::npos);
   const auto json = comparison_json(c);
   CHECK(json["flips"][0]["borderline"] == true);
   CHECK(json["flips"][0]["margin_b"] == 1.2);
@@ -172,11 +179,13 @@ TEST_CASE("slower or faster needs the minimum relative change: 99.88 ms -> 99.67
   // Problem 1: 99.88 ms (p10-p90 99.83..99.93) -> 99.67 ms (99.62..99.72): beyond the spreads, but
   // 0.2% faster. Problem 2: 10 ms -> 8 ms, 20% faster. Problem 3: 1 ms -> 1.5 ms, 50% slower.
   const auto a = planned_run(store,
-                             {{1, 0, Verdict::correct, 1.0 / 99.88, 0.0005}, {2, 0, Verdict::correct, 0.1, 0.01},
+                             {{1, 0, Verdict::correct, 1.0 / 99.88, 0.0005},
+                              {2, 0, Verdict::correct, 0.1, 0.01},
                               {3, 0, Verdict::correct, 1.0, 0.01}},
                              level_problems(3));
   const auto b = planned_run(store,
-                             {{1, 0, Verdict::correct, 1.0 / 99.67, 0.0005}, {2, 0, Verdict::correct, 0.125, 0.01},
+                             {{1, 0, Verdict::correct, 1.0 / 99.67, 0.0005},
+                              {2, 0, Verdict::correct, 0.125, 0.01},
                               {3, 0, Verdict::correct, 1.0 / 1.5, 0.01}},
                              level_problems(3));
   const Comparison c = compare(store, a, b);

@@ -10,9 +10,9 @@
 #include "results/report/export.hpp"
 #include "results/report/report.hpp"
 #include "results/report/report_format.hpp"
+#include "results/report/summary_file.hpp"
 #include "results/store/run_results.hpp"
 #include "results/store/schema.hpp"
-#include "results/report/summary_file.hpp"
 
 using namespace dicebench;
 using namespace dicebench::results;
@@ -106,7 +106,8 @@ TEST_CASE("JSONL has one record per sample and CSV the same columns") {
 
   const std::string csv = export_csv(results);
   const auto rows = dicebench::split(csv, '\n');
-  CHECK(rows[0].rfind("run,problem_id,level,problem,sample_index,verdict,has_candidate,compiled,correct,speedup,", 0) == 0);
+  CHECK(rows[0].rfind("run,problem_id,level,problem,sample_index,verdict,has_candidate,compiled,correct,speedup,", 0) ==
+        0);
   CHECK(rows[1].rfind("1,1,1,P1,0,correct,1,1,1,2,0.5,", 0) == 0);
   CHECK(rows[4].rfind("1,3,1,P3,0,,1,0,0,,", 0) == 0);
 }
@@ -128,7 +129,8 @@ TEST_CASE("a run summary reads back to the same report, and newer or foreign fil
   write_bytes(path, doc.dump());
   auto newer = read_summary(path);
   REQUIRE_FALSE(newer.ok());
-  CHECK(newer.error().message == path + " was written by a newer dicebench (run summary format 3, this build reads up to 2)");
+  CHECK(newer.error().message ==
+        path + " was written by a newer dicebench (run summary format 3, this build reads up to 2)");
 
   write_bytes(path, R"({"format": "something-else", "version": 1})");
   CHECK(read_summary(path).error().message.find("not a dicebench run summary") != std::string::npos);
@@ -163,7 +165,12 @@ namespace {
 std::int64_t flagged_run(Store& store) {
   const auto run = planned_run(
       store,
-      {{1, 0, Verdict::correct, 2.0, 0.05, 0.93,
+      {{1,
+        0,
+        Verdict::correct,
+        2.0,
+        0.05,
+        0.93,
         {{EvaluationFlag::borderline, "margin 0.93"}, {EvaluationFlag::excessive_speedup, "2x over a bound of 1.5x"}}},
        {2, 0, Verdict::correct, 3.0, 0.05, 0.0, {{EvaluationFlag::below_memory_floor, "0.333 ms, floor 0.400 ms"}}},
        {3, 0, Verdict::output_mismatch, std::nullopt, 0.05, 7.5}},
@@ -231,23 +238,39 @@ TEST_CASE("KernelBench's compiled is false for every failure while loading, a mi
   TempDir dir;
   Store store = open_store(dir.file("r.db"));
   const std::string missing_model = "dicebench_harness.loading.ProgramError: the candidate defines no class ModelNew";
-  const auto run = planned_run(
-      store,
-      {// 1: the module raised while loading (this evaluator: compiled = 0, failed_stage load)
-       {1, 0, Verdict::runtime_error, std::nullopt, 0.05, std::nullopt, {}, R"({"failed_stage":"load"})", false,
-        "RuntimeError: boom at import"},
-       // 2: no ModelNew, stored by the evaluator before this change (compiled = 1, no stage)
-       {2, 0, Verdict::runtime_error, std::nullopt, 0.05, std::nullopt, {}, "", true, missing_model},
-       // 3: loaded, failed in ModelNew(*init_inputs)
-       {3, 0, Verdict::runtime_error, std::nullopt, 0.05, std::nullopt, {}, R"({"failed_stage":"init"})", true,
-        "RuntimeError: CUDA error"},
-       // 4: correct, flagged
-       {4, 0, Verdict::correct, 40.0, 0.05, 0.2, {{EvaluationFlag::excessive_speedup, "40x over 10x"}}},
-       // 5: wrong output
-       {5, 0, Verdict::output_mismatch, std::nullopt, 0.05, 3.0},
-       // 6: compile error
-       {6, 0, Verdict::compile_failed}},
-      level_problems(6));
+  const auto run =
+      planned_run(store,
+                  {// 1: the module raised while loading (this evaluator: compiled = 0, failed_stage load)
+                   {1,
+                    0,
+                    Verdict::runtime_error,
+                    std::nullopt,
+                    0.05,
+                    std::nullopt,
+                    {},
+                    R"({"failed_stage":"load"})",
+                    false,
+                    "RuntimeError: boom at import"},
+                   // 2: no ModelNew, stored by the evaluator before this change (compiled = 1, no stage)
+                   {2, 0, Verdict::runtime_error, std::nullopt, 0.05, std::nullopt, {}, "", true, missing_model},
+                   // 3: loaded, failed in ModelNew(*init_inputs)
+                   {3,
+                    0,
+                    Verdict::runtime_error,
+                    std::nullopt,
+                    0.05,
+                    std::nullopt,
+                    {},
+                    R"({"failed_stage":"init"})",
+                    true,
+                    "RuntimeError: CUDA error"},
+                   // 4: correct, flagged
+                   {4, 0, Verdict::correct, 40.0, 0.05, 0.2, {{EvaluationFlag::excessive_speedup, "40x over 10x"}}},
+                   // 5: wrong output
+                   {5, 0, Verdict::output_mismatch, std::nullopt, 0.05, 3.0},
+                   // 6: compile error
+                   {6, 0, Verdict::compile_failed}},
+                  level_problems(6));
   set_traits(store, run, {{4, R"(["constant_output"])"}});
   const RunResults results = require_ok(load_run_results(store, run));
   CHECK(failed_while_loading(results.samples[0]));

@@ -30,14 +30,19 @@ struct Runs {
   Comparison comparison;
   Runs() {
     const auto a = planned_run(store,
-                               {{1, 0, Verdict::correct, 2.0}, {2, 0, Verdict::correct, 2.0}, {3, 0, Verdict::correct, 2.0},
+                               {{1, 0, Verdict::correct, 2.0},
+                                {2, 0, Verdict::correct, 2.0},
+                                {3, 0, Verdict::correct, 2.0},
                                 {4, 0, Verdict::correct, 2.0}},
                                level_problems(4));
     const auto b = planned_run(store,
-                               {{1, 0, Verdict::output_mismatch}, {2, 0, Verdict::correct, 2.0}, {3, 0, Verdict::correct, 2.0},
+                               {{1, 0, Verdict::output_mismatch},
+                                {2, 0, Verdict::correct, 2.0},
+                                {3, 0, Verdict::correct, 2.0},
                                 {4, 0, Verdict::correct, 2.0}},
                                level_problems(4));
-    comparison = require_ok(compare_runs(require_ok(load_run_results(store, a)), require_ok(load_run_results(store, b))));
+    comparison =
+        require_ok(compare_runs(require_ok(load_run_results(store, a)), require_ok(load_run_results(store, b))));
   }
 };
 
@@ -95,15 +100,19 @@ TEST_CASE("bad rules files are refused at the place of the mistake") {
         "rules.toml:2:10: unknown metric 'correct_rat' (did you mean 'correct_rate'?)");
   CHECK(rules_error("[[rule]]\nmetric = \"correct_rate\"\nmax_dorp = 0.1\n") ==
         "rules.toml:3:1: unknown key 'max_dorp' in [[rule]] (did you mean 'max_drop'?)");
-  CHECK(rules_error("[[rule]]\nmetric = \"correct_rate\"\n") == "rules.toml:1:1: a [[rule]] needs max_drop or max_relative_drop");
+  CHECK(rules_error("[[rule]]\nmetric = \"correct_rate\"\n") ==
+        "rules.toml:1:1: a [[rule]] needs max_drop or max_relative_drop");
   CHECK(rules_error("[[rule]]\nmetric = \"pass@1\"\nmax_drop = \"noise\"\n") ==
         "rules.toml:3:12: pass@1 has no noise test; give max_drop as a number");
-  CHECK(rules_error("[[rule]]\nmetric = \"fast_1\"\nmax_drop = -1\n") == "rules.toml:3:12: 'max_drop' must be a number >= 0");
+  CHECK(rules_error("[[rule]]\nmetric = \"fast_1\"\nmax_drop = -1\n") ==
+        "rules.toml:3:12: 'max_drop' must be a number >= 0");
   for (const char* bad : {"x", "2/x", "0/1", "2/", "/3", "2/3/4"})
     CHECK(rules_error(fmt::format("[flips]\nallowed = [\"{}\"]\n", bad)) ==
           "rules.toml:2:12: 'allowed' must hold problem ids or \"LEVEL/ID\" strings such as \"2/5\"");
   CHECK(rules_error("[gate]\n").rfind("rules.toml:1:2: unknown key 'gate' in the rules file", 0) == 0);
-  CHECK(read_gate_rules("/nonexistent/rules.toml").error().message.rfind("cannot read rules file /nonexistent/rules.toml", 0) == 0);
+  CHECK(read_gate_rules("/nonexistent/rules.toml")
+            .error()
+            .message.rfind("cannot read rules file /nonexistent/rules.toml", 0) == 0);
 }
 
 TEST_CASE("the default gate fails on a problem that became incorrect, and allowed flips pass") {
@@ -136,7 +145,8 @@ TEST_CASE("the default gate fails on a problem that became incorrect, and allowe
   CHECK(json["rules"][2]["status"] == "FAIL");
   CHECK(json["new_incorrect"][0]["problem_id"] == 1);
   const std::string junit = gate_junit(failed);
-  CHECK(junit.find("<testsuites name=\"dicebench gate\" tests=\"3\" failures=\"1\" skipped=\"0\">") != std::string::npos);
+  CHECK(junit.find("<testsuites name=\"dicebench gate\" tests=\"3\" failures=\"1\" skipped=\"0\">") !=
+        std::string::npos);
   CHECK(junit.find("<testcase classname=\"dicebench.gate\" name=\"correct_rate\"/>") != std::string::npos);
   CHECK(junit.find("<failure message=\"1 became incorrect: problem 1 P1 sample 0 (correct -&gt; output_mismatch)\">") !=
         std::string::npos);
@@ -194,12 +204,17 @@ TEST_CASE("a borderline sample that became incorrect is noise by default and fai
   // wrong (margin 1.1); both flagged borderline.
   const auto a = planned_run(store,
                              {{1, 0, Verdict::correct, 2.0, 0.05, 0.95, {{EvaluationFlag::borderline, "margin 0.95"}}},
-                              {2, 0, Verdict::correct, 2.0}, {3, 0, Verdict::correct, 2.0}, {4, 0, Verdict::correct, 2.0}},
+                              {2, 0, Verdict::correct, 2.0},
+                              {3, 0, Verdict::correct, 2.0},
+                              {4, 0, Verdict::correct, 2.0}},
                              level_problems(4));
-  const auto b = planned_run(store,
-                             {{1, 0, Verdict::output_mismatch, std::nullopt, 0.05, 1.1, {{EvaluationFlag::borderline, "margin 1.1"}}},
-                              {2, 0, Verdict::correct, 2.0}, {3, 0, Verdict::correct, 2.0}, {4, 0, Verdict::correct, 2.0}},
-                             level_problems(4));
+  const auto b = planned_run(
+      store,
+      {{1, 0, Verdict::output_mismatch, std::nullopt, 0.05, 1.1, {{EvaluationFlag::borderline, "margin 1.1"}}},
+       {2, 0, Verdict::correct, 2.0},
+       {3, 0, Verdict::correct, 2.0},
+       {4, 0, Verdict::correct, 2.0}},
+      level_problems(4));
   const Comparison comparison =
       require_ok(compare_runs(require_ok(load_run_results(store, a)), require_ok(load_run_results(store, b))));
 
@@ -228,7 +243,8 @@ TEST_CASE("a borderline sample that became incorrect is noise by default and fai
   CHECK(failed.outcomes.back().message == "1 became incorrect: problem 1 P1 sample 0 (correct -> output_mismatch)");
   CHECK(gate_junit(failed).find("failures=\"1\"") != std::string::npos);
 
-  CHECK(rules_error("[flips]\nborderline = \"maybe\"\n") == "rules.toml:2:14: 'borderline' must be \"noise\" or \"fail\"");
+  CHECK(rules_error("[flips]\nborderline = \"maybe\"\n") ==
+        "rules.toml:2:14: 'borderline' must be \"noise\" or \"fail\"");
   CHECK(rules_error("[flips]\nbordreline = \"fail\"\n") ==
         "rules.toml:2:1: unknown key 'bordreline' in [flips] (did you mean 'borderline'?)");
 }

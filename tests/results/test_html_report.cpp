@@ -27,7 +27,9 @@ TEST_CASE("the page's fast_p curve equals the report's fast_p and its figures ca
   TempDir dir;
   Store store = open_store(dir.file("r.db"));
   const auto run = planned_run(store,
-                               {{1, 0, Verdict::correct, 2.5}, {2, 0, Verdict::correct, 0.7}, {3, 0, Verdict::compile_failed},
+                               {{1, 0, Verdict::correct, 2.5},
+                                {2, 0, Verdict::correct, 0.7},
+                                {3, 0, Verdict::compile_failed},
                                 {4, 0, std::nullopt}},
                                level_problems(4));
   HtmlRun html{require_ok(load_run_results(store, run, {.sources = true})), {}};
@@ -36,14 +38,17 @@ TEST_CASE("the page's fast_p curve equals the report's fast_p and its figures ca
   CHECK(*fast_p_at(html.results, 1.0) == doctest::Approx(1.0 / 3.0));  // 3 decided, one above 1x
 
   html.results.samples[0].candidate = "x = '<script>'";
-  html.kernels[html.results.samples[0].sample] = {KernelTime{"add_kernel<float>", "kernel", true, 1, 0.01, "4,1,1", "256,1,1"}};
+  html.kernels[html.results.samples[0].sample] = {
+      KernelTime{"add_kernel<float>", "kernel", true, 1, 0.01, "4,1,1", "256,1,1"}};
   const std::string page = render_html_report({html});
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(page.find("x = &#39;&lt;script&gt;&#39;") != std::string::npos);
   CHECK(page.find("add_kernel&lt;float&gt;") != std::string::npos);
-  CHECK(page.find(R"(data-run="0" data-level="total" data-metric="correct_rate" data-value="0.6666666666666666">66.7%)") !=
+  CHECK(page.find(
+            R"(data-run="0" data-level="total" data-metric="correct_rate" data-value="0.6666666666666666">66.7%)") !=
         std::string::npos);
-  CHECK(page.find(R"(class="fast-p-marker" data-run="0" data-p="2" data-value="0.3333333333333333")") != std::string::npos);
+  CHECK(page.find(R"(class="fast-p-marker" data-run="0" data-p="2" data-value="0.3333333333333333")") !=
+        std::string::npos);
   // No address but the SVG namespace: nothing to fetch.
   auto count = [&](const std::string& needle) {
     std::size_t n = 0;
@@ -70,17 +75,22 @@ TEST_CASE("the page shows traits, flags and the figures with and without degener
   CHECK(*fast_p_at(html.results, 1.0, {.exclude_degenerate = true}) == doctest::Approx(0.5));
 
   const std::string page = render_html_report({html});
-  CHECK(page.find(R"(<td data-traits="zeros_pass"><span class="trait" title="an all-zero output passes the tolerance">zeros_pass</span></td>)") !=
-        std::string::npos);
+  CHECK(
+      page.find(
+          R"(<td data-traits="zeros_pass"><span class="trait" title="an all-zero output passes the tolerance">zeros_pass</span></td>)") !=
+      std::string::npos);
   CHECK(page.find(R"(<td data-traits="">none</td>)") != std::string::npos);
   CHECK(page.find(R"(data-flags="borderline" data-margin="0.9")") != std::string::npos);
   CHECK(page.find(R"(<span class="flag flag-borderline" title="margin 0.9">borderline</span>)") != std::string::npos);
-  CHECK(page.find(R"(<span class="flag flag-below_memory_floor" title="0.33 ms &lt; 0.4 ms">below_memory_floor</span>)") !=
+  CHECK(page.find(
+            R"(<span class="flag flag-below_memory_floor" title="0.33 ms &lt; 0.4 ms">below_memory_floor</span>)") !=
         std::string::npos);
   CHECK(page.find(R"(data-run="0" data-set="all_problems" data-metric="fast_1" data-value="0.6666666666666666")") !=
         std::string::npos);
-  CHECK(page.find(R"(data-run="0" data-set="non_degenerate" data-metric="fast_1" data-value="0.5")") != std::string::npos);
-  CHECK(page.find(R"(data-run="0" data-set="non_degenerate" data-metric="problems" data-value="2")") != std::string::npos);
+  CHECK(page.find(R"(data-run="0" data-set="non_degenerate" data-metric="fast_1" data-value="0.5")") !=
+        std::string::npos);
+  CHECK(page.find(R"(data-run="0" data-set="non_degenerate" data-metric="problems" data-value="2")") !=
+        std::string::npos);
   CHECK(page.find("1 of 3 problems degenerate (zeros_pass 1)") != std::string::npos);
   CHECK(page.find(R"(data-run="0" data-flag="borderline" data-value="1")") != std::string::npos);
   CHECK(page.find(R"(data-run="0" data-flag="below_memory_floor" data-value="1")") != std::string::npos);
@@ -102,8 +112,10 @@ TEST_CASE("kernel infilling's exact match and edit distance get columns where a 
   const std::string page = render_html_report({HtmlRun{require_ok(load_run_results(store, infill)), {}}});
   CHECK(page.find("<th>middle exact match</th>") != std::string::npos);
   CHECK(page.find(R"(data-level="total" data-metric="infill_exact_rate" data-value="0.5">50.0%)") != std::string::npos);
-  CHECK(page.find(R"(data-level="total" data-metric="infill_mean_edit_distance" data-value="4.5">4.5)") != std::string::npos);
+  CHECK(page.find(R"(data-level="total" data-metric="infill_mean_edit_distance" data-value="4.5">4.5)") !=
+        std::string::npos);
 
   const auto plain = planned_run(store, {{1, 0, Verdict::correct, 2.0}}, level_problems(1));
-  CHECK(render_html_report({HtmlRun{require_ok(load_run_results(store, plain)), {}}}).find("middle exact match") == std::string::npos);
+  CHECK(render_html_report({HtmlRun{require_ok(load_run_results(store, plain)), {}}}).find("middle exact match") ==
+        std::string::npos);
 }

@@ -16,9 +16,11 @@ using namespace dicebench::results::testing;
 TEST_CASE("single-level runs make one report by level, with the total over all of them") {
   TempDir dir;
   Store store = open_store(dir.file("r.db"));
-  const auto one = planned_run(store, {{1, 0, Verdict::correct, 2.0}, {2, 0, Verdict::output_mismatch}}, level_problems(2, 1));
+  const auto one =
+      planned_run(store, {{1, 0, Verdict::correct, 2.0}, {2, 0, Verdict::output_mismatch}}, level_problems(2, 1));
   const auto two = planned_run(store, {{1, 0, Verdict::correct, 0.5}}, level_problems(1, 2), "kernelbench-l2");
-  auto combined = combine_level_runs({require_ok(load_run_results(store, two)), require_ok(load_run_results(store, one))});
+  auto combined =
+      combine_level_runs({require_ok(load_run_results(store, two)), require_ok(load_run_results(store, one))});
   REQUIRE_MESSAGE(combined.ok(), (combined.ok() ? "" : combined.error().message));
   CHECK(combined->run.suite == "kernelbench-l2+kernelbench-l1");
   REQUIRE(combined->parts.size() == 2);
@@ -44,15 +46,19 @@ TEST_CASE("runs of two models, of one level twice, or of several levels are refu
   Store store = open_store(dir.file("r.db"));
   const auto one = planned_run(store, {{1, 0, Verdict::correct, 2.0}}, level_problems(1, 1));
   const auto again = planned_run(store, {{1, 0, Verdict::correct, 2.0}}, level_problems(1, 1));
-  const auto both = planned_run(store, {{1, 0, Verdict::correct, 2.0}}, {problem(1, 1, "A"), problem(1, 2, "B")}, "kernelbench");
+  const auto both =
+      planned_run(store, {{1, 0, Verdict::correct, 2.0}}, {problem(1, 1, "A"), problem(1, 2, "B")}, "kernelbench");
   auto load = [&](std::int64_t run) { return require_ok(load_run_results(store, run)); };
 
   auto twice = combine_level_runs({load(one), load(again)});
   REQUIRE_FALSE(twice.ok());
-  CHECK(twice.error().message == fmt::format("runs {} and {} are both of level 1: give one run per level (or see dicebench compare)", one, again));
+  CHECK(
+      twice.error().message ==
+      fmt::format("runs {} and {} are both of level 1: give one run per level (or see dicebench compare)", one, again));
   auto several = combine_level_runs({load(one), load(both)});
   REQUIRE_FALSE(several.ok());
-  CHECK(several.error().message == fmt::format("run {} covers 2 levels: only single-level runs make one table by level", both));
+  CHECK(several.error().message ==
+        fmt::format("run {} covers 2 levels: only single-level runs make one table by level", both));
   RunResults other = load(again);
   other.run.model = "qwen3-8b";
   other.problems[0].level = 2;

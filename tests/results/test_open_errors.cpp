@@ -36,7 +36,7 @@ TEST_CASE("a database written by a newer dicebench is refused and left untouched
     REQUIRE_FALSE(store.ok());
     const std::string& message = store.error().message;
     CHECK(message == path + " was written by a newer dicebench (schema version 99, this build knows up to " +
-                     std::to_string(kSchemaVersion) + ")");
+                         std::to_string(kSchemaVersion) + ")");
     CHECK(message.find('\n') == std::string::npos);
   }
   CHECK_MESSAGE(read_bytes(path) == before, "the file changed");
@@ -125,8 +125,9 @@ TEST_CASE("a store opened read-only refuses writes and writes nothing") {
 TEST_CASE("a read-only database file or folder is refused for writing") {
   TempDir dir;
   if (permissions_are_bypassed(dir)) {
-    MESSAGE("skipped: this process writes to files without write permission (root?), so chmod cannot make a "
-            "read-only database here");
+    MESSAGE(
+        "skipped: this process writes to files without write permission (root?), so chmod cannot make a "
+        "read-only database here");
     return;
   }
   namespace fs = std::filesystem;
@@ -200,8 +201,9 @@ TEST_CASE("a database locked by another process gives a clear error after the bu
     const std::string path = dir.file("results.db");
     require_ok(create_schema_version(path, 1));
     Database other = raw_open(path);
-    raw_exec(other, "BEGIN EXCLUSIVE; INSERT INTO runs (created, status, model, suite, config, dicebench_version, "
-                    "git_sha, host, seed, repro) VALUES ('t','running','m','s','{}','v','g','h',1,'{}');");
+    raw_exec(other,
+             "BEGIN EXCLUSIVE; INSERT INTO runs (created, status, model, suite, config, dicebench_version, "
+             "git_sha, host, seed, repro) VALUES ('t','running','m','s','{}','v','g','h',1,'{}');");
     const auto start = Clock::now();
     auto store = Store::open(path, OpenMode::ReadWrite, quick);
     const auto waited = Clock::now() - start;

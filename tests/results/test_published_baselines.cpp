@@ -6,9 +6,9 @@
 #include <cmath>
 
 #include "planned_run.hpp"
-#include "results/store/baseline_cache.hpp"
 #include "results/report/published_baselines.hpp"
 #include "results/report/report.hpp"
+#include "results/store/baseline_cache.hpp"
 #include "results/store/run_results.hpp"
 #include "test_support.hpp"
 
@@ -49,11 +49,11 @@ TEST_CASE("speedups and fast_p against a published file: published mean / candid
   Store store = open_store(dir.file("results.db"));
   // planned_run times a candidate at 1 / speedup ms (median and mean) against a 1 ms baseline.
   const auto run = planned_run(store,
-                               {{1, 0, Verdict::correct, 2.0},    // 0.5 ms: 1.5 / 0.5 = 3.0
-                                {1, 1, Verdict::correct, 0.5},    // 2 ms: 1.5 / 2 = 0.75
-                                {2, 0, Verdict::correct, 4.0},    // 0.25 ms: 0.2 / 0.25 = 0.8
+                               {{1, 0, Verdict::correct, 2.0},     // 0.5 ms: 1.5 / 0.5 = 3.0
+                                {1, 1, Verdict::correct, 0.5},     // 2 ms: 1.5 / 2 = 0.75
+                                {2, 0, Verdict::correct, 4.0},     // 0.25 ms: 0.2 / 0.25 = 0.8
                                 {2, 1, Verdict::output_mismatch},  // no speedup either way
-                                {3, 0, Verdict::correct, 8.0}},   // not in the file: no speedup
+                                {3, 0, Verdict::correct, 8.0}},    // not in the file: no speedup
                                level_problems(3));
   RunResults results = require_ok(load_run_results(store, run));
   const RunReport live = compute_report(results);
@@ -122,7 +122,7 @@ TEST_CASE("our cached baselines export in KernelBench's format and read back") {
   };
   put("content-1", "NVIDIA H200", "eager/cupti_runtime/fresh_inputs_warm", 3.0);
   put("content-2", "NVIDIA H200", "compile/cupti_runtime/fresh_inputs_warm", 9.0);  // another method
-  put("content-3", "cpu", "eager/cpu_perf_counter/fresh_inputs_warm", 5.0);        // another device
+  put("content-3", "cpu", "eager/cpu_perf_counter/fresh_inputs_warm", 5.0);         // another device
 
   const nlohmann::json gpu = require_ok(export_published_baselines(store, "cuda", "eager"));
   REQUIRE(gpu.size() == 1);
@@ -144,7 +144,8 @@ TEST_CASE("our cached baselines export in KernelBench's format and read back") {
   put("content-3", "NVIDIA A100", "eager/cupti_runtime/fresh_inputs_warm", 4.0);
   auto ambiguous = export_published_baselines(store, "cuda", "eager");
   REQUIRE_FALSE(ambiguous.ok());
-  CHECK(ambiguous.error().message.find("several devices ('NVIDIA A100', 'NVIDIA H200'); give one with --device NAME") != std::string::npos);
+  CHECK(ambiguous.error().message.find("several devices ('NVIDIA A100', 'NVIDIA H200'); give one with --device NAME") !=
+        std::string::npos);
   const nlohmann::json a100 = require_ok(export_published_baselines(store, "NVIDIA A100", "eager"));
   CHECK(a100["level1"].size() == 1);
   CHECK(a100["level1"].contains("3_P3.py"));

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "results/store/query.hpp"
 #include "results/report/query_format.hpp"
+#include "results/store/query.hpp"
 #include "test_support.hpp"
 
 using namespace dicebench;
@@ -106,7 +106,8 @@ TEST_CASE("only a single statement is accepted") {
 TEST_CASE("table output aligns columns, shows NULL, cuts long cells and counts rows") {
   QueryResult result;
   result.columns = {"id", "name", "speedup"};
-  result.rows = {{std::int64_t{1}, std::string("Add"), 2.5}, {std::int64_t{12}, std::string("Matmul"), std::monostate{}}};
+  result.rows = {{std::int64_t{1}, std::string("Add"), 2.5},
+                 {std::int64_t{12}, std::string("Matmul"), std::monostate{}}};
   CHECK(format_table(result) ==
         "id  name    speedup\n"
         "--  ------  -------\n"

@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "planned_run.hpp"
-#include "results/store/query.hpp"
 #include "results/report/report.hpp"
 #include "results/report/report_format.hpp"
+#include "results/store/query.hpp"
 #include "results/store/run_results.hpp"
 #include "test_support.hpp"
 
@@ -50,8 +50,8 @@ std::int64_t build_run(Store& store) {
   const auto run = require_ok(store.create_run(sample_run()));
   require_ok(store.add_problems(run, {problem(1, 1, "Add"), problem(2, 1, "Mul"), problem(3, 2, "ConvRelu")}));
   for (const Planned& plan : kPlan) {
-    const auto sample =
-        require_ok(store.insert_sample(new_sample(run, plan.problem, plan.index, plan.candidate, plan.problem == 3 ? 2 : 1)));
+    const auto sample = require_ok(
+        store.insert_sample(new_sample(run, plan.problem, plan.index, plan.candidate, plan.problem == 3 ? 2 : 1)));
     if (!plan.verdict) continue;
     StoredEvaluation evaluation;
     evaluation.sample = sample;
@@ -186,7 +186,8 @@ TEST_CASE("the report's figures match hand-computed values") {
   auto view = require_ok(run_query(store.path(),
                                    "SELECT count(*) FILTER (WHERE verdict IS NULL), "
                                    "count(*) FILTER (WHERE verdict = 'extraction_failed') "
-                                   "FROM sample_results WHERE run = " + std::to_string(run)));
+                                   "FROM sample_results WHERE run = " +
+                                       std::to_string(run)));
   CHECK(std::get<std::int64_t>(view.rows[0][0]) == 1);
   CHECK(std::get<std::int64_t>(view.rows[0][1]) == 1);
 }
@@ -305,7 +306,9 @@ TEST_CASE("degenerate problems: counted by trait, split out, and left out of fas
   // 1: correct 4x, degenerate (zeros_pass, constant_output); 2: correct 2x, checked, not
   // degenerate; 3: correct 0.5x, never checked; 4: output_mismatch, not degenerate.
   const auto run = planned_run(store,
-                               {{1, 0, Verdict::correct, 4.0}, {2, 0, Verdict::correct, 2.0}, {3, 0, Verdict::correct, 0.5},
+                               {{1, 0, Verdict::correct, 4.0},
+                                {2, 0, Verdict::correct, 2.0},
+                                {3, 0, Verdict::correct, 0.5},
                                 {4, 0, Verdict::output_mismatch}},
                                level_problems(4));
   set_traits(store, run, {{1, R"(["zeros_pass","constant_output"])"}, {2, "[]"}, {4, "[]"}});
@@ -313,8 +316,8 @@ TEST_CASE("degenerate problems: counted by trait, split out, and left out of fas
   const RunReport all = require_ok(compute_report(store, run));
   const LevelReport& total = all.total;
   CHECK_FALSE(total.excludes_degenerate);
-  CHECK(*fast(total, 1.0) == 0.5);                                        // 1 and 2 of 4
-  CHECK(*total.geomean_speedup == doctest::Approx(std::cbrt(4.0)));     // (4 * 2 * 0.5)^(1/3)
+  CHECK(*fast(total, 1.0) == 0.5);                                   // 1 and 2 of 4
+  CHECK(*total.geomean_speedup == doctest::Approx(std::cbrt(4.0)));  // (4 * 2 * 0.5)^(1/3)
   CHECK(total.degenerate_problems == 1);
   CHECK(total.unchecked_problems == 1);
   CHECK(total.traits == std::map<std::string, std::int64_t>{{"constant_output", 1}, {"zeros_pass", 1}});
@@ -370,8 +373,8 @@ TEST_CASE("infill figures count every sample whose extraction measured the middl
     return require_ok(store.insert_sample(sample));
   };
   const auto evaluated = with_details(1, 0, true, 0);
-  with_details(1, 1, false, 12);                      // pending
-  with_details(2, 0, false, 30);                      // pending
+  with_details(1, 1, false, 12);                           // pending
+  with_details(2, 0, false, 30);                           // pending
   require_ok(store.insert_sample(new_sample(run, 2, 1)));  // another suite's sample: no details
   StoredEvaluation evaluation;
   evaluation.sample = evaluated;
@@ -385,8 +388,8 @@ TEST_CASE("infill figures count every sample whose extraction measured the middl
   CHECK(report.total.infill_exact == 1);
   CHECK(report.total.infill_exact_rate == doctest::Approx(1.0 / 3));
   CHECK(report.total.infill_mean_edit_distance == doctest::Approx(14.0));
-  CHECK(format_report(report).find("infill: middle exact match 1 of 3 samples (33.3%), mean edit distance 14.0 bytes") !=
-        std::string::npos);
+  CHECK(format_report(report).find(
+            "infill: middle exact match 1 of 3 samples (33.3%), mean edit distance 14.0 bytes") != std::string::npos);
   CHECK(report_json(report)["total"]["infill"]["samples"] == 3);
 
   const RunReport plain = require_ok(compute_report(store, build_run(store)));

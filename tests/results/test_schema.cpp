@@ -23,11 +23,13 @@ TEST_CASE("a new database gets the newest schema with STRICT tables and WAL") {
   Database db = raw_open(path);
   CHECK(raw_int(db, "PRAGMA user_version") == kSchemaVersion);
   CHECK(raw_int(db, "PRAGMA application_id") == kApplicationId);
-  CHECK(raw_int(db, "SELECT count(*) FROM pragma_table_list WHERE name IN ('runs','problems','samples','evaluations') "
-                    "AND strict = 1") == 4);
+  CHECK(raw_int(db,
+                "SELECT count(*) FROM pragma_table_list WHERE name IN ('runs','problems','samples','evaluations') "
+                "AND strict = 1") == 4);
   CHECK(raw_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' AND name = 'sample_results'") == 1);
-  CHECK(raw_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN "
-                    "('samples_by_run', 'problems_by_run_level')") == 2);
+  CHECK(raw_int(db,
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN "
+                "('samples_by_run', 'problems_by_run_level')") == 2);
   auto mode = db.prepare("PRAGMA journal_mode", "test");
   REQUIRE(mode.ok());
   REQUIRE(*mode->step("test"));
@@ -228,11 +230,14 @@ TEST_CASE("a version 5 database migrates to 6 (and on) with its data, and the vi
   }
   Database db = raw_open(path);
   CHECK(raw_int(db, "PRAGMA user_version") == kSchemaVersion);
-  CHECK(raw_int(db, "SELECT count(*) FROM pragma_table_list WHERE name IN ('evaluation_flags','problem_traits',"
-                    "'device_bandwidth') AND strict = 1") == 3);
-  raw_exec(db, "UPDATE evaluations SET margin = 1.4 WHERE sample = 11;"
-               "INSERT INTO evaluation_flags (sample, flag, detail) VALUES (11, 'borderline', 'margin 1.4');");
-  auto query = require_ok(run_query(path, "SELECT sample, verdict, margin, flags, problem_traits FROM sample_results ORDER BY sample"));
+  CHECK(raw_int(db,
+                "SELECT count(*) FROM pragma_table_list WHERE name IN ('evaluation_flags','problem_traits',"
+                "'device_bandwidth') AND strict = 1") == 3);
+  raw_exec(db,
+           "UPDATE evaluations SET margin = 1.4 WHERE sample = 11;"
+           "INSERT INTO evaluation_flags (sample, flag, detail) VALUES (11, 'borderline', 'margin 1.4');");
+  auto query = require_ok(
+      run_query(path, "SELECT sample, verdict, margin, flags, problem_traits FROM sample_results ORDER BY sample"));
   REQUIRE(query.rows.size() == 2);
   CHECK(std::holds_alternative<std::monostate>(query.rows[0][2]));
   CHECK(std::get<std::string>(query.rows[0][3]) == "[]");
@@ -334,7 +339,11 @@ TEST_CASE("a version 6 database migrates to 7: problems keyed by level, samples 
   CHECK(raw_int(db, "SELECT count(*) FROM pragma_foreign_key_check") == 0);
   CHECK(raw_int(db, "SELECT count(*) FROM pragma_table_list WHERE name IN ('problems','samples') AND strict = 1") == 2);
   CHECK(raw_int(db, "SELECT count(*) FROM sample_results WHERE run = 1 AND level = 3") == 1);
-  CHECK(raw_int(db, "SELECT count(*) FROM sample_results WHERE run = 1 AND verdict = 'correct' AND flags = '[\"borderline\"]'") == 1);
+  CHECK(
+      raw_int(
+          db,
+          "SELECT count(*) FROM sample_results WHERE run = 1 AND verdict = 'correct' AND flags = '[\"borderline\"]'") ==
+      1);
   // Deleting a run still cascades through the rebuilt tables.
   raw_exec(db, "PRAGMA foreign_keys = ON; DELETE FROM runs WHERE id = 1;");
   CHECK(raw_int(db, "SELECT count(*) FROM samples") == 1);
@@ -385,5 +394,8 @@ TEST_CASE("a version 7 database migrates to 8: samples get extraction details, a
   not_object.extraction_details_json = "[1]";
   CHECK_FALSE(store.insert_sample(not_object).ok());
   Database db = raw_open(path);
-  CHECK(raw_int(db, "SELECT json_extract(extraction_details, '$.infill_edit_distance') FROM samples WHERE sample_index = 1") == 7);
+  CHECK(raw_int(
+            db,
+            "SELECT json_extract(extraction_details, '$.infill_edit_distance') FROM samples WHERE sample_index = 1") ==
+        7);
 }

@@ -55,8 +55,8 @@ TEST_CASE("runs are created, read back and finished") {
   for (const RunStatus back : {RunStatus::running, RunStatus::interrupted, RunStatus::failed}) {
     auto refused = store.finish_run(first, back);
     REQUIRE_FALSE(refused.ok());
-    CHECK(refused.error().message ==
-          path + ": cannot update run " + std::to_string(first) + ": it is finished, and a finished run's status does not change");
+    CHECK(refused.error().message == path + ": cannot update run " + std::to_string(first) +
+                                         ": it is finished, and a finished run's status does not change");
   }
   CHECK(require_ok(store.run(first)).status == RunStatus::finished);
   CHECK(require_ok(store.run(first)).finished == finished_at);
@@ -269,7 +269,8 @@ TEST_CASE("evaluation flags, margins and problem traits are stored and read back
   CHECK_FALSE(problems[1].traits_json);
   auto missing = store.set_problem_traits(run, {1, 9}, "[]");
   REQUIRE_FALSE(missing.ok());
-  CHECK(missing.error().message.find("cannot store the traits of problem 1/9 in run 1: no such problem") != std::string::npos);
+  CHECK(missing.error().message.find("cannot store the traits of problem 1/9 in run 1: no such problem") !=
+        std::string::npos);
 
   for (EvaluationFlag flag : kAllEvaluationFlags) CHECK(parse_flag(flag_name(flag)) == flag);
   for (ProblemTrait trait : kAllProblemTraits) CHECK(parse_trait(trait_name(trait)) == trait);

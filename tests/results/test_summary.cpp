@@ -61,11 +61,14 @@ TEST_CASE("show gives each problem's traits and each sample's margin and flags, 
   INFO(text);
   CHECK(text.find("id  level  name  samples  verdicts           traits\n") != std::string::npos);
   CHECK(text.find(" 1      1  P1          1  correct 1          none\n") != std::string::npos);
-  CHECK(text.find(" 2      1  P2          1  correct 1          zeros_pass, near_constant_output\n") != std::string::npos);
+  CHECK(text.find(" 2      1  P2          1  correct 1          zeros_pass, near_constant_output\n") !=
+        std::string::npos);
   CHECK(text.find(" 3      1  P3          1  output_mismatch 1  \u2013\n") != std::string::npos);
   CHECK(text.find("samples: 3\n") != std::string::npos);
-  CHECK(text.find("      1       0  correct BORDERLINE    0.93   2.000x  borderline (margin 0.93)\n") != std::string::npos);
-  CHECK(text.find("      2       0  correct               0.01   3.000x  below_memory_floor (0.333 ms, floor 0.4 ms)\n") !=
+  CHECK(text.find("      1       0  correct BORDERLINE    0.93   2.000x  borderline (margin 0.93)\n") !=
+        std::string::npos);
+  CHECK(text.find(
+            "      2       0  correct               0.01   3.000x  below_memory_floor (0.333 ms, floor 0.4 ms)\n") !=
         std::string::npos);
   CHECK(text.find("      3       0  output_mismatch         12        \u2013  \u2013\n") != std::string::npos);
   CHECK(text.find("BORDERLINE: margin within [0.5, 2]: new inputs may flip the verdict\n") != std::string::npos);

@@ -11,8 +11,8 @@
 #include <iterator>
 #include <string>
 
-#include "results/store/sqlite_handle.hpp"
 #include "results/store/schema.hpp"
+#include "results/store/sqlite_handle.hpp"
 #include "results/store/store.hpp"
 
 namespace dicebench::results::testing {
@@ -66,13 +66,14 @@ inline void make_version3_database(const std::string& path) {
   auto created = create_schema_version(path, 3);
   REQUIRE_MESSAGE(created.ok(), (created.ok() ? "" : created.error().message));
   Database db = raw_open(path);
-  raw_exec(db, "INSERT INTO runs (created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro) "
-               "VALUES ('t','finished','m','kernelbench-l1','{}','v','g','h',1,'{}');"
-               "INSERT INTO problems VALUES (1, 1, 1, 'Add', 'level1/1_Add.py', 'c', 'p');"
-               "INSERT INTO samples (run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, "
-               "gen_stats, created) VALUES (1, 1, 0, 'p', 'x', 'class ModelNew: pass', 'ok', '{}', 't');"
-               "INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, speedup, created) "
-               "VALUES (1, 'correct', 1, 1, 'cpu', 0.5, 2.0, 't');");
+  raw_exec(db,
+           "INSERT INTO runs (created, status, model, suite, config, dicebench_version, git_sha, host, seed, repro) "
+           "VALUES ('t','finished','m','kernelbench-l1','{}','v','g','h',1,'{}');"
+           "INSERT INTO problems VALUES (1, 1, 1, 'Add', 'level1/1_Add.py', 'c', 'p');"
+           "INSERT INTO samples (run, problem_id, sample_index, prompt_hash, completion, candidate, extraction, "
+           "gen_stats, created) VALUES (1, 1, 0, 'p', 'x', 'class ModelNew: pass', 'ok', '{}', 't');"
+           "INSERT INTO evaluations (sample, status, compiled, correct, device, runtime_ms, speedup, created) "
+           "VALUES (1, 'correct', 1, 1, 'cpu', 0.5, 2.0, 't');");
 }
 
 inline std::int64_t raw_int(Database& db, const std::string& sql) {
@@ -102,8 +103,13 @@ inline NewRun sample_run() {
 }
 
 inline ProblemRow problem(std::int64_t id, int level, const std::string& name) {
-  return ProblemRow{id, level, name, "level" + std::to_string(level) + "/" + std::to_string(id) + "_" + name + ".py",
-                    "content-" + std::to_string(id), "prompt-" + std::to_string(id), std::nullopt};
+  return ProblemRow{id,
+                    level,
+                    name,
+                    "level" + std::to_string(level) + "/" + std::to_string(id) + "_" + name + ".py",
+                    "content-" + std::to_string(id),
+                    "prompt-" + std::to_string(id),
+                    std::nullopt};
 }
 
 inline NewSample new_sample(std::int64_t run, std::int64_t problem_id, int index, bool with_candidate = true,

@@ -30,24 +30,35 @@ TEST_CASE("the breakdown sums phases by group and level, splits load waits by pa
   TempDir dir;
   auto store = open_store(dir.file("results.db"));
   const auto problems = std::vector<ProblemRow>{problem(1, 1, "A"), problem(2, 1, "B"), problem(11, 2, "C")};
-  const std::string fast = R"({"seconds": 1.0, "latency_seconds": 6.0, "phases": {"slot_wait": 0.5, "prepare": 0.1, "trials": 0.2, "timing": 0.2},
+  const std::string fast =
+      R"({"seconds": 1.0, "latency_seconds": 6.0, "phases": {"slot_wait": 0.5, "prepare": 0.1, "trials": 0.2, "timing": 0.2},
       "timed_calls": {"calls": 100, "checked": 13, "batches": 4, "fresh_placements": 20, "loop_s": 0.19, "batches_s": 0.05,
                       "compares_s": 0.02}})";
   const std::string built = R"({"seconds": 2.0, "latency_seconds": 70.0, "phases": {"slot_wait": 1.5, "init": 0.5},
       "toolchain": {"builds": 1, "cache_hits": 0, "failures": 0, "queued_seconds": 3.0, "build_seconds": 50.0}})";
-  const std::string rejudged = R"({"seconds": 3.0, "latency_seconds": 80.0, "phases": {"trials": 1.0, "fastpath_trials": 0.5,
+  const std::string rejudged =
+      R"({"seconds": 3.0, "latency_seconds": 80.0, "phases": {"trials": 1.0, "fastpath_trials": 0.5,
       "fastpath_prepare": 0.25}, "fastpath_outcome": {"verdict": "runtime_error"},
       "toolchain": {"builds": 1, "cache_hits": 1, "failures": 0, "queued_seconds": 0.0, "build_seconds": 0.0}})";
-  const std::string older = R"({"seconds": 4.0, "timed_calls": {"calls": 50, "checked": 5}})";  // stored before latency,
-                                                                                                 // the pool and loop times existed
-  const auto run = planned_run(store,
-                               {{.problem = 1, .index = 0, .verdict = Verdict::correct, .speedup = 2.0, .details_json = fast},
-                                {.problem = 1, .index = 1, .verdict = Verdict::correct, .speedup = 1.0, .details_json = built,
-                                 .compile_path = "fallback"},
-                                {.problem = 2, .index = 0, .verdict = Verdict::runtime_error, .details_json = rejudged,
-                                 .compile_path = "fallback"},
-                                {.problem = 11, .index = 0, .verdict = Verdict::output_mismatch, .details_json = older}},
-                               problems);
+  const std::string older =
+      R"({"seconds": 4.0, "timed_calls": {"calls": 50, "checked": 5}})";  // stored before latency,
+                                                                          // the pool and loop times existed
+  const auto run =
+      planned_run(store,
+                  {{.problem = 1, .index = 0, .verdict = Verdict::correct, .speedup = 2.0, .details_json = fast},
+                   {.problem = 1,
+                    .index = 1,
+                    .verdict = Verdict::correct,
+                    .speedup = 1.0,
+                    .details_json = built,
+                    .compile_path = "fallback"},
+                   {.problem = 2,
+                    .index = 0,
+                    .verdict = Verdict::runtime_error,
+                    .details_json = rejudged,
+                    .compile_path = "fallback"},
+                   {.problem = 11, .index = 0, .verdict = Verdict::output_mismatch, .details_json = older}},
+                  problems);
   auto breakdown = time_breakdown(store, run, 2);
   REQUIRE(breakdown.ok());
   REQUIRE(breakdown->levels.size() == 2);
@@ -85,15 +96,18 @@ TEST_CASE("the breakdown sums phases by group and level, splits load waits by pa
   REQUIRE(breakdown->slowest.size() == 2);
   CHECK(breakdown->slowest[0].problem_id == 2);
   CHECK(breakdown->slowest[0].latency_seconds == doctest::Approx(80.0));
-  CHECK(breakdown->slowest[0].reason.find("re-judged with torch's toolchain (the fast path said runtime_error)") != std::string::npos);
+  CHECK(breakdown->slowest[0].reason.find("re-judged with torch's toolchain (the fast path said runtime_error)") !=
+        std::string::npos);
   CHECK(breakdown->slowest[0].reason.find("cached") != std::string::npos);
   CHECK(breakdown->slowest[1].reason == "torch's toolchain: 50 s building, 3 s queued");
 
   const std::string text = format_time_breakdown(*breakdown);
   CHECK(text.find("load wait by compile path: fallback 1.5 s, nvrtc 0.5 s") != std::string::npos);
   CHECK(text.find("level 1 problem 2 sample 0: 80.0 s (3.0 s judged), runtime_error") != std::string::npos);
-  CHECK(text.find("timing loops: 100 calls, 1.90 ms a call (the reference making inputs 0.50, comparing 0.20; the candidate's "
-                  "side, its calls included, 1.20)") != std::string::npos);
+  CHECK(
+      text.find(
+          "timing loops: 100 calls, 1.90 ms a call (the reference making inputs 0.50, comparing 0.20; the candidate's "
+          "side, its calls included, 1.20)") != std::string::npos);
   const auto json = time_breakdown_json(*breakdown);
   CHECK(json.at("levels").size() == 2);
   CHECK(json.at("total").at("groups").at("rejudged") == doctest::Approx(0.75));

@@ -4,8 +4,8 @@
 #include "core/spec/evaluation.hpp"
 #include "core/spec/evaluation_store.hpp"
 #include "core/spec/protocol.hpp"
-#include "results/store/run_results.hpp"
 #include "results/report/sample_record.hpp"
+#include "results/store/run_results.hpp"
 #include "tests/results/test_support.hpp"
 
 #include <doctest/doctest.h>
@@ -43,14 +43,20 @@ Evaluation full_evaluation() {
   e.problem_traits = ProblemTraits{nlohmann::json::array({"zeros_pass"}), nlohmann::json::object()};
   e.fastpath_outcome = nlohmann::json{{"verdict", "crashed"}};
   e.baseline_measured = true;
-  e.compile = CompileInfo{"nvrtc", "every call", 1.5, "the log", nlohmann::json::array({{{"name", "ext"}, {"error", "x"}}}),
+  e.compile = CompileInfo{"nvrtc",
+                          "every call",
+                          1.5,
+                          "the log",
+                          nlohmann::json::array({{{"name", "ext"}, {"error", "x"}}}),
                           {{"count", 1}, {"seconds", 0.3}, {"compiles", nlohmann::json::array()}}};
-  e.profile = DeviceProfile{0.8, 1.0, 0.2, 0.01, 0.9, 0.75, {{"relu_kernel", "kernel", true, 1.0, 0.5, "1,1,1", "256,1,1"}}};
+  e.profile =
+      DeviceProfile{0.8, 1.0, 0.2, 0.01, 0.9, 0.75, {{"relu_kernel", "kernel", true, 1.0, 0.5, "1,1,1", "256,1,1"}}};
   e.log_tail = "printed";
   e.seconds = 3.0;
   e.latency_seconds = 4.0;
   e.phases = {{"trials", 0.5}, {"timing", 1.0}};
-  e.toolchain = nlohmann::json{{"builds", 1}, {"cache_hits", 0}, {"failures", 0}, {"queued_seconds", 0.1}, {"build_seconds", 30.0}};
+  e.toolchain = nlohmann::json{
+      {"builds", 1}, {"cache_hits", 0}, {"failures", 0}, {"queued_seconds", 0.1}, {"build_seconds", 30.0}};
   return e;
 }
 
@@ -199,12 +205,13 @@ TEST_CASE("dicebench eval's text, line by line") {
 }
 
 TEST_CASE("a worker's reply objects read into the record's parts") {
-  const Timing t = timing_from_worker({{"median_ms", 1.5}, {"trials", 12}, {"stop_reason", "budget"}, {"timer", "cuda"}});
+  const Timing t =
+      timing_from_worker({{"median_ms", 1.5}, {"trials", 12}, {"stop_reason", "budget"}, {"timer", "cuda"}});
   CHECK(t.median_ms == 1.5);
   CHECK(t.trials == 12);
   CHECK(t.stop_reason == "budget");
-  const DeviceProfile p =
-      device_profile_from_worker({{"busy_ms", 0.3}, {"kernels", {{{"name", "k"}, {"kind", "memcpy"}, {"ms_per_call", 0.1}}}}});
+  const DeviceProfile p = device_profile_from_worker(
+      {{"busy_ms", 0.3}, {"kernels", {{{"name", "k"}, {"kind", "memcpy"}, {"ms_per_call", 0.1}}}}});
   REQUIRE(p.kernels.size() == 1);
   CHECK(p.kernels[0].kind == "memcpy");
   CHECK(p.kernels[0].ms_per_call == 0.1);
@@ -212,13 +219,20 @@ TEST_CASE("a worker's reply objects read into the record's parts") {
 }
 
 TEST_CASE("a request's JSON holds its type and every field, defaults included") {
-  const nlohmann::json prepare = protocol::ReferencePrepare{.job = "j", .problem_source = "src", .device = "cpu",
-                                                            .init_seed = 3, .work_dir = "/w"}
-                                     .to_json();
-  CHECK(prepare == nlohmann::json{{"type", "reference.prepare"}, {"job", "j"}, {"problem_source", "src"}, {"device", "cpu"},
-                                  {"init_seed", 3}, {"work_dir", "/w"}, {"problem_name", "problem"},
-                                  {"tolerance", "per_dtype"}, {"model_mode", "train"}});
-  const nlohmann::json next = protocol::TimingNext{.job = "j", .call = 4, .inputs = {{"transport", "raw_file"}}}.to_json();
+  const nlohmann::json prepare =
+      protocol::ReferencePrepare{.job = "j", .problem_source = "src", .device = "cpu", .init_seed = 3, .work_dir = "/w"}
+          .to_json();
+  CHECK(prepare == nlohmann::json{{"type", "reference.prepare"},
+                                  {"job", "j"},
+                                  {"problem_source", "src"},
+                                  {"device", "cpu"},
+                                  {"init_seed", 3},
+                                  {"work_dir", "/w"},
+                                  {"problem_name", "problem"},
+                                  {"tolerance", "per_dtype"},
+                                  {"model_mode", "train"}});
+  const nlohmann::json next =
+      protocol::TimingNext{.job = "j", .call = 4, .inputs = {{"transport", "raw_file"}}}.to_json();
   CHECK(next["mask_key"].is_null());
   CHECK(next["fresh_placement"] == false);
 }

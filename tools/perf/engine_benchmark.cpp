@@ -51,7 +51,8 @@ bool traced(const std::string& path, Work&& work) {
   try {
     profiler::disableProfiler()->save(path);
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "dicebench-engine-benchmark: error: cannot write the trace %s: %s\n", path.c_str(), error.what());
+    std::fprintf(stderr, "dicebench-engine-benchmark: error: cannot write the trace %s: %s\n", path.c_str(),
+                 error.what());
     std::exit(1);
   }
   return true;
@@ -80,8 +81,10 @@ int main(int argc, char** argv) {
   app.add_option("--new-tokens", new_tokens, "new tokens per prompt");
   app.add_option("--json", json_path, "write the results here");
   app.add_flag("--no-cuda-graphs", no_cuda_graphs, "launch every kernel of a decoding pass one by one");
-  app.add_flag("--no-fused-kernels", no_fused_kernels, "ATen's kernels for norms, RoPE and SwiGLU instead of the fused ones");
-  app.add_option("--trace", trace_prefix, "write PREFIX-<preset>.json: a profiler trace of 8 new tokens at the first batch size");
+  app.add_flag("--no-fused-kernels", no_fused_kernels,
+               "ATen's kernels for norms, RoPE and SwiGLU instead of the fused ones");
+  app.add_option("--trace", trace_prefix,
+                 "write PREFIX-<preset>.json: a profiler trace of 8 new tokens at the first batch size");
   CLI11_PARSE(app, argc, argv);
 
   EngineOptions options{device, {}, !no_cuda_graphs, !no_fused_kernels};
@@ -101,10 +104,10 @@ int main(int argc, char** argv) {
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   auto& model = **engine;
   std::printf("%s on %s (%s, CUDA graphs %s, fused kernels %s), loaded in %.1f s\n", model_path.c_str(),
-              model.device().c_str(), dtype_name(model.dtype()), no_cuda_graphs ? "off" : "on", model.fused_kernels() ? "on" : "off",
-              load_s);
-  std::printf("%-8s %6s %10s %10s %12s %12s %10s %10s\n", "preset", "batch", "passes", "seconds", "passes/s", "tokens/s", "tok/pass",
-              "peak GiB");
+              model.device().c_str(), dtype_name(model.dtype()), no_cuda_graphs ? "off" : "on",
+              model.fused_kernels() ? "on" : "off", load_s);
+  std::printf("%-8s %6s %10s %10s %12s %12s %10s %10s\n", "preset", "batch", "passes", "seconds", "passes/s",
+              "tokens/s", "tok/pass", "peak GiB");
 
   nlohmann::json results = nlohmann::json::array();
   std::mt19937_64 random(1234);
@@ -119,7 +122,8 @@ int main(int argc, char** argv) {
       TokenRows prompts(static_cast<size_t>(batch));
       for (auto& prompt : prompts)
         for (int64_t i = 0; i < prompt_tokens; ++i)  // ordinary ids, away from special tokens at the top
-          prompt.push_back(static_cast<int64_t>(random() % static_cast<uint64_t>(std::min<int64_t>(vocab - 300, 150000))));
+          prompt.push_back(
+              static_cast<int64_t>(random() % static_cast<uint64_t>(std::min<int64_t>(vocab - 300, 150000))));
       auto settings = preset->settings;
       settings.max_new_tokens = std::min<int64_t>(8, new_tokens);  // warm-up: allocations, kernels chosen
       if (auto warm = model.generate(prompts, settings); !warm) {
@@ -150,16 +154,26 @@ int main(int argc, char** argv) {
                   static_cast<double>(statistics.generated_tokens) / static_cast<double>(statistics.forward_passes),
                   static_cast<double>(peak_bytes) / (1 << 30));
       std::fflush(stdout);
-      results.push_back({{"preset", name}, {"batch", batch}, {"prompt_tokens", prompt_tokens}, {"new_tokens", new_tokens},
-                         {"forward_passes", statistics.forward_passes}, {"generated_tokens", statistics.generated_tokens},
-                         {"seconds", seconds}, {"forward_passes_per_s", passes_per_s}, {"tokens_per_s", tokens_per_s},
+      results.push_back({{"preset", name},
+                         {"batch", batch},
+                         {"prompt_tokens", prompt_tokens},
+                         {"new_tokens", new_tokens},
+                         {"forward_passes", statistics.forward_passes},
+                         {"generated_tokens", statistics.generated_tokens},
+                         {"seconds", seconds},
+                         {"forward_passes_per_s", passes_per_s},
+                         {"tokens_per_s", tokens_per_s},
                          {"peak_device_bytes", peak_bytes}});
     }
   }
   if (!json_path.empty()) {
-    const nlohmann::json report{{"model_path", model_path}, {"device", model.device()}, {"dtype", dtype_name(model.dtype())},
+    const nlohmann::json report{{"model_path", model_path},
+                                {"device", model.device()},
+                                {"dtype", dtype_name(model.dtype())},
                                 {"cuda_graphs", !no_cuda_graphs},
-                                {"fused_kernels", model.fused_kernels()}, {"load_seconds", load_s}, {"results", results}};
+                                {"fused_kernels", model.fused_kernels()},
+                                {"load_seconds", load_s},
+                                {"results", results}};
     std::ofstream(json_path) << report.dump(2) << "\n";
   }
   return 0;

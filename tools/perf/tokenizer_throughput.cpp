@@ -108,11 +108,16 @@ int run(int argc, char** argv) {
   row("encode, warm cache", warm_s);
   row("decode", decode_s);
 
-  const nlohmann::json report = {
-      {"tokenizer", positional[0]}, {"vocab_size", tokenizer.vocab_size()}, {"files", texts.size()},
-      {"bytes", bytes}, {"tokens", tokens}, {"load_s", load_s},
-      {"encode_cold_mb_per_s", megabytes / cold_s}, {"encode_warm_mb_per_s", megabytes / warm_s},
-      {"decode_mb_per_s", megabytes / decode_s}, {"repeat", repeat}};
+  const nlohmann::json report = {{"tokenizer", positional[0]},
+                                 {"vocab_size", tokenizer.vocab_size()},
+                                 {"files", texts.size()},
+                                 {"bytes", bytes},
+                                 {"tokens", tokens},
+                                 {"load_s", load_s},
+                                 {"encode_cold_mb_per_s", megabytes / cold_s},
+                                 {"encode_warm_mb_per_s", megabytes / warm_s},
+                                 {"decode_mb_per_s", megabytes / decode_s},
+                                 {"repeat", repeat}};
   std::ofstream(json_path) << report.dump(2) << "\n";
   fmt::print("wrote {}\n", json_path);
   return 0;

@@ -312,9 +312,7 @@ int32_t api_call_op(dbfp_op op, const dbfp_value* args, int32_t nargs, dbfp_valu
 }
 
 int32_t api_current_stream(int32_t device, void** out) {
-  return guarded([&] {
-    *out = at::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
-  });
+  return guarded([&] { *out = at::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream(); });
 }
 int32_t api_current_device(int32_t* out) {
   return guarded([&] { *out = c10::cuda::current_device(); });
@@ -336,12 +334,35 @@ const char* api_scalar_type_name(int32_t t) { return c10::toString(static_cast<c
 void api_warn(const char* message) { TORCH_WARN(message); }
 
 const dbfp_api g_api = {
-    DBFP_ABI_VERSION,      sizeof(dbfp_api),     api_last_error,       api_retain,           api_release,
-    api_numel,             api_dim,              api_sizes,            api_strides,          api_storage_offset,
-    api_scalar_type,       api_device_type,      api_device_index,     api_layout,           api_requires_grad,
-    api_element_size,      api_is_contiguous,    api_data_ptr,         api_find_op,          api_call_op,
-    api_free_value,        api_current_stream,   api_current_device,   api_set_device,       api_device_count,
-    api_current_blas_handle, api_device_properties, api_scalar_type_name, api_warn,
+    DBFP_ABI_VERSION,
+    sizeof(dbfp_api),
+    api_last_error,
+    api_retain,
+    api_release,
+    api_numel,
+    api_dim,
+    api_sizes,
+    api_strides,
+    api_storage_offset,
+    api_scalar_type,
+    api_device_type,
+    api_device_index,
+    api_layout,
+    api_requires_grad,
+    api_element_size,
+    api_is_contiguous,
+    api_data_ptr,
+    api_find_op,
+    api_call_op,
+    api_free_value,
+    api_current_stream,
+    api_current_device,
+    api_set_device,
+    api_device_count,
+    api_current_blas_handle,
+    api_device_properties,
+    api_scalar_type_name,
+    api_warn,
 };
 
 // ------------------------------------------------------------------------- Python arguments
@@ -591,7 +612,8 @@ std::shared_ptr<LoadedGlue> load_entry(const std::string& entry_dir,
   if (!glue->library) throw std::runtime_error(std::string("dlopen: ") + dlerror());
   auto abi = symbol<uint32_t (*)()>(glue->library, "dbfp_glue_abi_version");
   if (abi() != DBFP_ABI_VERSION)
-    throw std::runtime_error("glue of ABI " + std::to_string(abi()) + ", module of ABI " + std::to_string(DBFP_ABI_VERSION));
+    throw std::runtime_error("glue of ABI " + std::to_string(abi()) + ", module of ABI " +
+                             std::to_string(DBFP_ABI_VERSION));
   symbol<void (*)(const dbfp_api*)>(glue->library, "dbfp_glue_init")(&g_api);
   glue->error = symbol<const char* (*)()>(glue->library, "dbfp_glue_error");
   glue->function_count =
@@ -628,12 +650,18 @@ std::shared_ptr<LoadedGlue> load_entry(const std::string& entry_dir,
 
 PyObject* exception_for(int32_t kind) {
   switch (kind) {
-    case DBFP_ERROR_VALUE: return PyExc_ValueError;
-    case DBFP_ERROR_TYPE: return PyExc_TypeError;
-    case DBFP_ERROR_INDEX: return PyExc_IndexError;
-    case DBFP_ERROR_MEMORY: return PyExc_MemoryError;
-    case DBFP_ERROR_NOT_IMPLEMENTED: return PyExc_NotImplementedError;
-    default: return PyExc_RuntimeError;
+    case DBFP_ERROR_VALUE:
+      return PyExc_ValueError;
+    case DBFP_ERROR_TYPE:
+      return PyExc_TypeError;
+    case DBFP_ERROR_INDEX:
+      return PyExc_IndexError;
+    case DBFP_ERROR_MEMORY:
+      return PyExc_MemoryError;
+    case DBFP_ERROR_NOT_IMPLEMENTED:
+      return PyExc_NotImplementedError;
+    default:
+      return PyExc_RuntimeError;
   }
 }
 
@@ -665,13 +693,15 @@ py::object call_bound(const std::shared_ptr<LoadedGlue>& glue, const dbfp_functi
 }
 
 py::dict load(const std::string& entry_dir, const std::vector<std::pair<std::string, std::string>>& kernels,
-             bool load_kernels) {
+              bool load_kernels) {
   std::shared_ptr<LoadedGlue> glue = load_entry(entry_dir, kernels, load_kernels);
   py::dict functions;
   for (int32_t i = 0; i < glue->function_count; ++i) {
     const dbfp_function_info* info = &glue->functions[i];
     py::cpp_function callable(
-        [glue, info](py::args args, py::kwargs kwargs) { return call_bound(glue, info, std::move(args), std::move(kwargs)); },
+        [glue, info](py::args args, py::kwargs kwargs) {
+          return call_bound(glue, info, std::move(args), std::move(kwargs));
+        },
         py::name(info->name));
     functions[py::str(info->name)] = callable;
   }
@@ -691,8 +721,9 @@ void add_torch_bridge(py::module_& module) {
              "load_kernels=False leaves the kernel table empty (tests of the host glue without a GPU:\n"
              "launches then fail as launches do, through cudaGetLastError).");
   module.def("abi_version", [] { return DBFP_ABI_VERSION; });
-  module.def("calls", [] { return g_calls.load(std::memory_order_relaxed); },
-             "Calls of functions loaded on the fast path in this process so far.");
+  module.def(
+      "calls", [] { return g_calls.load(std::memory_order_relaxed); },
+      "Calls of functions loaded on the fast path in this process so far.");
 }
 
 }  // namespace dicebench::fastpath

@@ -7,9 +7,7 @@
 namespace dicebench::fastpath {
 namespace {
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
+bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 
 // "sm_90", "compute_90", "sm_90a" -> "90" / "90a"; "" when not an architecture name.
 std::string arch_number(std::string_view name) {
@@ -34,8 +32,7 @@ bool known_std(std::string_view value) {
 // A -O flag g++ takes: -O, -O<n>, -Os, -Oz, -Og, -Ofast.
 bool gxx_optimization(std::string_view f) {
   std::string_view level = f.substr(2);
-  return level.empty() || digits_of(level) == level || level == "s" || level == "z" || level == "g" ||
-         level == "fast";
+  return level.empty() || digits_of(level) == level || level == "s" || level == "z" || level == "g" || level == "fast";
 }
 
 struct Mapper {
@@ -56,7 +53,8 @@ struct Mapper {
     std::string ours = arch_number(gpu_arch);
     if (wanted.empty()) return fail("unsupported architecture name '" + std::string(name) + "'");
     if (digits_of(wanted) != digits_of(ours))
-      return fail("the candidate compiles for " + std::string(name) + "; the fast path compiles for " + gpu_arch + " only");
+      return fail("the candidate compiles for " + std::string(name) + "; the fast path compiles for " + gpu_arch +
+                  " only");
     if (wanted.size() > ours.size()) flags.arch = "sm_" + wanted;  // sm_90a, sm_90f
     return true;
   }
@@ -88,10 +86,12 @@ struct Mapper {
   }
 
   bool host_flag(const std::string& f, std::vector<std::string>& into, std::string& std_version) {
-    static const std::set<std::string> ignored{"-fPIC", "-fpic", "-g", "-g0", "-g1", "-g2", "-g3", "-w", "-Wall",
-                                               "-Wextra", "-pedantic", "-Wpedantic", "-march=native",
-                                               "-mtune=native", "-ffast-math", "-funroll-loops", "-pipe",
-                                               "-DNDEBUG", "-Werror", "-fno-strict-aliasing", "-shared"};
+    static const std::set<std::string> ignored{"-fPIC",         "-fpic",         "-g",          "-g0",
+                                               "-g1",           "-g2",           "-g3",         "-w",
+                                               "-Wall",         "-Wextra",       "-pedantic",   "-Wpedantic",
+                                               "-march=native", "-mtune=native", "-ffast-math", "-funroll-loops",
+                                               "-pipe",         "-DNDEBUG",      "-Werror",     "-fno-strict-aliasing",
+                                               "-shared"};
     if (f.empty() || ignored.count(f)) {
       if (f == "-DNDEBUG") into.push_back(f);
       return true;
@@ -142,16 +142,14 @@ struct Mapper {
       if (f.empty()) continue;
       if (starts_with(f, "-O")) {
         // nvcc's -O<n> is the host compiler's level (device code has -Xptxas -O); -O0 passes none.
-        if (f.size() < 3 || digits_of(f.substr(2)) != f.substr(2))
-          return fail("unsupported nvcc flag '" + f + "'");
+        if (f.size() < 3 || digits_of(f.substr(2)) != f.substr(2)) return fail("unsupported nvcc flag '" + f + "'");
         nvcc_host_level = f.substr(2);
         continue;
       }
-      if (f == "-g" || f == "--resource-usage" || f == "-res-usage" ||
-          f == "--expt-relaxed-constexpr" || f == "-expt-relaxed-constexpr" ||
-          f == "-Wno-deprecated-gpu-targets" || f == "-Wno-deprecated-declarations" || f == "--keep" ||
-          f == "-keep" || f == "-v" || f == "--verbose" || f == "-DNDEBUG" || f == "--forward-unknown-to-host-compiler" ||
-          f == "-lineinfo=false") {
+      if (f == "-g" || f == "--resource-usage" || f == "-res-usage" || f == "--expt-relaxed-constexpr" ||
+          f == "-expt-relaxed-constexpr" || f == "-Wno-deprecated-gpu-targets" || f == "-Wno-deprecated-declarations" ||
+          f == "--keep" || f == "-keep" || f == "-v" || f == "--verbose" || f == "-DNDEBUG" ||
+          f == "--forward-unknown-to-host-compiler" || f == "-lineinfo=false") {
         if (f == "-DNDEBUG") define("NDEBUG");
         continue;
       }
@@ -216,19 +214,22 @@ struct Mapper {
         continue;
       }
       if (f == "-Xptxas" || starts_with(f, "--ptxas-options") || starts_with(f, "-Xptxas=")) {
-        if (starts_with(f, "-Xptxas=")) value = f.substr(8);
-        else if (!value_of(f == "-Xptxas" ? "-Xptxas" : "--ptxas-options", value)) return false;
+        if (starts_with(f, "-Xptxas="))
+          value = f.substr(8);
+        else if (!value_of(f == "-Xptxas" ? "-Xptxas" : "--ptxas-options", value))
+          return false;
         flags.nvrtc_options.push_back("--ptxas-options=" + value);
         continue;
       }
       if (f == "-Xcompiler" || starts_with(f, "--compiler-options") || starts_with(f, "-Xcompiler=")) {
-        if (starts_with(f, "-Xcompiler=")) value = f.substr(11);
-        else if (!value_of(f == "-Xcompiler" ? "-Xcompiler" : "--compiler-options", value)) return false;
+        if (starts_with(f, "-Xcompiler="))
+          value = f.substr(11);
+        else if (!value_of(f == "-Xcompiler" ? "-Xcompiler" : "--compiler-options", value))
+          return false;
         std::string item;
         for (char c : value + ",") {
           if (c == ',' || c == ' ') {
-            if (!item.empty() && item != "'-fPIC'" &&
-                !host_flag(item, flags.cuda_host_flags, flags.cuda_std))
+            if (!item.empty() && item != "'-fPIC'" && !host_flag(item, flags.cuda_host_flags, flags.cuda_std))
               return false;
             item.clear();
           } else if (c != '\'' && c != '"') {
@@ -270,8 +271,7 @@ struct Mapper {
           starts_with(f, "-Xcudafe=") || starts_with(f, "-ccbin="))
         continue;
       if (starts_with(f, "-l") || starts_with(f, "-L")) continue;  // nvcc -c ignores libraries
-      if (f == "-rdc=true" || f == "-rdc" || f == "--relocatable-device-code=true" || f == "-dc" ||
-          f == "--device-c")
+      if (f == "-rdc=true" || f == "-rdc" || f == "--relocatable-device-code=true" || f == "-dc" || f == "--device-c")
         return fail("relocatable device code (" + f + ")");
       if (f == "-rdc=false" || f == "--relocatable-device-code=false") continue;
       return fail("unsupported nvcc flag '" + f + "'");
@@ -283,10 +283,10 @@ struct Mapper {
   }
 
   bool ld_flags(const std::vector<std::string>& words) {
-    static const std::set<std::string> torch_libs{"-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_cuda",
-                                                  "-ltorch_python", "-lc10_cuda", "-lcudart", "-lpython3"};
+    static const std::set<std::string> torch_libs{"-lc10",          "-ltorch",    "-ltorch_cpu", "-ltorch_cuda",
+                                                  "-ltorch_python", "-lc10_cuda", "-lcudart",    "-lpython3"};
     static const std::set<std::string> cuda_libs{"-lcublas", "-lcublasLt", "-lcurand", "-lcusparse",
-                                                 "-lcufft", "-lcusolver", "-lcuda"};
+                                                 "-lcufft",  "-lcusolver", "-lcuda"};
     for (const std::string& f : words) {
       if (f.empty() || torch_libs.count(f) || starts_with(f, "-L") || starts_with(f, "-Wl,-rpath") ||
           starts_with(f, "-O"))
@@ -319,8 +319,10 @@ std::vector<std::string> split_flag_words(const std::vector<std::string>& entrie
     bool any = false;
     for (char c : entry) {
       if (quote) {
-        if (c == quote) quote = 0;
-        else word += c;
+        if (c == quote)
+          quote = 0;
+        else
+          word += c;
         continue;
       }
       if (c == '"' || c == '\'') {

@@ -12,13 +12,13 @@
 namespace dicebench::fastpath {
 
 struct CompileFlags {
-  std::string arch;                         // the NVRTC target: sm_90, or sm_90a when asked for
-  std::string cuda_std = "c++17";           // -std for NVRTC and the CUDA glue
-  std::string cpp_std = "c++17";            // -std for the C++ glue (extra_cflags)
-  std::vector<std::string> nvrtc_options;   // beyond --gpu-architecture and -std
-  std::vector<std::string> cuda_host_flags; // g++ flags for the glue made from cuda_sources
-  std::vector<std::string> cpp_host_flags;  // g++ flags for the glue made from cpp_sources
-  std::vector<std::string> link_flags;      // -l<lib>, -fopenmp
+  std::string arch;                          // the NVRTC target: sm_90, or sm_90a when asked for
+  std::string cuda_std = "c++17";            // -std for NVRTC and the CUDA glue
+  std::string cpp_std = "c++17";             // -std for the C++ glue (extra_cflags)
+  std::vector<std::string> nvrtc_options;    // beyond --gpu-architecture and -std
+  std::vector<std::string> cuda_host_flags;  // g++ flags for the glue made from cuda_sources
+  std::vector<std::string> cpp_host_flags;   // g++ flags for the glue made from cpp_sources
+  std::vector<std::string> link_flags;       // -l<lib>, -fopenmp
 };
 
 // The optimization flag g++ compiles a glue translation unit with: the last -O of its host flags,
@@ -35,7 +35,6 @@ std::vector<std::string> split_flag_words(const std::vector<std::string>& entrie
 // `arch` is the GPU's: "sm_90". Flags naming another architecture are an error.
 Result<CompileFlags> map_compile_flags(const std::vector<std::string>& extra_cflags,
                                        const std::vector<std::string>& extra_cuda_cflags,
-                                       const std::vector<std::string>& extra_ldflags,
-                                       std::string_view arch);
+                                       const std::vector<std::string>& extra_ldflags, std::string_view arch);
 
 }  // namespace dicebench::fastpath

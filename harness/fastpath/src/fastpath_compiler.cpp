@@ -18,8 +18,8 @@
 
 #include "core/base/sha256.hpp"
 #include "harness/fastpath/shim/dbfp/abi.h"
-#include "harness/fastpath/src/file_lock.hpp"
 #include "harness/fastpath/src/compile_flags.hpp"
+#include "harness/fastpath/src/file_lock.hpp"
 #include "harness/fastpath/src/source_splitter.hpp"
 
 namespace dicebench::fastpath {
@@ -75,10 +75,14 @@ void hash_tree(Sha256& h, const std::string& root) {
 std::string escape_line(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else
+      out += c;
   }
   return out;
 }
@@ -103,7 +107,8 @@ std::string manifest_text(const CompileOutcome& o, const std::string& dir) {
     if (fs::exists(dir + "/" + file)) m += std::string("file\t") + file + "\t" + file_digest(dir + "/" + file) + "\n";
   m += std::string("status\t") + (o.ok ? "ok" : "fallback") + "\n";
   m += "reason\t" + escape_line(o.reason) + "\n";
-  for (const auto& [expr, lowered] : o.kernels) m += "kernel\t" + escape_line(expr) + "\t" + escape_line(lowered) + "\n";
+  for (const auto& [expr, lowered] : o.kernels)
+    m += "kernel\t" + escape_line(expr) + "\t" + escape_line(lowered) + "\n";
   for (const auto& f : o.functions) m += "function\t" + escape_line(f) + "\n";
   std::ostringstream timings;
   timings << "timings\t" << o.split_seconds << "\t" << o.nvrtc_seconds << "\t" << o.gxx_seconds << "\t"
@@ -196,8 +201,8 @@ CompileOutcome compile_into(const CompileRequest& request, const Toolchain& tool
 std::string toolchain_fingerprint(const Toolchain& toolchain) {
   static std::mutex mutex;
   static std::map<std::string, std::string> known;
-  std::string id = toolchain.glue.cxx + "\n" + toolchain.glue.shim_dir + "\n" + toolchain.device.device_shim_dir + "\n" +
-                   toolchain.device.cuda_include_dir;
+  std::string id = toolchain.glue.cxx + "\n" + toolchain.glue.shim_dir + "\n" + toolchain.device.device_shim_dir +
+                   "\n" + toolchain.device.cuda_include_dir;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = known.find(id);
   if (it != known.end()) return it->second;
@@ -267,11 +272,16 @@ Result<CompileOutcome> read_cache_entry(const std::string& entry_dir) {
     for (std::size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
       fields.push_back(line.substr(start, tab - start));
     fields.push_back(line.substr(start));
-    if (fields[0] == "status" && fields.size() > 1) o.ok = fields[1] == "ok";
-    else if (fields[0] == "reason" && fields.size() > 1) o.reason = unescape_line(fields[1]);
-    else if (fields[0] == "kernel" && fields.size() > 2) o.kernels.emplace_back(unescape_line(fields[1]), unescape_line(fields[2]));
-    else if (fields[0] == "function" && fields.size() > 1) o.functions.push_back(unescape_line(fields[1]));
-    else if (fields[0] == "file" && fields.size() > 2) digests[fields[1]] = fields[2];
+    if (fields[0] == "status" && fields.size() > 1)
+      o.ok = fields[1] == "ok";
+    else if (fields[0] == "reason" && fields.size() > 1)
+      o.reason = unescape_line(fields[1]);
+    else if (fields[0] == "kernel" && fields.size() > 2)
+      o.kernels.emplace_back(unescape_line(fields[1]), unescape_line(fields[2]));
+    else if (fields[0] == "function" && fields.size() > 1)
+      o.functions.push_back(unescape_line(fields[1]));
+    else if (fields[0] == "file" && fields.size() > 2)
+      digests[fields[1]] = fields[2];
     else if (fields[0] == "timings" && fields.size() > 4) {
       o.split_seconds = std::stod(fields[1]);
       o.nvrtc_seconds = std::stod(fields[2]);

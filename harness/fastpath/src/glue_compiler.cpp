@@ -131,8 +131,10 @@ std::string preludes_for(const GlueToolchain& toolchain, const std::string& tool
     argv.insert(argv.end(), {"-x", "c++-header", toolchain.shim_dir + "/dbfp/prelude_" + which + ".h", "-o",
                              tmp + "/dbfp/prelude_" + which + ".h.gch"});
     auto child = ChildProcess::start(argv);
-    if (child) builders.push_back(std::move(child.value()));
-    else ok = false;
+    if (child)
+      builders.push_back(std::move(child.value()));
+    else
+      ok = false;
   }
   for (auto& builder : builders) ok = builder.finish(toolchain.timeout_seconds).exit_code == 0 && ok;
   if (ok) fs::rename(tmp, final_dir, ec);
@@ -173,8 +175,8 @@ Result<GlueBuild> build_glue(const GlueInput& input, const GlueToolchain& toolch
   // macros defined on the command line agree with those they were built with, and reads the
   // headers themselves when they do not (another -std, or a -D that the prelude tests).
   build.used_pch = !preludes.cpp.empty() || !preludes.cuda.empty();
-  auto cpp_child = ChildProcess::start(compile_argv(input.flags.cpp_std, preludes.cpp, input.flags.cpp_host_flags,
-                                                    cpp_path, work_dir + "/main.o"));
+  auto cpp_child = ChildProcess::start(
+      compile_argv(input.flags.cpp_std, preludes.cpp, input.flags.cpp_host_flags, cpp_path, work_dir + "/main.o"));
   if (!cpp_child) return cpp_child.error();
   std::optional<ChildProcess> cuda_child;
   if (input.has_cuda) {

@@ -14,29 +14,29 @@ namespace dicebench::fastpath {
 
 struct GlueToolchain {
   std::string cxx = "g++";
-  std::string shim_dir;           // harness/fastpath/shim
-  std::string cuda_include_dir;   // <cuda>/include
-  std::string cuda_library_dir;   // <cuda>/lib64 (libcudart, libcublas ...)
-  std::string pch_root;           // where precompiled preludes live ("" = none)
+  std::string shim_dir;          // harness/fastpath/shim
+  std::string cuda_include_dir;  // <cuda>/include
+  std::string cuda_library_dir;  // <cuda>/lib64 (libcudart, libcublas ...)
+  std::string pch_root;          // where precompiled preludes live ("" = none)
   double timeout_seconds = 120;
 };
 
 struct GlueInput {
-  std::string cpp_source;                      // cpp_sources joined with "\n"
+  std::string cpp_source;  // cpp_sources joined with "\n"
   bool has_cuda = false;
-  std::string cuda_host_source;                // the splitter's host part
+  std::string cuda_host_source;  // the splitter's host part
   std::vector<std::string> functions;
-  std::vector<std::string> name_expressions;   // kernel slots
-  std::vector<std::string> host_libraries;     // from the splitter: cublas, curand ...
+  std::vector<std::string> name_expressions;  // kernel slots
+  std::vector<std::string> host_libraries;    // from the splitter: cublas, curand ...
   CompileFlags flags;
 };
 
 struct GlueBuild {
-  double seconds = 0;           // wall time of the two compiles and the link
+  double seconds = 0;  // wall time of the two compiles and the link
   double cpp_seconds = 0;
   double cuda_seconds = 0;
   double link_seconds = 0;
-  bool used_pch = false;        // the precompiled preludes were offered (g++ decides if they fit)
+  bool used_pch = false;  // the precompiled preludes were offered (g++ decides if they fit)
 };
 
 // The two translation units as g++ sees them (also for tests and for debugging).

@@ -16,22 +16,46 @@ namespace {
 // std:: names the prelude does not define, and the stub header (beside the prelude) that brings
 // them from libcu++.
 const std::map<std::string, std::string>& std_name_headers() {
-  static const std::map<std::string, std::string> table{
-      {"numeric_limits", "limits"},
-      {"integral_constant", "type_traits"}, {"true_type", "type_traits"}, {"false_type", "type_traits"},
-      {"is_same", "type_traits"}, {"is_same_v", "type_traits"}, {"enable_if", "type_traits"},
-      {"enable_if_t", "type_traits"}, {"conditional", "type_traits"}, {"conditional_t", "type_traits"},
-      {"is_floating_point", "type_traits"}, {"is_floating_point_v", "type_traits"},
-      {"is_integral", "type_traits"}, {"is_integral_v", "type_traits"}, {"is_arithmetic", "type_traits"},
-      {"is_arithmetic_v", "type_traits"}, {"is_signed", "type_traits"}, {"is_signed_v", "type_traits"},
-      {"is_unsigned", "type_traits"}, {"is_unsigned_v", "type_traits"}, {"remove_cv", "type_traits"},
-      {"remove_cv_t", "type_traits"}, {"remove_reference", "type_traits"}, {"remove_reference_t", "type_traits"},
-      {"remove_const", "type_traits"}, {"remove_const_t", "type_traits"}, {"decay", "type_traits"},
-      {"decay_t", "type_traits"}, {"common_type", "type_traits"}, {"common_type_t", "type_traits"},
-      {"make_unsigned", "type_traits"}, {"make_unsigned_t", "type_traits"}, {"is_pointer", "type_traits"},
-      {"is_pointer_v", "type_traits"},
-      {"swap", "utility"}, {"move", "utility"}, {"forward", "utility"}, {"pair", "utility"},
-      {"make_pair", "utility"}, {"declval", "utility"}};
+  static const std::map<std::string, std::string> table{{"numeric_limits", "limits"},
+                                                        {"integral_constant", "type_traits"},
+                                                        {"true_type", "type_traits"},
+                                                        {"false_type", "type_traits"},
+                                                        {"is_same", "type_traits"},
+                                                        {"is_same_v", "type_traits"},
+                                                        {"enable_if", "type_traits"},
+                                                        {"enable_if_t", "type_traits"},
+                                                        {"conditional", "type_traits"},
+                                                        {"conditional_t", "type_traits"},
+                                                        {"is_floating_point", "type_traits"},
+                                                        {"is_floating_point_v", "type_traits"},
+                                                        {"is_integral", "type_traits"},
+                                                        {"is_integral_v", "type_traits"},
+                                                        {"is_arithmetic", "type_traits"},
+                                                        {"is_arithmetic_v", "type_traits"},
+                                                        {"is_signed", "type_traits"},
+                                                        {"is_signed_v", "type_traits"},
+                                                        {"is_unsigned", "type_traits"},
+                                                        {"is_unsigned_v", "type_traits"},
+                                                        {"remove_cv", "type_traits"},
+                                                        {"remove_cv_t", "type_traits"},
+                                                        {"remove_reference", "type_traits"},
+                                                        {"remove_reference_t", "type_traits"},
+                                                        {"remove_const", "type_traits"},
+                                                        {"remove_const_t", "type_traits"},
+                                                        {"decay", "type_traits"},
+                                                        {"decay_t", "type_traits"},
+                                                        {"common_type", "type_traits"},
+                                                        {"common_type_t", "type_traits"},
+                                                        {"make_unsigned", "type_traits"},
+                                                        {"make_unsigned_t", "type_traits"},
+                                                        {"is_pointer", "type_traits"},
+                                                        {"is_pointer_v", "type_traits"},
+                                                        {"swap", "utility"},
+                                                        {"move", "utility"},
+                                                        {"forward", "utility"},
+                                                        {"pair", "utility"},
+                                                        {"make_pair", "utility"},
+                                                        {"declval", "utility"}};
   return table;
 }
 
@@ -66,7 +90,9 @@ std::vector<std::string> nvrtc_options(const CompileFlags& flags, const DeviceTo
       "--gpu-architecture=" + flags.arch,
       "-std=" + flags.cuda_std,
       // torch.utils.cpp_extension compiles every .cu with these (COMMON_NVCC_FLAGS).
-      "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__", "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
+      "-D__CUDA_NO_HALF_OPERATORS__",
+      "-D__CUDA_NO_HALF_CONVERSIONS__",
+      "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
       "-D__CUDA_NO_HALF2_OPERATORS__",
       "--include-path=" + toolchain.device_shim_dir,
       "--include-path=" + toolchain.cuda_include_dir,
@@ -77,8 +103,8 @@ std::vector<std::string> nvrtc_options(const CompileFlags& flags, const DeviceTo
 }
 
 Result<DeviceBinary> compile_device_part(const std::string& device_source,
-                                         const std::vector<std::string>& name_expressions,
-                                         const CompileFlags& flags, const DeviceToolchain& toolchain) {
+                                         const std::vector<std::string>& name_expressions, const CompileFlags& flags,
+                                         const DeviceToolchain& toolchain) {
   auto started = std::chrono::steady_clock::now();
   std::string unit = device_translation_unit(device_source);
   nvrtcProgram program = nullptr;

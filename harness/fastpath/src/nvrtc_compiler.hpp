@@ -33,8 +33,8 @@ std::vector<std::string> nvrtc_options(const CompileFlags& flags, const DeviceTo
 
 // Compiles; the error carries the first lines of NVRTC's log.
 Result<DeviceBinary> compile_device_part(const std::string& device_source,
-                                         const std::vector<std::string>& name_expressions,
-                                         const CompileFlags& flags, const DeviceToolchain& toolchain);
+                                         const std::vector<std::string>& name_expressions, const CompileFlags& flags,
+                                         const DeviceToolchain& toolchain);
 
 // "13.0": NVRTC's version, for cache keys.
 std::string nvrtc_version();

@@ -8,12 +8,9 @@ namespace dicebench::fastpath {
 namespace {
 
 bool is_ident_start(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' ||
-         static_cast<unsigned char>(c) >= 0x80;
+  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' || static_cast<unsigned char>(c) >= 0x80;
 }
-bool is_ident_char(char c) {
-  return is_ident_start(c) || std::isdigit(static_cast<unsigned char>(c));
-}
+bool is_ident_char(char c) { return is_ident_start(c) || std::isdigit(static_cast<unsigned char>(c)); }
 
 class Scanner {
  public:
@@ -62,13 +59,9 @@ class Scanner {
   }
 
  private:
-  char peek(std::size_t ahead) const {
-    return pos_ + ahead < src_.size() ? src_[pos_ + ahead] : '\0';
-  }
+  char peek(std::size_t ahead) const { return pos_ + ahead < src_.size() ? src_[pos_ + ahead] : '\0'; }
 
-  std::string at(const std::string& what) const {
-    return what + " (line " + std::to_string(line_) + ")";
-  }
+  std::string at(const std::string& what) const { return what + " (line " + std::to_string(line_) + ")"; }
 
   void skip_line_comment() {
     // A backslash at the end of a // comment continues the comment onto the next line.
@@ -217,8 +210,8 @@ class Scanner {
       ++pos_;
       while (pos_ < src_.size()) {
         char d = src_[pos_];
-        if ((d == '+' || d == '-') && (src_[pos_ - 1] == 'e' || src_[pos_ - 1] == 'E' ||
-                                       src_[pos_ - 1] == 'p' || src_[pos_ - 1] == 'P')) {
+        if ((d == '+' || d == '-') &&
+            (src_[pos_ - 1] == 'e' || src_[pos_ - 1] == 'E' || src_[pos_ - 1] == 'p' || src_[pos_ - 1] == 'P')) {
           ++pos_;
           continue;
         }
@@ -241,9 +234,9 @@ class Scanner {
       tokens_.push_back({c == '"' ? TokenKind::String : TokenKind::Char, begin, pos_, line});
       return true;
     }
-    static constexpr std::array<std::string_view, 22> multi{
-        "<<<", ">>>", "...", "<<=", ">>=", "->*", "::", "->", "<<", ">>", "<=", ">=",
-        "==",  "!=",  "&&",  "||",  "++",  "--",  "+=", "-=", "*=", "/="};
+    static constexpr std::array<std::string_view, 22> multi{"<<<", ">>>", "...", "<<=", ">>=", "->*", "::", "->",
+                                                            "<<",  ">>",  "<=",  ">=",  "==",  "!=",  "&&", "||",
+                                                            "++",  "--",  "+=",  "-=",  "*=",  "/="};
     for (auto m : multi) {
       if (src_.substr(pos_, m.size()) == m) {
         pos_ += m.size();
@@ -272,9 +265,7 @@ std::string strip(std::string_view text) {
 
 }  // namespace
 
-Result<std::vector<Token>> scan_source(std::string_view source) {
-  return Scanner(source).run();
-}
+Result<std::vector<Token>> scan_source(std::string_view source) { return Scanner(source).run(); }
 
 Directive parse_directive(std::string_view text) {
   // Remove continuations and comments, then split "#  name rest".

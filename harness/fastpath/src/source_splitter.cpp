@@ -17,36 +17,56 @@ namespace {
 
 constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
+bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 
 // ------------------------------------------------------------------------------------------
 // Headers
 
 HeaderUse classify_header_impl(std::string_view h) {
-  static const std::set<std::string_view> host_only{
-      "vector", "string", "string_view", "iostream", "sstream", "fstream", "iomanip", "ostream",
-      "istream", "map", "unordered_map", "set", "unordered_set", "memory", "functional",
-      "stdexcept", "exception", "chrono", "thread", "mutex", "atomic", "random", "numeric",
-      "list", "deque", "queue", "stack", "bitset", "regex", "optional", "variant", "tuple",
-      "array", "iterator", "future", "condition_variable", "typeinfo", "typeindex", "any",
-      "filesystem", "cstring", "string.h", "cstdlib", "stdlib.h", "ctime", "time.h", "unistd.h",
-      "omp.h", "cuda.h", "cudaTypedefs.h", "cublas.h", "cublas_v2.h", "cublasLt.h",
-      "cublas_api.h", "cublasXt.h", "curand.h", "cusparse.h", "cusparseLt.h", "cufft.h",
-      "cufftXt.h", "cusolverDn.h", "cusolver_common.h", "nvrtc.h", "cuda_profiler_api.h",
-      "nvToolsExt.h", "nvtx3/nvToolsExt.h", "dlfcn.h", "pthread.h"};
-  static const std::array<std::string_view, 9> host_only_prefixes{
-      "torch/", "ATen/", "c10/", "pybind11/", "THC/", "caffe2/", "sys/", "cudnn", "cusolver"};
+  static const std::set<std::string_view> host_only{"vector",        "string",
+                                                    "string_view",   "iostream",
+                                                    "sstream",       "fstream",
+                                                    "iomanip",       "ostream",
+                                                    "istream",       "map",
+                                                    "unordered_map", "set",
+                                                    "unordered_set", "memory",
+                                                    "functional",    "stdexcept",
+                                                    "exception",     "chrono",
+                                                    "thread",        "mutex",
+                                                    "atomic",        "random",
+                                                    "numeric",       "list",
+                                                    "deque",         "queue",
+                                                    "stack",         "bitset",
+                                                    "regex",         "optional",
+                                                    "variant",       "tuple",
+                                                    "array",         "iterator",
+                                                    "future",        "condition_variable",
+                                                    "typeinfo",      "typeindex",
+                                                    "any",           "filesystem",
+                                                    "cstring",       "string.h",
+                                                    "cstdlib",       "stdlib.h",
+                                                    "ctime",         "time.h",
+                                                    "unistd.h",      "omp.h",
+                                                    "cuda.h",        "cudaTypedefs.h",
+                                                    "cublas.h",      "cublas_v2.h",
+                                                    "cublasLt.h",    "cublas_api.h",
+                                                    "cublasXt.h",    "curand.h",
+                                                    "cusparse.h",    "cusparseLt.h",
+                                                    "cufft.h",       "cufftXt.h",
+                                                    "cusolverDn.h",  "cusolver_common.h",
+                                                    "nvrtc.h",       "cuda_profiler_api.h",
+                                                    "nvToolsExt.h",  "nvtx3/nvToolsExt.h",
+                                                    "dlfcn.h",       "pthread.h"};
+  static const std::array<std::string_view, 9> host_only_prefixes{"torch/",  "ATen/", "c10/",  "pybind11/", "THC/",
+                                                                  "caffe2/", "sys/",  "cudnn", "cusolver"};
   static const std::array<std::string_view, 10> device_only_prefixes{
-      "cub/",         "cooperative_groups", "cuda_pipeline", "cuda_awbarrier", "curand_",
-      "crt/",         "sm_",                "device_functions", "device_atomic_functions",
-      "cuda/barrier"};
+      "cub/", "cooperative_groups", "cuda_pipeline",           "cuda_awbarrier", "curand_", "crt/",
+      "sm_",  "device_functions",   "device_atomic_functions", "cuda/barrier"};
   // C++ standard headers for which device/ has a stub; any other one is a host header (NVRTC has
   // none of the standard library).
-  static const std::set<std::string_view> device_stubs{
-      "cmath", "cfloat", "climits", "cstdint", "cstddef", "cassert", "cstdio", "algorithm", "limits",
-      "type_traits", "utility"};
+  static const std::set<std::string_view> device_stubs{"cmath",   "cfloat",      "climits", "cstdint",
+                                                       "cstddef", "cassert",     "cstdio",  "algorithm",
+                                                       "limits",  "type_traits", "utility"};
   if (host_only.count(h)) return HeaderUse::HostOnly;
   if (h.find('.') == std::string_view::npos && h.find('/') == std::string_view::npos && !device_stubs.count(h))
     return HeaderUse::HostOnly;
@@ -93,8 +113,8 @@ class Splitter {
   // --- token helpers
   std::string_view text(std::size_t i) const { return token_text(src_, tok_[i]); }
   bool is(std::size_t i, std::string_view t) const {
-    return i < tok_.size() && tok_[i].kind != TokenKind::Preprocessor &&
-           tok_[i].kind != TokenKind::String && tok_[i].kind != TokenKind::Char && text(i) == t;
+    return i < tok_.size() && tok_[i].kind != TokenKind::Preprocessor && tok_[i].kind != TokenKind::String &&
+           tok_[i].kind != TokenKind::Char && text(i) == t;
   }
   bool is_ident(std::size_t i) const { return i < tok_.size() && tok_[i].kind == TokenKind::Identifier; }
   int line(std::size_t i) const { return i < tok_.size() ? tok_[i].line : (tok_.empty() ? 1 : tok_.back().line); }
@@ -172,12 +192,18 @@ std::size_t Splitter::match_angle_forward(std::size_t open, std::size_t limit) c
       i = match_[i];
       continue;
     }
-    if (t == "<") ++depth;
-    else if (t == "<<") depth += 2;
-    else if (t == ">") --depth;
-    else if (t == ">>") depth -= 2;
-    else if (t == ">>>") depth -= 3;
-    else if (t == ";" || t == "}" || t == ")") return npos;
+    if (t == "<")
+      ++depth;
+    else if (t == "<<")
+      depth += 2;
+    else if (t == ">")
+      --depth;
+    else if (t == ">>")
+      depth -= 2;
+    else if (t == ">>>")
+      depth -= 3;
+    else if (t == ";" || t == "}" || t == ")")
+      return npos;
     if (depth <= 0) return depth == 0 ? i : npos;
   }
   return npos;
@@ -193,11 +219,16 @@ std::size_t Splitter::match_angle_backward(std::size_t close) const {
       i = match_[i];
       continue;
     }
-    if (t == ">") ++depth;
-    else if (t == ">>") depth += 2;
-    else if (t == "<") --depth;
-    else if (t == "<<") depth -= 2;
-    else if (t == ";" || t == "{" || t == "(") return npos;
+    if (t == ">")
+      ++depth;
+    else if (t == ">>")
+      depth += 2;
+    else if (t == "<")
+      --depth;
+    else if (t == "<<")
+      depth -= 2;
+    else if (t == ";" || t == "{" || t == "(")
+      return npos;
     if (depth == 0) return i;
     if (depth < 0) return npos;
   }
@@ -275,10 +306,21 @@ Entity Splitter::parse_entity(std::size_t& i, std::size_t end, bool in_class) {
     return e;
   }
   bool class_key = false, seen_params = false, init_list = false;
-  static const std::set<std::string_view> not_names{
-      "__launch_bounds__", "__attribute__", "__align__", "alignas", "__declspec", "decltype",
-      "noexcept", "throw", "sizeof", "alignof", "__cluster_dims__", "__maxnreg__", "static_assert",
-      "__builtin_align__", "requires"};
+  static const std::set<std::string_view> not_names{"__launch_bounds__",
+                                                    "__attribute__",
+                                                    "__align__",
+                                                    "alignas",
+                                                    "__declspec",
+                                                    "decltype",
+                                                    "noexcept",
+                                                    "throw",
+                                                    "sizeof",
+                                                    "alignof",
+                                                    "__cluster_dims__",
+                                                    "__maxnreg__",
+                                                    "static_assert",
+                                                    "__builtin_align__",
+                                                    "requires"};
   for (; j < end; ++j) {
     const Token& t = tok_[j];
     if (t.kind == TokenKind::Preprocessor) continue;  // a directive inside a declaration
@@ -288,19 +330,26 @@ Entity Splitter::parse_entity(std::size_t& i, std::size_t end, bool in_class) {
       continue;
     }
     if (t.kind == TokenKind::Identifier) {
-      if (s == "__global__") e.is_global = true;
-      else if (s == "__device__") e.is_device = true;
-      else if (s == "__host__") e.is_host = true;
-      else if (s == "constexpr" || s == "consteval") e.is_constexpr = true;
-      else if (s == "__constant__" || s == "__shared__" || s == "__managed__") e.device_variable = true;
+      if (s == "__global__")
+        e.is_global = true;
+      else if (s == "__device__")
+        e.is_device = true;
+      else if (s == "__host__")
+        e.is_host = true;
+      else if (s == "constexpr" || s == "consteval")
+        e.is_constexpr = true;
+      else if (s == "__constant__" || s == "__shared__" || s == "__managed__")
+        e.device_variable = true;
       else if ((s == "struct" || s == "class" || s == "union" || s == "enum") && !seen_params && !e.has_eq)
         class_key = true;
       else if (s == "operator" && !seen_params && !e.has_eq) {
         // operator(), operator[], operator+ ...: the name runs to the parameter list.
         e.name_tok = j;
         std::size_t p = j + 1;
-        if (is(p, "(") && is(p + 1, ")")) p += 2;
-        else if (is(p, "[") && is(p + 1, "]")) p += 2;
+        if (is(p, "(") && is(p + 1, ")"))
+          p += 2;
+        else if (is(p, "[") && is(p + 1, "]"))
+          p += 2;
         while (p < end && !is(p, "(")) ++p;
         if (p >= end) fail(j, "cannot read an operator declaration");
         e.params_open = p;
@@ -392,27 +441,75 @@ Entity Splitter::parse_entity(std::size_t& i, std::size_t end, bool in_class) {
 
 bool Splitter::mentions_host_only(std::size_t first, std::size_t last) const {
   static const std::set<std::string_view> host_namespaces{"torch", "at", "c10", "pybind11", "py", "caffe2"};
-  static const std::set<std::string_view> device_std{
-      "min", "max", "abs", "fabs", "sqrt", "exp", "log", "pow", "numeric_limits", "is_same",
-      "is_same_v", "enable_if", "enable_if_t", "conditional", "conditional_t", "is_floating_point",
-      "is_floating_point_v", "is_integral", "is_integral_v", "integral_constant", "true_type",
-      "false_type", "size_t", "ptrdiff_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t",
-      "uint16_t", "uint32_t", "uint64_t", "swap", "move", "forward", "remove_cv", "remove_cv_t",
-      "decay", "decay_t", "remove_reference", "remove_reference_t", "is_signed", "is_unsigned",
-      "tanh", "sin", "cos", "floor", "ceil", "round", "fmin", "fmax", "exp2", "log2", "erf",
-      "isnan", "isinf", "isfinite", "nullptr_t"};
+  static const std::set<std::string_view> device_std{"min",
+                                                     "max",
+                                                     "abs",
+                                                     "fabs",
+                                                     "sqrt",
+                                                     "exp",
+                                                     "log",
+                                                     "pow",
+                                                     "numeric_limits",
+                                                     "is_same",
+                                                     "is_same_v",
+                                                     "enable_if",
+                                                     "enable_if_t",
+                                                     "conditional",
+                                                     "conditional_t",
+                                                     "is_floating_point",
+                                                     "is_floating_point_v",
+                                                     "is_integral",
+                                                     "is_integral_v",
+                                                     "integral_constant",
+                                                     "true_type",
+                                                     "false_type",
+                                                     "size_t",
+                                                     "ptrdiff_t",
+                                                     "int8_t",
+                                                     "int16_t",
+                                                     "int32_t",
+                                                     "int64_t",
+                                                     "uint8_t",
+                                                     "uint16_t",
+                                                     "uint32_t",
+                                                     "uint64_t",
+                                                     "swap",
+                                                     "move",
+                                                     "forward",
+                                                     "remove_cv",
+                                                     "remove_cv_t",
+                                                     "decay",
+                                                     "decay_t",
+                                                     "remove_reference",
+                                                     "remove_reference_t",
+                                                     "is_signed",
+                                                     "is_unsigned",
+                                                     "tanh",
+                                                     "sin",
+                                                     "cos",
+                                                     "floor",
+                                                     "ceil",
+                                                     "round",
+                                                     "fmin",
+                                                     "fmax",
+                                                     "exp2",
+                                                     "log2",
+                                                     "erf",
+                                                     "isnan",
+                                                     "isinf",
+                                                     "isfinite",
+                                                     "nullptr_t"};
   for (std::size_t i = first; i <= last && i < tok_.size(); ++i) {
     if (tok_[i].kind != TokenKind::Identifier) continue;
     std::string_view s = text(i);
     if (host_namespaces.count(s) && is(i + 1, "::")) return true;
     if (s == "Tensor" || starts_with(s, "TORCH_") || starts_with(s, "AT_") || starts_with(s, "PYBIND11_") ||
-        starts_with(s, "C10_") || starts_with(s, "cublas") || starts_with(s, "cudnn") ||
-        starts_with(s, "cusparse") || starts_with(s, "cufft") || starts_with(s, "cusolver") ||
-        starts_with(s, "curandGenerator") || starts_with(s, "curandCreate"))
+        starts_with(s, "C10_") || starts_with(s, "cublas") || starts_with(s, "cudnn") || starts_with(s, "cusparse") ||
+        starts_with(s, "cufft") || starts_with(s, "cusolver") || starts_with(s, "curandGenerator") ||
+        starts_with(s, "curandCreate"))
       return true;
     if (s == "std" && is(i + 1, "::") && is_ident(i + 2) && !device_std.count(text(i + 2))) return true;
-    if (s == "using" && is(i + 1, "namespace") && is_ident(i + 2) && host_namespaces.count(text(i + 2)))
-      return true;
+    if (s == "using" && is(i + 1, "namespace") && is_ident(i + 2) && host_namespaces.count(text(i + 2))) return true;
   }
   return false;
 }
@@ -500,8 +597,8 @@ void Splitter::device_edits(const std::vector<Entity>& entities, bool in_class) 
       }
       case EntityKind::Namespace:
       case EntityKind::Linkage:
-        if (e.kind == EntityKind::Namespace && (e.ns_name == "torch" || e.ns_name == "at" || e.ns_name == "c10" ||
-                                               e.ns_name == "pybind11"))
+        if (e.kind == EntityKind::Namespace &&
+            (e.ns_name == "torch" || e.ns_name == "at" || e.ns_name == "c10" || e.ns_name == "pybind11"))
           blank(device_, e.first, e.last);
         else
           device_edits(e.children, false);
@@ -515,7 +612,8 @@ void Splitter::device_edits(const std::vector<Entity>& entities, bool in_class) 
           device_side = true;
         }
         if (e.kind == EntityKind::FunctionDecl && e.has_eq && in_class) break;  // = default / = delete
-        if (!device_side) blank(device_, e.first, e.last);
+        if (!device_side)
+          blank(device_, e.first, e.last);
         else if (e.body_open != npos && e.is_global) {
           // A launch inside device code needs relocatable device code and cudadevrt.
           for (std::size_t i = e.body_open; i < e.body_close; ++i)
@@ -524,8 +622,10 @@ void Splitter::device_edits(const std::vector<Entity>& entities, bool in_class) 
         break;
       }
       case EntityKind::Class:
-        if (mentions_host_only(e.first, e.last)) blank(device_, e.first, e.last);
-        else device_edits(e.children, true);
+        if (mentions_host_only(e.first, e.last))
+          blank(device_, e.first, e.last);
+        else
+          device_edits(e.children, true);
         break;
       case EntityKind::Declaration:
         if (e.device_variable || e.is_device) break;
@@ -609,8 +709,10 @@ void Splitter::host_edits(const std::vector<Entity>& entities, bool in_class) {
         break;
       }
       case EntityKind::FunctionDecl:
-        if (e.is_device && !e.is_host && !e.is_global && !in_class) blank(host_, e.first, e.last);
-        else if (e.is_global && e.explicit_instantiation) blank(host_, e.first, e.last);
+        if (e.is_device && !e.is_host && !e.is_global && !in_class)
+          blank(host_, e.first, e.last);
+        else if (e.is_global && e.explicit_instantiation)
+          blank(host_, e.first, e.last);
         break;
       case EntityKind::Class:
         host_edits(e.children, true);
@@ -646,11 +748,14 @@ void Splitter::rewrite_host_range(std::size_t begin, std::size_t end) {
 // device part (how the host's scalar_t names it there).
 const std::vector<std::pair<std::string, std::string>>* dispatch_types(std::string_view macro) {
   static const std::vector<std::pair<std::string, std::string>> floating{{"double", "double"}, {"float", "float"}};
-  static const std::vector<std::pair<std::string, std::string>> integral{
-      {"uint8_t", "unsigned char"}, {"int8_t", "signed char"}, {"int32_t", "int"}, {"int64_t", "long"}, {"int16_t", "short"}};
+  static const std::vector<std::pair<std::string, std::string>> integral{{"uint8_t", "unsigned char"},
+                                                                         {"int8_t", "signed char"},
+                                                                         {"int32_t", "int"},
+                                                                         {"int64_t", "long"},
+                                                                         {"int16_t", "short"}};
   static const std::vector<std::pair<std::string, std::string>> all{
       {"uint8_t", "unsigned char"}, {"int8_t", "signed char"}, {"int32_t", "int"}, {"int64_t", "long"},
-      {"int16_t", "short"}, {"double", "double"}, {"float", "float"}};
+      {"int16_t", "short"},         {"double", "double"},      {"float", "float"}};
   if (macro == "AT_DISPATCH_FLOATING_TYPES") return &floating;
   if (macro == "AT_DISPATCH_INTEGRAL_TYPES") return &integral;
   if (macro == "AT_DISPATCH_ALL_TYPES") return &all;
@@ -792,16 +897,20 @@ Result<SplitSource> Splitter::run() {
     for (std::size_t i = 0; i < tok_.size(); ++i) {
       if (!is_ident(i)) continue;
       std::string_view s = text(i);
-      if (starts_with(s, "cublasLt")) libs.insert("cublasLt");
-      else if (starts_with(s, "cublas")) libs.insert("cublas");
+      if (starts_with(s, "cublasLt"))
+        libs.insert("cublasLt");
+      else if (starts_with(s, "cublas"))
+        libs.insert("cublas");
       else if (starts_with(s, "curandCreate") || starts_with(s, "curandGenerate") ||
                starts_with(s, "curandSetPseudo") || starts_with(s, "curandDestroy"))
         libs.insert("curand");
-      else if (starts_with(s, "cusparse")) libs.insert("cusparse");
-      else if (starts_with(s, "cufft")) libs.insert("cufft");
-      else if (starts_with(s, "cusolver")) libs.insert("cusolver");
-      else if (s.size() > 2 && starts_with(s, "cu") && std::isupper(static_cast<unsigned char>(s[2])) &&
-               is(i + 1, "("))
+      else if (starts_with(s, "cusparse"))
+        libs.insert("cusparse");
+      else if (starts_with(s, "cufft"))
+        libs.insert("cufft");
+      else if (starts_with(s, "cusolver"))
+        libs.insert("cusolver");
+      else if (s.size() > 2 && starts_with(s, "cu") && std::isupper(static_cast<unsigned char>(s[2])) && is(i + 1, "("))
         libs.insert("cuda");  // the driver API: cuMemAlloc(...), cuLaunchKernel(...)
     }
     out_.host_libraries.assign(libs.begin(), libs.end());

@@ -100,8 +100,7 @@ ProcessOutcome ChildProcess::finish(double timeout_seconds) {
     }
   }
   int status = 0;
-  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
   pid_ = -1;
   close(output_fd_);
   output_fd_ = -1;

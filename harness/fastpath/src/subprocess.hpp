@@ -1,8 +1,8 @@
 // Runs a compiler as a child process (posix_spawn, no shell) and collects its output.
 #pragma once
 
-#include <string>
 #include <sys/types.h>
+#include <string>
 #include <vector>
 
 #include "core/base/result.hpp"
@@ -10,10 +10,10 @@
 namespace dicebench::fastpath {
 
 struct ProcessOutcome {
-  int exit_code = -1;     // -1 when killed by a signal
-  int signal = 0;         // the signal that ended it, if any
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;      // the signal that ended it, if any
   bool timed_out = false;
-  std::string output;     // stdout and stderr together
+  std::string output;  // stdout and stderr together
   double seconds = 0;
 };
 

@@ -9,8 +9,8 @@
 #include "harness/client/frame_io.hpp"
 #include "harness/fastpath/src/fastpath_compiler.hpp"
 
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdlib>
@@ -45,7 +45,8 @@ nlohmann::json compile(const nlohmann::json& request, const std::string& cache_d
     return declined_compile("malformed compile request (name and arch are strings)");
   r.name = request["name"].get<std::string>();
   r.arch = request["arch"].get<std::string>();
-  if (!std::regex_match(r.arch, std::regex("sm_[0-9]{2,3}a?"))) return declined_compile("malformed compile request (arch " + r.arch + ")");
+  if (!std::regex_match(r.arch, std::regex("sm_[0-9]{2,3}a?")))
+    return declined_compile("malformed compile request (arch " + r.arch + ")");
   if (!strings("cpp_sources", r.cpp_sources) || !strings("cuda_sources", r.cuda_sources) ||
       !strings("functions", r.functions) || !strings("extra_cflags", r.extra_cflags) ||
       !strings("extra_cuda_cflags", r.extra_cuda_cflags) || !strings("extra_ldflags", r.extra_ldflags))
@@ -79,7 +80,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string payload;
-  const auto status = dicebench::harness::read_frame(STDIN_FILENO, &payload, std::chrono::steady_clock::now() + std::chrono::minutes(1));
+  const auto status = dicebench::harness::read_frame(STDIN_FILENO, &payload,
+                                                     std::chrono::steady_clock::now() + std::chrono::minutes(1));
   nlohmann::json outcome;
   if (status != dicebench::harness::FrameStatus::ok) {
     outcome = declined_compile("no compile request arrived");
@@ -90,6 +92,8 @@ int main(int argc, char** argv) {
       outcome = declined_compile(std::string("malformed compile request: ") + e.what());
     }
   }
-  return dicebench::harness::write_frame(STDOUT_FILENO, outcome.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
-             ? 0 : 1;
+  return dicebench::harness::write_frame(STDOUT_FILENO,
+                                         outcome.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+             ? 0
+             : 1;
 }

@@ -11,7 +11,7 @@ inline constexpr std::string_view kPromptTokens = "prompt_tokens";          // i
 inline constexpr std::string_view kCompletionTokens = "completion_tokens";  // integer
 inline constexpr std::string_view kFinishReason = "finish_reason";          // "stop", "length", ...
 inline constexpr std::string_view kLatencySeconds = "latency_s";            // seconds the answer took to arrive
-inline constexpr std::string_view kCached = "cached";                       // true: the answer came from a request cache
-inline constexpr std::string_view kError = "error";                         // why no completion came (the sample failed)
+inline constexpr std::string_view kCached = "cached";  // true: the answer came from a request cache
+inline constexpr std::string_view kError = "error";    // why no completion came (the sample failed)
 
 }  // namespace dicebench::stats

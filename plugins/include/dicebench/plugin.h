@@ -40,18 +40,15 @@ typedef struct dicebench_str {
 
 typedef enum dicebench_status {
   DICEBENCH_OK = 0,
-  DICEBENCH_FAILED = 1,      /* the error buffer holds one line saying why */
-  DICEBENCH_CANCELLED = 2,   /* the host asked to stop; or, from generate, the model cannot go on now (its
-                                server stopped answering) and the error buffer says why: requests it gave
-                                no result for stay to be generated, and the run stops interrupted, to be
-                                resumed (ABI 1.2 hosts before this note ignore the reason and stop alike) */
-  DICEBENCH_NOT_FOUND = 3    /* extract: the completion holds no candidate */
+  DICEBENCH_FAILED = 1,    /* the error buffer holds one line saying why */
+  DICEBENCH_CANCELLED = 2, /* the host asked to stop; or, from generate, the model cannot go on now (its
+                              server stopped answering) and the error buffer says why: requests it gave
+                              no result for stay to be generated, and the run stops interrupted, to be
+                              resumed (ABI 1.2 hosts before this note ignore the reason and stop alike) */
+  DICEBENCH_NOT_FOUND = 3  /* extract: the completion holds no candidate */
 } dicebench_status;
 
-typedef enum dicebench_kind {
-  DICEBENCH_KIND_MODEL = 1,
-  DICEBENCH_KIND_SUITE = 2
-} dicebench_kind;
+typedef enum dicebench_kind { DICEBENCH_KIND_MODEL = 1, DICEBENCH_KIND_SUITE = 2 } dicebench_kind;
 
 typedef enum dicebench_log_level {
   DICEBENCH_LOG_DEBUG = 0,
@@ -101,7 +98,7 @@ typedef struct dicebench_infill {
 } dicebench_infill;
 
 typedef struct dicebench_problem {
-  int64_t id;                 /* problem id within its level */
+  int64_t id; /* problem id within its level */
   int32_t level;
   dicebench_str name;         /* e.g. "Square_matrix_multiplication_" */
   dicebench_str path;         /* file the problem was read from */
@@ -113,8 +110,8 @@ typedef struct dicebench_suite_api {
   uint32_t struct_size;
   /* Opens the suite `name` (one the descriptor provides), reading settings through services.
    * `services` stays valid until close. */
-  dicebench_status (*open)(const dicebench_host_services* services, dicebench_str name,
-                           dicebench_suite** out, dicebench_error* error);
+  dicebench_status (*open)(const dicebench_host_services* services, dicebench_str name, dicebench_suite** out,
+                           dicebench_error* error);
   void (*close)(dicebench_suite* suite);
   /* Settings that shape prompts and extraction, as one JSON object, for the run record. */
   dicebench_status (*describe)(const dicebench_suite* suite, dicebench_text_sink sink, void* user,
@@ -123,11 +120,11 @@ typedef struct dicebench_suite_api {
   /* Problems are ordered by level, then id; their strings stay valid until close. */
   dicebench_status (*problem)(const dicebench_suite* suite, size_t index, dicebench_problem* out,
                               dicebench_error* error);
-  dicebench_status (*build_prompt)(const dicebench_suite* suite, size_t index,
-                                   dicebench_text_sink sink, void* user, dicebench_error* error);
+  dicebench_status (*build_prompt)(const dicebench_suite* suite, size_t index, dicebench_text_sink sink, void* user,
+                                   dicebench_error* error);
   /* Candidate program from a completion; DICEBENCH_NOT_FOUND when it holds none. */
-  dicebench_status (*extract)(const dicebench_suite* suite, dicebench_str completion,
-                              dicebench_text_sink sink, void* user, dicebench_error* error);
+  dicebench_status (*extract)(const dicebench_suite* suite, dicebench_str completion, dicebench_text_sink sink,
+                              void* user, dicebench_error* error);
   /* ABI 1.1, optional (NULL, or absent from a 1.0 table): what the suite finds in a candidate for
    * problem `index` by reading it, before it runs. Each finding goes to `sink` as an evaluation
    * flag's name, in the host's vocabulary (an unknown name fails the run), and a one-line detail.
@@ -178,32 +175,31 @@ typedef struct dicebench_model dicebench_model; /* opaque, owned by the plugin *
 
 typedef struct dicebench_generation_request {
   dicebench_str prompt;
-  dicebench_str suite;        /* suite name, e.g. "kernelbench-l1" */
+  dicebench_str suite; /* suite name, e.g. "kernelbench-l1" */
   int32_t level;
   int64_t problem_id;
   dicebench_str problem_name;
   int32_t sample_index;
-  uint64_t seed;              /* derived per (run seed, problem, sample) by the host */
+  uint64_t seed; /* derived per (run seed, problem, sample) by the host */
 } dicebench_generation_request;
 
 typedef struct dicebench_generation_result {
   dicebench_str completion;
-  dicebench_str stats_json;   /* one JSON object: tokens, passes, seconds, ... ("{}" if none) */
+  dicebench_str stats_json; /* one JSON object: tokens, passes, seconds, ... ("{}" if none) */
   /* Optional, for replay: when data is non-NULL the completion is already the candidate program (a
    * stored kernel file, for example) and the suite's extraction is skipped. */
   dicebench_str optional_candidate;
 } dicebench_generation_result;
 
 /* Called once per finished request; the receiver copies what it keeps. */
-typedef void (*dicebench_result_sink)(void* user, size_t request_index,
-                                      const dicebench_generation_result* result);
+typedef void (*dicebench_result_sink)(void* user, size_t request_index, const dicebench_generation_result* result);
 
 typedef struct dicebench_model_api {
   uint32_t struct_size;
   /* Opens model `name` as the descriptor provides it ("replay:" for "replay:/runs/x");
    * `argument` is the text after that name (empty if none). `services` stays valid until close. */
-  dicebench_status (*open)(const dicebench_host_services* services, dicebench_str name,
-                           dicebench_str argument, dicebench_model** out, dicebench_error* error);
+  dicebench_status (*open)(const dicebench_host_services* services, dicebench_str name, dicebench_str argument,
+                           dicebench_model** out, dicebench_error* error);
   void (*close)(dicebench_model* model);
   /* Settings that shape completions (weights, decoding, seeds), as one JSON object. */
   dicebench_status (*describe)(const dicebench_model* model, dicebench_text_sink sink, void* user,
@@ -212,11 +208,10 @@ typedef struct dicebench_model_api {
   size_t (*preferred_batch)(const dicebench_model* model);
   /* Sees every request of the run before any is generated, so bad input fails before
    * anything is stored (a replay folder with gaps, a prompt longer than the context). */
-  dicebench_status (*prepare)(dicebench_model* model, const dicebench_generation_request* requests,
-                              size_t count, dicebench_error* error);
-  dicebench_status (*generate)(dicebench_model* model, const dicebench_generation_request* requests,
-                               size_t count, dicebench_result_sink sink, void* user,
-                               dicebench_error* error);
+  dicebench_status (*prepare)(dicebench_model* model, const dicebench_generation_request* requests, size_t count,
+                              dicebench_error* error);
+  dicebench_status (*generate)(dicebench_model* model, const dicebench_generation_request* requests, size_t count,
+                               dicebench_result_sink sink, void* user, dicebench_error* error);
   /* Optional (NULL for models that generate), for replay: for models that serve stored completions, the
    * problems of `level` they hold, as a JSON object {"<problem id>": <number of samples>, ...}.
    * The host then covers those problems (and that many samples) unless the user chose. */
@@ -241,7 +236,7 @@ typedef struct dicebench_model_api {
  * "replay:/path/to/folder"). */
 typedef struct dicebench_provided_name {
   dicebench_str name;
-  dicebench_str summary;      /* one line for `dicebench list` */
+  dicebench_str summary; /* one line for `dicebench list` */
 } dicebench_provided_name;
 
 /* ABI 1.2: a command-line flag a suite plugin declares for `dicebench run`, setting one of the
@@ -256,23 +251,23 @@ typedef struct dicebench_provided_name {
  * stops while two installed suite plugins declare one flag, or one declares a flag of `run` itself.
  * The layout is fixed for ABI 1.x: a later minor that needs more declares another array. */
 typedef struct dicebench_option {
-  dicebench_str flag;         /* "kernelbench-root" for --kernelbench-root */
-  dicebench_str setting;      /* "kernelbench.root" */
-  dicebench_str value_name;   /* what the value is, for --help ("PATH"; empty: VALUE) */
-  dicebench_str help;         /* one line for --help */
+  dicebench_str flag;       /* "kernelbench-root" for --kernelbench-root */
+  dicebench_str setting;    /* "kernelbench.root" */
+  dicebench_str value_name; /* what the value is, for --help ("PATH"; empty: VALUE) */
+  dicebench_str help;       /* one line for --help */
 } dicebench_option;
 
 typedef struct dicebench_plugin_descriptor {
   uint32_t abi_major;
   uint32_t abi_minor;
-  uint32_t struct_size;       /* sizeof(dicebench_plugin_descriptor) as the plugin was built */
+  uint32_t struct_size; /* sizeof(dicebench_plugin_descriptor) as the plugin was built */
   dicebench_kind kind;
-  dicebench_str name;         /* the plugin's own name, e.g. "kernelbench" */
+  dicebench_str name; /* the plugin's own name, e.g. "kernelbench" */
   dicebench_str version;
-  dicebench_str build_id;     /* identifies the build (git sha, options) for the run record */
+  dicebench_str build_id; /* identifies the build (git sha, options) for the run record */
   const dicebench_provided_name* provides;
   size_t provides_count;
-  const void* api;            /* dicebench_model_api* or dicebench_suite_api*, per kind */
+  const void* api; /* dicebench_model_api* or dicebench_suite_api*, per kind */
   /* ABI 1.2, optional (NULL and 0, or absent from a 1.0 or 1.1 descriptor): the flags a suite
    * plugin declares (dicebench_option); they stay valid for the life of the process. */
   const dicebench_option* optional_options;

@@ -37,8 +37,18 @@ constexpr dicebench_plugin_descriptor descriptor(dicebench_kind kind, std::strin
                                                  std::string_view build_id,
                                                  std::span<const dicebench_provided_name> provides, const void* api,
                                                  std::span<const dicebench_option> options = {}) {
-  return {DICEBENCH_ABI_MAJOR, DICEBENCH_ABI_MINOR, sizeof(dicebench_plugin_descriptor), kind, str(name), str(version),
-          str(build_id), provides.data(), provides.size(), api, options.empty() ? nullptr : options.data(), options.size()};
+  return {DICEBENCH_ABI_MAJOR,
+          DICEBENCH_ABI_MINOR,
+          sizeof(dicebench_plugin_descriptor),
+          kind,
+          str(name),
+          str(version),
+          str(build_id),
+          provides.data(),
+          provides.size(),
+          api,
+          options.empty() ? nullptr : options.data(),
+          options.size()};
 }
 
 inline void set_error(dicebench_error* error, std::string_view message) {

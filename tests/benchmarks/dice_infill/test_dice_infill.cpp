@@ -62,7 +62,8 @@ TEST_CASE("a malformed file is one error line naming the item") {
   CHECK(load_error({good_item(1), no_suffix}).find("item 1 (id 7) has no string 'suffix'") != std::string::npos);
   nlohmann::json broken = good_item(9);
   broken["middle"] = "X";
-  CHECK(load_error(nlohmann::json::array({broken})).find("item 0 (id 9): prefix + middle + suffix is not cuda_code") != std::string::npos);
+  CHECK(load_error(nlohmann::json::array({broken})).find("item 0 (id 9): prefix + middle + suffix is not cuda_code") !=
+        std::string::npos);
   CHECK(load_error({good_item(4), good_item(4)}).find("item 1 (id 4) has the id of item 0") != std::string::npos);
   auto missing = load_infill_items("/nonexistent/items.json");
   REQUIRE_FALSE(missing.ok());

@@ -19,7 +19,9 @@ std::optional<std::string> check(std::string_view backend, const std::string& so
 }
 
 // The reason, or "uses it".
-std::string verdict(std::string_view backend, const std::string& source) { return check(backend, source).value_or("uses it"); }
+std::string verdict(std::string_view backend, const std::string& source) {
+  return check(backend, source).value_or("uses it");
+}
 
 const std::string kTritonHeader = "import torch\nimport triton\nimport triton.language as tl\n\n";
 
@@ -42,7 +44,8 @@ class ModelNew(torch.nn.Module):
 }  // namespace
 
 TEST_CASE("python_lines joins bracketed and continued lines, drops comments, keeps strings as strings") {
-  const auto lines = python_lines("x = f(a,\n      b)  # call\ny = 'it''s' \\\n  + \"\"\"three\nlines\"\"\"\n\tz = 1\n");
+  const auto lines =
+      python_lines("x = f(a,\n      b)  # call\ny = 'it''s' \\\n  + \"\"\"three\nlines\"\"\"\n\tz = 1\n");
   REQUIRE(lines.size() == 3);
   CHECK(lines[0].tokens.size() == 8);
   CHECK(lines[1].tokens[2].kind == PyToken::Kind::string);
@@ -53,9 +56,9 @@ TEST_CASE("python_lines joins bracketed and continued lines, drops comments, kee
 }
 
 TEST_CASE("PyNames resolves imports, from-imports, star imports and aliases") {
-  const PyNames names(python_lines(
-      "import triton as tr, torch\nimport triton.language\nfrom triton import language as L, jit\n"
-      "from torch.utils.cpp_extension import (load_inline as build,)\nmy_jit = tr.jit\n"));
+  const PyNames names(
+      python_lines("import triton as tr, torch\nimport triton.language\nfrom triton import language as L, jit\n"
+                   "from torch.utils.cpp_extension import (load_inline as build,)\nmy_jit = tr.jit\n"));
   using Meanings = std::vector<std::string>;
   CHECK(names.meanings("tr.jit") == Meanings{"triton.jit"});
   CHECK(names.meanings("triton.language.load") == Meanings{"triton.language.load"});
@@ -144,7 +147,9 @@ class ModelNew(torch.nn.Module):
         return torch.relu(x)
 )") == "defines triton kernels (relu_kernel) but never launches one");
   // torch only, Triton imported for show.
-  CHECK(verdict("triton", kTritonHeader + "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n") ==
+  CHECK(verdict("triton",
+                kTritonHeader +
+                    "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n") ==
         "defines no triton kernel (no function under @triton.jit)");
   // Triton named only in a comment and a string.
   CHECK(verdict("triton", kTritonHeader + "# @triton.jit\nDOC = '''\n@triton.jit\ndef k(): tl.store(0, 1)\n'''\n") ==
@@ -152,10 +157,12 @@ class ModelNew(torch.nn.Module):
   // Not imported at all.
   CHECK(verdict("triton", "import torch\ndef forward(x):\n    return x\n") == "does not import triton");
   // A kernel that does no memory work, launched.
-  CHECK(verdict("triton", kTritonHeader + "@triton.jit\ndef k(n):\n    i = tl.arange(0, 16)\n\ndef f():\n    k[(1,)](4)\n") ==
+  CHECK(verdict("triton",
+                kTritonHeader + "@triton.jit\ndef k(n):\n    i = tl.arange(0, 16)\n\ndef f():\n    k[(1,)](4)\n") ==
         "its triton kernels (k) use none of tl.load, tl.store or tl.atomic_*");
   // tl.load outside the kernel (in Python code that is never compiled) does not count.
-  CHECK(verdict("triton", kTritonHeader + "@triton.jit\ndef k(n):\n    pass\n\ndef f(x):\n    tl.load(x)\n    k[(1,)](4)\n") ==
+  CHECK(verdict("triton",
+                kTritonHeader + "@triton.jit\ndef k(n):\n    pass\n\ndef f(x):\n    tl.load(x)\n    k[(1,)](4)\n") ==
         "its triton kernels (k) use none of tl.load, tl.store or tl.atomic_*");
 }
 
@@ -165,13 +172,17 @@ source = """
 __global__ void relu(const float* x, float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = fmaxf(x[i], 0.f); }
 """
 )";
-  CHECK(verdict("cuda", "from torch.utils.cpp_extension import load_inline\n" + kernel + "m = load_inline(name='r', cpp_sources='', cuda_sources=source)\n") == "uses it");
-  CHECK(verdict("cuda", "import torch.utils.cpp_extension as ext\n" + kernel + "m = ext.load_inline(name='r', cpp_sources='', cuda_sources=source)\n") == "uses it");
-  CHECK(verdict("cuda", "from torch.utils.cpp_extension import load_inline as build\n" + kernel + "m = build('r', '', source)\n") == "uses it");
+  CHECK(verdict("cuda", "from torch.utils.cpp_extension import load_inline\n" + kernel +
+                            "m = load_inline(name='r', cpp_sources='', cuda_sources=source)\n") == "uses it");
+  CHECK(verdict("cuda", "import torch.utils.cpp_extension as ext\n" + kernel +
+                            "m = ext.load_inline(name='r', cpp_sources='', cuda_sources=source)\n") == "uses it");
+  CHECK(verdict("cuda", "from torch.utils.cpp_extension import load_inline as build\n" + kernel +
+                            "m = build('r', '', source)\n") == "uses it");
   CHECK(verdict("cuda", "import torch\ndef forward(x):\n    return torch.relu(x)\n") ==
         "builds no CUDA extension (no call of torch.utils.cpp_extension.load_inline or load)");
-  CHECK(verdict("cuda", "from torch.utils.cpp_extension import load_inline\n# __global__ void k() {}\nm = load_inline('r', '', 'int f() { return 0; }')\n") ==
-        "no string in it holds a __global__ kernel");
+  CHECK(verdict("cuda",
+                "from torch.utils.cpp_extension import load_inline\n# __global__ void k() {}\nm = load_inline('r', '', "
+                "'int f() { return 0; }')\n") == "no string in it holds a __global__ kernel");
   // Naming the builder without calling it does not build anything.
   CHECK(verdict("cuda", "from torch.utils.cpp_extension import load_inline\n" + kernel) ==
         "builds no CUDA extension (no call of torch.utils.cpp_extension.load_inline or load)");
@@ -192,7 +203,8 @@ def add_host(mA: cute.Tensor, mC: cute.Tensor):
   CHECK(verdict("cute", cute + "    add_kernel(mA, mC).launch(grid=(1, 1, 1), block=(32, 1, 1))\n") == "uses it");
   CHECK(verdict("cute", cute + "    return None\n") == "defines cute kernels (add_kernel) but never launches one");
   // Only the header's annotations name CuTe: no device work.
-  CHECK(verdict("cute", "import cutlass.cute as cute\n@cute.kernel\ndef k(g: cute.Tensor):\n    g[0] = 1\nk(1).launch()\n") ==
+  CHECK(verdict("cute",
+                "import cutlass.cute as cute\n@cute.kernel\ndef k(g: cute.Tensor):\n    g[0] = 1\nk(1).launch()\n") ==
         "its cute kernels (k) use none of cutlass.cute");
 
   const std::string tilelang = R"(import tilelang
@@ -214,7 +226,8 @@ TEST_CASE("backends without a source check (refused ones) report nothing") {
   CHECK_FALSE(check("thunderkittens", "anything").has_value());
 }
 
-TEST_CASE("a source built to make the check quadratic (thousands of renamings in reverse order) is read in bounded time") {
+TEST_CASE(
+    "a source built to make the check quadratic (thousands of renamings in reverse order) is read in bounded time") {
   // Before the renaming bound, 4000 such lines kept the host's review busy for over two minutes.
   std::string source = kTritonHeader + kTritonKernel;
   for (int i = 4000; i > 0; --i) source += "a" + std::to_string(i) + " = a" + std::to_string(i - 1) + "\n";
@@ -222,5 +235,6 @@ TEST_CASE("a source built to make the check quadratic (thousands of renamings in
   // Renamings deeper than any honest candidate's are not followed: the launch is not seen.
   CHECK(verdict("triton", source) == "defines triton kernels (relu_kernel) but never launches one");
   // A short chain still is.
-  CHECK(verdict("triton", kTritonHeader + kTritonKernel + "b = a\na = relu_kernel\nb[(1,)](1, 2, 3, BLOCK=4)\n") == "uses it");
+  CHECK(verdict("triton", kTritonHeader + kTritonKernel + "b = a\na = relu_kernel\nb[(1,)](1, 2, 3, BLOCK=4)\n") ==
+        "uses it");
 }

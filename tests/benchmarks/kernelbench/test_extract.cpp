@@ -33,7 +33,8 @@ TEST_CASE("extract_candidate: CRLF and empty blocks and fences pairing left to r
 }
 
 TEST_CASE("extract_candidate: thinking text before the code") {
-  CHECK(kb::extract_candidate("<think>Plan: fuse the ops, use shared memory.</think>\n\nSure:\n```cpp\n#include <x>\n```") ==
+  CHECK(kb::extract_candidate(
+            "<think>Plan: fuse the ops, use shared memory.</think>\n\nSure:\n```cpp\n#include <x>\n```") ==
         "#include <x>");
 }
 

@@ -91,8 +91,7 @@ TEST_CASE("load_level reads <id>_<Name>.py files sorted by id and ignores the re
   CHECK(level2->at(0).id == 1);
   CHECK(level2->at(0).level == 2);
   CHECK(level2->at(0).name == "MatmulRelu");
-  CHECK(level2->at(0).content_hash ==
-        "sha256:e0bb8226e734e45a4fa57e257bca002648d281a06c876651bf8ed03418f1b3ff");
+  CHECK(level2->at(0).content_hash == "sha256:e0bb8226e734e45a4fa57e257bca002648d281a06c876651bf8ed03418f1b3ff");
 }
 
 TEST_CASE("load_level skips names that are not problem files") {
@@ -124,8 +123,8 @@ TEST_CASE("load_level reports duplicate ids naming both files") {
   kbtest::write_bytes(scratch.path() / "level1" / "03_Second.py", "b\n");
   auto problems = kb::load_level(scratch.path(), 1);
   REQUIRE_FALSE(problems.ok());
-  CHECK(problems.error().message == "duplicate problem id 3 in " + (scratch.path() / "level1").string() +
-                                        ": 03_Second.py and 3_First.py");
+  CHECK(problems.error().message ==
+        "duplicate problem id 3 in " + (scratch.path() / "level1").string() + ": 03_Second.py and 3_First.py");
 }
 
 TEST_CASE("load_level reports an unreadable problem file naming it") {

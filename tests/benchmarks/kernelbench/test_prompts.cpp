@@ -52,7 +52,9 @@ kb::PromptOptions style(const std::string& name) {
 
 // The pieces every prompt of our prompts.toml shares.
 const std::string kStatement = "Speed up the model below with CUDA kernels; literal braces survive: {kept}.\n";
-const std::string kTail = "\nTarget precision: 32-bit floats (CUDA backend).\n\n\nReply with one code block that defines ModelNew (CUDA kernels).\n";
+const std::string kTail =
+    "\nTarget precision: 32-bit floats (CUDA backend).\n\n\nReply with one code block that defines ModelNew (CUDA "
+    "kernels).\n";
 
 std::string strip_trailing_newlines(std::string text) {
   while (!text.empty() && text.back() == '\n') text.pop_back();
@@ -85,17 +87,17 @@ TEST_CASE("one_shot adds the example pair with the one-shot intro and label") {
 TEST_CASE("few_shot numbers the examples and uses the few-shot intro") {
   const auto builder = make(style("few_shot"));
   const auto relu = problem(1, 1);
-  const std::string expected =
-      kStatement + "\nWorked examples with CUDA kernels:\n\nExample 1:\nBefore:\n" +
-      prompt_file("few_shot/ex_scale.py") + "\nAfter (CUDA kernels):\n" + prompt_file("few_shot/ex_scale_new.py") +
-      "\n\nExample 2:\nBefore:\n" + prompt_file("model_ex_add.py") + "\nAfter (CUDA kernels):\n" +
-      strip_trailing_newlines(prompt_file("model_new_ex_add.py")) + "\n\nModel to speed up:\n\n" + relu.source +
-      "\n" + kTail;
+  const std::string expected = kStatement + "\nWorked examples with CUDA kernels:\n\nExample 1:\nBefore:\n" +
+                               prompt_file("few_shot/ex_scale.py") + "\nAfter (CUDA kernels):\n" +
+                               prompt_file("few_shot/ex_scale_new.py") + "\n\nExample 2:\nBefore:\n" +
+                               prompt_file("model_ex_add.py") + "\nAfter (CUDA kernels):\n" +
+                               strip_trailing_newlines(prompt_file("model_new_ex_add.py")) +
+                               "\n\nModel to speed up:\n\n" + relu.source + "\n" + kTail;
   KB_CHECK_SAME_TEXT(expected, build(builder, relu));
   std::vector<std::string> roles;
   for (const auto& f : builder.files()) roles.push_back(f.role);
-  CHECK(roles == std::vector<std::string>{"prompts_toml", "few_shot_1_input", "few_shot_1_output",
-                                          "few_shot_2_input", "few_shot_2_output"});
+  CHECK(roles == std::vector<std::string>{"prompts_toml", "few_shot_1_input", "few_shot_1_output", "few_shot_2_input",
+                                          "few_shot_2_output"});
   CHECK(builder.files()[1].path == prompts_dir() / "few_shot" / "ex_scale.py");
 }
 
@@ -109,8 +111,8 @@ TEST_CASE("few_shot falls back to one_shot for a backend without few_shot_exampl
       "Speed up the model below with TRITON; literal braces survive: {kept}.\n\nOne worked example with "
       "TRITON:\n\nExample:\nBefore:\n" +
       prompt_file("model_ex_add.py") + "\nAfter (TRITON):\n" +
-      strip_trailing_newlines(prompt_file("model_new_ex_add_triton.py")) + "\n\nModel to speed up:\n\n" +
-      add.source + "\n\nTarget precision: FP16 (Triton backend).\n\n\nReply with one code block that defines "
+      strip_trailing_newlines(prompt_file("model_new_ex_add_triton.py")) + "\n\nModel to speed up:\n\n" + add.source +
+      "\n\nTarget precision: FP16 (Triton backend).\n\n\nReply with one code block that defines "
       "ModelNew (TRITON).\n";
   KB_CHECK_SAME_TEXT(expected, build(builder, add));
 }
@@ -158,8 +160,8 @@ TEST_CASE("prompts_dir overrides the search and a missing prompts.toml lists eve
   SUBCASE("given folder without prompts.toml") {
     kb::PromptOptions options = style("one_shot");
     options.prompts_dir = scratch.path();
-    CHECK(create_error(options) == "no prompts.toml at " + (scratch.path() / "prompts.toml").string() +
-                                       " (the prompts folder that was given)");
+    CHECK(create_error(options) ==
+          "no prompts.toml at " + (scratch.path() / "prompts.toml").string() + " (the prompts folder that was given)");
   }
 }
 
@@ -206,19 +208,20 @@ TEST_CASE("problems in prompts.toml content are named with their location") {
     changed.replace(changed.find("Model to speed up:"), 18, "Model for {gpu_name}:");
     kbtest::write_bytes(file, changed);
     CHECK(create_error(options) ==
-          file.string() + ": prompt for option 'one_shot': placeholder {gpu_name} has no value (known: backend, "
-                          "backend_display, examples_entries, examples_intro, instruction, precision_display, "
-                          "problem_statement, ref_arch_src)");
+          file.string() +
+              ": prompt for option 'one_shot': placeholder {gpu_name} has no value (known: backend, "
+              "backend_display, examples_entries, examples_intro, instruction, precision_display, "
+              "problem_statement, ref_arch_src)");
   }
   SUBCASE("missing example file") {
     fs::remove(scratch.path() / "model_new_ex_add.py");
     // Tried against the checkout roots (the levels folder's parent and itself), then beside prompts.toml.
     const std::string relative = "src/kernelbench/prompts/model_new_ex_add.py";
-    CHECK(create_error(options) ==
-          file.string() + ":24:21: example file \"" + relative +
-              "\" (backends.cuda.one_shot_new_arch) not found; looked at " +
-              (kbtest::data_dir().parent_path() / relative).string() + ", " +
-              (kbtest::data_dir() / relative).string() + ", " + (scratch.path() / "model_new_ex_add.py").string());
+    CHECK(create_error(options) == file.string() + ":24:21: example file \"" + relative +
+                                       "\" (backends.cuda.one_shot_new_arch) not found; looked at " +
+                                       (kbtest::data_dir().parent_path() / relative).string() + ", " +
+                                       (kbtest::data_dir() / relative).string() + ", " +
+                                       (scratch.path() / "model_new_ex_add.py").string());
   }
   SUBCASE("missing component") {
     std::string changed = original;

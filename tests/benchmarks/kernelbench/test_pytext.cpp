@@ -8,11 +8,11 @@ namespace kb = dicebench::kernelbench;
 TEST_CASE("python_strip removes Python whitespace (ASCII and Unicode)") {
   CHECK(kb::python_strip(" \t\n\r\v\fx y\n ") == "x y");
   CHECK(kb::python_strip("\x1c\x1d\x1e\x1fx\x1f") == "x");
-  CHECK(kb::python_strip("\xc2\xa0x\xe3\x80\x80") == "x");          // U+00A0, U+3000
-  CHECK(kb::python_strip("\xe2\x80\x8bx") == "\xe2\x80\x8bx");      // U+200B is not a space
-  CHECK(kb::python_strip("\xc3\xa9 ") == "\xc3\xa9");               // é stays
+  CHECK(kb::python_strip("\xc2\xa0x\xe3\x80\x80") == "x");      // U+00A0, U+3000
+  CHECK(kb::python_strip("\xe2\x80\x8bx") == "\xe2\x80\x8bx");  // U+200B is not a space
+  CHECK(kb::python_strip("\xc3\xa9 ") == "\xc3\xa9");           // é stays
   CHECK(kb::python_strip("  ") == "");
-  CHECK(kb::python_strip("\xff ") == "\xff");                        // invalid UTF-8 is kept
+  CHECK(kb::python_strip("\xff ") == "\xff");  // invalid UTF-8 is kept
 }
 
 TEST_CASE("python_format replaces {name} and un-doubles braces") {

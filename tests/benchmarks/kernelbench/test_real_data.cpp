@@ -22,12 +22,12 @@
 #include <set>
 
 #include "benchmarks/kernelbench/backend_check.hpp"
-#include "benchmarks/kernelbench/text_mode.hpp"
-#include "core/base/whole_file.hpp"
 #include "benchmarks/kernelbench/locate.hpp"
 #include "benchmarks/kernelbench/problems.hpp"
 #include "benchmarks/kernelbench/prompts.hpp"
+#include "benchmarks/kernelbench/text_mode.hpp"
 #include "core/base/sha256.hpp"
+#include "core/base/whole_file.hpp"
 #include "tests/benchmarks/kernelbench/test_support.hpp"
 
 namespace kb = dicebench::kernelbench;
@@ -58,16 +58,15 @@ std::optional<Root> real_root() {
   return std::nullopt;
 }
 
-#define KB_REQUIRE_REAL_ROOT(levels_root, root)                                                          \
-  const std::optional<Root> root = real_root();                                                          \
-  if (!root) {                                                                                           \
-    MESSAGE("skipped: no KernelBench data (neither $DICEBENCH_KERNELBENCH_ROOT nor "                     \
-            << (fs::path(DICEBENCH_SOURCE_DIR).parent_path() / "shared" / "kernelbench").string()        \
-            << " exists)");                                                                              \
-    return;                                                                                              \
-  }                                                                                                      \
-  auto levels_root##_found = kb::locate_levels_root(root->given.string());                               \
-  REQUIRE_MESSAGE(levels_root##_found.ok(), levels_root##_found.error().message);                        \
+#define KB_REQUIRE_REAL_ROOT(levels_root, root)                                                                   \
+  const std::optional<Root> root = real_root();                                                                   \
+  if (!root) {                                                                                                    \
+    MESSAGE("skipped: no KernelBench data (neither $DICEBENCH_KERNELBENCH_ROOT nor "                              \
+            << (fs::path(DICEBENCH_SOURCE_DIR).parent_path() / "shared" / "kernelbench").string() << " exists)"); \
+    return;                                                                                                       \
+  }                                                                                                               \
+  auto levels_root##_found = kb::locate_levels_root(root->given.string());                                        \
+  REQUIRE_MESSAGE(levels_root##_found.ok(), levels_root##_found.error().message);                                 \
   const fs::path levels_root = levels_root##_found.value()
 
 std::vector<kb::Problem> load_all(const fs::path& levels_root) {
@@ -256,35 +255,60 @@ TEST_CASE("prompts.toml prompts match KernelBench's render_prompt_by_option for 
     const char* backend = "cuda";
   };
   const Pin pins[] = {
-      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32", "135684b9899740f1818195476a1695bfef0a67caa6ce3ac2705177d75303f9b6"},
-      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "bf16", "acdc63848e35adb6ee3cf911bcd0b2722f827c16ba1f615f5bf1dd7f3a95523f"},
-      {1, "1_Square_matrix_multiplication_.py", "one_shot", "fp32", "0cf638034a22fb88c3d35bc41e25cb47bb4d6639d0e47bc860c8333a58a16e8c"},
-      {1, "1_Square_matrix_multiplication_.py", "one_shot", "bf16", "3de59b381bdc3b6b8aef424e8b13efde0e317c7a46fc0299654838908b784013"},
-      {2, "1_Conv2D_ReLU_BiasAdd.py", "zero_shot", "fp32", "ad6ad581bd629b7437947e99b7001b79dded5b4218d7802ce889a7f055698635"},
-      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "fp32", "34b48a4e75f039a8ff1c37a88df271fb715199b5f8e8914ac772019b3d53b8b8"},
-      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "bf16", "04fe04a94ccd4a6259c42def9d39e6528397ef87648d695734a00bfaa13b50c8"},
+      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32",
+       "135684b9899740f1818195476a1695bfef0a67caa6ce3ac2705177d75303f9b6"},
+      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "bf16",
+       "acdc63848e35adb6ee3cf911bcd0b2722f827c16ba1f615f5bf1dd7f3a95523f"},
+      {1, "1_Square_matrix_multiplication_.py", "one_shot", "fp32",
+       "0cf638034a22fb88c3d35bc41e25cb47bb4d6639d0e47bc860c8333a58a16e8c"},
+      {1, "1_Square_matrix_multiplication_.py", "one_shot", "bf16",
+       "3de59b381bdc3b6b8aef424e8b13efde0e317c7a46fc0299654838908b784013"},
+      {2, "1_Conv2D_ReLU_BiasAdd.py", "zero_shot", "fp32",
+       "ad6ad581bd629b7437947e99b7001b79dded5b4218d7802ce889a7f055698635"},
+      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "fp32",
+       "34b48a4e75f039a8ff1c37a88df271fb715199b5f8e8914ac772019b3d53b8b8"},
+      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "bf16",
+       "04fe04a94ccd4a6259c42def9d39e6528397ef87648d695734a00bfaa13b50c8"},
       {3, "1_MLP.py", "zero_shot", "fp32", "48ca5ff07e6c7191b16e812bdb1e74e8fd8c0efc0e02f1a9fa1087d4c2a3f9bb"},
       {3, "1_MLP.py", "one_shot", "fp32", "ee28bdec36c826a2b8b83b68ad6dcc2cdae34dd4b4d200c3a0948731e826a62e"},
-      {1, "12_Matmul_with_diagonal_matrices_.py", "zero_shot", "fp32", "78645341b98d2835b8e9727a79d14bc9b6cbef468ed03be1ed21d019e5bf566e"},
-      {1, "12_Matmul_with_diagonal_matrices_.py", "one_shot", "fp32", "0a6703b2e68860ac3b405d6caba9771b915882a0252550e03a7b0b48525a9139"},
-      {1, "12_Matmul_with_diagonal_matrices_.py", "one_shot", "bf16", "0cd714e356ea2a6f8803d56fb44bb9c384481ae655b524673f9977f7bfd111c8"},
-      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32", "1d94efb5a8b5dd6714126c5e78c0ae695a0bf5df1d787611ce848dcb6bef3f51", "triton"},
-      {1, "1_Square_matrix_multiplication_.py", "one_shot", "fp32", "e03706de286a55f0fd60468b56adcc7ad8b097890677cebf31c15ddf3010eb30", "triton"},
-      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32", "e03706de286a55f0fd60468b56adcc7ad8b097890677cebf31c15ddf3010eb30", "triton"},
-      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32", "90b5c05e27c02fbc2814ea5161fa21dff62506992009bb15b06049748e40fd46", "cute"},
-      {1, "1_Square_matrix_multiplication_.py", "one_shot", "fp32", "2143d649c12d8011e0085de0c444ded1719ccb2934a381a17a5cfaf914c5740c", "cute"},
-      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32", "2143d649c12d8011e0085de0c444ded1719ccb2934a381a17a5cfaf914c5740c", "cute"},
-      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32", "b5fd1c63bb4023fe5e708f4928d4ff2059d2797cfe9aff74f7553c8baa589aa7", "tilelang"},
-      {1, "1_Square_matrix_multiplication_.py", "one_shot", "fp32", "ddc0242af37d2806922db3ae32b69f9ee983c05faf0f0083ced5a307af101449", "tilelang"},
-      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32", "ddc0242af37d2806922db3ae32b69f9ee983c05faf0f0083ced5a307af101449", "tilelang"},
-      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "bf16", "61d0ca9eca8fe4a999cb08aaba8f68a01f28fa3a31c51241fe549ec6d82c4d89", "triton"},
-      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "bf16", "87c47d84d457af7bf8637b568d88b32c63bdab5d0e70e378b1360f97e74a4a01", "cute"},
-      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "bf16", "6c4a986a33dcfd9d64e624fcca49a0a73b0fd0615bbd5fd5bd9bed37056f6249", "tilelang"},
+      {1, "12_Matmul_with_diagonal_matrices_.py", "zero_shot", "fp32",
+       "78645341b98d2835b8e9727a79d14bc9b6cbef468ed03be1ed21d019e5bf566e"},
+      {1, "12_Matmul_with_diagonal_matrices_.py", "one_shot", "fp32",
+       "0a6703b2e68860ac3b405d6caba9771b915882a0252550e03a7b0b48525a9139"},
+      {1, "12_Matmul_with_diagonal_matrices_.py", "one_shot", "bf16",
+       "0cd714e356ea2a6f8803d56fb44bb9c384481ae655b524673f9977f7bfd111c8"},
+      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32",
+       "1d94efb5a8b5dd6714126c5e78c0ae695a0bf5df1d787611ce848dcb6bef3f51", "triton"},
+      {1, "1_Square_matrix_multiplication_.py", "one_shot", "fp32",
+       "e03706de286a55f0fd60468b56adcc7ad8b097890677cebf31c15ddf3010eb30", "triton"},
+      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32",
+       "e03706de286a55f0fd60468b56adcc7ad8b097890677cebf31c15ddf3010eb30", "triton"},
+      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32",
+       "90b5c05e27c02fbc2814ea5161fa21dff62506992009bb15b06049748e40fd46", "cute"},
+      {1, "1_Square_matrix_multiplication_.py", "one_shot", "fp32",
+       "2143d649c12d8011e0085de0c444ded1719ccb2934a381a17a5cfaf914c5740c", "cute"},
+      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32",
+       "2143d649c12d8011e0085de0c444ded1719ccb2934a381a17a5cfaf914c5740c", "cute"},
+      {1, "1_Square_matrix_multiplication_.py", "zero_shot", "fp32",
+       "b5fd1c63bb4023fe5e708f4928d4ff2059d2797cfe9aff74f7553c8baa589aa7", "tilelang"},
+      {1, "1_Square_matrix_multiplication_.py", "one_shot", "fp32",
+       "ddc0242af37d2806922db3ae32b69f9ee983c05faf0f0083ced5a307af101449", "tilelang"},
+      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32",
+       "ddc0242af37d2806922db3ae32b69f9ee983c05faf0f0083ced5a307af101449", "tilelang"},
+      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "bf16",
+       "61d0ca9eca8fe4a999cb08aaba8f68a01f28fa3a31c51241fe549ec6d82c4d89", "triton"},
+      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "bf16",
+       "87c47d84d457af7bf8637b568d88b32c63bdab5d0e70e378b1360f97e74a4a01", "cute"},
+      {2, "1_Conv2D_ReLU_BiasAdd.py", "one_shot", "bf16",
+       "6c4a986a33dcfd9d64e624fcca49a0a73b0fd0615bbd5fd5bd9bed37056f6249", "tilelang"},
       {3, "1_MLP.py", "few_shot", "fp16", "223c869da9538c92c8e9a9421acc944fd090006d45fb18d19b9926fbbca3b850", "triton"},
       {3, "1_MLP.py", "few_shot", "fp16", "9e76dab0331599383524ba897ffc4f7bd1f4fbd92c988180cbaa4a3f48b56db0", "cute"},
-      {3, "1_MLP.py", "few_shot", "fp16", "56947873b0bb402bf61f0ce041ba127e7f3da399593e6c746876aed368d8a874", "tilelang"},
-      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32", "897b32ce72527b25497742d0d54180188ab350831a0beeed95c8990a009ee401", "cuda"},
-      {2, "1_Conv2D_ReLU_BiasAdd.py", "few_shot", "bf16", "e3771e3540a316ce958745fedaecbdfecc75c2885e40d50ec646c0d8c0d6fdee", "cuda"},
+      {3, "1_MLP.py", "few_shot", "fp16", "56947873b0bb402bf61f0ce041ba127e7f3da399593e6c746876aed368d8a874",
+       "tilelang"},
+      {1, "1_Square_matrix_multiplication_.py", "few_shot", "fp32",
+       "897b32ce72527b25497742d0d54180188ab350831a0beeed95c8990a009ee401", "cuda"},
+      {2, "1_Conv2D_ReLU_BiasAdd.py", "few_shot", "bf16",
+       "e3771e3540a316ce958745fedaecbdfecc75c2885e40d50ec646c0d8c0d6fdee", "cuda"},
   };
   for (const Pin& pin : pins) {
     const kb::Problem* p = find(all, pin.level, pin.file);
@@ -408,8 +432,9 @@ TEST_CASE("KernelBench's own example kernels pass the backend check of their lan
     return;
   }
   const std::map<std::string, std::vector<std::string>> examples = {
-      {"cuda", {"model_new_ex_add.py", "few_shot/model_new_ex_add.py", "few_shot/model_new_ex_fuse_gelu.py",
-                "few_shot/model_new_ex_tiled_matmul.py", "few_shot/model_new_ex_flash_attn.py"}},
+      {"cuda",
+       {"model_new_ex_add.py", "few_shot/model_new_ex_add.py", "few_shot/model_new_ex_fuse_gelu.py",
+        "few_shot/model_new_ex_tiled_matmul.py", "few_shot/model_new_ex_flash_attn.py"}},
       {"triton", {"model_new_ex_add_triton.py"}},
       {"cute", {"model_new_ex_add_cute.py"}},
       {"tilelang", {"model_new_ex_add_tilelang.py"}},

@@ -57,10 +57,14 @@ inline void write_bytes(const fs::path& path, std::string_view contents) {
 inline std::string escaped(std::string_view text) {
   std::string out;
   for (char c : text) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else out.push_back(c);
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else
+      out.push_back(c);
   }
   return out;
 }
@@ -72,10 +76,10 @@ inline std::string first_difference(std::string_view expected, std::string_view 
   while (i < expected.size() && i < actual.size() && expected[i] == actual[i]) ++i;
   const std::size_t from = i > 40 ? i - 40 : 0;
   std::ostringstream out;
-  out << "first difference at byte offset " << i << " (expected " << expected.size() << " bytes, got "
-      << actual.size() << ")\n  expected: ..." << escaped(expected.substr(from, i - from)) << "[["
-      << escaped(expected.substr(i, 40)) << "]]\n  actual:   ..." << escaped(actual.substr(from, i - from))
-      << "[[" << escaped(actual.substr(i, 40)) << "]]";
+  out << "first difference at byte offset " << i << " (expected " << expected.size() << " bytes, got " << actual.size()
+      << ")\n  expected: ..." << escaped(expected.substr(from, i - from)) << "[[" << escaped(expected.substr(i, 40))
+      << "]]\n  actual:   ..." << escaped(actual.substr(from, i - from)) << "[[" << escaped(actual.substr(i, 40))
+      << "]]";
   return out.str();
 }
 
@@ -88,8 +92,8 @@ inline void copy_test_data(const fs::path& to) {
 }  // namespace kbtest
 
 // Checks two strings for equality, reporting the first differing offset on failure.
-#define KB_CHECK_SAME_TEXT(expected, actual)                                     \
-  do {                                                                           \
+#define KB_CHECK_SAME_TEXT(expected, actual)                                           \
+  do {                                                                                 \
     const std::string kb_difference_ = kbtest::first_difference((expected), (actual)); \
-    CHECK_MESSAGE(kb_difference_.empty(), kb_difference_);                       \
+    CHECK_MESSAGE(kb_difference_.empty(), kb_difference_);                             \
   } while (0)

@@ -24,7 +24,8 @@ TEST_CASE("a whole number is the whole text, in range, with a sign only where th
 TEST_CASE("a real number is finite and in range") {
   CHECK(parse_number<double>("0.25") == 0.25);
   CHECK(parse_number<double>("1e-3") == 1e-3);
-  for (const char* bad : {"nan", "inf", "-inf", "1e999", "", "1,5", "0.5s"}) CHECK_MESSAGE(!parse_number<double>(bad), bad);
+  for (const char* bad : {"nan", "inf", "-inf", "1e999", "", "1,5", "0.5s"})
+    CHECK_MESSAGE(!parse_number<double>(bad), bad);
   CHECK_FALSE(parse_number<double>("2.5", 0.0, 2.0));
 }
 

@@ -75,7 +75,8 @@ pid_t start_cli(const std::vector<std::string>& args, const std::vector<std::str
 void check_one_error_line(const CliResult& r, const std::string& part) {
   CHECK(r.exit_code != 0);
   const auto lines = split(std::string(trim(r.err)), '\n');
-  const auto errors = std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("dicebench: error: ", 0) == 0; });
+  const auto errors = std::count_if(lines.begin(), lines.end(),
+                                    [](const std::string& l) { return l.rfind("dicebench: error: ", 0) == 0; });
   CHECK_MESSAGE(errors == 1, r.err);
   CHECK_MESSAGE(lines.back().rfind("dicebench: error: ", 0) == 0, r.err);
   CHECK_MESSAGE(lines.back().find(part) != std::string::npos, r.err);

@@ -2,8 +2,8 @@
 // background so a test can kill it; checks a failed run's one error line.
 #pragma once
 
-#include <string>
 #include <sys/types.h>
+#include <string>
 #include <vector>
 
 namespace dicebench::test {

@@ -41,24 +41,30 @@ TEST_CASE("dice-infill: reference middles are all correct and exact, empty middl
   make_replays(tmp);
   const std::string db = tmp / "results.db";
   for (const std::string name : {"reference", "empty"}) {
-    const auto r = run_cli({"run", "--model", "replay:" + tmp / ("replay/" + name), "--suite", "dice-infill",
-                            "--dice-infill-data", kItems, "--device", "cpu", "--db", db, "--set", "eval.timing_budget_s=1"});
+    const auto r =
+        run_cli({"run", "--model", "replay:" + tmp / ("replay/" + name), "--suite", "dice-infill", "--dice-infill-data",
+                 kItems, "--device", "cpu", "--db", db, "--set", "eval.timing_budget_s=1"});
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   }
   CHECK(scalar(db, "select count(*) from problems where run = 1") == "2");
-  CHECK(scalar(db, "select group_concat(problem_id) from (select problem_id from problems where run = 1 order by problem_id)") ==
-        "101,202");
+  CHECK(
+      scalar(
+          db,
+          "select group_concat(problem_id) from (select problem_id from problems where run = 1 order by problem_id)") ==
+      "101,202");
   CHECK(scalar(db, "select count(*) from sample_results where run = 1 and verdict = 'correct'") == "2");
-  CHECK(scalar(db, "select count(*) from samples where run = 1 and "
-                   "json_extract(extraction_details, '$.infill_exact_match') = 1 and "
-                   "json_extract(extraction_details, '$.infill_edit_distance') = 0") == "2");
+  CHECK(scalar(db,
+               "select count(*) from samples where run = 1 and "
+               "json_extract(extraction_details, '$.infill_exact_match') = 1 and "
+               "json_extract(extraction_details, '$.infill_edit_distance') = 0") == "2");
   // The candidate is the item's cuda_code, rebuilt from prefix + the answer + suffix.
   const auto items = nlohmann::json::parse(test::read_text(kItems));
   for (const auto& item : items)
-    CHECK(scalar(db, "select candidate from samples where run = 1 and problem_id = " + std::to_string(item["id"].get<int>())) ==
-          item["cuda_code"].get<std::string>());
+    CHECK(scalar(db, "select candidate from samples where run = 1 and problem_id = " +
+                         std::to_string(item["id"].get<int>())) == item["cuda_code"].get<std::string>());
   CHECK(scalar(db, "select count(*) from sample_results where run = 2 and verdict = 'correct'") == "0");
-  CHECK(scalar(db, "select sum(json_extract(extraction_details, '$.infill_exact_match')) from samples where run = 2") == "0");
+  CHECK(scalar(db, "select sum(json_extract(extraction_details, '$.infill_exact_match')) from samples where run = 2") ==
+        "0");
 
   const nlohmann::json reference = report_json(db, "1");
   CHECK(reference["total"]["correct"] == 2);
@@ -74,7 +80,8 @@ TEST_CASE("dice-infill: reference middles are all correct and exact, empty middl
 
   const auto table = run_cli({"report", "1", "--db", db});
   REQUIRE_MESSAGE(table.exit_code == 0, table.err);
-  CHECK(table.out.find("infill: middle exact match 2 of 2 samples (100.0%), mean edit distance 0.0 bytes") != std::string::npos);
+  CHECK(table.out.find("infill: middle exact match 2 of 2 samples (100.0%), mean edit distance 0.0 bytes") !=
+        std::string::npos);
   const auto show = run_cli({"show", "2", "--db", db});
   REQUIRE_MESSAGE(show.exit_code == 0, show.err);
   CHECK(show.out.find("exact") != std::string::npos);
@@ -91,22 +98,26 @@ TEST_CASE("dice-infill: a malformed items file is one error line, and nothing is
                                 "--dice-infill-data", tmp / "bad.json", "--device", "cpu", "--db", db}),
                        "item 1 (id 101): prefix + middle + suffix is not cuda_code");
   if (std::filesystem::exists(db)) CHECK(scalar(db, "select count(*) from runs") == "0");
-  check_one_error_line(run_cli({"run", "--model", "replay:" + tmp / "replay/reference", "--suite", "dice-infill", "--db", db}),
-                       "dice-infill needs its items: --dice-infill-data PATH");
+  check_one_error_line(
+      run_cli({"run", "--model", "replay:" + tmp / "replay/reference", "--suite", "dice-infill", "--db", db}),
+      "dice-infill needs its items: --dice-infill-data PATH");
 }
 
 TEST_CASE("dice-infill: a model that fills no span natively is prompted and infill=native is refused") {
   test::TempDir tmp("dice-infill-mode");
   make_replays(tmp);
   const std::string db = tmp / "results.db";
-  const std::vector<std::string> base = {"run", "--model", "replay:" + tmp / "replay/reference", "--suite", "dice-infill",
-                                         "--dice-infill-data", kItems, "--generate-only", "--db", db};
+  const std::vector<std::string> base = {"run",     "--model",         "replay:" + tmp / "replay/reference",
+                                         "--suite", "dice-infill",     "--dice-infill-data",
+                                         kItems,    "--generate-only", "--db",
+                                         db};
   const auto r = run_cli(base);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(scalar(db, "select json_extract(config, '$.settings.infill') from runs where id = 1") == "chat");
   auto native = base;
   native.insert(native.end(), {"--infill", "native"});
-  check_one_error_line(run_cli(native), "infill=native: model replay:" + tmp / "replay/reference" + " does not fill spans natively");
+  check_one_error_line(run_cli(native),
+                       "infill=native: model replay:" + tmp / "replay/reference" + " does not fill spans natively");
   auto bogus = base;
   bogus.insert(bogus.end(), {"--set", "infill=sometimes"});
   check_one_error_line(run_cli(bogus), "infill: 'sometimes' is none of auto, native, chat");

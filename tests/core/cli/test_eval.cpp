@@ -9,8 +9,8 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -30,7 +30,8 @@ const std::string kTag = "DICEBENCH_TEST_TAG=" + std::to_string(getpid());
 
 // Several candidates in one `dicebench eval` (one reference worker, candidates started ahead):
 // their evaluations in order.
-std::vector<nlohmann::json> evaluate_all(const std::vector<std::string>& candidates, std::vector<std::string> extra = {},
+std::vector<nlohmann::json> evaluate_all(const std::vector<std::string>& candidates,
+                                         std::vector<std::string> extra = {},
                                          const std::string& problem = "problem_linear_relu.py") {
   std::vector<std::string> args = {"eval", "--problem", kEval + problem, "--json", "--device", "cpu"};
   for (const auto& candidate : candidates) args.insert(args.end(), {"--candidate", kEval + candidate});
@@ -68,7 +69,8 @@ int worker_processes() {
 // Whether every such worker has ended within 5 s: the host reaps the sandbox around a worker, and a
 // worker killed with it can take a moment to go (under load) after the command returns.
 bool workers_ended() {
-  for (int tries = 0; tries < 50 && worker_processes() > 0; ++tries) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int tries = 0; tries < 50 && worker_processes() > 0; ++tries)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   return worker_processes() == 0;
 }
 
@@ -81,7 +83,8 @@ TEST_CASE("a correct candidate is correct and timed against a live baseline") {
   CHECK(e["correct"] == true);
   CHECK(e["runtime"]["median_ms"].get<double>() > 0);
   CHECK(e["baseline"]["median_ms"].get<double>() > 0);
-  CHECK(e["speedup"].get<double>() == doctest::Approx(e["baseline"]["median_ms"].get<double>() / e["runtime"]["median_ms"].get<double>()));
+  CHECK(e["speedup"].get<double>() ==
+        doctest::Approx(e["baseline"]["median_ms"].get<double>() / e["runtime"]["median_ms"].get<double>()));
   CHECK(e["max_abs_diff"].get<double>() < 1e-5);
   CHECK(e["margin"].get<double>() <= 1.0);
   CHECK(e["flags"].empty());
@@ -169,12 +172,13 @@ TEST_CASE("timed calls get fresh inputs: answers cached on an input never pass t
   CHECK(stale["verdict"] == "output_mismatch");
   CHECK(stale["failed_stage"] == "timing");
   REQUIRE(stale["failed_call"].is_number());
-  CHECK(stale["error_message"].get<std::string>().rfind(fmt::format("timed call {}:", stale["failed_call"].get<int>()), 0) == 0);
+  CHECK(stale["error_message"].get<std::string>().rfind(fmt::format("timed call {}:", stale["failed_call"].get<int>()),
+                                                        0) == 0);
 }
 
 TEST_CASE("a patched torch gets no control between a call's inputs and its outputs, nor a patched clock") {
-  const auto e = evaluate_all(
-      {"correct.py", "deferred_to_harness.py", "slows_the_clock.py", "precomputes_in_gap.py", "profiles_the_harness.py"});
+  const auto e = evaluate_all({"correct.py", "deferred_to_harness.py", "slows_the_clock.py", "precomputes_in_gap.py",
+                               "profiles_the_harness.py"});
   // Its forward returns an unwritten tensor and computes it the next time the harness synchronizes,
   // detaches, clones, copies or saves a tensor: the harness reads outputs with none of those, so the
   // first trial sees what the call returned (before, it passed, timed at 0.032 ms against 0.082).
@@ -222,7 +226,8 @@ TEST_CASE("a tensor subclass is a runtime error naming its type, no ModelNew is 
 }
 
 TEST_CASE("Triton candidates run under Triton's interpreter on the CPU") {
-  const auto e = evaluate_all({"triton_relu.py", "triton_wrong.py", "triton_wrong_shape.py", "triton_kernel_raises.py"});
+  const auto e =
+      evaluate_all({"triton_relu.py", "triton_wrong.py", "triton_wrong_shape.py", "triton_kernel_raises.py"});
   CHECK_MESSAGE(e[0]["verdict"] == "correct", e[0]["error_message"]);
   CHECK(e[0]["runtime"]["median_ms"].get<double>() > 0);
   CHECK(e[1]["verdict"] == "output_mismatch");
@@ -252,7 +257,8 @@ TEST_CASE("returning the input is flagged, and a problem whose output is its inp
 
 TEST_CASE("a memory floor and a speedup bound flag a correct candidate, and bad values are one error line") {
   // 1 kB/s: no call moves its inputs and outputs that fast.
-  const auto flagged = evaluate("correct.py", {"--set", "eval.bandwidth_gbps=0.000001", "--set", "eval.speedup_bound=0.000001"});
+  const auto flagged =
+      evaluate("correct.py", {"--set", "eval.bandwidth_gbps=0.000001", "--set", "eval.speedup_bound=0.000001"});
   CHECK(flagged["verdict"] == "correct");
   CHECK(flagged["flags"].contains("below_memory_floor"));
   CHECK(flagged["flags"].contains("excessive_speedup"));
@@ -268,34 +274,47 @@ TEST_CASE("a memory floor and a speedup bound flag a correct candidate, and bad 
   // suite, a key the suite does not read.
   const std::vector<std::pair<std::vector<std::string>, std::string>> unread = {
       {{"--set", "eval.speedup_bund=3"}, "unknown setting 'eval.speedup_bund'"},
-      {{"--set", "kernelbench.backend=triton"}, "setting 'kernelbench.backend' is for the kernelbench plugin, which this evaluation "
-                                                "does not use (give --suite)"},
+      {{"--set", "kernelbench.backend=triton"},
+       "setting 'kernelbench.backend' is for the kernelbench plugin, which this evaluation "
+       "does not use (give --suite)"},
       {{"--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench, "--set", "kernelbench.bakend=triton"},
        "setting 'kernelbench.bakend' is not one the kernelbench plugin reads (did you mean 'kernelbench.backend'"}};
   for (const auto& [extra, message] : unread) {
-    std::vector<std::string> args = {"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + "correct.py",
-                                     "--device", "cpu"};
+    std::vector<std::string> args = {
+        "eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + "correct.py", "--device", "cpu"};
     args.insert(args.end(), extra.begin(), extra.end());
     test::check_one_error_line(run_cli(args), message);
   }
 }
-
 
 TEST_CASE("a candidate that is slow to load holds up none of the candidates behind it") {
   const fs::path tmp = fs::temp_directory_path() / ("dicebench-eval-order-" + std::to_string(getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp / "replay");
   // Problem 1's candidate takes 15 s to load (its module sleeps); 2's and 10's load at once.
-  { std::ofstream(tmp / "replay/level_1_problem_1_sample_0_kernel.py") << "import time\ntime.sleep(15)\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x, y):\n        return x + y\n"; }
-  { std::ofstream(tmp / "replay/level_1_problem_2_sample_0_kernel.py") << "import torch, torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"; }
-  { std::ofstream(tmp / "replay/level_1_problem_10_sample_0_kernel.py") << "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x.sum(dim=1)\n"; }
+  {
+    std::ofstream(tmp / "replay/level_1_problem_1_sample_0_kernel.py")
+        << "import time\ntime.sleep(15)\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x, "
+           "y):\n        return x + y\n";
+  }
+  {
+    std::ofstream(tmp / "replay/level_1_problem_2_sample_0_kernel.py")
+        << "import torch, torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return "
+           "torch.relu(x)\n";
+  }
+  {
+    std::ofstream(tmp / "replay/level_1_problem_10_sample_0_kernel.py")
+        << "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return "
+           "x.sum(dim=1)\n";
+  }
   const std::string db = (tmp / "results.db").string();
   const auto r = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
                           "--kernelbench-root", kKernelBench, "--device", "cpu", "--db", db});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   // Stored in the order evaluated: the slow one last, though it comes first.
-  auto order = results::run_query(db, "select s.problem_id, e.status from evaluations e join samples s on s.id = e.sample "
-                                      "order by e.created, s.problem_id");
+  auto order = results::run_query(db,
+                                  "select s.problem_id, e.status from evaluations e join samples s on s.id = e.sample "
+                                  "order by e.created, s.problem_id");
   REQUIRE(order.ok());
   REQUIRE(order->rows.size() == 3);
   CHECK(std::get<std::int64_t>(order->rows[2][0]) == 1);
@@ -307,17 +326,27 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
   const fs::path tmp = fs::temp_directory_path() / ("dicebench-eval-run-" + std::to_string(getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp / "replay");
-  const auto copy = [&](const std::string& from, const std::string& to) { fs::copy_file(kEval + from, tmp / "replay" / to); };
+  const auto copy = [&](const std::string& from, const std::string& to) {
+    fs::copy_file(kEval + from, tmp / "replay" / to);
+  };
   // Problem 1 adds two tensors, 2 squares a ReLU, 10 sums rows: one right, one wrong, one without code.
-  { std::ofstream(tmp / "replay/level_1_problem_1_sample_0_kernel.py") << "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x, y):\n        return x + y\n"; }
-  { std::ofstream(tmp / "replay/level_1_problem_2_sample_0_kernel.py") << "import torch, torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"; }
+  {
+    std::ofstream(tmp / "replay/level_1_problem_1_sample_0_kernel.py")
+        << "import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x, y):\n        return x + y\n";
+  }
+  {
+    std::ofstream(tmp / "replay/level_1_problem_2_sample_0_kernel.py")
+        << "import torch, torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return "
+           "torch.relu(x)\n";
+  }
   { std::ofstream(tmp / "replay/level_1_problem_10_sample_0.txt") << "I would rather not."; }
   (void)copy;
   const std::string db = (tmp / "results.db").string();
   const auto r = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
                           "--kernelbench-root", kKernelBench, "--device", "cpu", "--db", db});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  auto q = results::run_query(db, "select s.problem_id, e.status from samples s join evaluations e on e.sample = s.id order by s.problem_id");
+  auto q = results::run_query(
+      db, "select s.problem_id, e.status from samples s join evaluations e on e.sample = s.id order by s.problem_id");
   REQUIRE(q.ok());
   REQUIRE(q->rows.size() == 3);
   CHECK(std::get<std::string>(q->rows[0][1]) == "correct");
@@ -353,29 +382,35 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
   const auto again = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
                               "--kernelbench-root", kKernelBench, "--problems", "1", "--device", "cpu", "--db", db});
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);
-  auto sources = results::run_query(db, "select json_extract(e.details, '$.baseline_source') from evaluations e "
-                                        "join samples s on s.id = e.sample where s.problem_id = 1 order by s.run");
+  auto sources = results::run_query(db,
+                                    "select json_extract(e.details, '$.baseline_source') from evaluations e "
+                                    "join samples s on s.id = e.sample where s.problem_id = 1 order by s.run");
   REQUIRE(sources.ok());
   REQUIRE(sources->rows.size() == 2);
   CHECK(std::get<std::string>(sources->rows[0][0]) == "measured");
   CHECK(std::get<std::string>(sources->rows[1][0]) == "cache");
-  auto paths = results::run_query(db, "select compile_path, compile_reason from evaluations e join samples s on s.id = e.sample "
-                                      "where s.run = 1 and e.status = 'correct'");
+  auto paths =
+      results::run_query(db,
+                         "select compile_path, compile_reason from evaluations e join samples s on s.id = e.sample "
+                         "where s.run = 1 and e.status = 'correct'");
   REQUIRE(paths.ok());
   REQUIRE(paths->rows.size() == 1);
   CHECK(std::get<std::string>(paths->rows[0][0]) == "none");  // no load_inline call
 
   // Two CPU workers evaluate the same samples in parallel, with the same verdicts.
-  const auto parallel = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
-                                 "--kernelbench-root", kKernelBench, "--device", "cpu", "--db", db, "--set",
-                                 "eval.cpu_workers=2"});
+  const auto parallel =
+      run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
+               "--kernelbench-root", kKernelBench, "--device", "cpu", "--db", db, "--set", "eval.cpu_workers=2"});
   REQUIRE_MESSAGE(parallel.exit_code == 0, parallel.err);
   CHECK(parallel.out.find("(2 workers)") != std::string::npos);
-  auto verdicts = results::run_query(db, "select s.problem_id, e.status from samples s join evaluations e on e.sample = s.id "
-                                         "where s.run = 3 order by s.problem_id");
+  auto verdicts =
+      results::run_query(db,
+                         "select s.problem_id, e.status from samples s join evaluations e on e.sample = s.id "
+                         "where s.run = 3 order by s.problem_id");
   REQUIRE(verdicts.ok());
   REQUIRE(verdicts->rows.size() == 3);
-  for (size_t i = 0; i < 3; ++i) CHECK(std::get<std::string>(verdicts->rows[i][1]) == std::get<std::string>(q->rows[i][1]));
+  for (size_t i = 0; i < 3; ++i)
+    CHECK(std::get<std::string>(verdicts->rows[i][1]) == std::get<std::string>(q->rows[i][1]));
 
   // GPUs that are not there are refused before anything is stored.
   const auto no_gpu = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
@@ -383,9 +418,10 @@ TEST_CASE("run evaluates every stored sample on the CPU and report reads the ver
   CHECK(no_gpu.exit_code != 0);
   CHECK(no_gpu.err.find("eval.gpus names GPU '7'") != std::string::npos);
   // Nor are GPUs asked for quietly dropped on the CPU.
-  test::check_one_error_line(run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
-                                      "--kernelbench-root", kKernelBench, "--device", "cpu", "--gpus", "0", "--db", db}),
-                             "eval.gpus names GPUs ('0'), but this evaluation runs on the CPU");
+  test::check_one_error_line(
+      run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1",
+               "--kernelbench-root", kKernelBench, "--device", "cpu", "--gpus", "0", "--db", db}),
+      "eval.gpus names GPUs ('0'), but this evaluation runs on the CPU");
   auto runs = results::run_query(db, "select count(*) from runs");
   REQUIRE(runs.ok());
   CHECK(std::get<std::int64_t>(runs->rows[0][0]) == 3);
@@ -401,11 +437,13 @@ TEST_CASE("a run's CPU workers share one baseline per problem, timed once") {
     fs::copy_file(std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/quickstart/level_1_problem_1_sample_0_kernel.py",
                   tmp / "replay" / fmt::format("level_1_problem_1_sample_{}_kernel.py", sample));
   const std::string db = (tmp / "results.db").string();
-  const auto r = run_cli({"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1", "--kernelbench-root",
-                          kKernelBench, "--device", "cpu", "--db", db, "--set", "eval.cpu_workers=2", "--set", "eval.timing_budget_s=0.5"},
-                         {kTag});
+  const auto r = run_cli(
+      {"run", "--model", "replay:" + (tmp / "replay").string(), "--suite", "kernelbench-l1", "--kernelbench-root",
+       kKernelBench, "--device", "cpu", "--db", db, "--set", "eval.cpu_workers=2", "--set", "eval.timing_budget_s=0.5"},
+      {kTag});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  const auto baselines = results::run_query(db, "select count(*), count(distinct baseline_ms) from sample_results where verdict = 'correct'");
+  const auto baselines = results::run_query(
+      db, "select count(*), count(distinct baseline_ms) from sample_results where verdict = 'correct'");
   REQUIRE(baselines.ok());
   CHECK(std::get<std::int64_t>(baselines->rows[0][0]) == 4);
   CHECK(std::get<std::int64_t>(baselines->rows[0][1]) == 1);
@@ -418,21 +456,25 @@ TEST_CASE("the README's first command runs the main job end to end from the chec
   fs::create_directories(tmp);
   const std::string db = (tmp / "results.db").string();
   // As README.md gives it (tools/dicebench is this build's dicebench), on the CPU.
-  const auto r = run_cli({"run", "--model", "replay:" + std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/quickstart", "--suite",
-                          "kernelbench-l1", "--kernelbench-root", kKernelBench, "--samples", "2", "--set",
+  const auto r = run_cli({"run", "--model", "replay:" + std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/quickstart",
+                          "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench, "--samples", "2", "--set",
                           "kernelbench.backend=triton", "--device", "cpu", "--db", db},
                          {kTag});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  auto verdicts = results::run_query(db, "select problem_id, sample_index, verdict from sample_results order by problem_id, sample_index");
+  auto verdicts = results::run_query(
+      db, "select problem_id, sample_index, verdict from sample_results order by problem_id, sample_index");
   REQUIRE(verdicts.ok());
   std::vector<std::string> seen;
   for (const auto& row : verdicts->rows)
-    seen.push_back(fmt::format("{}/{} {}", std::get<std::int64_t>(row[0]), std::get<std::int64_t>(row[1]), std::get<std::string>(row[2])));
+    seen.push_back(fmt::format("{}/{} {}", std::get<std::int64_t>(row[0]), std::get<std::int64_t>(row[1]),
+                               std::get<std::string>(row[2])));
   CHECK(seen == std::vector<std::string>{"1/0 correct", "1/1 output_mismatch", "2/0 correct", "2/1 output_mismatch",
                                          "10/0 shape_mismatch", "10/1 extraction_failed"});
   // The stale cache fails a checked timed call, after passing every correctness trial.
-  CHECK(results::run_query(db, "select 1 from evaluations e join samples s on s.id = e.sample where s.problem_id = 1 "
-                               "and s.sample_index = 1 and e.error_message like 'timed call %'")->rows.size() == 1);
+  CHECK(results::run_query(db,
+                           "select 1 from evaluations e join samples s on s.id = e.sample where s.problem_id = 1 "
+                           "and s.sample_index = 1 and e.error_message like 'timed call %'")
+            ->rows.size() == 1);
   // Its candidates write the kernels the prompt asked for: nothing is flagged.
   CHECK(results::run_query(db, "select flag from evaluation_flags")->rows.empty());
   // It ends with the run's report.

@@ -7,8 +7,8 @@
 #include "cli_runner.hpp"
 
 #include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <string>
@@ -21,8 +21,8 @@ const std::string kEval = std::string(DICEBENCH_TEST_DATA_DIR) + "/eval/";
 
 nlohmann::json evaluate_on_cuda(const std::string& candidate, std::vector<std::string> extra = {},
                                 const std::string& problem = "problem_linear_relu.py") {
-  std::vector<std::string> args = {"eval", "--problem", kEval + problem, "--candidate", kEval + candidate,
-                                   "--json", "--device", "cuda"};
+  std::vector<std::string> args = {"eval",   "--problem", kEval + problem, "--candidate", kEval + candidate,
+                                   "--json", "--device",  "cuda"};
   args.insert(args.end(), extra.begin(), extra.end());
   const auto r = run_cli(args);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
@@ -56,7 +56,8 @@ TEST_CASE("a load_inline candidate compiles and is correct on CUDA") {
   CHECK(e["profile"]["candidate_share"].get<double>() > 0.0);
   bool relu_from_candidate = false;
   for (const auto& k : e["profile"]["kernels"])
-    if (k["name"].get<std::string>().find("relu_kernel") != std::string::npos) relu_from_candidate = k["from_candidate"];
+    if (k["name"].get<std::string>().find("relu_kernel") != std::string::npos)
+      relu_from_candidate = k["from_candidate"];
   CHECK(relu_from_candidate);
 }
 
@@ -175,9 +176,10 @@ TEST_CASE("a failure before anything the fast path built ran is not re-judged wi
 TEST_CASE("three extensions named alike, built at once by torch's toolchain, are each judged on their own build") {
   // Measured before the sandbox: in a shared ~/.cache/torch_extensions, real candidates that all
   // named their extension fused_ops got compile_failed when they compiled at once.
-  const auto r = run_cli({"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + "fused_ops_relu.py",
-                          "--candidate", kEval + "fused_ops_fmax.py", "--candidate", kEval + "fused_ops_copy.py", "--json",
-                          "--device", "cuda", "--set", "eval.fastpath=off", "--set", "eval.prefetch=3"});
+  const auto r =
+      run_cli({"eval", "--problem", kEval + "problem_linear_relu.py", "--candidate", kEval + "fused_ops_relu.py",
+               "--candidate", kEval + "fused_ops_fmax.py", "--candidate", kEval + "fused_ops_copy.py", "--json",
+               "--device", "cuda", "--set", "eval.fastpath=off", "--set", "eval.prefetch=3"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const auto all = nlohmann::json::parse(r.out);
   REQUIRE(all.size() == 3);
@@ -197,7 +199,8 @@ bool ran_own_kernel(const nlohmann::json& e, const std::string& name) {
   return false;
 }
 
-std::vector<nlohmann::json> evaluate_all_on_cuda(const std::vector<std::string>& candidates, const std::string& problem) {
+std::vector<nlohmann::json> evaluate_all_on_cuda(const std::vector<std::string>& candidates,
+                                                 const std::string& problem) {
   std::vector<std::string> args = {"eval", "--problem", kEval + problem, "--json", "--device", "cuda"};
   for (const auto& c : candidates) args.insert(args.end(), {"--candidate", kEval + c});
   const auto r = run_cli(args);
@@ -210,7 +213,8 @@ std::vector<nlohmann::json> evaluate_all_on_cuda(const std::vector<std::string>&
 
 }  // namespace
 
-TEST_CASE("Triton candidates on the GPU: each verdict and share, the decoy at 0, a fault charged to its own candidate") {
+TEST_CASE(
+    "Triton candidates on the GPU: each verdict and share, the decoy at 0, a fault charged to its own candidate") {
   const auto e = evaluate_all_on_cuda({"triton_relu.py", "triton_autotuned.py", "triton_decoy.py", "triton_wrong.py",
                                        "triton_illegal_address.py", "triton_relu.py"},
                                       "problem_linear_relu.py");
@@ -243,7 +247,8 @@ TEST_CASE("Triton candidates on the GPU: each verdict and share, the decoy at 0,
   CHECK(ran_own_kernel(matmul[0], "matmul_kernel"));
 }
 
-TEST_CASE("run --gpus 0 evaluates every sample on that GPU, and a GPU that is not there, or named twice, is one error line") {
+TEST_CASE(
+    "run --gpus 0 evaluates every sample on that GPU, and a GPU that is not there, or named twice, is one error line") {
   namespace fs = std::filesystem;
   const fs::path tmp = fs::temp_directory_path() / ("dicebench-gpus-" + std::to_string(getpid()));
   fs::remove_all(tmp);
@@ -251,13 +256,14 @@ TEST_CASE("run --gpus 0 evaluates every sample on that GPU, and a GPU that is no
   const std::string db = (tmp / "runs.db").string();
   const std::string replay = std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/quickstart";
   const std::string kernelbench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
-  const auto run = run_cli({"run", "--model", "replay:" + replay, "--suite", "kernelbench-l1", "--kernelbench-root", kernelbench,
-                            "--device", "cuda", "--gpus", "0", "--db", db});
+  const auto run = run_cli({"run", "--model", "replay:" + replay, "--suite", "kernelbench-l1", "--kernelbench-root",
+                            kernelbench, "--device", "cuda", "--gpus", "0", "--db", db});
   REQUIRE_MESSAGE(run.exit_code == 0, run.err);
   // Every sample with a candidate has a verdict, judged on the GPU (its name, not "cpu").
-  const auto judged = run_cli({"query", "--db", db, "--format", "json",
-                               "select count(*) as n, sum(e.device = 'cpu') as on_cpu, count(distinct e.device) as devices, "
-                               "sum(e.status = 'correct') as correct from samples s join evaluations e on e.sample = s.id"});
+  const auto judged =
+      run_cli({"query", "--db", db, "--format", "json",
+               "select count(*) as n, sum(e.device = 'cpu') as on_cpu, count(distinct e.device) as devices, "
+               "sum(e.status = 'correct') as correct from samples s join evaluations e on e.sample = s.id"});
   REQUIRE_MESSAGE(judged.exit_code == 0, judged.err);
   const auto rows = nlohmann::json::parse(judged.out);
   REQUIRE(rows.size() == 1);
@@ -274,8 +280,8 @@ TEST_CASE("run --gpus 0 evaluates every sample on that GPU, and a GPU that is no
   }();
   const std::string missing = std::to_string(gpus > 0 ? gpus : 1);
   for (const std::string& wanted : {"0," + missing, std::string("0,0")}) {
-    const auto refused = run_cli({"run", "--model", "replay:" + replay, "--suite", "kernelbench-l1", "--kernelbench-root",
-                                  kernelbench, "--device", "cuda", "--gpus", wanted, "--db", db});
+    const auto refused = run_cli({"run", "--model", "replay:" + replay, "--suite", "kernelbench-l1",
+                                  "--kernelbench-root", kernelbench, "--device", "cuda", "--gpus", wanted, "--db", db});
     dicebench::test::check_one_error_line(refused, "eval.gpus names GPU");
   }
   const auto runs = run_cli({"query", "--db", db, "--format", "json", "select count(*) as n from runs"});

@@ -62,8 +62,8 @@ TEST_CASE("report, gate and export take speedups from --baseline-file and list t
 
   const auto table = run_cli({"report", "1", "--db", db, "--baseline-file", file});
   REQUIRE_MESSAGE(table.exit_code == 0, table.err);
-  CHECK(table.out.find("published baselines " + file + " (Test GPU): 2 of 3 problems; not in the file (no speedup): 1/3 P3\n") !=
-        std::string::npos);
+  CHECK(table.out.find("published baselines " + file +
+                       " (Test GPU): 2 of 3 problems; not in the file (no speedup): 1/3 P3\n") != std::string::npos);
 
   const auto gate = run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db, "--baseline-file", file});
   CHECK_MESSAGE(gate.exit_code == 0, (gate.out + gate.err));
@@ -81,8 +81,9 @@ TEST_CASE("report, gate and export take speedups from --baseline-file and list t
     if (command == "export") args.insert(args.end(), {"--format", "csv"});
     check_one_error_line(run_cli(args), "level1/1_P1.py has no positive number 'mean'");
   }
-  check_one_error_line(run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db, "--baseline-file", dir.file("bad.json")}),
-                       "level1/1_P1.py has no positive number 'mean'");
+  check_one_error_line(
+      run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db, "--baseline-file", dir.file("bad.json")}),
+      "level1/1_P1.py has no positive number 'mean'");
 }
 
 TEST_CASE("baselines export writes the cached baselines in KernelBench's format, read back by --baseline-file") {
@@ -94,8 +95,8 @@ TEST_CASE("baselines export writes the cached baselines in KernelBench's format,
     dicebench::Timing b;
     b.median_ms = b.mean_ms = b.min_ms = b.max_ms = b.p10_ms = b.p90_ms = 4.0;
     b.trials = 100;
-    results::testing::require_ok(
-        results::put_baseline(store, {"content-1", "NVIDIA H200", "2.5.0", "eager/cupti_runtime/fresh_inputs_warm"}, b));
+    results::testing::require_ok(results::put_baseline(
+        store, {"content-1", "NVIDIA H200", "2.5.0", "eager/cupti_runtime/fresh_inputs_warm"}, b));
   }
   const std::string out = dir.file("ours.json");
   const auto exported = run_cli({"baselines", "export", "--device", "cuda", "--db", db, "-o", out});
@@ -108,5 +109,6 @@ TEST_CASE("baselines export writes the cached baselines in KernelBench's format,
   CHECK(report["total"]["geomean_speedup"] == doctest::Approx(8.0));  // 4 ms / 0.5 ms
   CHECK(report["published_baselines"]["covered"] == 1);
 
-  check_one_error_line(run_cli({"baselines", "export", "--device", "cpu", "--db", db}), "no eager baselines on device 'cpu'");
+  check_one_error_line(run_cli({"baselines", "export", "--device", "cpu", "--db", db}),
+                       "no eager baselines on device 'cpu'");
 }

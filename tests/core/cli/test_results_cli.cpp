@@ -8,8 +8,8 @@
 #include "core/base/text.hpp"
 
 #include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -27,7 +27,6 @@ namespace {
 
 const std::string kKernelBench = std::string(DICEBENCH_TEST_DATA_DIR) + "/kernelbench";
 
-
 std::string read(const std::string& path) { return dicebench::test::read_text(path); }
 
 // Candidates for the three level-1 test problems, each correct but slowed by a sleep so that
@@ -42,8 +41,9 @@ void make_candidates(const std::string& dir, bool lose_relu_square) {
         head + "    def forward(self, x):\n        time.sleep(0.002)\n        return torch.relu(x)" +
             (lose_relu_square ? "\n" : " ** 2\n"));
   write(dir + "/level_1_problem_10_sample_0_kernel.py",
-        head + "    def __init__(self, dim):\n        super().__init__()\n        self.dim = dim\n\n"
-               "    def forward(self, x):\n        time.sleep(0.002)\n        return x.sum(dim=self.dim)\n");
+        head +
+            "    def __init__(self, dim):\n        super().__init__()\n        self.dim = dim\n\n"
+            "    def forward(self, x):\n        time.sleep(0.002)\n        return x.sum(dim=self.dim)\n");
 }
 
 void evaluated_run(const std::string& replay, const std::string& db) {
@@ -78,7 +78,8 @@ TEST_CASE("export, compare and gate work on real CPU runs, across databases") {
 
   // export: KernelBench's layout, JSON lines, CSV.
   {
-    const auto kb = run_cli({"export", "1", "--db", db, "--format", "kernelbench", "--output", tmp / "eval_results.json"});
+    const auto kb =
+        run_cli({"export", "1", "--db", db, "--format", "kernelbench", "--output", tmp / "eval_results.json"});
     REQUIRE_MESSAGE(kb.exit_code == 0, kb.err);
     const auto eval_results = nlohmann::json::parse(read(tmp / "eval_results.json"));
     CHECK(eval_results.size() == 3);
@@ -113,8 +114,9 @@ TEST_CASE("export, compare and gate work on real CPU runs, across databases") {
     CHECK(flipped == 1);
     const auto table = run_cli({"compare", "1", other + ":1", "--db", db});
     REQUIRE_MESSAGE(table.exit_code == 0, table.err);
-    CHECK(table.out.find("problem 2 ReluSquare (level 1) sample 0: correct -> incorrect (correct -> output_mismatch)") !=
-          std::string::npos);
+    CHECK(
+        table.out.find("problem 2 ReluSquare (level 1) sample 0: correct -> incorrect (correct -> output_mismatch)") !=
+        std::string::npos);
 
     const auto equal = json_of(run_cli({"compare", "1", "2", "--db", db, "--json"}));
     CHECK(metric(equal["total"], "correct_rate")["delta"] == 0.0);
@@ -129,7 +131,8 @@ TEST_CASE("export, compare and gate work on real CPU runs, across databases") {
                                tmp / "gate.json", "--junit", tmp / "gate.xml"});
     CHECK_MESSAGE(lost.exit_code == 3, (lost.out + lost.err));
     CHECK(lost.out.find("gate FAILED: 1 of 3 rules") != std::string::npos);
-    CHECK(lost.out.find("1 became incorrect: problem 2 ReluSquare sample 0 (correct -> output_mismatch)") != std::string::npos);
+    CHECK(lost.out.find("1 became incorrect: problem 2 ReluSquare sample 0 (correct -> output_mismatch)") !=
+          std::string::npos);
     const auto summary = nlohmann::json::parse(read(tmp / "gate.json"));
     CHECK(summary["passed"] == false);
     CHECK(summary["new_incorrect"][0]["problem_id"] == 2);
@@ -137,7 +140,8 @@ TEST_CASE("export, compare and gate work on real CPU runs, across databases") {
     CHECK(junit.find("failures=\"1\"") != std::string::npos);
     CHECK(junit.find("<failure message=\"1 became incorrect") != std::string::npos);
 
-    const auto exported = run_cli({"export", "1", "--db", db, "--format", "summary", "--output", tmp / "baseline.json"});
+    const auto exported =
+        run_cli({"export", "1", "--db", db, "--format", "summary", "--output", tmp / "baseline.json"});
     REQUIRE_MESSAGE(exported.exit_code == 0, exported.err);
     const auto equal = run_cli({"gate", "--baseline", tmp / "baseline.json", "--candidate", "2", "--db", db});
     CHECK_MESSAGE(equal.exit_code == 0, (equal.out + equal.err));
@@ -146,7 +150,8 @@ TEST_CASE("export, compare and gate work on real CPU runs, across databases") {
     CHECK(lost_again.exit_code == 3);
 
     write(tmp / "allow.toml", "[flips]\nallowed = [2]\n");
-    const auto allowed = run_cli({"gate", "--baseline", "1", "--candidate", other + ":1", "--db", db, "--rules", tmp / "allow.toml"});
+    const auto allowed =
+        run_cli({"gate", "--baseline", "1", "--candidate", other + ":1", "--db", db, "--rules", tmp / "allow.toml"});
     CHECK_MESSAGE(allowed.exit_code == 0, (allowed.out + allowed.err));
   }
 }
@@ -164,39 +169,47 @@ TEST_CASE("bad input: runs that do not exist, runs of different suites, bad rule
   }
   check_one_error_line(run_cli({"export", "7", "--db", db, "--format", "csv"}), "no run 7 in " + db);
   check_one_error_line(run_cli({"compare", "1", "7", "--db", db}), "no run 7 in " + db);
-  check_one_error_line(run_cli({"compare", "1", tmp / "absent.db:1", "--db", db}), "no database at " + (tmp / "absent.db"));
+  check_one_error_line(run_cli({"compare", "1", tmp / "absent.db:1", "--db", db}),
+                       "no database at " + (tmp / "absent.db"));
   check_one_error_line(run_cli({"compare", "1", "not-a-run", "--db", db}), "'not-a-run' is not a run");
   check_one_error_line(run_cli({"compare", "1", tmp / "absent.json", "--db", db}),
                        "'" + (tmp / "absent.json") + "' is not a run, and no such file exists");
-  check_one_error_line(run_cli({"compare", "1", tmp / "replay", "--db", db}), "'" + (tmp / "replay") + "' is a folder, not a run");
+  check_one_error_line(run_cli({"compare", "1", tmp / "replay", "--db", db}),
+                       "'" + (tmp / "replay") + "' is a folder, not a run");
   // Options that do not go together are refused rather than one of them ignored.
-  check_one_error_line(run_cli({"report", "1", "--db", db, "--json", "--html", tmp / "r.html"}), "--json excludes --html");
+  check_one_error_line(run_cli({"report", "1", "--db", db, "--json", "--html", tmp / "r.html"}),
+                       "--json excludes --html");
   check_one_error_line(run_cli({"export", "1", "--db", db, "--format", "csv", "--level", "1"}),
                        "--level goes with --format kernelbench only");
   check_one_error_line(run_cli({"-v", "-q", "report", "1", "--db", db}), "--verbose excludes --quiet");
   check_one_error_line(run_cli({"export", "1", "--db", db, "--format", "csv", "--output", ""}),
                        "cannot write an output file with an empty name");
   CHECK_FALSE(fs::exists(".tmp"));
-  check_one_error_line(run_cli({"compare", "1", "2", "--db", db}),
-                       "run 1 is of suite kernelbench-l1 and run 2 of suite kernelbench-l2: only runs of one suite compare");
+  check_one_error_line(
+      run_cli({"compare", "1", "2", "--db", db}),
+      "run 1 is of suite kernelbench-l1 and run 2 of suite kernelbench-l2: only runs of one suite compare");
   const auto out = tmp / "out.csv";
   write(out, "kept");
   check_one_error_line(run_cli({"export", "7", "--db", db, "--format", "csv", "--output", out}), "no run 7");
   CHECK(read(out) == "kept");
 
   write(tmp / "rules.toml", "[[rule]]\nmetric = \"correct_rate\"\nmax_drop = \"lots\"\n");
-  check_one_error_line(run_cli({"gate", "--baseline", "1", "--candidate", "1", "--db", db, "--rules", tmp / "rules.toml"}),
-                       tmp / "rules.toml:3:12: 'max_drop' must be a number or \"noise\"");
-  check_one_error_line(run_cli({"gate", "--baseline", "1", "--candidate", "1", "--db", db, "--rules", tmp / "absent.toml"}),
-                       "cannot read rules file " + (tmp / "absent.toml"));
+  check_one_error_line(
+      run_cli({"gate", "--baseline", "1", "--candidate", "1", "--db", db, "--rules", tmp / "rules.toml"}),
+      tmp / "rules.toml:3:12: 'max_drop' must be a number or \"noise\"");
+  check_one_error_line(
+      run_cli({"gate", "--baseline", "1", "--candidate", "1", "--db", db, "--rules", tmp / "absent.toml"}),
+      "cannot read rules file " + (tmp / "absent.toml"));
   const auto exported = run_cli({"export", "1", "--db", db, "--format", "summary", "--output", tmp / "baseline.json"});
   REQUIRE_MESSAGE(exported.exit_code == 0, exported.err);
   auto summary = nlohmann::json::parse(read(tmp / "baseline.json"));
   summary["version"] = 99;
   write(tmp / "baseline.json", summary.dump());
-  check_one_error_line(run_cli({"gate", "--baseline", tmp / "baseline.json", "--candidate", "1", "--db", db}),
-                       (tmp / "baseline.json") + " was written by a newer dicebench (run summary format 99, this build reads up to 2)");
-  check_one_error_line(run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db}), "only runs of one suite compare");
+  check_one_error_line(
+      run_cli({"gate", "--baseline", tmp / "baseline.json", "--candidate", "1", "--db", db}),
+      (tmp / "baseline.json") + " was written by a newer dicebench (run summary format 99, this build reads up to 2)");
+  check_one_error_line(run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db}),
+                       "only runs of one suite compare");
 
   // Runs of one level cannot make one table by level (test_whole_benchmark puts levels together).
   check_one_error_line(run_cli({"report", "1", "1", "--db", db}), "runs 1 and 1 are both of level 1");

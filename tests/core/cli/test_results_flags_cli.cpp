@@ -77,7 +77,8 @@ TEST_CASE("report counts flags, leaves samples below the memory floor out of fas
   CHECK(excluded["total"]["correct_rate"] == 0.75);
   const auto said = run_cli({"report", "1", "--db", db, "--exclude-degenerate"});
   REQUIRE_MESSAGE(said.exit_code == 0, said.err);
-  CHECK(said.out.find("fast_p and geomean leave out the 1 degenerate problem (--exclude-degenerate)\n") != std::string::npos);
+  CHECK(said.out.find("fast_p and geomean leave out the 1 degenerate problem (--exclude-degenerate)\n") !=
+        std::string::npos);
 
   const auto html = run_cli({"report", "1", "--db", db, "--exclude-degenerate", "--html", dir.file("r.html")});
   REQUIRE_MESSAGE(html.exit_code == 0, html.err);
@@ -113,18 +114,21 @@ TEST_CASE("compare: a change within --min-change is not listed, borderline flips
                 {{1, 0, Verdict::correct, 1.0 / 99.88, 0.0005},
                  {2, 0, Verdict::correct, 2.0, 0.05, 0.95, {{EvaluationFlag::borderline, "margin 0.95"}}}},
                 level_problems(2));
-    planned_run(store,
-                {{1, 0, Verdict::correct, 1.0 / 99.67, 0.0005},
-                 {2, 0, Verdict::output_mismatch, std::nullopt, 0.05, 1.05, {{EvaluationFlag::borderline, "margin 1.05"}}}},
-                level_problems(2));
+    planned_run(
+        store,
+        {{1, 0, Verdict::correct, 1.0 / 99.67, 0.0005},
+         {2, 0, Verdict::output_mismatch, std::nullopt, 0.05, 1.05, {{EvaluationFlag::borderline, "margin 1.05"}}}},
+        level_problems(2));
   }
   const auto table = run_cli({"compare", "1", "2", "--db", db});
   REQUIRE_MESSAGE(table.exit_code == 0, table.err);
   CHECK(table.out.find("problem 1 P1") == std::string::npos);
   CHECK(table.out.find("flipped (0; ") != std::string::npos);
   CHECK(table.out.find("borderline flips (1; ") != std::string::npos);
-  CHECK(table.out.find("problem 2 P2 (level 1) sample 0: correct -> incorrect (correct -> output_mismatch), margin 0.95 -> 1.05") !=
-        std::string::npos);
+  CHECK(
+      table.out.find(
+          "problem 2 P2 (level 1) sample 0: correct -> incorrect (correct -> output_mismatch), margin 0.95 -> 1.05") !=
+      std::string::npos);
 
   const auto any = json_of(run_cli({"compare", "1", "2", "--db", db, "--json", "--min-change", "0"}));
   CHECK(any["min_change"] == 0.0);
@@ -152,25 +156,31 @@ TEST_CASE("gate: a borderline sample that became incorrect is noise unless the r
     results::Store store = results::testing::open_store(db);
     planned_run(store,
                 {{1, 0, Verdict::correct, 2.0, 0.05, 0.95, {{EvaluationFlag::borderline, "margin 0.95"}}},
-                 {2, 0, Verdict::correct, 2.0}, {3, 0, Verdict::correct, 2.0}},
+                 {2, 0, Verdict::correct, 2.0},
+                 {3, 0, Verdict::correct, 2.0}},
                 level_problems(3));
-    planned_run(store,
-                {{1, 0, Verdict::output_mismatch, std::nullopt, 0.05, 1.05, {{EvaluationFlag::borderline, "margin 1.05"}}},
-                 {2, 0, Verdict::correct, 2.0}, {3, 0, Verdict::correct, 2.0}},
-                level_problems(3));
+    planned_run(
+        store,
+        {{1, 0, Verdict::output_mismatch, std::nullopt, 0.05, 1.05, {{EvaluationFlag::borderline, "margin 1.05"}}},
+         {2, 0, Verdict::correct, 2.0},
+         {3, 0, Verdict::correct, 2.0}},
+        level_problems(3));
   }
-  const auto noise = run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db, "--json", dir.file("gate.json")});
+  const auto noise =
+      run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db, "--json", dir.file("gate.json")});
   CHECK_MESSAGE(noise.exit_code == 0, (noise.out + noise.err));
   CHECK(noise.out.find("1 borderline became incorrect, counted as noise: problem 1 P1 sample 0") != std::string::npos);
   CHECK(nlohmann::json::parse(read(dir.file("gate.json")))["borderline_noise"][0]["problem_id"] == 1);
 
   dicebench::test::write(dir.file("strict.toml"), "[flips]\nborderline = \"fail\"\n");
-  const auto strict = run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db, "--rules", dir.file("strict.toml")});
+  const auto strict =
+      run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db, "--rules", dir.file("strict.toml")});
   CHECK_MESSAGE(strict.exit_code == 3, (strict.out + strict.err));
   CHECK(strict.out.find("1 became incorrect: problem 1 P1 sample 0 (correct -> output_mismatch)") != std::string::npos);
 
   // The baseline's flags survive a summary file.
-  const auto exported = run_cli({"export", "1", "--db", db, "--format", "summary", "--output", dir.file("baseline.json")});
+  const auto exported =
+      run_cli({"export", "1", "--db", db, "--format", "summary", "--output", dir.file("baseline.json")});
   REQUIRE_MESSAGE(exported.exit_code == 0, exported.err);
   CHECK(run_cli({"gate", "--baseline", dir.file("baseline.json"), "--candidate", "2", "--db", db}).exit_code == 0);
   CHECK(run_cli({"gate", "--baseline", dir.file("baseline.json"), "--candidate", "2", "--db", db, "--rules",
@@ -178,8 +188,9 @@ TEST_CASE("gate: a borderline sample that became incorrect is noise unless the r
             .exit_code == 3);
 
   dicebench::test::write(dir.file("bad.toml"), "[flips]\nborderline = \"sometimes\"\n");
-  check_one_error_line(run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db, "--rules", dir.file("bad.toml")}),
-                       dir.file("bad.toml") + ":2:14: 'borderline' must be \"noise\" or \"fail\"");
+  check_one_error_line(
+      run_cli({"gate", "--baseline", "1", "--candidate", "2", "--db", db, "--rules", dir.file("bad.toml")}),
+      dir.file("bad.toml") + ":2:14: 'borderline' must be \"noise\" or \"fail\"");
 }
 
 TEST_CASE("export --format kernelbench: compiled false for a failure while loading and for a missing ModelNew") {
@@ -188,15 +199,40 @@ TEST_CASE("export --format kernelbench: compiled false for a failure while loadi
   {
     results::Store store = results::testing::open_store(db);
     planned_run(store,
-                {{1, 0, Verdict::runtime_error, std::nullopt, 0.05, std::nullopt, {}, R"({"failed_stage":"load"})", false,
+                {{1,
+                  0,
+                  Verdict::runtime_error,
+                  std::nullopt,
+                  0.05,
+                  std::nullopt,
+                  {},
+                  R"({"failed_stage":"load"})",
+                  false,
                   "RuntimeError: boom at import"},
-                 {2, 0, Verdict::runtime_error, std::nullopt, 0.05, std::nullopt, {}, "", true,
+                 {2,
+                  0,
+                  Verdict::runtime_error,
+                  std::nullopt,
+                  0.05,
+                  std::nullopt,
+                  {},
+                  "",
+                  true,
                   "dicebench_harness.loading.ProgramError: the candidate defines no class ModelNew"},
-                 {3, 0, Verdict::runtime_error, std::nullopt, 0.05, std::nullopt, {}, R"({"failed_stage":"init"})", true,
+                 {3,
+                  0,
+                  Verdict::runtime_error,
+                  std::nullopt,
+                  0.05,
+                  std::nullopt,
+                  {},
+                  R"({"failed_stage":"init"})",
+                  true,
                   "RuntimeError: CUDA error"}},
                 level_problems(3));
   }
-  const auto r = run_cli({"export", "1", "--db", db, "--format", "kernelbench", "--output", dir.file("eval_results.json")});
+  const auto r =
+      run_cli({"export", "1", "--db", db, "--format", "kernelbench", "--output", dir.file("eval_results.json")});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   const auto json = nlohmann::json::parse(read(dir.file("eval_results.json")));
   CHECK(json["1"][0]["compiled"] == false);

@@ -39,7 +39,8 @@ nlohmann::json json_of(const test::CliResult& r) {
 // "level problem/sample verdict" of every sample of a run.
 std::vector<std::string> verdicts(const std::string& db, int run) {
   auto rows = results::run_query(db, fmt::format("select level, problem_id, sample_index, verdict from sample_results "
-                                                 "where run = {} order by level, problem_id, sample_index", run));
+                                                 "where run = {} order by level, problem_id, sample_index",
+                                                 run));
   REQUIRE(rows.ok());
   std::vector<std::string> out;
   for (const auto& row : rows->rows)
@@ -58,8 +59,8 @@ bool has_row(const std::string& text, const std::string& name) {
 }
 
 std::vector<std::string> whole_args(const std::string& db) {
-  return {"run", "--model", kQuickstart, "--suite", "kernelbench", "--kernelbench-root", kKernelBench, "--device", "cpu",
-          "--db", db, "--set", "eval.timing_budget_s=1"};
+  return {"run",      "--model", kQuickstart, "--suite", "kernelbench", "--kernelbench-root",    kKernelBench,
+          "--device", "cpu",     "--db",      db,        "--set",       "eval.timing_budget_s=1"};
 }
 
 }  // namespace
@@ -72,9 +73,9 @@ TEST_CASE("the whole benchmark in one run, with per-level rows and a total in ev
 
   // Problem 1 of each level is a problem of its own; every sample carries its level.
   CHECK(verdicts(db, 1) == std::vector<std::string>{"1 1/0 correct", "1 1/1 output_mismatch", "1 2/0 correct",
-                                                     "1 2/1 output_mismatch", "1 10/0 shape_mismatch",
-                                                     "1 10/1 extraction_failed", "2 1/0 correct", "2 1/1 output_mismatch",
-                                                     "3 1/0 correct", "3 1/1 runtime_error"});
+                                                    "1 2/1 output_mismatch", "1 10/0 shape_mismatch",
+                                                    "1 10/1 extraction_failed", "2 1/0 correct",
+                                                    "2 1/1 output_mismatch", "3 1/0 correct", "3 1/1 runtime_error"});
   CHECK(scalar(db, "select group_concat(level || ':' || name, ' ') from problems where run = 1 and problem_id = 1") ==
         "1:Add 2:MatmulRelu 3:TinyMLP");
   CHECK(scalar(db, "select json_extract(config, '$.samples.\"3/1\"') from runs where id = 1") == "2");
@@ -105,10 +106,12 @@ TEST_CASE("the whole benchmark in one run, with per-level rows and a total in ev
     // Its rows: level, problems, samples, pending, compiled, correct, as the database counts them.
     std::vector<std::string> expected;
     for (const char* where : {"level = 1", "level = 2", "level = 3", "1"})
-      expected.push_back(scalar(db, fmt::format("select iif(count(distinct level) > 1, 'total', min(level)) || ' ' || "
-                                                "count(distinct level || '/' || problem_id) || ' ' || count(*) || ' ' || "
-                                                "count(*) filter (where verdict is null) || ' ' || sum(compiled) || ' ' || "
-                                                "sum(correct) from sample_results where run = 1 and {}", where)));
+      expected.push_back(
+          scalar(db, fmt::format("select iif(count(distinct level) > 1, 'total', min(level)) || ' ' || "
+                                 "count(distinct level || '/' || problem_id) || ' ' || count(*) || ' ' || "
+                                 "count(*) filter (where verdict is null) || ' ' || sum(compiled) || ' ' || "
+                                 "sum(correct) from sample_results where run = 1 and {}",
+                                 where)));
     CHECK(expected.back() == "total 5 10 0 9 4");
     std::istringstream lines(show.out);
     std::vector<std::string> level_rows;
@@ -133,8 +136,9 @@ TEST_CASE("the whole benchmark in one run, with per-level rows and a total in ev
     CHECK(summary["report"]["total"]["samples"] == 10);
     CHECK(summary["problems"].size() == 5);
 
-    check_one_error_line(run_cli({"export", "1", "--db", db, "--format", "kernelbench"}),
-                         "run 1 covers 3 levels (1, 2, 3); KernelBench's eval_results.json holds one level: pass --level");
+    check_one_error_line(
+        run_cli({"export", "1", "--db", db, "--format", "kernelbench"}),
+        "run 1 covers 3 levels (1, 2, 3); KernelBench's eval_results.json holds one level: pass --level");
     check_one_error_line(run_cli({"export", "1", "--db", db, "--format", "kernelbench", "--level", "4"}),
                          "run 1 has no level 4 (it covers level 1, 2, 3)");
     const auto level2 = json_of(run_cli({"export", "1", "--db", db, "--format", "kernelbench", "--level", "2"}));
@@ -171,8 +175,8 @@ TEST_CASE("the whole benchmark in one run, with per-level rows and a total in ev
     for (const auto& rule : gate_json["rules"]) names.push_back(rule["name"]);
     CHECK(gate_json["passed"] == true);
     CHECK(names == std::vector<std::string>{"correct_rate level 1", "fast_1 level 1", "correct_rate level 2",
-                                             "fast_1 level 2", "correct_rate level 3", "fast_1 level 3", "correct_rate",
-                                             "fast_1", "no correct problem becomes incorrect"});
+                                            "fast_1 level 2", "correct_rate level 3", "fast_1 level 3", "correct_rate",
+                                            "fast_1", "no correct problem becomes incorrect"});
   }
 }
 
@@ -185,8 +189,9 @@ TEST_CASE("LEVEL/IDS selections, their errors, and a resumed run over several le
     out.insert(out.end(), more.begin(), more.end());
     return out;
   };
-  check_one_error_line(run_cli(with({"--problems", "1/1,5"})),
-                       "kernelbench covers levels 1, 2, 3: name its problems as LEVEL/IDS, e.g. 1/5 (plain id 5 names no level)");
+  check_one_error_line(
+      run_cli(with({"--problems", "1/1,5"})),
+      "kernelbench covers levels 1, 2, 3: name its problems as LEVEL/IDS, e.g. 1/5 (plain id 5 names no level)");
   check_one_error_line(run_cli(with({"--problems", "1/1,2/7"})),
                        "kernelbench has no problem 2/7 (it has level 1 1-2,10, level 2 1, level 3 1)");
   check_one_error_line(run_cli(with({"--problems", "9/1"})), "kernelbench has no problem 9/1");
@@ -201,19 +206,21 @@ TEST_CASE("LEVEL/IDS selections, their errors, and a resumed run over several le
   fs::create_directories(root);
   for (const char* folder : {"level1", "level2", "level3", "prompts"})
     fs::copy(kKernelBench + "/" + folder, root / folder, fs::copy_options::recursive);
-  test::write(root / "level4/1_Scale.py", "import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
-                                          "        return 2 * x\n\ndef get_inputs():\n    return [torch.randn(4)]\n\n"
-                                          "def get_init_inputs():\n    return []\n");
+  test::write(root / "level4/1_Scale.py",
+              "import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+              "        return 2 * x\n\ndef get_inputs():\n    return [torch.randn(4)]\n\n"
+              "def get_init_inputs():\n    return []\n");
   fs::copy(std::string(DICEBENCH_TEST_DATA_DIR) + "/replay/quickstart", tmp / "replay4");
   test::write(tmp / "replay4/level_4_problem_1_sample_0_kernel.py",
               "import torch\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x + x\n");
-  const auto four = run_cli({"run", "--model", "replay:" + (tmp / "replay4"), "--suite", "kernelbench", "--kernelbench-root",
-                             root.string(), "--generate-only", "--db", tmp / "four.db"});
+  const auto four = run_cli({"run", "--model", "replay:" + (tmp / "replay4"), "--suite", "kernelbench",
+                             "--kernelbench-root", root.string(), "--generate-only", "--db", tmp / "four.db"});
   REQUIRE_MESSAGE(four.exit_code == 0, four.err);
   CHECK(scalar(tmp / "four.db", "select json_extract(config, '$.suite.levels') from runs") == "[1,2,3,4]");
   CHECK(scalar(tmp / "four.db", "select json_extract(config, '$.suite.problems') from runs") == "6");
-  CHECK(scalar(tmp / "four.db", "select group_concat(level || '/' || problem_id || '/' || sample_index) from samples "
-                                "where level = 4") == "4/1/0");
+  CHECK(scalar(tmp / "four.db",
+               "select group_concat(level || '/' || problem_id || '/' || sample_index) from samples "
+               "where level = 4") == "4/1/0");
   fs::remove_all(root / "level3");
   check_one_error_line(run_cli({"run", "--model", kQuickstart, "--suite", "kernelbench", "--kernelbench-root",
                                 root.string(), "--generate-only", "--db", tmp / "four.db"}),
@@ -222,7 +229,8 @@ TEST_CASE("LEVEL/IDS selections, their errors, and a resumed run over several le
   // Stored without evaluation, then resumed: the stored LEVEL/IDS selection is read back.
   const auto generated = run_cli(with({"--problems", "1/2,2/1,3/1", "--samples", "1", "--generate-only"}));
   REQUIRE_MESSAGE(generated.exit_code == 0, generated.err);
-  CHECK(scalar(db, "select group_concat(level || '/' || problem_id, ',') from problems where run = 1") == "1/2,2/1,3/1");
+  CHECK(scalar(db, "select group_concat(level || '/' || problem_id, ',') from problems where run = 1") ==
+        "1/2,2/1,3/1");
   CHECK(verdicts(db, 1) == std::vector<std::string>{"1 2/0 pending", "2 1/0 pending", "3 1/0 pending"});
   const auto resumed = run_cli({"run", "--resume", "1", "--db", db});
   REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
@@ -238,8 +246,10 @@ TEST_CASE("LEVEL/IDS selections, their errors, and a resumed run over several le
   {
     auto store = results::Store::open(db);
     REQUIRE(store.ok());
-    REQUIRE(store->database().exec("UPDATE runs SET config = json_set(config, '$.samples', json('{\"2\": 1}')) WHERE id = 2",
-                                   "old format").ok());
+    REQUIRE(store->database()
+                .exec("UPDATE runs SET config = json_set(config, '$.samples', json('{\"2\": 1}')) WHERE id = 2",
+                      "old format")
+                .ok());
   }
   const auto old = run_cli({"run", "--resume", "2", "--db", db});
   REQUIRE_MESSAGE(old.exit_code == 0, old.err);
@@ -256,7 +266,8 @@ TEST_CASE("report puts single-level runs of one model together as one table by l
   }
   const auto table = run_cli({"report", "1", "2", "3", "--db", db});
   REQUIRE_MESSAGE(table.exit_code == 0, table.err);
-  CHECK(table.out.rfind("runs 1, 2, 3  model " + kQuickstart + "  suite kernelbench-l1+kernelbench-l2+kernelbench-l3", 0) == 0);
+  CHECK(table.out.rfind("runs 1, 2, 3  model " + kQuickstart + "  suite kernelbench-l1+kernelbench-l2+kernelbench-l3",
+                        0) == 0);
   for (const char* row : {"1", "2", "3", "total"}) CHECK_MESSAGE(has_row(table.out, row), table.out);
 
   const auto report = json_of(run_cli({"report", "3", "1", "--db", db, "--json"}));
@@ -286,10 +297,11 @@ TEST_CASE("report puts single-level runs of one model together as one table by l
   const auto other = run_cli({"run", "--model", other_model, "--suite", "kernelbench-l2", "--kernelbench-root",
                               kKernelBench, "--generate-only", "--db", db});
   REQUIRE_MESSAGE(other.exit_code == 0, other.err);
-  check_one_error_line(run_cli({"report", "1", "4", "--db", db}),
-                       "run 1 is of model " + kQuickstart + " and run 4 of model " + other_model + ": only runs of one model");
-  const auto whole = run_cli({"run", "--model", kQuickstart, "--suite", "kernelbench", "--kernelbench-root", kKernelBench,
-                              "--generate-only", "--db", db});
+  check_one_error_line(
+      run_cli({"report", "1", "4", "--db", db}),
+      "run 1 is of model " + kQuickstart + " and run 4 of model " + other_model + ": only runs of one model");
+  const auto whole = run_cli({"run", "--model", kQuickstart, "--suite", "kernelbench", "--kernelbench-root",
+                              kKernelBench, "--generate-only", "--db", db});
   REQUIRE_MESSAGE(whole.exit_code == 0, whole.err);
   check_one_error_line(run_cli({"report", "2", "5", "--db", db, "--html", tmp / "bad.html"}),
                        "run 5 covers 3 levels: only single-level runs make one table by level");

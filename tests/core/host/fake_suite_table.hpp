@@ -1,6 +1,7 @@
 // A suite plugin's C table built in-process for the SuiteSession tests: the calls every table needs
 // (two problems, 1/1 and 1/2, named "P"), and a session opened on a table, as the host opens a
-// loaded plugin's (try_open_session: the opening's error, for tests of a refused table). Each test adds the calls it is about (extract, review, ...).
+// loaded plugin's (try_open_session: the opening's error, for tests of a refused table). Each test adds the calls it is
+// about (extract, review, ...).
 #pragma once
 
 #include "core/host/host_services.hpp"

@@ -50,7 +50,8 @@ TEST_CASE("unknown top-level settings are refused with a hint") {
   auto config = Config::from_toml_string("modle = \"dice-8b\"\n", "run.toml");
   REQUIRE_FALSE(config.ok());
   CHECK(config.error().message ==
-        "run.toml:1:1: unknown setting 'modle' (did you mean 'model'?); plugin settings go in a section such as [kernelbench]");
+        "run.toml:1:1: unknown setting 'modle' (did you mean 'model'?); plugin settings go in a section such as "
+        "[kernelbench]");
 }
 
 TEST_CASE("a missing config file is an error naming it") {

@@ -63,8 +63,10 @@ TEST_CASE("eval.tolerance is a tolerance mode, by its name or its old one, and t
     config.set("eval.tolerance", bad);
     auto refused = host::evaluation_settings(config);
     REQUIRE_FALSE(refused.ok());
-    CHECK(refused.error().message == std::string("eval.tolerance must be per_dtype or uniform (or the old names: kernelbench for "
-                                                 "per_dtype, compat for uniform), not '") + bad + "'");
+    CHECK(refused.error().message ==
+          std::string("eval.tolerance must be per_dtype or uniform (or the old names: kernelbench for "
+                      "per_dtype, compat for uniform), not '") +
+              bad + "'");
   }
 }
 
@@ -83,9 +85,12 @@ TEST_CASE("timing settings: the spread timing stops at, warm calls and the batch
   CHECK(s->target_rel_ci == 0.05);
   CHECK_FALSE(s->warm_calls);
   CHECK(s->batch_bytes == int64_t{512} << 20);
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"eval.timing_spread", "0"}, {"eval.timing_spread", "1.5"}, {"eval.timing_spread", "2%"},
-           {"eval.warm_calls", "yes"}, {"eval.timing_batch", "lots"}, {"eval.timing_batch", "0"}}) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{{"eval.timing_spread", "0"},
+                                                                                   {"eval.timing_spread", "1.5"},
+                                                                                   {"eval.timing_spread", "2%"},
+                                                                                   {"eval.warm_calls", "yes"},
+                                                                                   {"eval.timing_batch", "lots"},
+                                                                                   {"eval.timing_batch", "0"}}) {
     host::Config bad;
     bad.set(key, value);
     auto refused = host::evaluation_settings(bad);

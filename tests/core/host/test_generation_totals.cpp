@@ -23,7 +23,8 @@ TEST_CASE("generation totals: tokens, tokens per second over generated samples, 
   CHECK(totals.failed == 1);
   const std::string summary = totals.summary(2.0);
   CHECK_MESSAGE(summary.find("tokens: 20 prompt, 150 completion; 50.0 completion tokens/s generated (100 in 2.0 s)") !=
-                    std::string::npos, summary);
+                    std::string::npos,
+                summary);
   CHECK(summary.find("request cache: 1 answer(s)") != std::string::npos);
   CHECK(summary.find("failed requests: 1") != std::string::npos);
 

@@ -8,12 +8,12 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <unistd.h>
 
 using namespace dicebench::host;
 namespace fs = std::filesystem;
@@ -22,7 +22,9 @@ namespace {
 
 const std::string kPlugins = DICEBENCH_TEST_PLUGINS;
 
-std::string plugin(const std::string& folder, const std::string& file) { return kPlugins + "/" + folder + "/lib" + file + ".so"; }
+std::string plugin(const std::string& folder, const std::string& file) {
+  return kPlugins + "/" + folder + "/lib" + file + ".so";
+}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -48,8 +50,9 @@ TEST_CASE("wrong ABI major is refused, naming the file and both versions") {
   const std::string path = plugin("wrong_abi", "dicebench-model-wrongabi");
   auto loaded = load_plugin_library(path);
   REQUIRE_FALSE(loaded.ok());
-  CHECK(loaded.error().message == path + " was built for plugin ABI 99.0, but this dicebench speaks ABI " + std::to_string(DICEBENCH_ABI_MAJOR) +
-                                      "." + std::to_string(DICEBENCH_ABI_MINOR) + "; rebuild the plugin against this SDK");
+  CHECK(loaded.error().message == path + " was built for plugin ABI 99.0, but this dicebench speaks ABI " +
+                                      std::to_string(DICEBENCH_ABI_MAJOR) + "." + std::to_string(DICEBENCH_ABI_MINOR) +
+                                      "; rebuild the plugin against this SDK");
 }
 
 TEST_CASE("a library without the entry symbol is not a plugin") {
@@ -63,7 +66,8 @@ TEST_CASE("a plugin whose kind disagrees with its file name is refused") {
   const std::string path = plugin("wrong_kind", "dicebench-model-wrongkind");
   auto loaded = load_plugin_library(path);
   REQUIRE_FALSE(loaded.ok());
-  CHECK(loaded.error().message == path + ": wrong kind: the library declares a suite plugin but its file name says model");
+  CHECK(loaded.error().message ==
+        path + ": wrong kind: the library declares a suite plugin but its file name says model");
 }
 
 TEST_CASE("unresolved symbols fail at load with the loader's text") {
@@ -132,7 +136,8 @@ TEST_CASE("listing uses the manifest and never loads the library") {
   const fs::path dir = fresh_dir("listing");
   const fs::path library = dir / "libdicebench-model-heavy.so";
   { std::ofstream(library, std::ios::binary) << std::string(4096, 'x'); }
-  const auto mtime = std::chrono::duration_cast<std::chrono::nanoseconds>(fs::last_write_time(library).time_since_epoch()).count();
+  const auto mtime =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(fs::last_write_time(library).time_since_epoch()).count();
   {
     std::ofstream manifest(manifest_path_for(library.string()));
     manifest << R"({"abi_major":1,"abi_minor":0,"kind":"model","name":"heavy","version":"1","build_id":"x",)"
@@ -155,7 +160,8 @@ TEST_CASE("the in-tree plugins provide the KernelBench and dice-infill suites an
   std::vector<std::string> suites, models;
   for (const auto& e : registry.entries(DICEBENCH_KIND_SUITE)) suites.push_back(e.name);
   for (const auto& e : registry.entries(DICEBENCH_KIND_MODEL)) models.push_back(e.name);
-  CHECK(suites == std::vector<std::string>{"dice-infill", "kernelbench", "kernelbench-l1", "kernelbench-l2", "kernelbench-l3", "kernelbench-l4"});
+  CHECK(suites == std::vector<std::string>{"dice-infill", "kernelbench", "kernelbench-l1", "kernelbench-l2",
+                                           "kernelbench-l3", "kernelbench-l4"});
   CHECK(std::find(models.begin(), models.end(), "replay:") != models.end());
   auto replay = registry.resolve(DICEBENCH_KIND_MODEL, "replay:/some/folder");
   REQUIRE(replay.ok());
@@ -172,8 +178,8 @@ TEST_CASE("a suite plugin's declared options load with it") {
   auto loaded = load_plugin_library(plugin("suite_options", "dicebench-suite-testopts"));
   REQUIRE_MESSAGE(loaded.ok(), (loaded.ok() ? "" : loaded.error().message));
   CHECK(loaded->info.abi_minor == DICEBENCH_ABI_MINOR);
-  CHECK(loaded->info.options ==
-        std::vector<DeclaredOption>{{"test-greeting", "testopts.greeting", "TEXT", "A greeting the suite reports in its settings"}});
+  CHECK(loaded->info.options == std::vector<DeclaredOption>{{"test-greeting", "testopts.greeting", "TEXT",
+                                                             "A greeting the suite reports in its settings"}});
 }
 
 TEST_CASE("an ABI 1.1 descriptor loads and declares no options, whatever lies past its size") {
@@ -190,10 +196,13 @@ TEST_CASE("declared options that break a rule are refused at load, naming the fi
   const std::string twice = plugin("flag_twice", "dicebench-suite-testtwice");
   const std::string model = plugin("model_options", "dicebench-model-modeloptions");
   const std::pair<std::string, std::string> cases[] = {
-      {bad_flag, bad_flag + ": plugin 'testbadflag' declares the flag 'Test_Greeting'; a flag is a lowercase letter followed by "
-                            "lowercase letters, digits and '-' (\"kernelbench-root\" for --kernelbench-root)"},
-      {foreign, foreign + ": plugin 'testforeign' maps --test-device to the setting 'eval.device', which is not in its own section "
-                          "(testforeign.KEY)"},
+      {bad_flag,
+       bad_flag + ": plugin 'testbadflag' declares the flag 'Test_Greeting'; a flag is a lowercase letter followed by "
+                  "lowercase letters, digits and '-' (\"kernelbench-root\" for --kernelbench-root)"},
+      {foreign,
+       foreign +
+           ": plugin 'testforeign' maps --test-device to the setting 'eval.device', which is not in its own section "
+           "(testforeign.KEY)"},
       {twice, twice + ": plugin 'testtwice' declares --test-greeting twice"},
       {model, model + ": plugin 'model-options' declares command-line options, which only suite plugins may"},
   };
@@ -209,7 +218,8 @@ TEST_CASE("declared options that break a rule are refused at load, naming the fi
   CHECK(contains(registry.problems()[0], "not in its own section"));
 }
 
-TEST_CASE("a manifest carries the declared options, and one without them reads as none before ABI 1.2 and as stale after") {
+TEST_CASE(
+    "a manifest carries the declared options, and one without them reads as none before ABI 1.2 and as stale after") {
   const fs::path dir = fresh_dir("manifest-options");
   const fs::path library = dir / "libdicebench-suite-testopts.so";
   fs::copy_file(plugin("suite_options", "dicebench-suite-testopts"), library);
@@ -217,8 +227,8 @@ TEST_CASE("a manifest carries the declared options, and one without them reads a
   auto read = read_manifest(library.string());
   REQUIRE(read.ok());
   REQUIRE(read->has_value());
-  CHECK((*read)->options ==
-        std::vector<DeclaredOption>{{"test-greeting", "testopts.greeting", "TEXT", "A greeting the suite reports in its settings"}});
+  CHECK((*read)->options == std::vector<DeclaredOption>{{"test-greeting", "testopts.greeting", "TEXT",
+                                                         "A greeting the suite reports in its settings"}});
 
   // The same manifest rewritten: without "options" (as a dicebench before ABI 1.2 wrote it), with
   // other options, with options that break a rule.
@@ -247,11 +257,14 @@ TEST_CASE("a manifest carries the declared options, and one without them reads a
   CHECK(registry.plugins(DICEBENCH_KIND_SUITE)[0]->options.at(0).help == "something else");
   auto loaded = registry.load(*registry.plugins(DICEBENCH_KIND_SUITE)[0]);
   REQUIRE_FALSE(loaded.ok());
-  CHECK(loaded.error().message == library.string() + ": its manifest is stale (the library declares other command-line options); rebuild the plugin");
+  CHECK(loaded.error().message ==
+        library.string() +
+            ": its manifest is stale (the library declares other command-line options); rebuild the plugin");
   rewrite([](nlohmann::json& m) { m["options"][0]["setting"] = "eval.device"; });
   auto foreign = read_manifest(library.string());
   REQUIRE_FALSE(foreign.ok());
-  CHECK(foreign.error().message.rfind(manifest_path + ": plugin 'testopts' maps --test-greeting to the setting 'eval.device'", 0) == 0);
+  CHECK(foreign.error().message.rfind(
+            manifest_path + ": plugin 'testopts' maps --test-greeting to the setting 'eval.device'", 0) == 0);
   fs::remove_all(dir);
 }
 

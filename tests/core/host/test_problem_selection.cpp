@@ -45,11 +45,15 @@ TEST_CASE("bad selections are one-line errors") {
   CHECK(error_of(parse_problem_selection("4-1")) == "bad problem selection '4-1': range 4-1 ends before it starts");
   CHECK(error_of(parse_problem_selection("1,x")).find("'x' is not a problem id") != std::string::npos);
   CHECK_FALSE(parse_problem_selection("").ok());
-  CHECK(error_of(parse_problem_selection("-3")).starts_with("bad problem selection '-3': '-3' is not a problem id (ids are 0 or more"));
-  CHECK(error_of(parse_problem_selection("1,,2")).starts_with("bad problem selection '1,,2': an empty item between commas"));
+  CHECK(error_of(parse_problem_selection("-3"))
+            .starts_with("bad problem selection '-3': '-3' is not a problem id (ids are 0 or more"));
+  CHECK(error_of(parse_problem_selection("1,,2"))
+            .starts_with("bad problem selection '1,,2': an empty item between commas"));
   CHECK(error_of(parse_problem_selection("1/1,x/2")) ==
-        "bad problem selection '1/1,x/2': 'x' is not a level (use ids and ranges like 1-4,7, or LEVEL/IDS items like 1/1-10,2/5)");
-  CHECK(error_of(parse_problem_selection("0/1")) == "bad problem selection '0/1': no level 0 in '0/1' (levels start at 1)");
+        "bad problem selection '1/1,x/2': 'x' is not a level (use ids and ranges like 1-4,7, or LEVEL/IDS items like "
+        "1/1-10,2/5)");
+  CHECK(error_of(parse_problem_selection("0/1")) ==
+        "bad problem selection '0/1': no level 0 in '0/1' (levels start at 1)");
   CHECK(error_of(parse_problem_selection("2/")).find("'' is not a problem id") != std::string::npos);
   CHECK(error_of(parse_problem_selection("2/3/4")).find("'3/4' is not a problem id") != std::string::npos);
   CHECK(error_of(parse_problem_selection("2/5-3")) == "bad problem selection '2/5-3': range 5-3 ends before it starts");

@@ -23,7 +23,8 @@ using fake::open_session;
 std::string g_details = R"({"infill_exact_match": true, "infill_edit_distance": 0})";  // what extract_problem sends
 
 // The one-argument extraction: the completion itself, "none" holding no candidate.
-dicebench_status extract(const dicebench_suite*, dicebench_str completion, dicebench_text_sink sink, void* user, dicebench_error*) {
+dicebench_status extract(const dicebench_suite*, dicebench_str completion, dicebench_text_sink sink, void* user,
+                         dicebench_error*) {
   const std::string text(completion.data, completion.size);
   if (text == "none") return DICEBENCH_NOT_FOUND;
   const std::string candidate = "whole:" + text;
@@ -31,8 +32,9 @@ dicebench_status extract(const dicebench_suite*, dicebench_str completion, diceb
   return DICEBENCH_OK;
 }
 // Per problem: "<index>:<completion>"; "none" holds no candidate but still has details.
-dicebench_status extract_problem(const dicebench_suite*, size_t index, dicebench_str completion, dicebench_text_sink sink,
-                                 dicebench_text_sink details_sink, void* user, dicebench_error* error) {
+dicebench_status extract_problem(const dicebench_suite*, size_t index, dicebench_str completion,
+                                 dicebench_text_sink sink, dicebench_text_sink details_sink, void* user,
+                                 dicebench_error* error) {
   if (index >= 2) {
     std::snprintf(error->message, sizeof(error->message), "no problem %zu", index);
     return DICEBENCH_FAILED;
@@ -64,20 +66,83 @@ dicebench_status extract_span(const dicebench_suite*, size_t index, dicebench_st
   return DICEBENCH_OK;
 }
 
-const dicebench_suite_api kTable14 = {sizeof(dicebench_suite_api), &fake::open, &fake::close, &fake::describe, &fake::problem_count, &fake::problem,
-                                      &fake::build_prompt, &extract, nullptr, &extract_problem, nullptr, 0, nullptr, &infill, &extract_span};
-const dicebench_suite_api kTable14NoExtractSpan = {sizeof(dicebench_suite_api), &fake::open, &fake::close, &fake::describe, &fake::problem_count,
-                                                   &fake::problem, &fake::build_prompt, &extract, nullptr, &extract_problem, nullptr, 0, nullptr,
-                                                   &infill, nullptr};
+const dicebench_suite_api kTable14 = {sizeof(dicebench_suite_api),
+                                      &fake::open,
+                                      &fake::close,
+                                      &fake::describe,
+                                      &fake::problem_count,
+                                      &fake::problem,
+                                      &fake::build_prompt,
+                                      &extract,
+                                      nullptr,
+                                      &extract_problem,
+                                      nullptr,
+                                      0,
+                                      nullptr,
+                                      &infill,
+                                      &extract_span};
+const dicebench_suite_api kTable14NoExtractSpan = {sizeof(dicebench_suite_api),
+                                                   &fake::open,
+                                                   &fake::close,
+                                                   &fake::describe,
+                                                   &fake::problem_count,
+                                                   &fake::problem,
+                                                   &fake::build_prompt,
+                                                   &extract,
+                                                   nullptr,
+                                                   &extract_problem,
+                                                   nullptr,
+                                                   0,
+                                                   nullptr,
+                                                   &infill,
+                                                   nullptr};
 // Built against ABI 1.3: the table ends before optional_infill, whatever lies past it.
-const dicebench_suite_api kTable13WithSpansPast = {offsetof(dicebench_suite_api, optional_infill), &fake::open, &fake::close, &fake::describe,
-                                                   &fake::problem_count, &fake::problem, &fake::build_prompt, &extract, nullptr, &extract_problem,
-                                                   nullptr, 0, nullptr, &infill, &extract_span};
-const dicebench_suite_api kTable13 = {sizeof(dicebench_suite_api), &fake::open, &fake::close, &fake::describe, &fake::problem_count, &fake::problem,
-                                      &fake::build_prompt, &extract, nullptr, &extract_problem, nullptr, 0, nullptr, nullptr, nullptr};
+const dicebench_suite_api kTable13WithSpansPast = {offsetof(dicebench_suite_api, optional_infill),
+                                                   &fake::open,
+                                                   &fake::close,
+                                                   &fake::describe,
+                                                   &fake::problem_count,
+                                                   &fake::problem,
+                                                   &fake::build_prompt,
+                                                   &extract,
+                                                   nullptr,
+                                                   &extract_problem,
+                                                   nullptr,
+                                                   0,
+                                                   nullptr,
+                                                   &infill,
+                                                   &extract_span};
+const dicebench_suite_api kTable13 = {sizeof(dicebench_suite_api),
+                                      &fake::open,
+                                      &fake::close,
+                                      &fake::describe,
+                                      &fake::problem_count,
+                                      &fake::problem,
+                                      &fake::build_prompt,
+                                      &extract,
+                                      nullptr,
+                                      &extract_problem,
+                                      nullptr,
+                                      0,
+                                      nullptr,
+                                      nullptr,
+                                      nullptr};
 // A plugin built against ABI 1.2: its table ends before optional_extract_problem (whatever lies after it).
-const dicebench_suite_api kTable12 = {offsetof(dicebench_suite_api, optional_extract_problem), &fake::open, &fake::close, &fake::describe,
-                                      &fake::problem_count, &fake::problem, &fake::build_prompt, &extract, nullptr, &extract_problem, nullptr, 0, nullptr, nullptr, nullptr};
+const dicebench_suite_api kTable12 = {offsetof(dicebench_suite_api, optional_extract_problem),
+                                      &fake::open,
+                                      &fake::close,
+                                      &fake::describe,
+                                      &fake::problem_count,
+                                      &fake::problem,
+                                      &fake::build_prompt,
+                                      &extract,
+                                      nullptr,
+                                      &extract_problem,
+                                      nullptr,
+                                      0,
+                                      nullptr,
+                                      nullptr,
+                                      nullptr};
 
 }  // namespace
 
@@ -132,7 +197,8 @@ TEST_CASE("an ABI 1.4 suite offers spans to fill and assembles a span verbatim, 
   CHECK(filled->candidate == "before0  x = 1\nafter0");
   CHECK(filled->details_json == R"({"infill_edit_distance":3,"infill_exact_match":false})");
   // The stored prompt of a span is its JSON description.
-  CHECK(host::infill_prompt_record(*span) == R"({"infill":{"before":"before1","after":"after1","reference_span_bytes":7}})");
+  CHECK(host::infill_prompt_record(*span) ==
+        R"({"infill":{"before":"before1","after":"after1","reference_span_bytes":7}})");
 
   for (const auto* table : {&kTable13, &kTable13WithSpansPast, &kTable14NoExtractSpan}) {
     const auto older = open_session(*table);

@@ -33,9 +33,11 @@ dicebench_status candidate_modules(const dicebench_suite*, dicebench_text_sink s
   sink(user, {"tilelang", 8});
   return DICEBENCH_OK;
 }
-dicebench_status extract(const dicebench_suite*, dicebench_str, dicebench_text_sink, void*, dicebench_error*) { return DICEBENCH_NOT_FOUND; }
-dicebench_status review(const dicebench_suite*, size_t index, dicebench_str candidate, dicebench_flag_sink sink, void* user,
-                        dicebench_error* error) {
+dicebench_status extract(const dicebench_suite*, dicebench_str, dicebench_text_sink, void*, dicebench_error*) {
+  return DICEBENCH_NOT_FOUND;
+}
+dicebench_status review(const dicebench_suite*, size_t index, dicebench_str candidate, dicebench_flag_sink sink,
+                        void* user, dicebench_error* error) {
   if (index != 0) {
     std::snprintf(error->message, sizeof(error->message), "no problem %zu", index);
     return DICEBENCH_FAILED;
@@ -47,20 +49,85 @@ dicebench_status review(const dicebench_suite*, size_t index, dicebench_str cand
 
 const dicebench_str kDeclared[] = {{"backend_unused", 14}};
 const dicebench_str kDeclaredUnknown[] = {{"looks_fishy", 11}};
-const dicebench_suite_api kTable = {sizeof(dicebench_suite_api), &fake::open, &fake::close, &describe, &fake::problem_count, &fake::problem,
-                                    &fake::build_prompt, &extract, &review, nullptr, kDeclared, 1, &candidate_modules, nullptr, nullptr};
+const dicebench_suite_api kTable = {sizeof(dicebench_suite_api),
+                                    &fake::open,
+                                    &fake::close,
+                                    &describe,
+                                    &fake::problem_count,
+                                    &fake::problem,
+                                    &fake::build_prompt,
+                                    &extract,
+                                    &review,
+                                    nullptr,
+                                    kDeclared,
+                                    1,
+                                    &candidate_modules,
+                                    nullptr,
+                                    nullptr};
 // Declares the flags of its review, and none of the modules.
 const dicebench_str kDeclaredOther[] = {{"borderline", 10}};
-const dicebench_suite_api kTableDeclaringOther = {sizeof(dicebench_suite_api), &fake::open, &fake::close, &describe, &fake::problem_count, &fake::problem,
-                                                  &fake::build_prompt, &extract, &review, nullptr, kDeclaredOther, 1, nullptr, nullptr, nullptr};
-const dicebench_suite_api kTableDeclaringUnknown = {sizeof(dicebench_suite_api), &fake::open, &fake::close, &describe, &fake::problem_count, &fake::problem,
-                                                    &fake::build_prompt, &extract, &review, nullptr, kDeclaredUnknown, 1, nullptr, nullptr, nullptr};
+const dicebench_suite_api kTableDeclaringOther = {sizeof(dicebench_suite_api),
+                                                  &fake::open,
+                                                  &fake::close,
+                                                  &describe,
+                                                  &fake::problem_count,
+                                                  &fake::problem,
+                                                  &fake::build_prompt,
+                                                  &extract,
+                                                  &review,
+                                                  nullptr,
+                                                  kDeclaredOther,
+                                                  1,
+                                                  nullptr,
+                                                  nullptr,
+                                                  nullptr};
+const dicebench_suite_api kTableDeclaringUnknown = {sizeof(dicebench_suite_api),
+                                                    &fake::open,
+                                                    &fake::close,
+                                                    &describe,
+                                                    &fake::problem_count,
+                                                    &fake::problem,
+                                                    &fake::build_prompt,
+                                                    &extract,
+                                                    &review,
+                                                    nullptr,
+                                                    kDeclaredUnknown,
+                                                    1,
+                                                    nullptr,
+                                                    nullptr,
+                                                    nullptr};
 // A plugin built against ABI 1.2: its table ends after review, before the 1.3 fields (whatever memory lies after it).
-const dicebench_suite_api kTable12 = {offsetof(dicebench_suite_api, optional_extract_problem), &fake::open, &fake::close, &describe, &fake::problem_count,
-                                      &fake::problem, &fake::build_prompt, &extract, &review, nullptr, kDeclaredOther, 1, &candidate_modules, nullptr, nullptr};
+const dicebench_suite_api kTable12 = {offsetof(dicebench_suite_api, optional_extract_problem),
+                                      &fake::open,
+                                      &fake::close,
+                                      &describe,
+                                      &fake::problem_count,
+                                      &fake::problem,
+                                      &fake::build_prompt,
+                                      &extract,
+                                      &review,
+                                      nullptr,
+                                      kDeclaredOther,
+                                      1,
+                                      &candidate_modules,
+                                      nullptr,
+                                      nullptr};
 // A plugin built against ABI 1.0: its table ends before review (whatever memory lies after it).
-const dicebench_suite_api kTable10 = {offsetof(dicebench_suite_api, optional_review), &fake::open, &fake::close, &describe, &fake::problem_count,
-                                      &fake::problem, &fake::build_prompt, &extract, &review, nullptr, nullptr, 0, nullptr, nullptr, nullptr};
+const dicebench_suite_api kTable10 = {offsetof(dicebench_suite_api, optional_review),
+                                      &fake::open,
+                                      &fake::close,
+                                      &describe,
+                                      &fake::problem_count,
+                                      &fake::problem,
+                                      &fake::build_prompt,
+                                      &extract,
+                                      &review,
+                                      nullptr,
+                                      nullptr,
+                                      0,
+                                      nullptr,
+                                      nullptr,
+                                      nullptr};
 
 }  // namespace
 
@@ -83,7 +150,8 @@ TEST_CASE("a suite plugin built against ABI 1.0 has no review, and finds nothing
   CHECK(found->empty());
 }
 
-TEST_CASE("a review reporting a flag outside the vocabulary is an error naming the plugin, and a failing one its own line") {
+TEST_CASE(
+    "a review reporting a flag outside the vocabulary is an error naming the plugin, and a failing one its own line") {
   const auto session = open_session(kTable);
   g_flag = "looks_fishy";
   const auto unknown = session.review(0, "x");
@@ -96,7 +164,8 @@ TEST_CASE("a review reporting a flag outside the vocabulary is an error naming t
   CHECK(failed.error().message == "no problem 5");  // the plugin's own line, as for its other calls
 }
 
-TEST_CASE("ABI 1.3: a suite declares its review's flags and its candidates' modules, and a 1.2 table behaves as before") {
+TEST_CASE(
+    "ABI 1.3: a suite declares its review's flags and its candidates' modules, and a 1.2 table behaves as before") {
   const auto session = open_session(kTable);
   REQUIRE(session.review_flags().has_value());
   CHECK(*session.review_flags() == std::vector{EvaluationFlag::backend_unused});
@@ -115,13 +184,16 @@ TEST_CASE("ABI 1.3: a suite declares its review's flags and its candidates' modu
   CHECK(*old_modules == std::vector<std::string>{"triton"});  // describe()'s, as 1.2 said them
 }
 
-TEST_CASE("ABI 1.3: a review reporting a flag its suite did not declare fails, and declaring an unknown flag refuses the suite") {
+TEST_CASE(
+    "ABI 1.3: a review reporting a flag its suite did not declare fails, and declaring an unknown flag refuses the "
+    "suite") {
   const auto session = open_session(kTableDeclaringOther);
   g_flag = "backend_unused";
   const auto undeclared = session.review(0, "x");
   REQUIRE_FALSE(undeclared.ok());
   CHECK(undeclared.error().message ==
-        "/plugins/libdicebench-suite-test.so: review reported the flag 'backend_unused', which the suite does not declare");
+        "/plugins/libdicebench-suite-test.so: review reported the flag 'backend_unused', which the suite does not "
+        "declare");
   const auto none = session.candidate_modules();
   REQUIRE(none.ok());
   CHECK(none->empty());  // no call: its candidates import nothing else

@@ -23,7 +23,8 @@ TEST_CASE("pending samples are those without an evaluation, in stored order") {
   evaluation.device = "cpu";
   require_ok(store.insert_evaluation(evaluation));
 
-  const std::map<ProblemKey, run::ProblemSource> problems = {{{1, 1}, {"src1", "content-1"}}, {{1, 2}, {"src2", "content-2"}}};
+  const std::map<ProblemKey, run::ProblemSource> problems = {{{1, 1}, {"src1", "content-1"}},
+                                                             {{1, 2}, {"src2", "content-2"}}};
   const auto pending = require_ok(run::pending_samples(store, id, problems));
   REQUIRE(pending.size() == 2);
   CHECK(pending[0].id == second);
@@ -35,5 +36,6 @@ TEST_CASE("pending samples are those without an evaluation, in stored order") {
   // A candidate of a problem the suite no longer has is an error; a sample without one is not.
   auto missing = run::pending_samples(store, id, {{{1, 1}, {"src1", "content-1"}}});
   REQUIRE_FALSE(missing.ok());
-  CHECK(missing.error().message == "run " + std::to_string(id) + " has a sample of problem 1/2, which the suite no longer has");
+  CHECK(missing.error().message ==
+        "run " + std::to_string(id) + " has a sample of problem 1/2, which the suite no longer has");
 }

@@ -81,5 +81,6 @@ TEST_CASE("a run whose stored settings cannot be read is refused, naming the run
   const auto id = require_ok(store.create_run(record));
   auto resumed = run::resume_run(store, id, false);
   REQUIRE_FALSE(resumed.ok());
-  CHECK(resumed.error().message.rfind("run " + std::to_string(id) + ": the run's stored configuration cannot be read", 0) == 0);
+  CHECK(resumed.error().message.rfind("run " + std::to_string(id) + ": the run's stored configuration cannot be read",
+                                      0) == 0);
 }

@@ -72,7 +72,9 @@ TEST_CASE("a run that failed in generation is reopened when resumed and finishes
     Store store = open_store(db);
     CHECK(require_ok(store.run(failed.run)).status == RunStatus::failed);
     // The model stops failing (as a model that failed for a passing reason would).
-    REQUIRE(store.database().exec("UPDATE runs SET config = json_remove(config, '$.settings.\"test-slow.fail_at\"')", "test").ok());
+    REQUIRE(store.database()
+                .exec("UPDATE runs SET config = json_remove(config, '$.settings.\"test-slow.fail_at\"')", "test")
+                .ok());
   }
 
   run::RunRequest resume;

@@ -36,7 +36,10 @@ std::string scratch_folder(const std::string& what) {
   static const std::filesystem::path root = [] {
     std::string pattern = (std::filesystem::temp_directory_path() / "dicebench-test-evaluator-XXXXXX").string();
     REQUIRE(mkdtemp(pattern.data()));
-    std::atexit([] { std::error_code ec; std::filesystem::remove_all(root, ec); });
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(root, ec);
+    });
     return std::filesystem::path(pattern);
   }();
   static int count = 0;
@@ -91,7 +94,8 @@ TEST_CASE("a correct candidate carries its times, its speedup and the phases it 
   CHECK(first->max_abs_diff.value_or(1) < 1e-5);
   CHECK(first->io_bytes.inputs == 16 * 32 * 4);
   CHECK(first->io_bytes.outputs == 16 * 32 * 4);
-  for (const char* phase : {"prepare", "trials", "timing", "baseline"}) CHECK_MESSAGE(first->phases.count(phase) == 1, phase);
+  for (const char* phase : {"prepare", "trials", "timing", "baseline"})
+    CHECK_MESSAGE(first->phases.count(phase) == 1, phase);
 
   // The same problem again: the baseline timed once is reused, not timed again.
   auto second = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
@@ -145,7 +149,8 @@ TEST_CASE("submissions are judged as they load: a slow load holds up no one behi
   std::vector<int64_t> order;
   std::map<int64_t, Verdict> verdicts;
   while (auto finished = evaluator.next([] { return false; })) {
-    REQUIRE_MESSAGE(finished->evaluation.ok(), (finished->evaluation ? std::string() : finished->evaluation.error().message));
+    REQUIRE_MESSAGE(finished->evaluation.ok(),
+                    (finished->evaluation ? std::string() : finished->evaluation.error().message));
     order.push_back(finished->tag);
     verdicts[finished->tag] = finished->evaluation->verdict;
   }
@@ -170,14 +175,16 @@ TEST_CASE("a candidate's failures are verdicts, and a reference that cannot run 
   CHECK_FALSE(syntax->compiled);
 
   // The problem itself raises: no candidate is to blame, and no verdict is made up.
-  const std::string broken_problem = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
-                                     "        raise RuntimeError('reference broke')\n"
-                                     "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n";
+  const std::string broken_problem =
+      "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+      "        raise RuntimeError('reference broke')\n"
+      "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n";
   auto broken = evaluator.evaluate(broken_problem, "sha256:test-evaluator-broken", source("correct.py"));
   CHECK_FALSE(broken.ok());
 }
 
-TEST_CASE("a load reply naming no verdict is the candidate's breach, where its problem's checks are done as where not") {
+TEST_CASE(
+    "a load reply naming no verdict is the candidate's breach, where its problem's checks are done as where not") {
   for (const bool traits_known : {false, true}) {
     Evaluator evaluator(cpu_settings());
     if (traits_known) evaluator.set_traits(kHash, {});  // the failed load is then judged without the reference
@@ -233,7 +240,8 @@ TEST_CASE("a slow build with torch's toolchain holds up no other verdict, and it
   std::vector<int64_t> order;
   std::map<int64_t, Evaluation> done;
   while (auto finished = evaluator.next([] { return false; })) {
-    REQUIRE_MESSAGE(finished->evaluation.ok(), (finished->evaluation ? std::string() : finished->evaluation.error().message));
+    REQUIRE_MESSAGE(finished->evaluation.ok(),
+                    (finished->evaluation ? std::string() : finished->evaluation.error().message));
     order.push_back(finished->tag);
     done.emplace(finished->tag, std::move(*finished->evaluation));
     if (order.size() == 2) std::ofstream(gate) << "open\n";
@@ -286,11 +294,12 @@ TEST_CASE("candidates go on loading while the device is held, and the caller sub
   // Its forward holds the device until a build has started: the build of the third candidate,
   // which can start only once the second has loaded and the third been launched meanwhile. Were
   // launches to wait for the device, it would run to its time limit (a timeout verdict).
-  const std::string holds = "import os, time\nimport torch\nimport torch.nn as nn\n\nLOG = '" + log +
-                            "'\n\nclass ModelNew(nn.Module):\n    def __init__(self, features):\n"
-                            "        super().__init__()\n        self.linear = nn.Linear(features, features)\n\n"
-                            "    def forward(self, x):\n        while not os.path.exists(LOG):\n            time.sleep(0.05)\n"
-                            "        return torch.clamp(x @ self.linear.weight.t() + self.linear.bias, min=0.0)\n";
+  const std::string holds =
+      "import os, time\nimport torch\nimport torch.nn as nn\n\nLOG = '" + log +
+      "'\n\nclass ModelNew(nn.Module):\n    def __init__(self, features):\n"
+      "        super().__init__()\n        self.linear = nn.Linear(features, features)\n\n"
+      "    def forward(self, x):\n        while not os.path.exists(LOG):\n            time.sleep(0.05)\n"
+      "        return torch.clamp(x @ self.linear.weight.t() + self.linear.bias, min=0.0)\n";
   std::deque<Evaluator::Submission> todo = {{1, source(kProblem), kHash, holds},
                                             {2, source(kProblem), kHash, source("wrong_shape.py")},
                                             {3, source(kProblem), kHash, source("cpp_inline_relu.py")},
@@ -309,7 +318,8 @@ TEST_CASE("candidates go on loading while the device is held, and the caller sub
     }
     auto finished = evaluator.next([] { return false; });
     if (!finished) break;
-    REQUIRE_MESSAGE(finished->evaluation.ok(), (finished->evaluation ? std::string() : finished->evaluation.error().message));
+    REQUIRE_MESSAGE(finished->evaluation.ok(),
+                    (finished->evaluation ? std::string() : finished->evaluation.error().message));
     if (order.empty()) builds_at_first_verdict = lines_of(log);
     order.push_back(finished->tag);
     submitted_before.push_back(submitted);
@@ -359,7 +369,9 @@ TEST_CASE("a problem's reference is built once for all its candidates, and a can
   unsetenv("DICEBENCH_TEST_BUILD_LOG");
 }
 
-TEST_CASE("torch's toolchain builds a candidate's load_inline call in the pool, once, and later ones load the cached module") {
+TEST_CASE(
+    "torch's toolchain builds a candidate's load_inline call in the pool, once, and later ones load the cached "
+    "module") {
   Evaluator evaluator(cpu_settings());
   auto built = evaluator.evaluate(source(kProblem), kHash, source("cpp_inline_relu.py"));
   REQUIRE_MESSAGE(built.ok(), (built ? std::string() : built.error().message));
@@ -377,7 +389,8 @@ TEST_CASE("torch's toolchain builds a candidate's load_inline call in the pool, 
   CHECK(cached->toolchain->at("build_seconds").get<double>() == 0.0);
 }
 
-TEST_CASE("timed calls come in batches made ahead, each timed trial after a warm call, and timing says why it stopped") {
+TEST_CASE(
+    "timed calls come in batches made ahead, each timed trial after a warm call, and timing says why it stopped") {
   Evaluator evaluator(cpu_settings());
   auto e = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
   REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));

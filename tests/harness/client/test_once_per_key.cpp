@@ -20,11 +20,14 @@ TEST_CASE("threads asking for one key at once get the value one of them computed
   for (size_t i = 0; i < seen.size(); ++i)
     threads.emplace_back([&, i] {
       bool computed = false;
-      auto value = values.get("problem", [&]() -> Result<int> {
-        ++computations;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // long enough for every thread to ask
-        return 42;
-      }, &computed);
+      auto value = values.get(
+          "problem",
+          [&]() -> Result<int> {
+            ++computations;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));  // long enough for every thread to ask
+            return 42;
+          },
+          &computed);
       seen[i] = value ? *value : -1;
       computed_here += computed;
     });
@@ -37,18 +40,22 @@ TEST_CASE("threads asking for one key at once get the value one of them computed
 TEST_CASE("a failed computation is not kept, and keys are independent") {
   OncePerKey<int> values;
   bool computed = true;
-  auto failed = values.get("a", []() -> Result<int> { return make_error("the reference failed"); }, &computed);
+  auto failed = values.get(
+      "a", []() -> Result<int> { return make_error("the reference failed"); }, &computed);
   REQUIRE_FALSE(failed.ok());
   CHECK(failed.error().message == "the reference failed");
   CHECK_FALSE(computed);
-  auto again = values.get("a", []() -> Result<int> { return 7; }, &computed);
+  auto again = values.get(
+      "a", []() -> Result<int> { return 7; }, &computed);
   REQUIRE(again.ok());
   CHECK(*again == 7);
   CHECK(computed);
-  auto known = values.get("a", []() -> Result<int> { return 8; }, &computed);
+  auto known = values.get(
+      "a", []() -> Result<int> { return 8; }, &computed);
   CHECK(*known == 7);
   CHECK_FALSE(computed);
-  auto other = values.get("b", []() -> Result<int> { return 9; }, &computed);
+  auto other = values.get(
+      "b", []() -> Result<int> { return 9; }, &computed);
   CHECK(*other == 9);
   CHECK(computed);
 }

@@ -25,7 +25,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_elf(const std::string& bytes) { return bytes.size() > 4 && bytes.compare(0, 4, "\x7f" "ELF") == 0; }
+bool is_elf(const std::string& bytes) {
+  return bytes.size() > 4 && bytes.compare(0, 4,
+                                           "\x7f"
+                                           "ELF") == 0;
+}
 
 std::size_t folder_entries(const std::string& path) {
   std::size_t n = 0;
@@ -66,8 +70,8 @@ TEST_CASE("NVRTC errors are reasons that quote the compiler") {
   Toolchain toolchain = default_toolchain(tmp.path());
   CompileFlags flags;
   flags.arch = "sm_90";
-  auto binary = compile_device_part("__global__ void k(float* x) { x[0] = undefined_thing; }\n", {"k"}, flags,
-                                    toolchain.device);
+  auto binary =
+      compile_device_part("__global__ void k(float* x) { x[0] = undefined_thing; }\n", {"k"}, flags, toolchain.device);
   REQUIRE_FALSE(binary.ok());
   CHECK(binary.error().message.find("undefined_thing") != std::string::npos);
   CHECK(binary.error().message.find("cuda.cu(1)") != std::string::npos);
@@ -90,8 +94,8 @@ TEST_CASE("the device prelude gives what torch/extension.h gives nvcc code") {
   auto binary = compile_device_part(source, {"k<float>"}, flags, toolchain.device);
   REQUIRE_MESSAGE(binary.ok(), (binary.ok() ? "" : binary.error().message));
   // torch's nvcc defines stay in force: no __half operators.
-  auto no_ops = compile_device_part("__global__ void k(__half* x) { x[0] = x[0] + x[1]; }\n", {"k"}, flags,
-                                    toolchain.device);
+  auto no_ops =
+      compile_device_part("__global__ void k(__half* x) { x[0] = x[0] + x[1]; }\n", {"k"}, flags, toolchain.device);
   CHECK_FALSE(no_ops.ok());
 }
 

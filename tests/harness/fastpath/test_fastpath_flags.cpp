@@ -16,8 +16,9 @@ bool has(const std::vector<std::string>& list, const std::string& item) {
 }  // namespace
 
 TEST_CASE("the flags KernelBench candidates pass map onto NVRTC and g++") {
-  auto f = map_compile_flags({"-O3", ""}, {"-O3", "--use_fast_math", "-lineinfo", "-Xptxas -v", "-maxrregcount=64",
-                                           "--expt-relaxed-constexpr", "-DBLOCK=128", "-std=c++17"},
+  auto f = map_compile_flags({"-O3", ""},
+                             {"-O3", "--use_fast_math", "-lineinfo", "-Xptxas -v", "-maxrregcount=64",
+                              "--expt-relaxed-constexpr", "-DBLOCK=128", "-std=c++17"},
                              {"-lcublas", ""}, "sm_90");
   REQUIRE(f.ok());
   CHECK(f->arch == "sm_90");

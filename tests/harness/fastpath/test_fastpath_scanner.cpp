@@ -26,8 +26,8 @@ TEST_CASE("comments vanish, their contents never become tokens") {
 TEST_CASE("string and character literals are single tokens, escapes included") {
   std::string source = R"(x = "a \" { <<< }" + 'c' + '\'' + u8"z" + L'w';)";
   auto t = texts(source);
-  CHECK(t == std::vector<std::string>{"x", "=", R"("a \" { <<< }")", "+", "'c'", "+", R"('\'')", "+",
-                                       "u8\"z\"", "+", "L'w'", ";"});
+  CHECK(t == std::vector<std::string>{"x", "=", R"("a \" { <<< }")", "+", "'c'", "+", R"('\'')", "+", "u8\"z\"", "+",
+                                      "L'w'", ";"});
 }
 
 TEST_CASE("raw strings may hold quotes, parentheses and newlines") {
@@ -65,8 +65,8 @@ TEST_CASE("a # that does not start a line is not a directive") {
 
 TEST_CASE("launch brackets and scope operators are single tokens") {
   auto t = texts("k<float><<<g, b>>>(x); a::b->c");
-  CHECK(t == std::vector<std::string>{"k", "<", "float", ">", "<<<", "g", ",", "b", ">>>", "(", "x", ")", ";",
-                                       "a", "::", "b", "->", "c"});
+  CHECK(t == std::vector<std::string>{"k", "<", "float", ">", "<<<", "g", ",", "b", ">>>", "(", "x", ")", ";", "a",
+                                      "::", "b", "->", "c"});
 }
 
 TEST_CASE("numbers with exponents, suffixes and digit separators") {

@@ -97,7 +97,8 @@ TEST_CASE("names of launched kernels: plain, qualified, extern \"C\", templates 
   CHECK(m.host_source.find("\"launching clamp_scale_kernel<<<blocks, BLOCK_SIZE>>>\"") != std::string::npos);
   SplitSource s = split_ok(find("current_stream").cuda_source);
   CHECK(s.host_source.find("cudaFuncSetAttribute(::dbfp::kernel_ref(0), ") != std::string::npos);
-  CHECK(s.host_source.find("::dbfp::launcher<decltype(&scale_rows_kernel)>(::dbfp::kernel_slot(0), xc.size(0), 256, smem, stream)(") !=
+  CHECK(s.host_source.find(
+            "::dbfp::launcher<decltype(&scale_rows_kernel)>(::dbfp::kernel_slot(0), xc.size(0), 256, smem, stream)(") !=
         std::string::npos);
   SplitSource b = split_ok(find("cublas_gemm").cuda_source);
   CHECK(b.host_libraries == std::vector<std::string>{"cublas"});
@@ -159,15 +160,16 @@ TEST_CASE("what the splitter refuses, and why") {
             .find("dynamic parallelism") != std::string::npos);
   CHECK(split_error("template <class T> __global__ void k(T*) {}\nvoid f(float* x) { k<<<1, 1>>>(x); }\n")
             .find("without explicit template arguments") != std::string::npos);
-  CHECK(split_error("#define L(kern) kern<<<1, 1>>>()\nvoid f() {\n#if A\n  {\n#else\n  {\n#endif\n}\n")
-            .find("line") != std::string::npos);
+  CHECK(split_error("#define L(kern) kern<<<1, 1>>>()\nvoid f() {\n#if A\n  {\n#else\n  {\n#endif\n}\n").find("line") !=
+        std::string::npos);
   std::string dispatch =
       "template <class T> __global__ void k(T*) {}\n"
       "void f(torch::Tensor x) { AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), \"f\", [&] {\n"
       "  k<scalar_t><<<1, 1>>>(x.data_ptr<scalar_t>()); }); }\n";
   CHECK(split_error(dispatch).find("AT_DISPATCH_FLOATING_TYPES_AND_HALF") != std::string::npos);
-  CHECK(split_error("__global__ void k(float*) {}\n__global__ void k(double*) {}\nvoid f(float* x) { k<<<1,1>>>(x); }\n")
-            .find("overloaded") != std::string::npos);
+  CHECK(
+      split_error("__global__ void k(float*) {}\n__global__ void k(double*) {}\nvoid f(float* x) { k<<<1,1>>>(x); }\n")
+          .find("overloaded") != std::string::npos);
   // An explicit specialization is a second definition of the same kernel.
   CHECK(split_error("template <class T> __global__ void k(T*) {}\ntemplate <> __global__ void k<float>(float*) {}\n"
                     "void f(float* x) { k<float><<<1,1>>>(x); }\n")

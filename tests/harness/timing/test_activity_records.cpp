@@ -66,8 +66,8 @@ TEST_CASE("a call on two streams: span, busy and host time") {
   CHECK(call.device_work);
   CHECK(call.first_start_ns == 1100);
   CHECK(call.last_end_ns == 2100);
-  CHECK(call.span_ns == 1100);         // 2100 - 1000: the device's last end, not the host's sync time
-  CHECK(call.busy_ns == 400 + 100);    // [1100,1500] and [2000,2100]
+  CHECK(call.span_ns == 1100);       // 2100 - 1000: the device's last end, not the host's sync time
+  CHECK(call.busy_ns == 400 + 100);  // [1100,1500] and [2000,2100]
   CHECK(call.host_ns == 4000);
   CHECK(call.span_ns >= call.busy_ns);
   CHECK(call.incomplete == 0);
@@ -96,8 +96,8 @@ TEST_CASE("stale, straddling and incomplete records") {
   log.kernels = {kernel("before", 500, 900),  // ended before begin: stale, left out
                  kernel("untimed", 0, 0),     // no timestamps: incomplete, left out
                  kernel("during", 1500, 1600)};
-  log.memcpys = {copy(900, 1200)};             // straddles begin: kept, counted from begin
-  log.memsets = {set(1700, 1650)};             // end before start: incomplete
+  log.memcpys = {copy(900, 1200)};  // straddles begin: kept, counted from begin
+  log.memsets = {set(1700, 1650)};  // end before start: incomplete
   const CallRecord call = assemble_call({.begin_ns = 1000, .host_end_ns = 3000}, log);
   CHECK(call.stale == 1);
   CHECK(call.incomplete == 2);
@@ -130,13 +130,14 @@ TEST_CASE("the marker memset gives the span its origin on the device's clock and
   const CallRecord call = assemble_call({.begin_ns = 1000, .host_end_ns = 5000}, log, 42u);
   CHECK(call.marker);
   CHECK(call.span_origin_ns == 1250);
-  CHECK(call.span_ns == 650);  // 1900 - 1250, not 1900 - 1000
+  CHECK(call.span_ns == 650);                  // 1900 - 1250, not 1900 - 1000
   REQUIRE(call.activity.memsets.size() == 1);  // the marker is not the call's work
   CHECK(call.activity.memsets[0].stream == 7);
   CHECK(call.stale == 1);  // "earlier" ended before the marker started
   CHECK(call.busy_ns == 500);
 
-  const CallRecord without = assemble_call({.begin_ns = 1000, .host_end_ns = 5000}, log, 99u);  // no record on that stream
+  const CallRecord without =
+      assemble_call({.begin_ns = 1000, .host_end_ns = 5000}, log, 99u);  // no record on that stream
   CHECK_FALSE(without.marker);
   CHECK(without.span_origin_ns == 1000);
   CHECK(without.span_ns == 900);
@@ -232,7 +233,7 @@ TEST_CASE("per-kernel breakdown") {
 TEST_CASE("share of kernel time in the candidate's kernels") {
   const std::vector<KernelRecord> kernels = {
       kernel("_Z9my_matmulPKfS0_Pfi", 0, 300),  // the candidate's, matched by mangled name
-      kernel("my_relu", 300, 400),               // the candidate's, extern "C"
+      kernel("my_relu", 300, 400),              // the candidate's, extern "C"
       kernel("_ZN2at6native29vectorized_elementwise_kernelILi4EEEviT_", 400, 1000),  // PyTorch's
   };
   SUBCASE("matched by mangled or plain name") {

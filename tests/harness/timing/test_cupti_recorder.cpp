@@ -30,9 +30,9 @@ void require_gpu() {
   }
 }
 
-#define CUDA_OK(call)                                                                          \
-  do {                                                                                         \
-    const cudaError_t cuda_ok_status_ = (call);                                                \
+#define CUDA_OK(call)                                                                                 \
+  do {                                                                                                \
+    const cudaError_t cuda_ok_status_ = (call);                                                       \
     REQUIRE_MESSAGE(cuda_ok_status_ == cudaSuccess, #call ": ", cudaGetErrorString(cuda_ok_status_)); \
   } while (0)
 

@@ -46,10 +46,19 @@ inline void write_file(const std::filesystem::path& path, const std::string& byt
 
 // A one-layer Qwen3 config (hidden 8, 2 heads of 4, 1 KV head, vocab 16) and its tensors.
 inline nlohmann::json tiny_config() {
-  return {{"architectures", {"Qwen3ForCausalLM"}}, {"hidden_size", 8}, {"num_hidden_layers", 1},
-          {"num_attention_heads", 2}, {"num_key_value_heads", 1}, {"head_dim", 4}, {"intermediate_size", 12},
-          {"vocab_size", 16}, {"max_position_embeddings", 64}, {"rope_theta", 10000.0}, {"rms_norm_eps", 1e-6},
-          {"tie_word_embeddings", true}, {"torch_dtype", "float32"}};
+  return {{"architectures", {"Qwen3ForCausalLM"}},
+          {"hidden_size", 8},
+          {"num_hidden_layers", 1},
+          {"num_attention_heads", 2},
+          {"num_key_value_heads", 1},
+          {"head_dim", 4},
+          {"intermediate_size", 12},
+          {"vocab_size", 16},
+          {"max_position_embeddings", 64},
+          {"rope_theta", 10000.0},
+          {"rms_norm_eps", 1e-6},
+          {"tie_word_embeddings", true},
+          {"torch_dtype", "float32"}};
 }
 
 inline std::map<std::string, TensorSpec> tiny_tensors() {

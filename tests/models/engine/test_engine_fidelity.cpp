@@ -1,9 +1,9 @@
 // The engine against independent references (make_references.py, run once as this test's
 // fixture): transformers' Qwen3ForCausalLM logits (causal, and block-causal through the
 // equivalent 4-D mask), its greedy generate() over 128 tokens, and the plain Python block-diffusion
-// decoder of block_diffusion_reference.py (generation and infilling). Built twice: CPU/fp32 (max relative error 1e-4) and,
-// with DICEBENCH_FIDELITY_GPU, CUDA/bf16 with bf16 tolerances, where DICE-8B's real shapes are
-// checked too when $DICEBENCH_DICE8B_FOLDER names such a folder.
+// decoder of block_diffusion_reference.py (generation and infilling). Built twice: CPU/fp32 (max relative error 1e-4)
+// and, with DICEBENCH_FIDELITY_GPU, CUDA/bf16 with bf16 tolerances, where DICE-8B's real shapes are checked too when
+// $DICEBENCH_DICE8B_FOLDER names such a folder.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -44,7 +44,8 @@ Fixture open(const std::string& model) {
   Fixture fixture;
   fixture.folder = fs::path(DICEBENCH_BUILD_DIR) / "tests" / kFolder / model;
   const auto text = read_whole_file(fixture.folder / "references.json");
-  REQUIRE_MESSAGE(text.ok(), "no references (run the fixture make_references.py): " << (text.ok() ? "" : text.error().message));
+  REQUIRE_MESSAGE(text.ok(),
+                  "no references (run the fixture make_references.py): " << (text.ok() ? "" : text.error().message));
   fixture.references = nlohmann::json::parse(*text);
   // The DICE-8B references name a model folder elsewhere; the small models sit beside theirs.
   auto engine = Engine::load(fixture.references.value("model_folder", fixture.folder.string()), {kDevice, kDType});
@@ -53,7 +54,9 @@ Fixture open(const std::string& model) {
   return fixture;
 }
 
-std::vector<std::vector<int64_t>> rows_of(const nlohmann::json& json) { return json.get<std::vector<std::vector<int64_t>>>(); }
+std::vector<std::vector<int64_t>> rows_of(const nlohmann::json& json) {
+  return json.get<std::vector<std::vector<int64_t>>>();
+}
 
 // The fixture's model again, its prompts prefilled a few columns per pass (several chunks).
 std::unique_ptr<Engine> chunked_prefill(const Fixture& fixture) {
@@ -146,9 +149,14 @@ TEST_CASE("decoding passes replayed as CUDA graphs give the tokens of passes lau
       CHECK((*replayed)[row].tokens == (*launched)[row].tokens);
     }
   };
-  for (const auto& [name, settings] : {std::pair{"greedy", greedy}, std::pair{"paper", paper->settings}, std::pair{"dynamic", dynamic}})
-    same(name, [&](Engine& engine, GenerationStatistics& statistics) { return engine.generate(prompts, settings, &statistics); },
-         std::vector<size_t>(prompts.size(), 300));
+  for (const auto& [name, settings] :
+       {std::pair{"greedy", greedy}, std::pair{"paper", paper->settings}, std::pair{"dynamic", dynamic}})
+    same(
+        name,
+        [&](Engine& engine, GenerationStatistics& statistics) {
+          return engine.generate(prompts, settings, &statistics);
+        },
+        std::vector<size_t>(prompts.size(), 300));
   // Infilling reads its rotary positions from a table (the suffix's lie past the span).
   const std::vector<InfillRow> rows{{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {21, 22, 23, 24, 25}, 300},
                                     {{12, 13, 14}, {}, 290},
@@ -156,8 +164,10 @@ TEST_CASE("decoding passes replayed as CUDA graphs give the tokens of passes lau
   std::vector<size_t> span_lengths;
   for (const auto& row : rows) span_lengths.push_back(static_cast<size_t>(row.span_tokens));
   for (const auto& [name, settings] : {std::pair{"paper", paper->settings}, std::pair{"dynamic", dynamic}})
-    same(std::string("infill ") + name, [&](Engine& engine, GenerationStatistics& statistics) { return engine.infill(rows, settings, &statistics); },
-         span_lengths);
+    same(
+        std::string("infill ") + name,
+        [&](Engine& engine, GenerationStatistics& statistics) { return engine.infill(rows, settings, &statistics); },
+        span_lengths);
 }
 #else
 namespace {
@@ -181,7 +191,8 @@ DecodeSettings block_diffusion_settings(const nlohmann::json& s) {
 std::vector<InfillRow> infill_rows_of(const nlohmann::json& json) {
   std::vector<InfillRow> rows;
   for (const auto& row : json)
-    rows.push_back({row["before"].get<std::vector<int64_t>>(), row["after"].get<std::vector<int64_t>>(), row["span_tokens"].get<int64_t>()});
+    rows.push_back({row["before"].get<std::vector<int64_t>>(), row["after"].get<std::vector<int64_t>>(),
+                    row["span_tokens"].get<int64_t>()});
   return rows;
 }
 
@@ -307,7 +318,8 @@ TEST_CASE("infilling with nothing after the span generates what generate() does 
   const TokenRows prompts{{1, 2, 3, 4, 5, 6, 7, 8}, {9, 10, 11, 12}};
   GenerationStatistics generate_statistics, infill_statistics;
   const auto generated = fixture.engine->generate(prompts, preset->settings, &generate_statistics);
-  const auto filled = fixture.engine->infill({{prompts[0], {}, 10}, {prompts[1], {}, 10}}, preset->settings, &infill_statistics);
+  const auto filled =
+      fixture.engine->infill({{prompts[0], {}, 10}, {prompts[1], {}, 10}}, preset->settings, &infill_statistics);
   REQUIRE_MESSAGE(generated.ok(), generated.error().message);
   REQUIRE_MESSAGE(filled.ok(), filled.error().message);
   for (size_t row = 0; row < prompts.size(); ++row) {
@@ -326,7 +338,8 @@ TEST_CASE("the paper preset commits one token per pass: five passes per block of
   preset->settings.max_new_tokens = 32;
   GenerationStatistics statistics;
   // Prompts of 8 and 4 tokens: whole blocks, prefilled in one pass; then 8 blocks of 4 passes + 1.
-  const auto generated = fixture.engine->generate({{1, 2, 3, 4, 5, 6, 7, 8}, {9, 10, 11, 12}}, preset->settings, &statistics);
+  const auto generated =
+      fixture.engine->generate({{1, 2, 3, 4, 5, 6, 7, 8}, {9, 10, 11, 12}}, preset->settings, &statistics);
   REQUIRE_MESSAGE(generated.ok(), generated.error().message);
   CHECK((*generated)[0].tokens.size() == 32);
   CHECK((*generated)[1].tokens.size() == 32);

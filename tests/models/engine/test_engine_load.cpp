@@ -12,7 +12,8 @@ namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-std::string load_error(const std::string& name, const nlohmann::json& config, const std::map<std::string, TensorSpec>& tensors) {
+std::string load_error(const std::string& name, const nlohmann::json& config,
+                       const std::map<std::string, TensorSpec>& tensors) {
   const auto folder = write_model_folder(name, config, tensors);
   const auto engine = Engine::load(folder, {});
   REQUIRE_FALSE(engine.ok());
@@ -85,18 +86,22 @@ TEST_CASE("infilling needs block diffusion and checks its rows, and works withou
   };
   DecodeSettings settings;
   const std::vector<InfillRow> rows{{{1, 2, 3}, {4, 5}, 5}, {{}, {6}, 3}, {{7, 8, 9, 10, 11}, {}, 4}};
-  CHECK(contains(infill_error(rows, settings), "native infilling needs block diffusion: the settings decode autoregressively"));
+  CHECK(contains(infill_error(rows, settings),
+                 "native infilling needs block diffusion: the settings decode autoregressively"));
   settings.mode = DecodeMode::block_diffusion;
   CHECK(contains(infill_error(rows, settings), "native infilling needs block diffusion, and so a mask token"));
   settings.mask_token_id = 15;  // the folder's config.json has none
 
-  CHECK(contains(infill_error({rows[0], {{1}, {2}, 0}}, settings), "infill row 1: span_tokens must be at least 1, got 0"));
+  CHECK(contains(infill_error({rows[0], {{1}, {2}, 0}}, settings),
+                 "infill row 1: span_tokens must be at least 1, got 0"));
   CHECK(contains(infill_error({{{}, {}, 4}}, settings), "infill row 0: before and after are both empty"));
-  CHECK(contains(infill_error({{{1}, {2, 16}, 4}}, settings), "infill row 0 (after): token id 16 is outside the vocabulary"));
+  CHECK(contains(infill_error({{{1}, {2, 16}, 4}}, settings),
+                 "infill row 0 (after): token id 16 is outside the vocabulary"));
   CHECK(contains(infill_error({}, settings), "no infill rows given"));
   // 30 + 30 tokens and a span of 5, rounded up to 8 (two blocks of 4): 68 positions of 64.
-  CHECK(contains(infill_error({{std::vector<int64_t>(30, 1), std::vector<int64_t>(30, 2), 5}}, settings),
-                 "infill row 0: 30 tokens before, 30 after and a span of 8 (whole blocks) exceed the model's context of 64"));
+  CHECK(contains(
+      infill_error({{std::vector<int64_t>(30, 1), std::vector<int64_t>(30, 2), 5}}, settings),
+      "infill row 0: 30 tokens before, 30 after and a span of 8 (whole blocks) exceed the model's context of 64"));
 
   // Spans cut to span_tokens, not to whole blocks; no stop token, so none stopped.
   GenerationStatistics statistics;
@@ -130,7 +135,8 @@ TEST_CASE("weights that disagree with config.json are errors naming file and ten
 
   tensors = tiny_tensors();
   tensors.erase("model.layers.0.mlp.up_proj.weight");
-  CHECK(contains(load_error("missing", tiny_config(), tensors), "model.safetensors: missing tensor 'model.layers.0.mlp.up_proj.weight'"));
+  CHECK(contains(load_error("missing", tiny_config(), tensors),
+                 "model.safetensors: missing tensor 'model.layers.0.mlp.up_proj.weight'"));
 
   config = tiny_config();
   config["tie_word_embeddings"] = false;  // now lm_head.weight is needed

@@ -143,8 +143,10 @@ TEST_CASE("safetensors: broken files are errors naming the file and the tensor")
     bytes[0] = static_cast<char>(json.size());
     return bytes + json;
   };
-  check("span", header(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,0]}})"), "tensor 'w': data_offsets span 0 bytes");
-  check("dtype", header(R"({"w":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})") + "x", "tensor 'w': unsupported dtype");
+  check("span", header(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,0]}})"),
+        "tensor 'w': data_offsets span 0 bytes");
+  check("dtype", header(R"({"w":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})") + "x",
+        "tensor 'w': unsupported dtype");
   check("reversed", header(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})") + "abcd", "out of range");
   check("missing", "", "truncated");
   // A name or dtype from the file may hold a line break; the error stays one line.
@@ -161,7 +163,8 @@ TEST_CASE("checkpoints: single file, sharded index, missing tensors and shards")
 
   write_file(folder / "one.safetensors", safetensors_bytes({{"a", {"F32", {2}}}}));
   write_file(folder / "two.safetensors", safetensors_bytes({{"b", {"F16", {3}}}, {"c", {"F32", {1}}}}));
-  write_file(folder / "model.safetensors.index.json", R"({"weight_map": {"a": "one.safetensors", "b": "two.safetensors"}})");
+  write_file(folder / "model.safetensors.index.json",
+             R"({"weight_map": {"a": "one.safetensors", "b": "two.safetensors"}})");
   const auto sharded = Checkpoint::open(folder);
   REQUIRE(sharded.ok());
   CHECK(sharded->files().size() == 2);

@@ -32,12 +32,16 @@ struct ScopedEnv {
   std::optional<std::string> old;
   ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
     if (const char* current = std::getenv(name.c_str())) old = current;
-    if (value) setenv(name.c_str(), value, 1);
-    else unsetenv(name.c_str());
+    if (value)
+      setenv(name.c_str(), value, 1);
+    else
+      unsetenv(name.c_str());
   }
   ~ScopedEnv() {
-    if (old) setenv(name.c_str(), old->c_str(), 1);
-    else unsetenv(name.c_str());
+    if (old)
+      setenv(name.c_str(), old->c_str(), 1);
+    else
+      unsetenv(name.c_str());
   }
 };
 

@@ -49,18 +49,21 @@ nlohmann::json run_config(const std::string& db, int run) {
 }
 
 std::vector<std::string> run_args(const std::string& model, const std::string& db, std::vector<std::string> extra) {
-  std::vector<std::string> args = {"run", "--model", model, "--suite", "kernelbench-l1", "--kernelbench-root", kKernelBench,
-                                   "--generate-only", "--db", db};
+  std::vector<std::string> args = {
+      "run",        "--model",         model,  "--suite", "kernelbench-l1", "--kernelbench-root",
+      kKernelBench, "--generate-only", "--db", db};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
 
 // A Hugging Face cache entry for `repo` whose snapshot links to the files of `source`, as the
 // cache links snapshots to its blobs.
-fs::path cache_snapshot(const fs::path& hub, const std::string& repo_folder, const std::string& revision, const fs::path& source) {
+fs::path cache_snapshot(const fs::path& hub, const std::string& repo_folder, const std::string& revision,
+                        const fs::path& source) {
   const fs::path snapshot = hub / repo_folder / "snapshots" / revision;
   fs::create_directories(snapshot);
-  for (const auto& entry : fs::directory_iterator(source)) fs::create_symlink(entry.path(), snapshot / entry.path().filename());
+  for (const auto& entry : fs::directory_iterator(source))
+    fs::create_symlink(entry.path(), snapshot / entry.path().filename());
   return snapshot;
 }
 
@@ -69,8 +72,8 @@ fs::path cache_snapshot(const fs::path& hub, const std::string& repo_folder, con
 TEST_CASE("list models shows the ten local models") {
   auto models = run_cli({"list", "models"});
   REQUIRE_MESSAGE(models.exit_code == 0, models.err);
-  for (const char* name : {"dice-1.7b", "dice-4b", "dice-8b", "sdar-1.7b", "sdar-4b", "sdar-8b", "qwen3-1.7b", "qwen3-4b",
-                           "qwen3-8b", "cudallm-8b"})
+  for (const char* name : {"dice-1.7b", "dice-4b", "dice-8b", "sdar-1.7b", "sdar-4b", "sdar-8b", "qwen3-1.7b",
+                           "qwen3-4b", "qwen3-8b", "cudallm-8b"})
     CHECK_MESSAGE(models.out.find(name) != std::string::npos, models.out);
 }
 
@@ -80,11 +83,13 @@ TEST_CASE("dice-8b on a tiny SDAR folder with DICE's paper preset stores four sa
   // The done-when command of issue 4, on a tiny folder, with 256 new tokens instead of the preset's
   // 4096 (test_local_models checks that default): 4096 took 5 to 10 minutes of CI's 2 cores, for
   // the same decoding loop 16 times over.
-  auto r = run_cli({"run", "--model", "dice-8b", "--model-path", kSdar, "--suite", "kernelbench-l1", "--problems", "1-4",
-                    "--generate-only", "--kernelbench-root", kKernelBench, "--db", db, "--set", "local.max_new_tokens=256"});
+  auto r =
+      run_cli({"run", "--model", "dice-8b", "--model-path", kSdar, "--suite", "kernelbench-l1", "--problems", "1-4",
+               "--generate-only", "--kernelbench-root", kKernelBench, "--db", db, "--set", "local.max_new_tokens=256"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(scalar(db, "select count(*) from samples") == "4");
-  CHECK(scalar(db, "select group_concat(problem_id) from (select problem_id from samples order by problem_id)") == "1,2,3,4");
+  CHECK(scalar(db, "select group_concat(problem_id) from (select problem_id from samples order by problem_id)") ==
+        "1,2,3,4");
   CHECK(scalar(db, "select status from runs where id = 1") == "finished");
 
   const auto config = run_config(db, 1);
@@ -115,9 +120,11 @@ TEST_CASE("dice-8b on a tiny SDAR folder with DICE's paper preset stores four sa
 TEST_CASE("qwen3-8b on a tiny Qwen3 folder decodes greedily, and --set and TOML settings land in the run") {
   TempDir tmp("qwen3");
   const std::string db = tmp / "results.db";
-  write(tmp.path / "run.toml", "model_path = \"" + kQwen3 + "\"\n[local]\nmax_new_tokens = 12\ntemperature = 0.5\nthinking = true\n");
-  auto r = run_cli(run_args("qwen3-8b", db, {"--config", tmp / "run.toml", "--problems", "1,2", "--set", "local.max_new_tokens=6",
-                                             "--set", "local.top_k=3", "--set", "local.seed=9", "--set", "local.batch=1"}));
+  write(tmp.path / "run.toml",
+        "model_path = \"" + kQwen3 + "\"\n[local]\nmax_new_tokens = 12\ntemperature = 0.5\nthinking = true\n");
+  auto r = run_cli(run_args("qwen3-8b", db,
+                            {"--config", tmp / "run.toml", "--problems", "1,2", "--set", "local.max_new_tokens=6",
+                             "--set", "local.top_k=3", "--set", "local.seed=9", "--set", "local.batch=1"}));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(scalar(db, "select count(*) from samples") == "2");
   const auto config = run_config(db, 1);
@@ -134,7 +141,8 @@ TEST_CASE("qwen3-8b on a tiny Qwen3 folder decodes greedily, and --set and TOML 
   CHECK(config["model"]["chat_template"] == "qwen3, thinking");
   CHECK(config["batch_size"] == 1);  // local.batch is the model's preferred batch
   for (const char* problem : {"1", "2"}) {
-    const auto stats = nlohmann::json::parse(scalar(db, std::string("select gen_stats from samples where problem_id = ") + problem));
+    const auto stats =
+        nlohmann::json::parse(scalar(db, std::string("select gen_stats from samples where problem_id = ") + problem));
     CHECK(stats["completion_tokens"].get<int>() <= 6);
     CHECK(stats["seed"] == 9);
     CHECK(stats["batch_size"] == 1);
@@ -144,28 +152,33 @@ TEST_CASE("qwen3-8b on a tiny Qwen3 folder decodes greedily, and --set and TOML 
 TEST_CASE("qwen3-8b on a tiny Qwen3 folder answers dice-infill's chat prompt, and every sample's middle is measured") {
   TempDir tmp("infill-chat");
   const std::string db = tmp / "results.db";
-  auto r = run_cli({"run", "--model", "qwen3-8b", "--model-path", kQwen3, "--suite", "dice-infill", "--dice-infill-data",
-                    kInfillItems, "--generate-only", "--db", db, "--set",
-                    "local.max_new_tokens=8"});
+  auto r =
+      run_cli({"run", "--model", "qwen3-8b", "--model-path", kQwen3, "--suite", "dice-infill", "--dice-infill-data",
+               kInfillItems, "--generate-only", "--db", db, "--set", "local.max_new_tokens=8"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(scalar(db, "select count(*) from samples") == "2");
   // Random weights write no reference middle: never an exact match, and always a distance.
-  CHECK(scalar(db, "select count(*) from samples where json_extract(extraction_details, '$.infill_exact_match') = 0") == "2");
-  CHECK(scalar(db, "select count(*) from samples where json_type(extraction_details, '$.infill_edit_distance') = 'integer'") ==
+  CHECK(scalar(db, "select count(*) from samples where json_extract(extraction_details, '$.infill_exact_match') = 0") ==
+        "2");
+  CHECK(scalar(
+            db,
+            "select count(*) from samples where json_type(extraction_details, '$.infill_edit_distance') = 'integer'") ==
         "2");
   // An autoregressive model fills no span natively: auto prompts it, native is refused.
   CHECK(run_config(db, 1)["settings"]["infill"] == "chat");
-  check_one_error_line(run_cli({"run", "--model", "qwen3-8b", "--model-path", kQwen3, "--suite", "dice-infill", "--dice-infill-data",
-                                kInfillItems, "--generate-only", "--db", db, "--infill", "native"}),
-                       "infill=native: model qwen3-8b does not fill spans natively");
+  check_one_error_line(
+      run_cli({"run", "--model", "qwen3-8b", "--model-path", kQwen3, "--suite", "dice-infill", "--dice-infill-data",
+               kInfillItems, "--generate-only", "--db", db, "--infill", "native"}),
+      "infill=native: model qwen3-8b does not fill spans natively");
   CHECK(scalar(db, "select count(*) from runs") == "1");
 }
 
 TEST_CASE("dice-1.7b on a tiny SDAR folder fills dice-infill's spans natively, or answers the chat prompt when asked") {
   TempDir tmp("infill-native");
   const std::string db = tmp / "results.db";
-  const std::vector<std::string> base = {"run", "--model", "dice-1.7b", "--model-path", kSdar, "--suite", "dice-infill",
-                                         "--dice-infill-data", kInfillItems, "--generate-only", "--db", db};
+  const std::vector<std::string> base = {"run",        "--model",         "dice-1.7b",   "--model-path",
+                                         kSdar,        "--suite",         "dice-infill", "--dice-infill-data",
+                                         kInfillItems, "--generate-only", "--db",        db};
   auto r = run_cli(base);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(run_config(db, 1)["settings"]["infill"] == "native");
@@ -185,7 +198,8 @@ TEST_CASE("dice-1.7b on a tiny SDAR folder fills dice-infill's spans natively, o
     CHECK(stats["completion_tokens"].get<int64_t>() <= stats["span_budget_tokens"].get<int64_t>());
     // The span goes between prefix and suffix as the model wrote it.
     const std::string span = scalar(db, "select completion" + where);
-    CHECK(scalar(db, "select candidate" + where) == item["prefix"].get<std::string>() + span + item["suffix"].get<std::string>());
+    CHECK(scalar(db, "select candidate" + where) ==
+          item["prefix"].get<std::string>() + span + item["suffix"].get<std::string>());
     CHECK(scalar(db, "select json_type(extraction_details, '$.infill_edit_distance')" + where) == "integer");
   }
   // The stored prompt hash is the hash of what the model saw: the span's JSON, not the chat prompt.
@@ -196,9 +210,12 @@ TEST_CASE("dice-1.7b on a tiny SDAR folder fills dice-infill's spans natively, o
   r = run_cli(chat);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(run_config(db, 2)["settings"]["infill"] == "chat");
-  CHECK(scalar(db, "select count(*) from samples where run = 2 and json_extract(gen_stats, '$.infill') is null") == "2");
-  CHECK(scalar(db, "select count(*) from samples s1 join samples s2 on s1.problem_id = s2.problem_id and s1.run = 1 and s2.run = 2 "
-                   "where s1.prompt_hash = s2.prompt_hash") == "0");
+  CHECK(scalar(db, "select count(*) from samples where run = 2 and json_extract(gen_stats, '$.infill') is null") ==
+        "2");
+  CHECK(scalar(db,
+               "select count(*) from samples s1 join samples s2 on s1.problem_id = s2.problem_id and s1.run = 1 and "
+               "s2.run = 2 "
+               "where s1.prompt_hash = s2.prompt_hash") == "0");
 
   // A budget past the context is one error line naming the item, and nothing more is stored.
   auto huge = base;
@@ -215,14 +232,16 @@ TEST_CASE("models are found in the Hugging Face cache: refs/main, else the newes
   const auto main_snapshot = cache_snapshot(hub, "models--JetLM--SDAR-1.7B-Chat", "0123abcd", kSdar);
   fs::create_directories(hub / "models--JetLM--SDAR-1.7B-Chat" / "snapshots" / "older-broken");  // no config.json
   write(hub / "models--JetLM--SDAR-1.7B-Chat" / "refs" / "main", "0123abcd");
-  auto r = run_cli(run_args("sdar-1.7b", db, {"--problems", "1", "--set", "local.max_new_tokens=8"}), {"HF_HOME=" + (tmp / "hf-home")});
+  auto r = run_cli(run_args("sdar-1.7b", db, {"--problems", "1", "--set", "local.max_new_tokens=8"}),
+                   {"HF_HOME=" + (tmp / "hf-home")});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   auto model = run_config(db, 1)["model"];
   CHECK(model["revision"] == "0123abcd");
   CHECK(model["folder"] == main_snapshot.string());
   CHECK(model["hub_repo"] == "JetLM/SDAR-1.7B-Chat");
   // The same files found through the cache or given directly: the same identity.
-  auto direct = run_cli(run_args("sdar-1.7b", db, {"--problems", "1", "--set", "local.max_new_tokens=8", "--model-path", kSdar}));
+  auto direct =
+      run_cli(run_args("sdar-1.7b", db, {"--problems", "1", "--set", "local.max_new_tokens=8", "--model-path", kSdar}));
   REQUIRE_MESSAGE(direct.exit_code == 0, direct.err);
   CHECK(run_config(db, 2)["model"]["folder_identity"] == model["folder_identity"]);
 
@@ -247,7 +266,8 @@ TEST_CASE("a missing model says where it looked and how to download it, and stor
 TEST_CASE("bad folders and settings end in one error line and leave the database as it was") {
   TempDir tmp("bad");
   const std::string db = tmp / "results.db";
-  auto first = run_cli(run_args("qwen3-1.7b", db, {"--model-path", kQwen3, "--problems", "1", "--set", "local.max_new_tokens=2"}));
+  auto first = run_cli(
+      run_args("qwen3-1.7b", db, {"--model-path", kQwen3, "--problems", "1", "--set", "local.max_new_tokens=2"}));
   REQUIRE_MESSAGE(first.exit_code == 0, first.err);
   const std::string before = file_hash(db);
 
@@ -292,7 +312,8 @@ TEST_CASE("the answer ends at the end of the turn and keeps what follows the las
   };
   const std::vector<int64_t> end_of_turn = {*tokenizer->token_id("<|im_end|>"), *tokenizer->token_id("<|endoftext|>")};
 
-  const auto thought = encode("<think>\nplan a kernel\n</think>\n\nHere:\n```python\nx = 1\n```<|im_end|>junk after the turn");
+  const auto thought =
+      encode("<think>\nplan a kernel\n</think>\n\nHere:\n```python\nx = 1\n```<|im_end|>junk after the turn");
   const auto answer = local::answer_text(*tokenizer, thought, end_of_turn);
   CHECK(answer.text == "\n\nHere:\n```python\nx = 1\n```");
   CHECK(answer.ended_turn);

@@ -17,11 +17,14 @@ using namespace dicebench::openai;
 namespace {
 
 Settings settings_from(const std::map<std::string, std::string>& values, const std::string& db = "/tmp/x.db") {
-  return read_settings("m", [&](const std::string& key) -> std::optional<std::string> {
-    auto it = values.find(key);
-    if (it == values.end()) return std::nullopt;
-    return it->second;
-  }, db);
+  return read_settings(
+      "m",
+      [&](const std::string& key) -> std::optional<std::string> {
+        auto it = values.find(key);
+        if (it == values.end()) return std::nullopt;
+        return it->second;
+      },
+      db);
 }
 
 }  // namespace
@@ -36,11 +39,18 @@ TEST_CASE("openai settings: defaults, every key, and one line naming a bad value
   CHECK(std::holds_alternative<NoSeed>(d.seed));
   CHECK_FALSE(d.use_n);
 
-  const Settings s = settings_from({{"openai.base_url", "http://127.0.0.1:8000/v1/"}, {"openai.max_tokens", "4096"},
-                                    {"openai.temperature", "0.7"}, {"openai.top_p", "0.95"}, {"openai.seed", "off"},
-                                    {"openai.reasoning_effort", "low"}, {"openai.stop", "</s>,<|end|>"},
-                                    {"openai.extra_body", R"({"top_k": 20})"}, {"openai.concurrency", "3"},
-                                    {"openai.timeout_s", "5"}, {"openai.max_retries", "2"}, {"openai.cache", "off"}});
+  const Settings s = settings_from({{"openai.base_url", "http://127.0.0.1:8000/v1/"},
+                                    {"openai.max_tokens", "4096"},
+                                    {"openai.temperature", "0.7"},
+                                    {"openai.top_p", "0.95"},
+                                    {"openai.seed", "off"},
+                                    {"openai.reasoning_effort", "low"},
+                                    {"openai.stop", "</s>,<|end|>"},
+                                    {"openai.extra_body", R"({"top_k": 20})"},
+                                    {"openai.concurrency", "3"},
+                                    {"openai.timeout_s", "5"},
+                                    {"openai.max_retries", "2"},
+                                    {"openai.cache", "off"}});
   CHECK(s.base_url == "http://127.0.0.1:8000/v1");
   CHECK(s.sampling.dump() ==
         R"({"max_tokens":4096,"temperature":0.7,"top_p":0.95,"reasoning_effort":"low","stop":["</s>","<|end|>"]})");
@@ -63,8 +73,11 @@ TEST_CASE("openai settings: defaults, every key, and one line naming a bad value
   CHECK_FALSE(d.timeout_s);
   CHECK(d.retry_window_s == 180);
   CHECK_FALSE(d.max_retries);
-  const Settings t = settings_from({{"openai.stream", "off"}, {"openai.idle_timeout_s", "30"}, {"openai.timeout_s", "off"},
-                                    {"openai.retry_window_s", "0"}, {"openai.max_retries", "off"}});
+  const Settings t = settings_from({{"openai.stream", "off"},
+                                    {"openai.idle_timeout_s", "30"},
+                                    {"openai.timeout_s", "off"},
+                                    {"openai.retry_window_s", "0"},
+                                    {"openai.max_retries", "off"}});
   CHECK_FALSE(t.stream);
   CHECK(t.idle_timeout_s == 30);
   CHECK_FALSE(t.timeout_s);
@@ -74,7 +87,8 @@ TEST_CASE("openai settings: defaults, every key, and one line naming a bad value
   CHECK_THROWS_WITH(settings_from({{"openai.idle_timeout_s", "0"}}), doctest::Contains("openai.idle_timeout_s"));
   CHECK_THROWS_WITH(settings_from({{"openai.stream", "sometimes"}}), doctest::Contains("on or off"));
   // Servers refuse top_p = 0.
-  CHECK_THROWS_WITH(settings_from({{"openai.top_p", "0"}}), doctest::Contains("openai.top_p = '0': expected a number above 0"));
+  CHECK_THROWS_WITH(settings_from({{"openai.top_p", "0"}}),
+                    doctest::Contains("openai.top_p = '0': expected a number above 0"));
   CHECK(settings_from({{"openai.top_p", "1"}}).sampling["top_p"] == 1.0);
 
   CHECK_THROWS_WITH(settings_from({{"openai.temperature", "hot"}}),
@@ -89,7 +103,8 @@ TEST_CASE("openai settings: defaults, every key, and one line naming a bad value
 }
 
 TEST_CASE("openai request body: model, one user message, sampling, seed, then extra_body on top") {
-  Settings s = settings_from({{"openai.temperature", "0.5"}, {"openai.seed", "sample"},
+  Settings s = settings_from({{"openai.temperature", "0.5"},
+                              {"openai.seed", "sample"},
                               {"openai.extra_body", R"({"temperature": 0.1, "top_k": 5})"}});
   const auto body = nlohmann::json::parse(request_body(s, "write a kernel", 42));
   CHECK(body["model"] == "m");
@@ -138,7 +153,8 @@ TEST_CASE("openai replies: a chat completion, or one line quoting the start of w
 
 TEST_CASE("openai replies of n choices: one usage for all of them is split per choice, adding up to the reply's") {
   // vLLM: "usage" covers every choice; 10 completion tokens over 3 choices: 4, 3, 3.
-  const std::string reply = R"({"choices":[{"message":{"content":"a"}},{"message":{"content":"b"}},{"message":{"content":"c"}}],
+  const std::string reply =
+      R"({"choices":[{"message":{"content":"a"}},{"message":{"content":"b"}},{"message":{"content":"c"}}],
                                 "usage":{"prompt_tokens":7,"completion_tokens":10}})";
   int64_t sum = 0;
   for (size_t i = 0; i < 3; ++i) {
@@ -152,25 +168,34 @@ TEST_CASE("openai replies of n choices: one usage for all of them is split per c
   CHECK(std::get<ChatAnswer>(read_reply(reply, 0)).completion_tokens == 4);
   CHECK(std::get<ChatAnswer>(read_reply(reply, 2)).completion_tokens == 3);
   // A choice's own count wins: its logprobs' tokens (or its own usage).
-  const std::string own = R"({"choices":[{"message":{"content":"a b"},"logprobs":{"content":[{"token":"a"},{"token":" b"}]}},
+  const std::string own =
+      R"({"choices":[{"message":{"content":"a b"},"logprobs":{"content":[{"token":"a"},{"token":" b"}]}},
                                          {"message":{"content":"c"},"usage":{"completion_tokens":5}}],
                               "usage":{"prompt_tokens":7,"completion_tokens":7}})";
   CHECK(std::get<ChatAnswer>(read_reply(own, 0)).completion_tokens == 2);
   CHECK(std::get<ChatAnswer>(read_reply(own, 0)).usage_split == "per_choice");
   CHECK(std::get<ChatAnswer>(read_reply(own, 1)).completion_tokens == 5);
   // One choice: the usage is its own.
-  const auto single = std::get<ChatAnswer>(read_reply(R"({"choices":[{"message":{"content":"a"}}],"usage":{"completion_tokens":3}})"));
+  const auto single =
+      std::get<ChatAnswer>(read_reply(R"({"choices":[{"message":{"content":"a"}}],"usage":{"completion_tokens":3}})"));
   CHECK(single.completion_tokens == 3);
   CHECK(single.usage_split.empty());
 }
 
 TEST_CASE("openai streamed replies: server-sent events read back into one chat completion") {
   const std::string events =
-      "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":5,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n"
+      "data: "
+      "{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":5,\"model\":\"m\",\"choices\":[{\"index\":0,"
+      "\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n"
       ": a comment\r\n\r\n"
-      "data: {\"id\":\"c1\",\"choices\":[{\"index\":1,\"delta\":{\"content\":\"x\"},\"logprobs\":{\"content\":[{\"token\":\"x\"}]}}]}\n\n"
-      "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\",\"reasoning_content\":\"hm\"}}]}\r\n\r\n"
-      "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" world\"},\"finish_reason\":\"length\"}]}\n\n"
+      "data: "
+      "{\"id\":\"c1\",\"choices\":[{\"index\":1,\"delta\":{\"content\":\"x\"},\"logprobs\":{\"content\":[{\"token\":"
+      "\"x\"}]}}]}\n\n"
+      "data: "
+      "{\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\",\"reasoning_content\":\"hm\"}}]}"
+      "\r\n\r\n"
+      "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" "
+      "world\"},\"finish_reason\":\"length\"}]}\n\n"
       "data: {\"id\":\"c1\",\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
       "data: not json\n\n"
       "data: {\"id\":\"c1\",\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4}}\n\n"
@@ -194,7 +219,8 @@ TEST_CASE("openai streamed replies: server-sent events read back into one chat c
 
   // Cut before [DONE]: incomplete. An error event is the reply.
   CHECK_FALSE(assemble_event_stream("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n").complete);
-  const AssembledStream failed = assemble_event_stream("data: {\"error\":{\"message\":\"engine died\"}}\n\ndata: [DONE]\n\n");
+  const AssembledStream failed =
+      assemble_event_stream("data: {\"error\":{\"message\":\"engine died\"}}\n\ndata: [DONE]\n\n");
   CHECK(error_message(failed.body) == "'engine died'");
   CHECK(has_aborted_choice(R"({"choices":[{"message":{"content":"a"},"finish_reason":"abort"}]})"));
   CHECK_FALSE(has_aborted_choice(R"({"choices":[{"message":{"content":"a"},"finish_reason":"length"}]})"));

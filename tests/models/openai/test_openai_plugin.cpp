@@ -6,21 +6,21 @@
 #include "tests/test_files.hpp"
 
 #include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
-#include <future>
-#include <optional>
-#include <memory>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -50,7 +50,10 @@ std::string slurp(const std::string& path) {
 class TestServer {
  public:
   TestServer(const TempDir& dir, const std::vector<std::string>& options, int port = 0)
-      : dir_(dir.path), name_("server-" + std::to_string(++count_)), stats_(dir / (name_ + "-stats.json")), options_(options) {
+      : dir_(dir.path),
+        name_("server-" + std::to_string(++count_)),
+        stats_(dir / (name_ + "-stats.json")),
+        options_(options) {
     start(port);
   }
   ~TestServer() { stop(); }
@@ -59,8 +62,8 @@ class TestServer {
     if (options) options_ = *options;
     const std::string port_file = (dir_ / (name_ + "-port")).string();
     fs::remove(port_file);
-    std::vector<std::string> args = {DICEBENCH_PYTHON, kServerScript, "--port-file", port_file, "--stats", stats_,
-                                     "--key", kKey, "--port", std::to_string(port)};
+    std::vector<std::string> args = {DICEBENCH_PYTHON, kServerScript, "--port-file", port_file, "--stats",
+                                     stats_,           "--key",       kKey,          "--port",  std::to_string(port)};
     args.insert(args.end(), options_.begin(), options_.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -96,11 +99,24 @@ class TestServer {
 };
 
 // A run of the openai model on the three level-1 test problems, generating only.
-std::vector<std::string> run_args(const TestServer& server, const std::string& db, const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {"run", "--model", "openai:test-model", "--suite", "kernelbench-l1",
-                                   "--kernelbench-root", kKernelBench, "--generate-only", "--db", db, "--seed", "3",
-                                   "--set", "openai.base_url=" + server.base_url(),
-                                   "--set", "openai.api_key_env=" + kKeyVariable};
+std::vector<std::string> run_args(const TestServer& server, const std::string& db,
+                                  const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"run",
+                                   "--model",
+                                   "openai:test-model",
+                                   "--suite",
+                                   "kernelbench-l1",
+                                   "--kernelbench-root",
+                                   kKernelBench,
+                                   "--generate-only",
+                                   "--db",
+                                   db,
+                                   "--seed",
+                                   "3",
+                                   "--set",
+                                   "openai.base_url=" + server.base_url(),
+                                   "--set",
+                                   "openai.api_key_env=" + kKeyVariable};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -141,7 +157,8 @@ int free_port() {
 
 }  // namespace
 
-TEST_CASE("openai: a run stores completions with finish reason, tokens and latency - the key is never stored or printed") {
+TEST_CASE(
+    "openai: a run stores completions with finish reason, tokens and latency - the key is never stored or printed") {
   TempDir tmp("openai-happy");
   TestServer server(tmp, {});
   const std::string db = tmp / "results.db";
@@ -151,9 +168,12 @@ TEST_CASE("openai: a run stores completions with finish reason, tokens and laten
   CHECK(server.stats().at("authorized") == 6);  // the key went out, as a bearer token
   CHECK(server.stats().at("streamed") == 6);    // as server-sent events
   CHECK(scalar(db, "select count(*) from samples where candidate like 'class ModelNew:%'") == "6");
-  CHECK(scalar(db, "select count(*) from samples where json_extract(gen_stats, '$.finish_reason') = 'stop' "
-                   "and json_extract(gen_stats, '$.prompt_tokens') > 0 and json_extract(gen_stats, '$.completion_tokens') = 10 "
-                   "and json_extract(gen_stats, '$.latency_s') > 0 and json_extract(gen_stats, '$.cached') = 0") == "6");
+  CHECK(
+      scalar(
+          db,
+          "select count(*) from samples where json_extract(gen_stats, '$.finish_reason') = 'stop' "
+          "and json_extract(gen_stats, '$.prompt_tokens') > 0 and json_extract(gen_stats, '$.completion_tokens') = 10 "
+          "and json_extract(gen_stats, '$.latency_s') > 0 and json_extract(gen_stats, '$.cached') = 0") == "6");
   // Different seeds per sample give different completions.
   CHECK(scalar(db, "select count(distinct completion) from samples") == "6");
   CHECK(r.out.find("tokens: ") != std::string::npos);
@@ -181,12 +201,13 @@ TEST_CASE("openai: a re-run is answered from the request cache - changed setting
   const auto again = run_cli(run_args(server, db, {"--samples", "2"}), kEnv);
   const double again_s = std::chrono::duration<double>(Clock::now() - again_start).count();
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);
-  CHECK(server.chat_requests() == 6);  // nothing sent
+  CHECK(server.chat_requests() == 6);                // nothing sent
   CHECK(server.stats().at("models_requests") == 1);  // nor was the server even asked for its models
   CHECK(again.out.find("request cache: 6 answer(s)") != std::string::npos);
   CHECK(scalar(db, "select count(*) from samples where run = 2 and json_extract(gen_stats, '$.cached') = 1") == "6");
-  CHECK(scalar(db, "select count(*) from samples as a join samples as b on a.problem_id = b.problem_id and "
-                   "a.sample_index = b.sample_index and a.run = 1 and b.run = 2 and a.completion = b.completion") == "6");
+  CHECK(scalar(db,
+               "select count(*) from samples as a join samples as b on a.problem_id = b.problem_id and "
+               "a.sample_index = b.sample_index and a.run = 1 and b.run = 2 and a.completion = b.completion") == "6");
   MESSAGE("first run " << first_s << " s (6 requests), re-run " << again_s << " s (0 requests)");
 
   // A changed setting changes the request body, so the key: no stored answer is reused.
@@ -199,7 +220,9 @@ TEST_CASE("openai: a re-run is answered from the request cache - changed setting
   CHECK(scalar(db, "select count(*) from samples where run = 4 and json_extract(gen_stats, '$.cached') = 0") == "6");
 }
 
-TEST_CASE("openai: 429 with Retry-After, 500, timeouts and dropped connections are retried - a 400 is not and fails its sample alone") {
+TEST_CASE(
+    "openai: 429 with Retry-After, 500, timeouts and dropped connections are retried - a 400 is not and fails its "
+    "sample alone") {
   TempDir tmp("openai-retry");
   {
     // Backoff alone would wait 0.25-0.5 s and 0.5-1 s before the second and third attempts.
@@ -232,8 +255,9 @@ TEST_CASE("openai: 429 with Retry-After, 500, timeouts and dropped connections a
     TestServer server(tmp, {"--script", "500,500"});
     const std::string db = tmp / "exhausted.db";
     const auto r = run_cli(run_args(server, db, {"--problems", "1", "--set", "openai.max_retries=1"}), kEnv);
-    check_one_error_line(r, "run 1 interrupted: openai: the server stopped answering: HTTP 500 from the server after 2 "
-                            "attempts: 'the server broke'");
+    check_one_error_line(r,
+                         "run 1 interrupted: openai: the server stopped answering: HTTP 500 from the server after 2 "
+                         "attempts: 'the server broke'");
     CHECK(server.chat_requests() == 2);
     CHECK(scalar(db, "select count(*) from samples") == "0");
     CHECK(scalar(db, "select status from runs") == "interrupted");
@@ -254,7 +278,8 @@ TEST_CASE("openai: 429 with Retry-After, 500, timeouts and dropped connections a
     // report and show count the request failure apart from completions without code.
     const auto report = run_cli({"report", "1", "--db", db});
     REQUIRE_MESSAGE(report.exit_code == 0, report.err);
-    CHECK_MESSAGE(report.out.find("request failures: 1 of the 1 extraction_failed samples") != std::string::npos, report.out);
+    CHECK_MESSAGE(report.out.find("request failures: 1 of the 1 extraction_failed samples") != std::string::npos,
+                  report.out);
     const auto json = run_cli({"report", "1", "--json", "--db", db});
     REQUIRE_MESSAGE(json.exit_code == 0, json.err);
     CHECK(nlohmann::json::parse(json.out)["total"]["request_failures"] == 1);
@@ -285,7 +310,8 @@ TEST_CASE("openai: a missing or refused key or an unreachable server is one erro
   check_one_error_line(missing, "the API key variable $DICEBENCH_TEST_OPENAI_KEY_UNSET is not set");
   CHECK(server.chat_requests() == 0);
 
-  auto args = run_args(server, db, {"--set", "openai.base_url=http://127.0.0.1:" + std::to_string(free_port()) + "/v1"});
+  auto args =
+      run_args(server, db, {"--set", "openai.base_url=http://127.0.0.1:" + std::to_string(free_port()) + "/v1"});
   auto unreachable = run_cli(args, kEnv);
   check_one_error_line(unreachable, "cannot reach http://127.0.0.1:");
   CHECK(scalar(db, "select count(*) from runs") == "0");
@@ -307,7 +333,6 @@ TEST_CASE("openai: a missing or refused key or an unreachable server is one erro
   CHECK(server.stats().at("authorized") == 0);
   CHECK(server.chat_requests() == 3);
   CHECK(keyless.err.find("does not list") == std::string::npos);
-
 }
 
 TEST_CASE("openai: a reply that is not JSON or not a chat completion fails that sample, quoting it - the run goes on") {
@@ -348,7 +373,8 @@ TEST_CASE("openai: a run killed with SIGKILL resumes, and no answered request is
   const int answered_before = cache_answers(db + ".openai-cache.sqlite");
   // As if the kill had come between an answer's arrival (cached at once) and its sample's
   // transaction: the last stored sample goes; its answer stays in the cache.
-  const std::string dropped = scalar(db, "select problem_id || '/' || sample_index from samples order by id desc limit 1");
+  const std::string dropped =
+      scalar(db, "select problem_id || '/' || sample_index from samples order by id desc limit 1");
   execute(db, "delete from samples where id = (select max(id) from samples)");
   const std::string stored_before = scalar(db, "select count(*) from samples");
   CHECK(std::stoi(stored_before) < 12);
@@ -362,8 +388,9 @@ TEST_CASE("openai: a run killed with SIGKILL resumes, and no answered request is
   CHECK(scalar(db, "select status from runs where id = 1") == "finished");
   // Only what no stored answer covered went out again; the dropped sample came from the cache.
   CHECK(server.chat_requests() == sent_before + (12 - answered_before));
-  CHECK(scalar(db, "select json_extract(gen_stats, '$.cached') from samples where problem_id || '/' || sample_index = '" +
-                       dropped + "'") == "1");
+  CHECK(
+      scalar(db, "select json_extract(gen_stats, '$.cached') from samples where problem_id || '/' || sample_index = '" +
+                     dropped + "'") == "1");
 }
 
 TEST_CASE("openai: Ctrl-C stops the run as interrupted, keeps every stored answer, and a resume finishes it") {
@@ -396,7 +423,8 @@ TEST_CASE("openai: Ctrl-C stops the run as interrupted, keeps every stored answe
   CHECK(server.chat_requests() == sent_before + (12 - answered_before));
 }
 
-TEST_CASE("openai: with n = on, one request carries a problem's samples - a server ignoring n gets the rest one by one") {
+TEST_CASE(
+    "openai: with n = on, one request carries a problem's samples - a server ignoring n gets the rest one by one") {
   TempDir tmp("openai-n");
   {
     TestServer server(tmp, {});
@@ -408,8 +436,9 @@ TEST_CASE("openai: with n = on, one request carries a problem's samples - a serv
     const auto again = run_cli(run_args(server, db, {"--samples", "3", "--set", "openai.n=on"}), kEnv);
     REQUIRE_MESSAGE(again.exit_code == 0, again.err);
     CHECK(server.chat_requests() == 3);
-    CHECK(scalar(db, "select count(*) from samples as a join samples as b on a.problem_id = b.problem_id and "
-                     "a.sample_index = b.sample_index and a.run = 1 and b.run = 2 and a.completion = b.completion") == "9");
+    CHECK(scalar(db,
+                 "select count(*) from samples as a join samples as b on a.problem_id = b.problem_id and "
+                 "a.sample_index = b.sample_index and a.run = 1 and b.run = 2 and a.completion = b.completion") == "9");
     auto seeded = run_cli(run_args(server, db, {"--set", "openai.n=on", "--set", "openai.seed=sample"}), kEnv);
     check_one_error_line(seeded, "takes one seed");
   }
@@ -435,7 +464,8 @@ int stored_samples(const std::string& db) {
 
 // Waits until `db` holds at least `count` samples (or 10 s have passed).
 void wait_for_samples(const std::string& db, int count) {
-  for (int i = 0; i < 400 && stored_samples(db) < count; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  for (int i = 0; i < 400 && stored_samples(db) < count; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
 }
 
 size_t occurrences(const std::string& text, const std::string& part) {
@@ -446,7 +476,8 @@ size_t occurrences(const std::string& text, const std::string& part) {
 
 }  // namespace
 
-TEST_CASE("openai (vLLM): with n = on each sample records its own share of the one usage - totals are the replies' usage") {
+TEST_CASE(
+    "openai (vLLM): with n = on each sample records its own share of the one usage - totals are the replies' usage") {
   TempDir tmp("openai-n-usage");
   TestServer server(tmp, {});
   const std::string db = tmp / "results.db";
@@ -458,11 +489,14 @@ TEST_CASE("openai (vLLM): with n = on each sample records its own share of the o
   // The samples' completion tokens add up to what the replies' usage said, per request and in all.
   CHECK(scalar(db, "select sum(json_extract(gen_stats, '$.completion_tokens')) from samples") == sent);
   CHECK_MESSAGE(r.out.find(" " + sent + " completion; ") != std::string::npos, r.out);
-  CHECK(scalar(db, "select count(*) from samples where json_extract(gen_stats, '$.usage_split') = 'even' "
-                   "and json_extract(gen_stats, '$.reply_choices') = 3") == "9");
+  CHECK(scalar(db,
+               "select count(*) from samples where json_extract(gen_stats, '$.usage_split') = 'even' "
+               "and json_extract(gen_stats, '$.reply_choices') = 3") == "9");
   // Not each sample's whole reply: the choices differ in length and each got a third of it.
-  CHECK(scalar(db, "select max(json_extract(gen_stats, '$.completion_tokens')) - min(json_extract(gen_stats, '$.completion_tokens')) "
-                   "from samples") != "0");
+  CHECK(scalar(db,
+               "select max(json_extract(gen_stats, '$.completion_tokens')) - min(json_extract(gen_stats, "
+               "'$.completion_tokens')) "
+               "from samples") != "0");
   // Re-read from the cache, the split is the same.
   const auto again = run_cli(run_args(server, db, {"--samples", "3", "--set", "openai.n=on"}), kEnv);
   REQUIRE_MESSAGE(again.exit_code == 0, again.err);
@@ -470,11 +504,14 @@ TEST_CASE("openai (vLLM): with n = on each sample records its own share of the o
   CHECK(scalar(db, "select sum(json_extract(gen_stats, '$.completion_tokens')) from samples where run = 2") == sent);
 
   // Where the reply counts each choice's tokens (logprobs: one entry a token), each sample has its own.
-  const auto counted = run_cli(run_args(server, db, {"--samples", "3", "--set", "openai.n=on", "--set",
-                                                     "openai.extra_body={\"logprobs\": true}"}), kEnv);
+  const auto counted =
+      run_cli(run_args(server, db,
+                       {"--samples", "3", "--set", "openai.n=on", "--set", "openai.extra_body={\"logprobs\": true}"}),
+              kEnv);
   REQUIRE_MESSAGE(counted.exit_code == 0, counted.err);
-  auto rows = results::run_query(db, "select completion, json_extract(gen_stats, '$.completion_tokens'), "
-                                     "json_extract(gen_stats, '$.usage_split') from samples where run = 3");
+  auto rows = results::run_query(db,
+                                 "select completion, json_extract(gen_stats, '$.completion_tokens'), "
+                                 "json_extract(gen_stats, '$.usage_split') from samples where run = 3");
   REQUIRE(rows.ok());
   REQUIRE(rows->rows.size() == 9);
   for (const auto& row : rows->rows) {
@@ -486,7 +523,8 @@ TEST_CASE("openai (vLLM): with n = on each sample records its own share of the o
   }
 }
 
-TEST_CASE("openai (vLLM): a server restart longer than the old retries' 30 s is waited for - nothing is stored as failed") {
+TEST_CASE(
+    "openai (vLLM): a server restart longer than the old retries' 30 s is waited for - nothing is stored as failed") {
   TempDir tmp("openai-restart");
   TestServer server(tmp, {"--delay", "0.3"});
   const std::string db = tmp / "results.db";
@@ -499,7 +537,8 @@ TEST_CASE("openai (vLLM): a server restart longer than the old retries' 30 s is 
   std::this_thread::sleep_for(std::chrono::seconds(35));
   server.start(server.port());  // ...and comes back on its address, 35 s later
   const auto r = run.get();
-  MESSAGE("the run went on " << std::chrono::duration<double>(Clock::now() - down).count() << " s after the server went down");
+  MESSAGE("the run went on " << std::chrono::duration<double>(Clock::now() - down).count()
+                             << " s after the server went down");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(scalar(db, "select status from runs") == "finished");
   CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "6");
@@ -507,15 +546,17 @@ TEST_CASE("openai (vLLM): a server restart longer than the old retries' 30 s is 
   CHECK(scalar(db, "select max(json_extract(gen_stats, '$.attempts')) from samples") != "1");
 }
 
-TEST_CASE("openai (vLLM): a server gone past the retry window stops the run interrupted, nothing failed stored - "
-          "a resume at its new address, with new concurrency and timeouts, finishes it and the run records the change") {
+TEST_CASE(
+    "openai (vLLM): a server gone past the retry window stops the run interrupted, nothing failed stored - "
+    "a resume at its new address, with new concurrency and timeouts, finishes it and the run records the change") {
   TempDir tmp("openai-gone");
   auto server = std::make_unique<TestServer>(tmp, std::vector<std::string>{"--delay", "0.3"});
   const std::string old_url = server->base_url();
   const std::string db = tmp / "results.db";
   auto run = std::async(std::launch::async, [&] {
-    return run_cli(run_args(*server, db, {"--samples", "2", "--set", "openai.concurrency=2", "--set",
-                                          "openai.retry_window_s=2"}), kEnv);
+    return run_cli(
+        run_args(*server, db, {"--samples", "2", "--set", "openai.concurrency=2", "--set", "openai.retry_window_s=2"}),
+        kEnv);
   });
   wait_for_samples(db, 2);
   server.reset();  // gone for good
@@ -542,14 +583,16 @@ TEST_CASE("openai (vLLM): a server gone past the retry window stops the run inte
   };
   check_one_error_line(run_cli(with({"--set", "openai.base_url=" + moved.base_url(), "--set", "eval.trials=3"}), kEnv),
                        "eval.trials cannot change");
-  check_one_error_line(run_cli(with({"--set", "openai.base_url=" + moved.base_url(), "--set", "openai.temperature=0.5"}), kEnv),
-                       "the model's settings changed since run 1 started");
+  check_one_error_line(
+      run_cli(with({"--set", "openai.base_url=" + moved.base_url(), "--set", "openai.temperature=0.5"}), kEnv),
+      "the model's settings changed since run 1 started");
   CHECK(scalar(db, "select config from runs") == config_before);
   CHECK(scalar(db, "select count(*) from samples") == stored);
   CHECK(moved.chat_requests() == 0);
 
   const auto resumed = run_cli(with({"--set", "openai.base_url=" + moved.base_url(), "--set", "openai.concurrency=1",
-                                     "--set", "openai.timeout_s=30", "--set", "openai.retry_window_s=60"}), kEnv);
+                                     "--set", "openai.timeout_s=30", "--set", "openai.retry_window_s=60"}),
+                               kEnv);
   REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.err);
   CHECK(resumed.out.find(stored + " stored before") != std::string::npos);
   CHECK(scalar(db, "select status from runs") == "finished");
@@ -557,27 +600,35 @@ TEST_CASE("openai (vLLM): a server gone past the retry window stops the run inte
   CHECK(moved.chat_requests() == 6 - std::stoi(stored));
   CHECK(moved.stats().at("max_in_flight") == 1);
   // The run records the resume: old and new values, and its settings are the new ones.
-  CHECK(scalar(db, "select json_extract(config, '$.resumes[0].changed.\"openai.base_url\".from') from runs") == old_url);
-  CHECK(scalar(db, "select json_extract(config, '$.resumes[0].changed.\"openai.base_url\".to') from runs") == moved.base_url());
+  CHECK(scalar(db, "select json_extract(config, '$.resumes[0].changed.\"openai.base_url\".from') from runs") ==
+        old_url);
+  CHECK(scalar(db, "select json_extract(config, '$.resumes[0].changed.\"openai.base_url\".to') from runs") ==
+        moved.base_url());
   CHECK(scalar(db, "select json_extract(config, '$.resumes[0].changed.\"openai.concurrency\".from') from runs") == "2");
-  CHECK(scalar(db, "select json_extract(config, '$.resumes[0].changed.\"openai.timeout_s\".from') from runs") == "NULL");
-  CHECK(scalar(db, "select json_extract(config, '$.resumes[0].changed.\"openai.retry_window_s\".to') from runs") == "60");
+  CHECK(scalar(db, "select json_extract(config, '$.resumes[0].changed.\"openai.timeout_s\".from') from runs") ==
+        "NULL");
+  CHECK(scalar(db, "select json_extract(config, '$.resumes[0].changed.\"openai.retry_window_s\".to') from runs") ==
+        "60");
   CHECK(scalar(db, "select json_extract(config, '$.resumes[0].at') from runs") != "NULL");
   CHECK(scalar(db, "select json_extract(config, '$.settings.\"openai.base_url\"') from runs") == moved.base_url());
-  CHECK(resumed.err.find("openai.base_url changes from '" + old_url + "' to '" + moved.base_url() + "'") != std::string::npos);
+  CHECK(resumed.err.find("openai.base_url changes from '" + old_url + "' to '" + moved.base_url() + "'") !=
+        std::string::npos);
   const auto show = run_cli({"show", "1", "--db", db});
   CHECK(show.out.find("\"resumes\"") != std::string::npos);
 }
 
-TEST_CASE("openai (vLLM): a model the server does not serve is one error line listing what it serves, before the run is recorded") {
+TEST_CASE(
+    "openai (vLLM): a model the server does not serve is one error line listing what it serves, before the run is "
+    "recorded") {
   TempDir tmp("openai-unlisted");
   TestServer server(tmp, {"--served-model-name", "test-model,other-model"});
   const std::string db = tmp / "results.db";
   auto args = run_args(server, db, {});
   args[2] = "openai:test-modle";
   const auto r = run_cli(args, kEnv);
-  check_one_error_line(r, "openai: " + server.base_url() +
-                              " does not serve the model 'test-modle'; it serves test-model, other-model (--model openai:NAME)");
+  check_one_error_line(
+      r, "openai: " + server.base_url() +
+             " does not serve the model 'test-modle'; it serves test-model, other-model (--model openai:NAME)");
   CHECK(server.chat_requests() == 0);
   CHECK(scalar(db, "select count(*) from runs") == "0");
   // And one it serves under a second name runs.
@@ -593,19 +644,24 @@ TEST_CASE("openai (vLLM): a base URL without /v1 is one error line with the hint
   const std::string db = tmp / "results.db";
   const std::string root = "http://127.0.0.1:" + std::to_string(server.port());
   const auto r = run_cli(run_args(server, db, {"--set", "openai.base_url=" + root}), kEnv);
-  check_one_error_line(r, "openai: " + root + "/models is not found (HTTP 404: 'Not Found'); OpenAI-compatible servers "
-                              "answer under /v1: --set openai.base_url=" + root + "/v1");
+  check_one_error_line(r, "openai: " + root +
+                              "/models is not found (HTTP 404: 'Not Found'); OpenAI-compatible servers "
+                              "answer under /v1: --set openai.base_url=" +
+                              root + "/v1");
   CHECK(server.chat_requests() == 0);
   CHECK(scalar(db, "select count(*) from runs") == "0");
   CHECK(scalar(db, "select count(*) from samples") == "0");
 }
 
-TEST_CASE("openai (vLLM): a server that wants a key, and an empty api_key_env: the error says no key was sent and how to give one") {
+TEST_CASE(
+    "openai (vLLM): a server that wants a key, and an empty api_key_env: the error says no key was sent and how to "
+    "give one") {
   TempDir tmp("openai-no-key");
   TestServer server(tmp, {"--require-key"});
   const std::string db = tmp / "results.db";
   const auto r = run_cli(run_args(server, db, {"--set", "openai.api_key_env="}), kEnv);
-  check_one_error_line(r, "openai: " + server.base_url() + " wants an API key (HTTP 401: 'Unauthorized') and none was sent, "
+  check_one_error_line(r, "openai: " + server.base_url() +
+                              " wants an API key (HTTP 401: 'Unauthorized') and none was sent, "
                               "as openai.api_key_env is empty: export the key in a variable and pass --set "
                               "openai.api_key_env=VARIABLE");
   CHECK(r.err.find("refused the API key from $") == std::string::npos);
@@ -616,12 +672,15 @@ TEST_CASE("openai (vLLM): a server that wants a key, and an empty api_key_env: t
   CHECK(server.stats().at("authorized") == 3);
 }
 
-TEST_CASE("openai (vLLM): a reply that arrives during Ctrl-C is cached and stored - the resume does not ask for it again") {
+TEST_CASE(
+    "openai (vLLM): a reply that arrives during Ctrl-C is cached and stored - the resume does not ask for it again") {
   TempDir tmp("openai-ctrl-c-reply");
   TestServer server(tmp, {"--delay", "1.0"});
   const std::string db = tmp / "results.db";
-  const pid_t pid = start_cli(run_args(server, db, {"--problems", "1", "--samples", "3", "--set", "openai.concurrency=1"}), kEnv);
-  for (int i = 0; i < 400 && server.stats().at("in_flight") == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  const pid_t pid =
+      start_cli(run_args(server, db, {"--problems", "1", "--samples", "3", "--set", "openai.concurrency=1"}), kEnv);
+  for (int i = 0; i < 400 && server.stats().at("in_flight") == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
   REQUIRE(server.stats().at("in_flight") == 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(pid, SIGINT);  // the server answers 0.7 s later
@@ -653,13 +712,16 @@ TEST_CASE("openai (vLLM): max_tokens not below the served model's max_model_len 
   const std::string db = tmp / "results.db";
   const auto r = run_cli(run_args(server, db, {"--set", "openai.max_tokens=100"}), kEnv);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  CHECK_MESSAGE(occurrences(r.err, "openai.max_tokens = 100 is not below the served model's max_model_len 64") == 1, r.err);
+  CHECK_MESSAGE(occurrences(r.err, "openai.max_tokens = 100 is not below the served model's max_model_len 64") == 1,
+                r.err);
   const auto fits = run_cli(run_args(server, db, {"--set", "openai.max_tokens=32"}), kEnv);
   REQUIRE_MESSAGE(fits.exit_code == 0, fits.err);
   CHECK(fits.err.find("max_model_len") == std::string::npos);
 }
 
-TEST_CASE("openai (vLLM): requests stream - an idle timeout, not a whole-reply one, ends a stalled reply, and a cut or aborted one is asked again") {
+TEST_CASE(
+    "openai (vLLM): requests stream - an idle timeout, not a whole-reply one, ends a stalled reply, and a cut or "
+    "aborted one is asked again") {
   TempDir tmp("openai-stream");
   {
     // Chunks 0.15 s apart: the reply takes about 2 s, twice the idle timeout, and is not cut short.
@@ -684,7 +746,7 @@ TEST_CASE("openai (vLLM): requests stream - an idle timeout, not a whole-reply o
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     CHECK(server.chat_requests() == 4);  // stalled, cut before [DONE], aborted (as by vLLM stopping), then whole
-    CHECK(seconds < 8.0);  // the idle second and three backoffs (at most 3.5 s), not the 10 s of silence
+    CHECK(seconds < 8.0);                // the idle second and three backoffs (at most 3.5 s), not the 10 s of silence
     CHECK(scalar(db, "select json_extract(gen_stats, '$.attempts') from samples") == "4");
     CHECK(scalar(db, "select json_extract(gen_stats, '$.finish_reason') from samples") == "stop");
     CHECK(scalar(db, "select count(*) from samples where candidate like 'class ModelNew:%'") == "1");
@@ -701,8 +763,9 @@ TEST_CASE("openai (vLLM): requests stream - an idle timeout, not a whole-reply o
   }
 }
 
-TEST_CASE("openai (vLLM): a reply left silent by a server going down is given up once the server refuses connections, "
-          "not held for the idle timeout (which would hold vLLM's shutdown) - the run goes on once it is back") {
+TEST_CASE(
+    "openai (vLLM): a reply left silent by a server going down is given up once the server refuses connections, "
+    "not held for the idle timeout (which would hold vLLM's shutdown) - the run goes on once it is back") {
   TempDir tmp("openai-going-down");
   // The first reply: the server stops taking connections and leaves that reply open and silent, as
   // vLLM does while it shuts down (it waits for such connections to close before it exits).
@@ -711,7 +774,8 @@ TEST_CASE("openai (vLLM): a reply left silent by a server going down is given up
   auto run = std::async(std::launch::async, [&] {
     return run_cli(run_args(server, db, {"--set", "openai.concurrency=1"}), kEnv);
   });
-  for (int i = 0; i < 400 && server.chat_requests() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  for (int i = 0; i < 400 && server.chat_requests() < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
   const auto down = Clock::now();
   // Nothing listens for 15 s (a supervisor restarts vLLM once the old process is gone), then a new
   // server takes the address while the old process still holds the silent reply.
@@ -721,7 +785,8 @@ TEST_CASE("openai (vLLM): a reply left silent by a server going down is given up
   const double seconds = std::chrono::duration<double>(Clock::now() - down).count();
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(seconds < 30);  // given up 10 s into its silence, not after the 300 s idle timeout, nor the 60 s it stays open
-  CHECK(r.err.find("the reply went silent while the server refuses new connections") == std::string::npos);  // retried, not final
+  CHECK(r.err.find("the reply went silent while the server refuses new connections") ==
+        std::string::npos);  // retried, not final
   CHECK(scalar(db, "select count(*) from samples where candidate like 'class ModelNew:%'") == "3");
   CHECK(scalar(db, "select max(json_extract(gen_stats, '$.attempts')) from samples") != "1");
 }

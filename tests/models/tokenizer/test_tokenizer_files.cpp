@@ -126,7 +126,8 @@ TEST_CASE("missing, corrupt and truncated tokenizer.json") {
   TemporaryFolder empty;
   Result<Tokenizer> missing = Tokenizer::load(empty.path().string());
   REQUIRE_FALSE(missing.ok());
-  CHECK(missing.error().message.find("cannot read " + (empty.path() / "tokenizer.json").string() + ": ") != std::string::npos);
+  CHECK(missing.error().message.find("cannot read " + (empty.path() / "tokenizer.json").string() + ": ") !=
+        std::string::npos);
 
   check_error(*load_written("this is not JSON"), "tokenizer.json", "not valid JSON");
   const std::string whole = minimal_tokenizer().dump();
@@ -145,18 +146,27 @@ TEST_CASE("unsupported or inconsistent tokenizer.json contents") {
       {"model.merges[0] is not \"left right\"", [](json& j) { j["model"]["merges"][0] = "a b c"; }},
       {"model.merges[1] is neither", [](json& j) { j["model"]["merges"][1] = json::array({"ab"}); }},
       {"merge 0 ('a' 'c'): names a token not in the vocabulary", [](json& j) { j["model"]["merges"][0] = "a c"; }},
-      {"merge 1 ('ab' 'ab'): the merged token is not in the vocabulary", [](json& j) { j["model"]["vocab"].erase("abab"); }},
+      {"merge 1 ('ab' 'ab'): the merged token is not in the vocabulary",
+       [](json& j) { j["model"]["vocab"].erase("abab"); }},
       {"model.vocab is empty", [](json& j) { j["model"]["vocab"] = json::object(); }},
       {"model.unk_token is not supported", [](json& j) { j["model"]["unk_token"] = "a"; }},
       {"model.dropout is not supported", [](json& j) { j["model"]["dropout"] = 0.1; }},
-      {"normalizer \"NFKC\" is not supported", [](json& j) { j["normalizer"] = {{"type", "NFKC"}}; }},
+      {"normalizer \"NFKC\" is not supported",
+       [](json& j) {
+         j["normalizer"] = {{"type", "NFKC"}};
+       }},
       {"pre_tokenizer \"Metaspace\" is not supported",
-       [](json& j) { j["pre_tokenizer"]["pretokenizers"][0] = {{"type", "Metaspace"}}; }},
+       [](json& j) {
+         j["pre_tokenizer"]["pretokenizers"][0] = {{"type", "Metaspace"}};
+       }},
       {"Split behavior \"Removed\" is not supported",
        [](json& j) { j["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Removed"; }},
       {"pattern does not compile", [](json& j) { j["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "(a"; }},
       {"pre_tokenizer has no ByteLevel step", [](json& j) { j["pre_tokenizer"]["pretokenizers"].erase(1); }},
-      {"decoder is not ByteLevel", [](json& j) { j["decoder"] = {{"type", "WordPiece"}}; }},
+      {"decoder is not ByteLevel",
+       [](json& j) {
+         j["decoder"] = {{"type", "WordPiece"}};
+       }},
       {"has single_word", [](json& j) { j["added_tokens"][0]["single_word"] = true; }},
       {"added token '<|im_end|>' has id \"five\"", [](json& j) { j["added_tokens"][0]["id"] = "five"; }},
       {"model.vocab token 'b' has id 4294967297", [](json& j) { j["model"]["vocab"]["b"] = 4294967297; }},

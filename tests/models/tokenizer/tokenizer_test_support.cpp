@@ -36,12 +36,12 @@ nlohmann::json run_hf_reference(const std::filesystem::path& out, const std::str
   const std::string log = (out / "hf_reference.log").string();
   const std::string command = std::string("'") + DICEBENCH_PYTHON + "' -B '" + DICEBENCH_SOURCE_DIR +
                               "/tests/models/tokenizer/hf_reference.py' '" + DICEBENCH_TEST_DATA_DIR +
-                              "/tokenizer/cases.json' '" + out.string() + "' " + arguments + " > '" + log +
-                              "' 2>&1";
+                              "/tokenizer/cases.json' '" + out.string() + "' " + arguments + " > '" + log + "' 2>&1";
   const int status = std::system(command.c_str());
   INFO("command: ", command);
   INFO("output: ", read_text(log));
-  REQUIRE_MESSAGE(status == 0, "hf_reference.py failed (is `tokenizers` installed? pip install -r tools/requirements.txt)");
+  REQUIRE_MESSAGE(status == 0,
+                  "hf_reference.py failed (is `tokenizers` installed? pip install -r tools/requirements.txt)");
   return nlohmann::json::parse(read_text(out / "reference.json"));
 }
 

@@ -69,11 +69,11 @@ class Session {
   // Waits for calls in progress, then ends every worker; later calls fail.
   void close();
 
-  const std::string& device() const;          // cpu or cuda
-  const std::string& sandbox_json() const;    // the protections candidates get: {"active": [...], "missing": [...]}
-  const std::string& suite() const;           // "" without one
-  std::size_t size() const;                   // slots
-  std::size_t evaluators_started() const;     // one per slot for the session's life
+  const std::string& device() const;        // cpu or cuda
+  const std::string& sandbox_json() const;  // the protections candidates get: {"active": [...], "missing": [...]}
+  const std::string& suite() const;         // "" without one
+  std::size_t size() const;                 // slots
+  std::size_t evaluators_started() const;   // one per slot for the session's life
 
  private:
   explicit Session(std::unique_ptr<run::EvaluationSession> session);

@@ -7,7 +7,8 @@
 namespace {
 using dicebench::sdk::str;
 
-dicebench_status open(const dicebench_host_services*, dicebench_str, dicebench_str, dicebench_model**, dicebench_error*) {
+dicebench_status open(const dicebench_host_services*, dicebench_str, dicebench_str, dicebench_model**,
+                      dicebench_error*) {
   return DICEBENCH_FAILED;
 }
 void close(dicebench_model*) {}
@@ -20,8 +21,16 @@ dicebench_status generate(dicebench_model*, const dicebench_generation_request*,
                           dicebench_error*) {
   return DICEBENCH_OK;
 }
-const dicebench_model_api kApi = {sizeof(dicebench_model_api), &open, &close, &describe, &preferred_batch, &prepare,
-                                  &generate, nullptr, nullptr, nullptr};
+const dicebench_model_api kApi = {sizeof(dicebench_model_api),
+                                  &open,
+                                  &close,
+                                  &describe,
+                                  &preferred_batch,
+                                  &prepare,
+                                  &generate,
+                                  nullptr,
+                                  nullptr,
+                                  nullptr};
 const dicebench_provided_name kNames[] = {{str(BAD_PROVIDES), str("broken on purpose")}};
 
 #if BAD_CASE == 1
@@ -36,11 +45,22 @@ constexpr dicebench_kind kKind = DICEBENCH_KIND_MODEL;
 #endif
 #if BAD_CASE == 6
 const dicebench_option kOptions[] = {{str("model-greeting"), str(BAD_PROVIDES ".greeting"), str("TEXT"), str("")}};
-const dicebench_plugin_descriptor kDescriptor = {kMajor, DICEBENCH_ABI_MINOR, sizeof(dicebench_plugin_descriptor), kKind, str(BAD_PROVIDES),
-                                                 str("1"), str("test"), kNames, 1, &kApi, kOptions, 1};
+const dicebench_plugin_descriptor kDescriptor = {kMajor,
+                                                 DICEBENCH_ABI_MINOR,
+                                                 sizeof(dicebench_plugin_descriptor),
+                                                 kKind,
+                                                 str(BAD_PROVIDES),
+                                                 str("1"),
+                                                 str("test"),
+                                                 kNames,
+                                                 1,
+                                                 &kApi,
+                                                 kOptions,
+                                                 1};
 #else
-const dicebench_plugin_descriptor kDescriptor = {kMajor, 0, sizeof(dicebench_plugin_descriptor), kKind, str(BAD_PROVIDES),
-                                                 str("1"), str("test"), kNames, 1, &kApi, nullptr, 0};
+const dicebench_plugin_descriptor kDescriptor = {
+    kMajor,  0, sizeof(dicebench_plugin_descriptor), kKind, str(BAD_PROVIDES), str("1"), str("test"), kNames, 1, &kApi,
+    nullptr, 0};
 #endif
 }  // namespace
 

@@ -20,7 +20,8 @@ struct Suite {
   std::string settings_json;
 };
 
-dicebench_status open(const dicebench_host_services* services, dicebench_str name, dicebench_suite** out, dicebench_error* error) {
+dicebench_status open(const dicebench_host_services* services, dicebench_str name, dicebench_suite** out,
+                      dicebench_error* error) {
   return sdk::guard(error, [&] {
     const sdk::Host host(services);
     auto* suite = new Suite{host.config(PLUGIN_NAME ".greeting").value_or(""), ""};
@@ -38,16 +39,20 @@ dicebench_status describe(const dicebench_suite* s, dicebench_text_sink sink, vo
 size_t problem_count(const dicebench_suite*) { return 2; }
 dicebench_status problem(const dicebench_suite*, size_t index, dicebench_problem* out, dicebench_error*) {
   static const char* const kNames[] = {"First", "Second"};
-  *out = {static_cast<int64_t>(index + 1), 1, str(kNames[index % 2]), str("none.py"), str("class Model: pass\n"),
-          str("sha256:0000000000000000000000000000000000000000000000000000000000000000")};
+  *out = {
+      static_cast<int64_t>(index + 1), 1,
+      str(kNames[index % 2]),          str("none.py"),
+      str("class Model: pass\n"),      str("sha256:0000000000000000000000000000000000000000000000000000000000000000")};
   return DICEBENCH_OK;
 }
-dicebench_status build_prompt(const dicebench_suite*, size_t index, dicebench_text_sink sink, void* user, dicebench_error*) {
+dicebench_status build_prompt(const dicebench_suite*, size_t index, dicebench_text_sink sink, void* user,
+                              dicebench_error*) {
   sdk::emit(sink, user, "Write problem " + std::to_string(index + 1));
   return DICEBENCH_OK;
 }
 // The first ```python block.
-dicebench_status extract(const dicebench_suite*, dicebench_str completion, dicebench_text_sink sink, void* user, dicebench_error*) {
+dicebench_status extract(const dicebench_suite*, dicebench_str completion, dicebench_text_sink sink, void* user,
+                         dicebench_error*) {
   const std::string_view text = sdk::view(completion), fence = "```python\n";
   const size_t start = text.find(fence);
   if (start == std::string_view::npos) return DICEBENCH_NOT_FOUND;
@@ -57,8 +62,21 @@ dicebench_status extract(const dicebench_suite*, dicebench_str completion, diceb
   return DICEBENCH_OK;
 }
 
-const dicebench_suite_api kApi = {sizeof(dicebench_suite_api), &open, &close, &describe, &problem_count, &problem,
-                                  &build_prompt, &extract, nullptr, nullptr, nullptr, 0, nullptr, nullptr, nullptr};
+const dicebench_suite_api kApi = {sizeof(dicebench_suite_api),
+                                  &open,
+                                  &close,
+                                  &describe,
+                                  &problem_count,
+                                  &problem,
+                                  &build_prompt,
+                                  &extract,
+                                  nullptr,
+                                  nullptr,
+                                  nullptr,
+                                  0,
+                                  nullptr,
+                                  nullptr,
+                                  nullptr};
 const dicebench_provided_name kNames[] = {{str(PROVIDES), str("test suite declaring options")}};
 
 #if OPTION_CASE == 2
@@ -71,15 +89,24 @@ const dicebench_option kOptions[] = {{str("test-device"), str("eval.device"), st
 const dicebench_option kOptions[] = {{str("test-greeting"), str(PLUGIN_NAME ".greeting"), str("TEXT"), str("")},
                                      {str("test-greeting"), str(PLUGIN_NAME ".other"), str("TEXT"), str("")}};
 #else
-const dicebench_option kOptions[] = {
-    {str("test-greeting"), str(PLUGIN_NAME ".greeting"), str("TEXT"), str("A greeting the suite reports in its settings")}};
+const dicebench_option kOptions[] = {{str("test-greeting"), str(PLUGIN_NAME ".greeting"), str("TEXT"),
+                                      str("A greeting the suite reports in its settings")}};
 #endif
 
 #if OPTION_CASE == 6
 // As a plugin built against ABI 1.1 lays it out: the host must not read past struct_size.
-const dicebench_plugin_descriptor kDescriptor = {DICEBENCH_ABI_MAJOR, 1, offsetof(dicebench_plugin_descriptor, optional_options),
-                                                 DICEBENCH_KIND_SUITE, str(PLUGIN_NAME), str("1"), str("test"), kNames, 1, &kApi,
-                                                 kOptions, 1};
+const dicebench_plugin_descriptor kDescriptor = {DICEBENCH_ABI_MAJOR,
+                                                 1,
+                                                 offsetof(dicebench_plugin_descriptor, optional_options),
+                                                 DICEBENCH_KIND_SUITE,
+                                                 str(PLUGIN_NAME),
+                                                 str("1"),
+                                                 str("test"),
+                                                 kNames,
+                                                 1,
+                                                 &kApi,
+                                                 kOptions,
+                                                 1};
 #else
 const dicebench_plugin_descriptor kDescriptor =
     sdk::descriptor(DICEBENCH_KIND_SUITE, PLUGIN_NAME, "1", "test", kNames, &kApi, kOptions);

@@ -57,7 +57,8 @@ dicebench_status generate(dicebench_model* handle, const dicebench_generation_re
     }
     const std::string code = "# problem " + std::to_string(r.problem_id) + " sample " + std::to_string(r.sample_index) +
                              " seed " + std::to_string(r.seed) + "\nclass ModelNew: pass\n";
-    const std::string completion = r.problem_id == m->no_block_at ? "I cannot do this." : "Here:\n```python\n" + code + "```\n";
+    const std::string completion =
+        r.problem_id == m->no_block_at ? "I cannot do this." : "Here:\n```python\n" + code + "```\n";
     const std::string stats = R"({"delay_ms":)" + std::to_string(m->delay_ms) + "}";
     const dicebench_generation_result result{str(completion), str(stats), {nullptr, 0}};
     sink(user, i, &result);
@@ -65,12 +66,29 @@ dicebench_status generate(dicebench_model* handle, const dicebench_generation_re
   return DICEBENCH_OK;
 }
 
-const dicebench_model_api kApi = {sizeof(dicebench_model_api), &open, &close, &describe, &preferred_batch, &prepare,
-                                  &generate, nullptr, nullptr, nullptr};
+const dicebench_model_api kApi = {sizeof(dicebench_model_api),
+                                  &open,
+                                  &close,
+                                  &describe,
+                                  &preferred_batch,
+                                  &prepare,
+                                  &generate,
+                                  nullptr,
+                                  nullptr,
+                                  nullptr};
 const dicebench_provided_name kNames[] = {{str("test-slow"), str("test model: slow, scriptable failures")}};
-const dicebench_plugin_descriptor kDescriptor = {DICEBENCH_ABI_MAJOR, DICEBENCH_ABI_MINOR, sizeof(dicebench_plugin_descriptor),
-                                                 DICEBENCH_KIND_MODEL, str("test-slow"), str("1"), str("test"),
-                                                 kNames, 1, &kApi, nullptr, 0};
+const dicebench_plugin_descriptor kDescriptor = {DICEBENCH_ABI_MAJOR,
+                                                 DICEBENCH_ABI_MINOR,
+                                                 sizeof(dicebench_plugin_descriptor),
+                                                 DICEBENCH_KIND_MODEL,
+                                                 str("test-slow"),
+                                                 str("1"),
+                                                 str("test"),
+                                                 kNames,
+                                                 1,
+                                                 &kApi,
+                                                 nullptr,
+                                                 0};
 }  // namespace
 
 DICEBENCH_PLUGIN_ENTRY(kDescriptor)
