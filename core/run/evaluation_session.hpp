@@ -78,7 +78,7 @@ class EvaluationSession {
   // caller knows (a run's sample), else the suite's problem with its text, if any.
   struct Pair {
     std::string problem_source, candidate_source;
-    std::optional<ProblemKey> problem;
+    std::optional<ProblemKey> problem{};
   };
   // Called in a slot's thread, exactly once per pair, as its result is final: the pair's index in the
   // batch and its evaluation (with the suite's review among its flags), or an error: the harness's

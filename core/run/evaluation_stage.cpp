@@ -30,11 +30,11 @@ struct Stage {
   results::Store& store;
   int64_t run;
   host::Progress& progress;
-  std::mutex lock;
-  EvaluationSummary summary;
-  std::optional<Error> first_error;
+  std::mutex lock{};
+  EvaluationSummary summary{};
+  std::optional<Error> first_error{};
   std::atomic<bool> stop{false};
-  std::set<ProblemKey> traits_noted;  // problems whose traits this run has recorded
+  std::set<ProblemKey> traits_noted{};  // problems whose traits this run has recorded
 
   // Stores one row and counts it. Under the lock.
   Result<void> record(const results::StoredEvaluation& row) {

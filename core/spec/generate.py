@@ -281,8 +281,9 @@ def cpp_type(spec: Spec, f: Field, *, with_optional: bool = True) -> str:
 
 
 def cpp_default(spec: Spec, f: Field) -> str:
+    # Every member is initialised, so that designated initialisers may leave any of them out.
     if f.optional:
-        return ""
+        return "{}"
     t = f.type
     if t in spec.enums:
         return f" = {cpp_enum_default(spec.enums[t], f.default)}"
@@ -291,12 +292,12 @@ def cpp_default(spec: Spec, f: Field) -> str:
     if t in ("int", "int64", "real"):
         return f" = {f.default if f.default is not None else 0}"
     if t == "text":
-        return f" = {cpp_string(f.default)}" if f.default else ""
+        return f" = {cpp_string(f.default)}" if f.default else "{}"
     if t == "json_object":
         return " = nlohmann::json::object()"
     if t == "json_array":
         return " = nlohmann::json::array()"
-    return ""
+    return "{}"
 
 
 def cpp_string(text: str) -> str:
@@ -1142,7 +1143,7 @@ def protocol_cpp_default(spec: Spec, f: dict[str, Any]) -> str:
     d = f.get("default")
     t = f["type"]
     if d is None or d == "null":
-        return {"bool": " = false", "int": " = 0", "number": " = 0", "seed": " = 0"}.get(t, "")
+        return {"bool": " = false", "int": " = 0", "number": " = 0", "seed": " = 0"}.get(t, "{}")
     if t == "bool":
         return f" = {'true' if d else 'false'}"
     if t in ("string", "nonempty_string"):
