@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Lints the Python under harness/ and python/ (the worker's packages, dicebench_timing,
-# dicebench_fastpath and the dicebench package with its stubs): ruff with .ruff.toml, then mypy with
+# Lints the Python under harness/, python/ and core/spec (the worker's packages, dicebench_timing,
+# dicebench_fastpath, the dicebench package with its stubs, the spec's generator): ruff with .ruff.toml, then mypy with
 # .mypy.ini; then checks the C++'s formatting (tools/format.sh --check, .clang-format). Prints the
 # findings, one summary line per tool, and exits non-zero on any finding.
 # Needs no build: CI runs it through tools/test.sh (no arguments), right after tools/bootstrap.sh.
@@ -44,7 +44,7 @@ then
 fi
 
 # The files: tracked ones and new ones not ignored, so a new file is linted before it is added.
-mapfile -t files < <(git ls-files --cached --others --exclude-standard -- 'harness/*.py' 'python/*.py' 'python/*.pyi' | sort -u)
+mapfile -t files < <(git ls-files --cached --others --exclude-standard -- 'harness/*.py' 'python/*.py' 'python/*.pyi' 'core/spec/*.py' | sort -u)
 [ ${#files[@]} -gt 0 ] || { say "no Python files found under harness/ and python/"; exit 1; }
 # mypy takes a module once: where a stub (.pyi) stands beside its .py, the stub is what importers
 # see and what mypy checks (python/dicebench/__init__.pyi is the package's typed API).
