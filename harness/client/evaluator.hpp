@@ -171,7 +171,7 @@ class Evaluator {
   Result<void> spawn_reference();  // unless it runs already
   Result<WorkerProcess*> reference();  // started, its hello received
   // The problem's baseline: known, shared (settings().shared_baselines), or timed here (*measured).
-  Result<Timing> baseline(const std::string& job, const std::string& problem_hash, bool* measured);
+  Result<Got<Timing>> baseline(const std::string& job, const std::string& problem_hash);
   Result<Timing> time_baseline(const std::string& job, const std::string& problem_hash);  // the reference timed
   std::unique_ptr<Candidate> launch(const std::string& candidate_source, bool fastpath);
   std::unique_ptr<Candidate> spawn_candidate();  // a started worker with its job folder, no load sent
@@ -184,7 +184,8 @@ class Evaluator {
   Result<bool> read_load(Evaluation& e, Candidate& candidate);   // judge_load once the load has ended
   CallResult call_candidate(Job& job, const nlohmann::json& request);
   WorkerRequestHandler compile_requests(Candidate& candidate, std::chrono::steady_clock::time_point deadline);
-  Result<bool> time_candidate(Job& job, Timing* runtime);
+  // The candidate's timing; none when the candidate failed (its verdict is then decided).
+  Result<std::optional<Timing>> time_candidate(Job& job);
   Result<void> judge(Job& job, Candidate& candidate);  // run_candidate, then the flags
   Result<void> judge_traits(Job& job);
   Result<void> measure_bandwidth(Job& job);

@@ -14,20 +14,17 @@ namespace dicebench::harness {
 
 using namespace parts;
 
-Result<Timing> Evaluator::baseline(const std::string& job, const std::string& problem_hash, bool* measured) {
-  *measured = false;
-  if (auto it = baselines_.find(problem_hash); it != baselines_.end()) return it->second;
+Result<Got<Timing>> Evaluator::baseline(const std::string& job, const std::string& problem_hash) {
+  if (auto it = baselines_.find(problem_hash); it != baselines_.end()) return Got<Timing>{it->second, false};
   if (settings_.shared_baselines) {
-    auto shared = settings_.shared_baselines->get(
-        problem_hash, [&] { return time_baseline(job, problem_hash); }, measured);
-    if (shared) baselines_[problem_hash] = *shared;
+    auto shared = settings_.shared_baselines->get(problem_hash, [&] { return time_baseline(job, problem_hash); });
+    if (shared) baselines_[problem_hash] = shared->value;
     return shared;
   }
   auto timing = time_baseline(job, problem_hash);
-  if (!timing) return timing;
+  if (!timing) return timing.error();
   baselines_[problem_hash] = *timing;
-  *measured = true;
-  return timing;
+  return Got<Timing>{*timing, true};
 }
 
 Result<Timing> Evaluator::time_baseline(const std::string& job, const std::string& problem_hash) {
@@ -135,10 +132,10 @@ Result<void> Evaluator::run_candidate(Job& job) {
   clock.lap(Phase::trials);
 
   e.failed_stage = "timing";
-  Timing runtime;
-  auto timed = time_candidate(job, &runtime);
+  auto timed = time_candidate(job);
   if (!timed) return timed.error();
-  if (!*timed) return {};
+  if (!*timed) return {};  // the candidate failed: its verdict is decided
+  const Timing runtime = **timed;
   clock.lap(Phase::timing);
 
   // A candidate that behaves differently once timing has started is caught here.
@@ -217,12 +214,13 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
     e.flags.emplace_back(EvaluationFlag::borderline, fmt::format("margin {:.3g}", *e.margin));
   if (!e.correct) return {};
   PhaseClock clock{&e.phases};
-  auto base = baseline(job.id, job.problem_hash, &e.baseline_measured);
+  auto base = baseline(job.id, job.problem_hash);
   clock.lap(Phase::baseline);
   if (!base) return base.error();
-  e.baseline = *base;
-  if (e.runtime->median_ms > 0) e.speedup = base->median_ms / e.runtime->median_ms;
-  if (e.runtime->mean_ms > 0) e.speedup_mean = base->mean_ms / e.runtime->mean_ms;
+  e.baseline = base->value;
+  e.baseline_measured = base->computed;
+  if (e.runtime->median_ms > 0) e.speedup = e.baseline->median_ms / e.runtime->median_ms;
+  if (e.runtime->mean_ms > 0) e.speedup_mean = e.baseline->mean_ms / e.runtime->mean_ms;
   if (e.speedup && *e.speedup > settings_.speedup_bound)
     e.flags.emplace_back(EvaluationFlag::excessive_speedup,
                          fmt::format("{:.2f}x, above {:g}x", *e.speedup, settings_.speedup_bound));

@@ -15,28 +15,31 @@
 
 namespace dicebench::harness {
 
+// A value, and whether this call computed it (rather than found it known).
+template <class Value>
+struct Got {
+  Value value;
+  bool computed = false;
+};
+
 template <class Value>
 class OncePerKey {
  public:
   // The value of `key`: known already, or computed by `compute` in this thread, first come, while
-  // later callers wait (*computed says whether this call computed it). A failure is not kept: the
-  // next caller, or one that waited, computes it again.
-  Result<Value> get(const std::string& key, const std::function<Result<Value>()>& compute, bool* computed) {
-    *computed = false;
+  // later callers wait. A failure is not kept: the next caller, or one that waited, computes it again.
+  Result<Got<Value>> get(const std::string& key, const std::function<Result<Value>()>& compute) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return known_.count(key) || !computing_.count(key); });
-    if (const auto it = known_.find(key); it != known_.end()) return it->second;
+    if (const auto it = known_.find(key); it != known_.end()) return Got<Value>{it->second, false};
     computing_.insert(key);
     lock.unlock();
     Result<Value> value = compute();
     lock.lock();
     computing_.erase(key);
-    if (value) {
-      known_.emplace(key, *value);
-      *computed = true;
-    }
+    if (value) known_.emplace(key, *value);
     changed_.notify_all();
-    return value;
+    if (!value) return value.error();
+    return Got<Value>{std::move(*value), true};
   }
 
  private:

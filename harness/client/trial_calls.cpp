@@ -96,7 +96,7 @@ inline constexpr int kBatchCalls = 32;
 // and a secret subset of the calls is compared with the reference's outputs for the same inputs, so
 // an answer cached on an input's pointer, identity or contents fails. true with *runtime set when
 // the candidate passed; false once a verdict is decided; errors are the harness's.
-Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
+Result<std::optional<Timing>> Evaluator::time_candidate(Job& job) {
   Evaluation& e = job.evaluation;
   Candidate& c = *job.candidate;
   const int first_trial = settings_.trials + 1;  // timed call k is trial first_trial + k (trials + 0: after timing)
@@ -290,19 +290,18 @@ Result<bool> Evaluator::time_candidate(Job& job, Timing* runtime) {
   }
   e.timed_calls.loop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_started).count();
   if (!harness_error.empty()) return make_error(ErrorKind::harness_failure, harness_error);
-  if (decided) return false;
+  if (decided) return std::optional<Timing>();
   note_jit(e, timed);
   if (failed(timed)) {
     DICEBENCH_TRY(charge_failure(e, timed, fmt::format("timing (call {})", e.timed_calls.calls), "", c.log()));
-    return false;
+    return std::optional<Timing>();
   }
   if (timed.reply->value("stopped", false) || !timed.reply->contains("timing") ||
       !timed.reply->at("timing").is_object())
-    return make_error("the candidate ended timing without a result the host asked for");
-  *runtime = timing_from_worker(timed.reply->at("timing"));
+    return make_error(ErrorKind::protocol_breach, "the candidate ended timing without a result the host asked for");
   if (timed.reply->contains("profile") && timed.reply->at("profile").is_object())
     e.profile = device_profile_from_worker(timed.reply->at("profile"));
-  return true;
+  return std::optional(timing_from_worker(timed.reply->at("timing")));
 }
 
 }  // namespace dicebench::harness

@@ -19,17 +19,13 @@ TEST_CASE("threads asking for one key at once get the value one of them computed
   std::vector<int> seen(6, 0);
   for (size_t i = 0; i < seen.size(); ++i)
     threads.emplace_back([&, i] {
-      bool computed = false;
-      auto value = values.get(
-          "problem",
-          [&]() -> Result<int> {
-            ++computations;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));  // long enough for every thread to ask
-            return 42;
-          },
-          &computed);
-      seen[i] = value ? *value : -1;
-      computed_here += computed;
+      auto value = values.get("problem", [&]() -> Result<int> {
+        ++computations;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // long enough for every thread to ask
+        return 42;
+      });
+      seen[i] = value ? value->value : -1;
+      computed_here += value && value->computed;
     });
   for (auto& thread : threads) thread.join();
   CHECK(computations == 1);
@@ -39,23 +35,17 @@ TEST_CASE("threads asking for one key at once get the value one of them computed
 
 TEST_CASE("a failed computation is not kept, and keys are independent") {
   OncePerKey<int> values;
-  bool computed = true;
-  auto failed = values.get(
-      "a", []() -> Result<int> { return make_error("the reference failed"); }, &computed);
+  auto failed = values.get("a", []() -> Result<int> { return make_error("the reference failed"); });
   REQUIRE_FALSE(failed.ok());
   CHECK(failed.error().message == "the reference failed");
-  CHECK_FALSE(computed);
-  auto again = values.get(
-      "a", []() -> Result<int> { return 7; }, &computed);
+  auto again = values.get("a", []() -> Result<int> { return 7; });
   REQUIRE(again.ok());
-  CHECK(*again == 7);
-  CHECK(computed);
-  auto known = values.get(
-      "a", []() -> Result<int> { return 8; }, &computed);
-  CHECK(*known == 7);
-  CHECK_FALSE(computed);
-  auto other = values.get(
-      "b", []() -> Result<int> { return 9; }, &computed);
-  CHECK(*other == 9);
-  CHECK(computed);
+  CHECK(again->value == 7);
+  CHECK(again->computed);
+  auto known = values.get("a", []() -> Result<int> { return 8; });
+  CHECK(known->value == 7);
+  CHECK_FALSE(known->computed);
+  auto other = values.get("b", []() -> Result<int> { return 9; });
+  CHECK(other->value == 9);
+  CHECK(other->computed);
 }
