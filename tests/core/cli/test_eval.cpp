@@ -495,6 +495,17 @@ TEST_CASE("a candidate that rewrites its worker's replies is crashed, and the ca
   CHECK(workers_ended());
 }
 
+TEST_CASE(
+    "a candidate whose worker ends timing without its timing is crashed, and the candidates after it are judged") {
+  // A timing reply without the timing the host asked for is the candidate breaking the protocol,
+  // charged to it, never the harness's error that would end the evaluation.
+  const auto e = evaluate_all({"drops_its_timing.py", "correct.py"});
+  CHECK_MESSAGE(e[0]["verdict"] == "crashed", e[0].dump());
+  CHECK(e[0]["error_message"].get<std::string>().find("without a result the host asked for") != std::string::npos);
+  CHECK(e[1]["verdict"] == "correct");
+  CHECK(workers_ended());
+}
+
 TEST_CASE("a candidate whose worker names a verdict outside the vocabulary is crashed, not a runtime_error") {
   // Its forward replies fail with error class "almost_correct": a protocol breach charged to it.
   const auto e = evaluate_all({"rewrites_reply_verdict.py", "correct.py"});
