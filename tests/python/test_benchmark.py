@@ -13,8 +13,8 @@ import unittest
 from support import KERNELBENCH
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPT = os.path.join(HERE, "..", "..", "tools", "benchmarks", "evaluate_throughput.py")
-PARITY = os.path.join(HERE, "..", "..", "tools", "benchmarks", "session_parity.py")
+SCRIPT = os.path.join(HERE, "..", "..", "tools", "perf", "evaluate_throughput.py")
+PARITY = os.path.join(HERE, "..", "..", "tools", "perf", "session_parity.py")
 
 
 class ThroughputBenchmark(unittest.TestCase):
