@@ -11,8 +11,10 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -96,30 +98,26 @@ PYBIND11_MODULE(_dicebench, m) {
            "The evaluation session of `dicebench run` for settings as `--set` takes them ('eval.trials', 'suite', "
            "'kernelbench.backend'), each slot's evaluator keeping `spares` started candidate workers.")
       .def(
-          "evaluate",
-          [](Session& session, const std::vector<std::pair<std::string, std::string>>& pairs) {
-            std::vector<Session::Pair> batch;
-            batch.reserve(pairs.size());
-            for (const auto& [problem, candidate] : pairs) batch.push_back({problem, candidate});
-            std::vector<std::pair<bool, std::string>> out;
+          "judge",
+          [](Session& session, const std::vector<std::tuple<std::string, std::string, std::string, bool>>& items,
+             const std::optional<std::string>& shape, const std::map<std::string, double>& params) {
+            std::vector<Session::Item> batch;
+            batch.reserve(items.size());
+            for (const auto& [id, problem, candidate, completion] : items)
+              batch.push_back({id, problem, candidate, completion});
+            std::optional<Session::Reward> reward;
+            if (shape) reward = Session::Reward{*shape, params};
+            std::vector<std::string> out;
             {
               py::gil_scoped_release unlocked;
-              const auto sandbox = nlohmann::json::parse(session.sandbox_json());
-              for (auto& e : session.evaluate(batch)) {
-                if (!e) {
-                  out.emplace_back(false, e.error().message);
-                  continue;
-                }
-                nlohmann::json json = evaluation_json(*e);
-                json["sandbox"] = sandbox;  // as `dicebench eval --json` has it
-                out.emplace_back(true, python::dump(json));
-              }
+              for (const auto& judgement : value_or_raise(session.judge(batch, reward)))
+                out.push_back(python::dump(nlohmann::json(judgement)));
             }
             return out;
           },
-          py::arg("pairs"),
-          "For each (problem, candidate), in input order: (True, the evaluation's JSON) or (False, the harness's "
-          "error).")
+          py::arg("items"), py::arg("reward_shape"), py::arg("reward_params"),
+          "For each (id, problem, candidate, is_completion), in input order, its judgement's JSON; Error only for "
+          "the caller's mistakes (completions without a suite, an unknown reward shape or parameter).")
       .def(
           "close",
           [](Session& session) {

@@ -165,7 +165,8 @@ const dicebench_suite_api kApi = {sizeof(dicebench_suite_api),
                                   0,
                                   nullptr,
                                   &infill,
-                                  &extract_span};
+                                  &extract_span,
+                                  nullptr};
 
 const dicebench_provided_name kNames[] = {
     {str(kSuiteName),

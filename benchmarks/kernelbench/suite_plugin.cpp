@@ -163,16 +163,30 @@ dicebench_status extract(const dicebench_suite* s, dicebench_str completion, dic
   });
 }
 
+// The review reads the candidate alone: whether it uses the backend the prompt asked for.
+void review_candidate(const Suite& suite, dicebench_str candidate, dicebench_flag_sink sink, void* user) {
+  if (suite.backend == nullptr) return;  // a prompts.toml backend this plugin does not know
+  if (const auto why = kernelbench::backend_unused(*suite.backend, sdk::view(candidate))) {
+    const std::string detail = "asked for " + std::string(suite.backend->name) + ": " + *why;
+    sink(user, str(kernelbench::kBackendUnusedFlag), str(detail));
+  }
+}
+
 dicebench_status review(const dicebench_suite* s, size_t index, dicebench_str candidate, dicebench_flag_sink sink,
                         void* user, dicebench_error* error) {
   return sdk::guard(error, [&] {
     const Suite& suite = as_suite(s);
     if (index >= suite.problems.size()) throw sdk::Failure("problem index out of range");
-    if (suite.backend == nullptr) return DICEBENCH_OK;  // a prompts.toml backend this plugin does not know
-    if (const auto why = kernelbench::backend_unused(*suite.backend, sdk::view(candidate))) {
-      const std::string detail = "asked for " + std::string(suite.backend->name) + ": " + *why;
-      sink(user, str(kernelbench::kBackendUnusedFlag), str(detail));
-    }
+    review_candidate(suite, candidate, sink, user);
+    return DICEBENCH_OK;
+  });
+}
+
+// A problem from elsewhere (an RL task set written as KernelBench problems) is reviewed alike.
+dicebench_status review_source(const dicebench_suite* s, dicebench_str /*problem_source*/, dicebench_str candidate,
+                               dicebench_flag_sink sink, void* user, dicebench_error* error) {
+  return sdk::guard(error, [&] {
+    review_candidate(as_suite(s), candidate, sink, user);
     return DICEBENCH_OK;
   });
 }
@@ -206,7 +220,8 @@ const dicebench_suite_api kApi = {sizeof(dicebench_suite_api),
                                   std::size(kReviewFlags),
                                   &candidate_modules,
                                   nullptr,
-                                  nullptr};
+                                  nullptr,
+                                  &review_source};
 
 const dicebench_provided_name kNames[] = {
     {str("kernelbench-l1"), str("KernelBench level 1: single operators (100 problems)")},

@@ -24,23 +24,6 @@ Result<std::unique_ptr<Session>> Session::open(const Options& options) {
 Session::Session(std::unique_ptr<run::EvaluationSession> session) : session_(std::move(session)) {}
 Session::~Session() = default;
 
-void Session::evaluate(const std::vector<Pair>& batch, const OnResult& on_result,
-                       const std::function<bool()>& stopping) {
-  std::vector<run::EvaluationSession::Pair> pairs;
-  pairs.reserve(batch.size());
-  for (const auto& [problem, candidate] : batch) pairs.push_back({problem, candidate, std::nullopt});
-  session_->evaluate(pairs, on_result, stopping);
-}
-
-std::vector<Result<Evaluation>> Session::evaluate(const std::vector<Pair>& batch) {
-  std::vector<std::optional<Result<Evaluation>>> results(batch.size());
-  evaluate(batch, [&](std::size_t index, Result<Evaluation> result) { results[index] = std::move(result); });
-  std::vector<Result<Evaluation>> out;
-  out.reserve(results.size());
-  for (auto& result : results) out.push_back(std::move(*result));
-  return out;
-}
-
 void Session::close() { session_->close(); }
 const std::string& Session::device() const { return session_->settings().device; }
 const std::string& Session::sandbox_json() const { return session_->sandbox_json(); }

@@ -17,8 +17,8 @@ enum class ErrorKind {
   cancelled,        // stopped on request (Ctrl-C, a caller's stop): nothing is wrong
   model_stopped,    // the model cannot go on now (its server stopped answering); what it made is kept
   protocol_breach,  // a worker or plugin broke its protocol (a malformed or out-of-place message)
-  harness_failure,  // the evaluation harness itself failed: the reference could not be built or run, a worker of ours
-                    // died
+  problem_failed,  // a problem's own program failed (its reference could not be built or run): no candidate is to blame
+  harness_failure,  // the evaluation harness itself failed: a worker of ours died or broke its protocol
 };
 
 struct Error {

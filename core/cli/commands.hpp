@@ -18,6 +18,7 @@ inline constexpr const char* kDefaultDatabase = "results/dicebench.db";
 
 Command add_run_command(CLI::App& parent);
 Command add_eval_command(CLI::App& parent);
+Command add_serve_command(CLI::App& parent);
 Command add_list_command(CLI::App& parent);
 Command add_query_command(CLI::App& parent);
 Command add_report_command(CLI::App& parent);

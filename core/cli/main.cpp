@@ -78,10 +78,10 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Log warnings and errors only")->excludes(verbose_flag);
 
   const std::vector<cli::Command> commands = {
-      cli::add_run_command(app),       cli::add_eval_command(app),           cli::add_list_command(app),
-      cli::add_query_command(app),     cli::add_report_command(app),         cli::add_show_command(app),
-      cli::add_export_command(app),    cli::add_compare_command(app),        cli::add_gate_command(app),
-      cli::add_baselines_command(app), cli::add_plugin_manifest_command(app)};
+      cli::add_run_command(app),  cli::add_eval_command(app),      cli::add_serve_command(app),
+      cli::add_list_command(app), cli::add_query_command(app),     cli::add_report_command(app),
+      cli::add_show_command(app), cli::add_export_command(app),    cli::add_compare_command(app),
+      cli::add_gate_command(app), cli::add_baselines_command(app), cli::add_plugin_manifest_command(app)};
 
   try {
     app.parse(argc, argv);

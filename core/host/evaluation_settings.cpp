@@ -158,6 +158,10 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
                                     *spread_text));
     s.target_rel_ci = *spread;
   }
+  const std::string timing = config.get("eval.timing").value_or("on");
+  if (timing != "on" && timing != "off")
+    return make_error(ErrorKind::bad_input, fmt::format("eval.timing must be on or off, not '{}'", timing));
+  s.timing = timing == "on";
   const std::string warm = config.get("eval.warm_calls").value_or("on");
   if (warm != "on" && warm != "off")
     return make_error(ErrorKind::bad_input, fmt::format("eval.warm_calls must be on or off, not '{}'", warm));

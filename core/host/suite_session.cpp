@@ -108,14 +108,20 @@ Result<SuiteSession::Extraction> extraction_of(const std::string& plugin_path, c
 
 }  // namespace
 
-Result<SuiteSession::Extraction> SuiteSession::extract(size_t index, const std::string& completion) const {
+Result<SuiteSession::Extraction> SuiteSession::extract(std::optional<size_t> index,
+                                                       const std::string& completion) const {
   ExtractionSinks out;
   dicebench_error error{};
   const dicebench_str text{completion.data(), completion.size()};
   const bool per_problem = DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_extract_problem) &&
                            api_->optional_extract_problem != nullptr;
+  if (per_problem && !index)
+    return make_error(ErrorKind::bad_input,
+                      fmt::format("suite {} extracts a candidate only for its own problems (its answers depend on "
+                                  "the problem); give the problem by its id",
+                                  name_));
   const dicebench_status s =
-      per_problem ? api_->optional_extract_problem(handle_.get(), index, text, &ExtractionSinks::candidate_sink,
+      per_problem ? api_->optional_extract_problem(handle_.get(), *index, text, &ExtractionSinks::candidate_sink,
                                                    &ExtractionSinks::details_sink, &out, &error)
                   : api_->extract(handle_.get(), text, &ExtractionSinks::candidate_sink, &out, &error);
   return extraction_of(plugin_path_, "extract", s, error, std::move(out));
@@ -147,12 +153,30 @@ Result<SuiteSession::Extraction> SuiteSession::extract_span(size_t index, const 
 
 Result<std::vector<std::pair<EvaluationFlag, std::string>>> SuiteSession::review(size_t index,
                                                                                  const std::string& candidate) const {
+  if (!DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_review) || api_->optional_review == nullptr)
+    return std::vector<std::pair<EvaluationFlag, std::string>>{};
+  return checked_review([&](dicebench_flag_sink sink, void* found, dicebench_error* error) {
+    return api_->optional_review(handle_.get(), index, {candidate.data(), candidate.size()}, sink, found, error);
+  });
+}
+
+Result<std::vector<std::pair<EvaluationFlag, std::string>>> SuiteSession::review_source(
+    const std::string& problem_source, const std::string& candidate) const {
+  if (!DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_review_source) ||
+      api_->optional_review_source == nullptr)
+    return std::vector<std::pair<EvaluationFlag, std::string>>{};
+  return checked_review([&](dicebench_flag_sink sink, void* found, dicebench_error* error) {
+    return api_->optional_review_source(handle_.get(), {problem_source.data(), problem_source.size()},
+                                        {candidate.data(), candidate.size()}, sink, found, error);
+  });
+}
+
+Result<std::vector<std::pair<EvaluationFlag, std::string>>> SuiteSession::checked_review(
+    const std::function<dicebench_status(dicebench_flag_sink, void*, dicebench_error*)>& call) const {
   struct Findings {
     std::vector<std::pair<EvaluationFlag, std::string>> flags;
     std::string unknown;
   } found;
-  if (!DICEBENCH_TABLE_HOLDS(api_, dicebench_suite_api, optional_review) || api_->optional_review == nullptr)
-    return found.flags;
   const auto sink = [](void* user, dicebench_str flag, dicebench_str detail) {
     auto* f = static_cast<Findings*>(user);
     if (const auto parsed = parse_flag(str_of(flag)))
@@ -161,8 +185,7 @@ Result<std::vector<std::pair<EvaluationFlag, std::string>>> SuiteSession::review
       f->unknown = str_of(flag);
   };
   dicebench_error error{};
-  const dicebench_status s =
-      api_->optional_review(handle_.get(), index, {candidate.data(), candidate.size()}, sink, &found, &error);
+  const dicebench_status s = call(sink, &found, &error);
   if (s != DICEBENCH_OK) return plugin_error(plugin_path_, "review", s, error);
   if (!found.unknown.empty())
     return make_error(

@@ -8,6 +8,7 @@
 #include "core/host/plugin_library.hpp"
 #include "core/spec/vocabulary.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,7 +55,9 @@ class SuiteSession {
     std::optional<std::string> candidate;
     std::string details_json;
   };
-  Result<Extraction> extract(size_t index, const std::string& completion) const;
+  // `index` nullopt: for a problem not of this suite (its problem-agnostic extraction; an error for a
+  // suite whose extraction needs one of its problems).
+  Result<Extraction> extract(std::optional<size_t> index, const std::string& completion) const;
   // Whether the suite offers its problems as spans to fill (ABI 1.4's optional_infill and
   // optional_extract_span), for models that fill spans natively.
   bool offers_infill() const;
@@ -65,6 +68,10 @@ class SuiteSession {
   // What the suite finds by reading a candidate for problems()[index] (none when its plugin has no
   // review); a flag name outside core/spec/vocabulary.toml is the plugin's error.
   Result<std::vector<std::pair<EvaluationFlag, std::string>>> review(size_t index, const std::string& candidate) const;
+  // The same for a problem not of this suite, given as its source (ABI 1.5's optional_review_source;
+  // none without it).
+  Result<std::vector<std::pair<EvaluationFlag, std::string>>> review_source(const std::string& problem_source,
+                                                                            const std::string& candidate) const;
   // The flags its review may report (ABI 1.3's optional_review_flags); nullopt for a table without
   // the list, whose review may report any flag of core/spec/vocabulary.toml.
   const std::optional<std::vector<EvaluationFlag>>& review_flags() const { return review_flags_; }
@@ -76,6 +83,9 @@ class SuiteSession {
 
  private:
   SuiteSession() = default;
+  // A review call's findings, each checked against the vocabulary and the suite's declared flags.
+  Result<std::vector<std::pair<EvaluationFlag, std::string>>> checked_review(
+      const std::function<dicebench_status(dicebench_flag_sink, void*, dicebench_error*)>& call) const;
   const dicebench_suite_api* api_ = nullptr;
   std::unique_ptr<dicebench_suite, SuiteCloser> handle_;
   std::string name_;

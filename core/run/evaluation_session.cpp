@@ -21,6 +21,15 @@
 
 namespace dicebench::run {
 
+Evaluation extraction_failed_evaluation(const std::string& device) {
+  Evaluation evaluation;
+  evaluation.verdict = Verdict::extraction_failed;
+  evaluation.device = device;
+  evaluation.error_class = std::string(verdict_name(Verdict::extraction_failed));
+  evaluation.error_message = "the completion holds no code block";
+  return evaluation;
+}
+
 // What one evaluate() call shares with the slots judging its pairs.
 struct EvaluationSession::Batch {
   const EvaluationSession::OnResult* on_result = nullptr;
@@ -127,20 +136,19 @@ const std::string& EvaluationSession::suite_name() const {
   return suite_ ? suite_->name() : none;
 }
 
-Result<ReviewFindings> EvaluationSession::review(const ProblemKey& problem, const std::string& candidate) const {
+Result<ReviewFindings> EvaluationSession::review(const std::optional<ProblemKey>& problem,
+                                                 const std::string& problem_source,
+                                                 const std::string& candidate) const {
   if (!suite_) return ReviewFindings{};
-  const auto index = suite_->index_of(problem);
-  if (!index) return ReviewFindings{};
-  return suite_->review(*index, candidate);
+  const auto index = problem ? suite_->index_of(*problem) : std::nullopt;
+  return index ? suite_->review(*index, candidate) : suite_->review_source(problem_source, candidate);
 }
 
-Result<std::optional<ProblemKey>> EvaluationSession::problem_key(const std::string& problem_hash) const {
-  if (!suite_) return std::optional<ProblemKey>{};
-  for (const auto& problem : suite_->problems())
-    if (problem.content_hash == problem_hash) return std::optional<ProblemKey>(problem.key());
-  return make_error(
-      ErrorKind::bad_input,
-      fmt::format("the problem is not one of {}'s (none has its text); evaluate it without a suite", suite_->name()));
+std::optional<ProblemKey> EvaluationSession::problem_key(const std::string& problem_hash) const {
+  if (suite_)
+    for (const auto& problem : suite_->problems())
+      if (problem.content_hash == problem_hash) return problem.key();
+  return std::nullopt;
 }
 
 void EvaluationSession::use_store(results::Store& store, std::mutex& lock, bool writable) {
@@ -161,9 +169,8 @@ void EvaluationSession::evaluate(const std::vector<Pair>& batch, const OnResult&
     job.index = i;
     job.batch = &shared;
     job.problem_hash = "sha256:" + sha256_hex(batch[i].problem_source);
-    auto key = batch[i].problem ? Result<std::optional<ProblemKey>>(batch[i].problem) : problem_key(job.problem_hash);
-    Result<ReviewFindings> found = key ? (*key ? review(**key, batch[i].candidate_source) : ReviewFindings{})
-                                       : Result<ReviewFindings>(key.error());
+    const auto key = batch[i].problem ? batch[i].problem : problem_key(job.problem_hash);
+    Result<ReviewFindings> found = review(key, batch[i].problem_source, batch[i].candidate_source);
     if (found)
       job.findings = std::move(*found);
     else

@@ -47,6 +47,9 @@ struct WorkerOverride {
   int warm_spares = 0;  // candidate workers each evaluator keeps started between calls
 };
 
+// The evaluation of a completion in which the suite's extraction found no candidate.
+Evaluation extraction_failed_evaluation(const std::string& device);
+
 class EvaluationSession {
  public:
   // Resolves `config`'s evaluation settings and slots, checks the sandbox (refused under
@@ -70,12 +73,19 @@ class EvaluationSession {
   const std::string& sandbox_summary() const { return sandbox_summary_; }
   const std::string& suite_name() const;  // "" without a suite
 
-  // The suite's review of `candidate` for `problem` (nothing without a suite, or for a problem it
-  // lacks). May be called from several threads at once; it reads, never runs, the candidate.
-  Result<ReviewFindings> review(const ProblemKey& problem, const std::string& candidate) const;
+  // The suite's review of `candidate` for `problem` (nothing without a suite); for a problem it
+  // lacks (none), its review of candidates for problems given as their source. May be called from
+  // several threads at once; it reads, never runs, the candidate.
+  Result<ReviewFindings> review(const std::optional<ProblemKey>& problem, const std::string& problem_source,
+                                const std::string& candidate) const;
+  // The suite's problem whose text hashes to `problem_hash` ("sha256:..."), if any.
+  std::optional<ProblemKey> problem_key(const std::string& problem_hash) const;
+  // The suite the session reviews with (none without one).
+  const host::SuiteSession* suite() const { return suite_; }
 
   // A (problem source, candidate source) pair; `problem` is the suite's problem it is of where the
-  // caller knows (a run's sample), else the suite's problem with its text, if any.
+  // caller knows (a run's sample), else the suite's problem with its text, if any (a problem the
+  // suite lacks is judged too, with the suite's review of foreign problems).
   struct Pair {
     std::string problem_source, candidate_source;
     std::optional<ProblemKey> problem{};
@@ -102,6 +112,10 @@ class EvaluationSession {
   size_t evaluators_started() const { return evaluators_started_; }
   // Waits for calls in progress, then ends every worker; later calls fail.
   void close();
+  bool closed() {
+    std::lock_guard guard(mutex_);
+    return closed_;
+  }
 
  private:
   EvaluationSession() = default;
@@ -109,7 +123,6 @@ class EvaluationSession {
   struct Job;
   void start_slots();
   void run_slot(const std::optional<std::string>& slot);
-  Result<std::optional<ProblemKey>> problem_key(const std::string& problem_hash) const;
 
   harness::EvaluationSettings settings_;
   std::vector<std::optional<std::string>> slots_;

@@ -14,17 +14,6 @@
 namespace dicebench::run {
 namespace {
 
-// The row of a sample whose completion holds no code: nothing ran.
-results::StoredEvaluation extraction_failed_row(int64_t sample, const std::string& device) {
-  results::StoredEvaluation row;
-  row.sample = sample;
-  row.status = Verdict::extraction_failed;
-  row.device = device;
-  row.error_class = std::string(verdict_name(Verdict::extraction_failed));
-  row.error_message = "the completion holds no code block";
-  return row;
-}
-
 // What the stage's callbacks share: the store (its one connection) and the counts, under one lock.
 struct Stage {
   results::Store& store;
@@ -70,7 +59,9 @@ Result<EvaluationSummary> evaluate_pending(results::Store& store, int64_t run,
     std::lock_guard guard(stage.lock);
     for (const auto& sample : *todo) {
       if (!sample.candidate) {
-        if (auto stored = stage.record(extraction_failed_row(sample.id, session.settings().device)); !stored)
+        if (auto stored = stage.record(
+                results::stored_evaluation(sample.id, extraction_failed_evaluation(session.settings().device)));
+            !stored)
           return stored.error();
         continue;
       }

@@ -54,6 +54,9 @@ struct EvaluationSettings {
   // target_rel_ci: timing stops once the median's 95% interval lies within this fraction of it
   // (eval.timing_spread; dicebench_timing.py argues the default).
   double budget_seconds = 10.0, target_rel_ci = 0.02;
+  // Time a correct candidate and its baseline (eval.timing); off: correctness only, as DICE's
+  // reward judges (KernelBench's measure_performance=False): no runtime, speedup or memory floor.
+  bool timing = true;
   // An untimed call on fresh inputs of its own just before each timed call (eval.warm_calls).
   bool warm_calls = true;
   // Inputs (and kept outputs of checked calls) the reference makes ahead for a batch of timed calls

@@ -131,6 +131,20 @@ Result<void> Evaluator::run_candidate(Job& job) {
   }
   clock.lap(Phase::trials);
 
+  // Every check passed: the verdict is correct, with how close it came (and its timing, when timed).
+  const auto passed = [&](std::optional<Timing> runtime) {
+    e.failed_stage.clear();
+    e.verdict = Verdict::correct;
+    e.correct = true;
+    e.max_abs_diff = job.max_abs;
+    e.mean_abs_diff = job.compared_count ? job.mean_abs_sum / job.compared_count : 0.0;
+    e.margin = job.margin;
+    e.runtime = std::move(runtime);
+  };
+  if (!settings_.timing) {  // correctness only: nothing is timed, so nothing can change once timing starts
+    passed(std::nullopt);
+    return {};
+  }
   e.failed_stage = "timing";
   auto timed = time_candidate(job);
   if (!timed) return timed.error();
@@ -148,13 +162,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
   if (!*ok) return {};
   clock.lap(Phase::after_timing);
 
-  e.failed_stage.clear();
-  e.verdict = Verdict::correct;
-  e.correct = true;
-  e.max_abs_diff = job.max_abs;
-  e.mean_abs_diff = job.compared_count ? job.mean_abs_sum / job.compared_count : 0.0;
-  e.margin = job.margin;
-  e.runtime = runtime;
+  passed(runtime);
   return {};
 }
 
@@ -173,8 +181,8 @@ Result<void> Evaluator::judge_traits(Job& job) {
   if (judged.failure != CallFailure::none)
     return make_error(ErrorKind::harness_failure, "the reference worker failed: " + judged.message);
   if (!judged.reply->value("ok", false))
-    return make_error(ErrorKind::harness_failure, "the reference program failed while its traits were judged: " +
-                                                      judged.reply->value("message", ""));
+    return make_error(ErrorKind::problem_failed, "the reference program failed while its traits were judged: " +
+                                                     judged.reply->value("message", ""));
   ProblemTraits traits = problem_traits_from_worker(*judged.reply);
   traits_[job.problem_hash] = traits;
   job.evaluation.traits_measured = std::move(traits);
@@ -212,7 +220,7 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
                          fmt::format("an output shares storage with an input (trial {})", *job.aliased_trial));
   if (e.margin && (e.correct || e.verdict == Verdict::output_mismatch) && is_borderline_margin(*e.margin))
     e.flags.emplace_back(EvaluationFlag::borderline, fmt::format("margin {:.3g}", *e.margin));
-  if (!e.correct) return {};
+  if (!e.correct || !settings_.timing) return {};
   PhaseClock clock{&e.phases};
   auto base = baseline(job.id, job.problem_hash);
   clock.lap(Phase::baseline);
@@ -296,8 +304,8 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   if (prepared.failure != CallFailure::none)
     return make_error(ErrorKind::harness_failure, "the reference worker failed: " + prepared.message);
   if (!prepared.reply->value("ok", false))
-    return make_error(ErrorKind::harness_failure, "the reference program failed: " +
-                                                      prepared.reply->value("message", std::string("no reason given")));
+    return make_error(ErrorKind::problem_failed, "the reference program failed: " +
+                                                     prepared.reply->value("message", std::string("no reason given")));
   job.init_inputs = prepared.reply->value("init_inputs", "");
   struct Release {
     WorkerProcess* worker;

@@ -23,8 +23,8 @@ Result<bool> Evaluator::check_trial(Job& job, int trial, uint64_t seed, bool fre
   if (inputs.failure != CallFailure::none)
     return make_error(ErrorKind::harness_failure, "the reference worker failed: " + inputs.message);
   if (!inputs.reply->value("ok", false))
-    return make_error(ErrorKind::harness_failure, fmt::format("the reference program failed on trial {}: {}", trial,
-                                                              inputs.reply->value("message", "")));
+    return make_error(ErrorKind::problem_failed, fmt::format("the reference program failed on trial {}: {}", trial,
+                                                             inputs.reply->value("message", "")));
   e.io_bytes.inputs = std::max(e.io_bytes.inputs, inputs.reply->value("input_bytes", int64_t{0}));
   e.io_bytes.outputs = std::max(e.io_bytes.outputs, inputs.reply->value("output_bytes", int64_t{0}));
   const auto left = remaining(job.deadline);

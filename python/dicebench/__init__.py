@@ -7,6 +7,8 @@
     e = dicebench.evaluate(problem_src, candidate_src, device="cuda")
     e.verdict, e.correct, e.speedup
     dicebench.evaluate(problems, candidates, device="cuda")   # a batch: verdicts in input order
+    with dicebench.Evaluator(suite="kernelbench") as ev:       # a trainer's reward: raw completions,
+        ev.judge("kernelbench/level2/40", completions, reward="correctness")  # every item judged
     dicebench.VERDICTS, dicebench.FLAGS   # the names a verdict and its flags take
     dicebench.EVALUATION_FIELDS    # each field of an evaluation: where it is kept, its unit, what it means
 
@@ -18,22 +20,25 @@ candidate) from memory.
 """
 
 from ._dicebench import SCHEMA_VERSION, Error
-from ._errors import CandidateError, ProblemError
+from ._errors import ProblemError
 from ._evaluate import Evaluator, evaluate
-from ._record import Evaluation, Timing
-from ._spec import EVALUATION_FIELDS, FLAGS, VERDICTS
+from ._record import Evaluation, Judgement, Timing
+from ._spec import EVALUATION_FIELDS, FLAGS, ITEM_STATUSES, REWARD_SHAPES, REWARD_SHAPES_PARAMS, VERDICTS
 from ._results import DEFAULT_DATABASE, Results, open, report
 
 __all__ = [
     "DEFAULT_DATABASE",
     "EVALUATION_FIELDS",
     "FLAGS",
+    "ITEM_STATUSES",
+    "REWARD_SHAPES",
+    "REWARD_SHAPES_PARAMS",
     "SCHEMA_VERSION",
     "VERDICTS",
-    "CandidateError",
     "Error",
     "Evaluation",
     "Evaluator",
+    "Judgement",
     "ProblemError",
     "Results",
     "Timing",

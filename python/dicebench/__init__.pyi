@@ -1,5 +1,5 @@
 # Type stubs of the dicebench package's public API (the implementation is in _results.py,
-# _evaluate.py and the compiled _dicebench; Evaluation, Timing and the vocabularies are generated
+# _evaluate.py and the compiled _dicebench; Evaluation, Judgement, Timing and the vocabularies are generated
 # from core/spec into _record.py and _spec.py, typed there).
 import os
 from collections.abc import Sequence
@@ -8,14 +8,17 @@ from typing import Any, overload
 from ._dicebench import SCHEMA_VERSION as SCHEMA_VERSION
 from ._dicebench import Error as Error
 from ._record import Evaluation as Evaluation
+from ._record import Judgement as Judgement
 from ._record import Timing as Timing
 from ._spec import EVALUATION_FIELDS as EVALUATION_FIELDS
 from ._spec import FLAGS as FLAGS
+from ._spec import ITEM_STATUSES as ITEM_STATUSES
+from ._spec import REWARD_SHAPES as REWARD_SHAPES
+from ._spec import REWARD_SHAPES_PARAMS as REWARD_SHAPES_PARAMS
 from ._spec import VERDICTS as VERDICTS
 
 DEFAULT_DATABASE: str
 
-class CandidateError(Error, ValueError): ...
 class ProblemError(Error, ValueError): ...
 
 class Results:
@@ -45,6 +48,7 @@ class Evaluator:
         model_mode: str = "train",
         baseline: str = "eager",
         timing_budget: float = 10.0,
+        timing: bool = True,
         workers: int = 2,
         gpus: str = "all",
         spares: int = 1,
@@ -64,6 +68,16 @@ class Evaluator:
     def suite(self) -> str: ...
     @property
     def evaluators_started(self) -> int: ...
+    def judge(
+        self,
+        problems: str | Sequence[str],
+        responses: Sequence[str],
+        *,
+        completions: bool = True,
+        ids: Sequence[str] | None = None,
+        reward: str | None = None,
+        **reward_params: float,
+    ) -> list[Judgement]: ...
     @overload
     def evaluate(self, problem: str, candidate: str) -> Evaluation: ...
     @overload

@@ -4,10 +4,7 @@ or foreign database, a newer schema, a run that does not exist, a failing harnes
 from ._dicebench import Error
 
 
-class CandidateError(Error, ValueError):
-    """The candidate source is not a candidate: empty, not Python, or without class ModelNew."""
-
-
 class ProblemError(Error, ValueError):
-    """The problem source is not a problem: empty, not Python, or without Model, get_inputs and
-    get_init_inputs."""
+    """A problem evaluate() was given cannot be used: its reference cannot be built or run (not
+    Python, without Model, get_inputs or get_init_inputs, or raising), or it is no problem of the
+    suite. Evaluator.judge() gives such an item the status "problem_failed" instead."""

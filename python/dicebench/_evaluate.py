@@ -24,9 +24,8 @@ from typing import Any, overload
 
 from . import _dicebench
 from ._dicebench import Error
-from ._errors import CandidateError, ProblemError
-from ._record import Evaluation
-from ._sources import check_candidate, check_problem
+from ._errors import ProblemError
+from ._record import Evaluation, Judgement
 
 
 def _worker_executable() -> str:
@@ -47,7 +46,8 @@ class Evaluator:
     for every float dtype); "kernelbench" and "compat" are their old names. timeout and compile_timeout: seconds
     a candidate may run, and take to start and compile. fastpath: NVRTC for load_inline calls
     (CUDA). model_mode: "train" (KernelBench's) or "eval". baseline: "eager" or "compile".
-    timing_budget: seconds of timing per call site. workers: evaluators on the CPU (default 2);
+    timing_budget: seconds of timing per call site. timing: False judges correctness only (no runtime,
+    baseline or speedup: DICE's reward, KernelBench's measure_performance=False). workers: evaluators on the CPU (default 2);
     on CUDA there is one per GPU of `gpus` ("all" or a list such as "0,1"). spares: candidate
     workers each evaluator keeps started (torch imported) for the next calls (0 to 64). cache_size:
     results kept in memory (0: none). sandbox: "best" (every protection this machine allows around each
@@ -72,6 +72,7 @@ class Evaluator:
         model_mode: str = "train",
         baseline: str = "eager",
         timing_budget: float = 10.0,
+        timing: bool = True,
         workers: int = 2,
         gpus: str = "all",
         spares: int = 1,
@@ -81,8 +82,9 @@ class Evaluator:
         config: dict[str, str] | None = None,
         db: str | os.PathLike[str] | None = None,
     ):
-        if not isinstance(fastpath, bool):  # "off" would read as True
-            raise TypeError(f"fastpath is True or False, not {fastpath!r}")
+        for name, flag in (("fastpath", fastpath), ("timing", timing)):
+            if not isinstance(flag, bool):  # "off" would read as True
+                raise TypeError(f"{name} is True or False, not {flag!r}")
         if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
             raise ValueError(f"cache_size is a count of results (0: none), not {cache_size!r}")
         settings = {
@@ -94,6 +96,7 @@ class Evaluator:
             "eval.model_mode": model_mode,
             "eval.baseline": baseline,
             "eval.timing_budget_s": str(timing_budget),
+            "eval.timing": "on" if timing else "off",
             "eval.cpu_workers": str(workers),
             "eval.gpus": gpus,
             "eval.sandbox": sandbox,
@@ -118,7 +121,7 @@ class Evaluator:
         elif missing:
             warnings.warn(f"dicebench.Evaluator: this machine does not allow these sandbox protections: "
                           f"{', '.join(missing)}", stacklevel=2)
-        self._cache: collections.OrderedDict[str, Evaluation] = collections.OrderedDict()
+        self._cache: collections.OrderedDict[str, Judgement] = collections.OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._closed = False
@@ -148,6 +151,56 @@ class Evaluator:
         """Evaluators (each with its reference worker) started so far: one per slot, once."""
         return self._pool.evaluators_started
 
+    def judge(
+        self,
+        problems: str | Sequence[str],
+        responses: Sequence[str],
+        *,
+        completions: bool = True,
+        ids: Sequence[str] | None = None,
+        reward: str | None = None,
+        **reward_params: float,
+    ) -> list[Judgement]:
+        """Judges what a policy wrote: one Judgement per response, in input order, never an exception
+        for an item. `problems`: one for every response, or one each; a problem is its source
+        (defining Model, get_inputs, get_init_inputs) or an id of the Evaluator's suite
+        ("kernelbench/level2/40"). `responses`: raw completions (completions=True: the suite's
+        extraction finds the code, backend-aware as `dicebench run` does; a completion without code
+        is judged extraction_failed) or candidate code (completions=False). A candidate's failure of
+        any kind is its verdict; a problem that cannot be used is status "problem_failed", dicebench's
+        own failure "harness_failed" (see dicebench.ITEM_STATUSES). `reward`: a shape of
+        dicebench.REWARD_SHAPES with its parameters (dicebench.REWARD_SHAPES_PARAMS), e.g.
+        reward="correct_plus_speedup", correct_weight=0.3; each judged item then has its reward, and
+        the record says which shape and parameters made it. dicebench.Error only for the caller's
+        mistakes: completions without a suite, an unknown shape or parameter, a closed Evaluator."""
+        if isinstance(responses, str):
+            raise TypeError("responses is a list of strings (one per item), not one string")
+        texts = list(responses)
+        problem_list = [problems] * len(texts) if isinstance(problems, str) else list(problems)
+        if len(problem_list) != len(texts):
+            raise ValueError(f"{len(problem_list)} problems for {len(texts)} responses: give one problem, or one per response")
+        id_list = [""] * len(texts) if ids is None else [str(i) for i in ids]
+        if len(id_list) != len(texts):
+            raise ValueError(f"{len(id_list)} ids for {len(texts)} responses")
+        for what, values in (("problem", problem_list), ("response", texts)):
+            for value in values:
+                if not isinstance(value, str):
+                    raise TypeError(f"each {what} must be text (str), not {type(value).__name__}")
+        if reward is None and reward_params:
+            raise ValueError("reward parameters without a reward shape: give reward=...")
+        with self._lock:
+            if self._closed:
+                raise Error("this evaluation session is closed")
+        items = [(i, p, r, completions) for i, p, r in zip(id_list, problem_list, texts)]
+        params = {str(k): float(v) for k, v in reward_params.items()}
+        return [self._judgement(json.loads(text)) for text in self._pool.judge(items, reward, params)]
+
+    def _judgement(self, data: dict[str, Any]) -> Judgement:
+        """A Judgement whose evaluation has the `sandbox` of `dicebench eval --json`."""
+        if data.get("evaluation") is not None:
+            data["evaluation"]["sandbox"] = self._sandbox
+        return Judgement.from_json(data)
+
     @overload
     def evaluate(self, problem: str, candidate: str) -> Evaluation: ...
     @overload
@@ -155,12 +208,14 @@ class Evaluator:
 
     def evaluate(self, problem, candidate):
         """The verdict of `candidate` (source defining ModelNew) against `problem` (source defining
-        Model, get_inputs and get_init_inputs). Given a list of candidates (and one problem for all,
-        or a list of as many problems), the list of their verdicts in input order, the batch shared
-        out over every slot. CandidateError / ProblemError for sources that are not a candidate /
-        problem; dicebench.Error when the harness itself fails (the reference program cannot be
-        built or run): in a batch, after the others' results are cached. A candidate's own failures
-        are verdicts, never errors."""
+        Model, get_inputs and get_init_inputs, or an id of the suite: "kernelbench/level1/19").
+        Given a list of candidates (and one problem for all, or a list of as many problems), the
+        list of their verdicts in input order, the batch shared out over every slot. A candidate's
+        failures of every kind (not Python, no ModelNew, a crash, a hang) are verdicts, as `dicebench
+        eval` gives them. ProblemError for a problem that cannot be used and dicebench.Error for
+        the harness's own failure: in a batch, raised once every item is judged (and cached), with
+        every item's Judgement in the exception's `judgements`. Trainers use judge(), which never
+        raises for an item."""
         if isinstance(candidate, str):
             return self._evaluate_batch([(problem, candidate)])[0]
         candidates = list(candidate)
@@ -170,7 +225,7 @@ class Evaluator:
         return self._evaluate_batch(list(zip(problems, candidates)))
 
     def _evaluate_batch(self, pairs: list[tuple[str, str]]) -> list[Evaluation]:
-        results: list[Evaluation | None] = [None] * len(pairs)
+        results: list[Judgement | None] = [None] * len(pairs)
         keys = []
         for problem, candidate in pairs:
             for what, source in (("problem", problem), ("candidate", candidate)):
@@ -181,32 +236,27 @@ class Evaluator:
             if self._closed:  # as close() says, cached pairs included
                 raise Error("this evaluation session is closed")
             for i, key in enumerate(keys):
-                if key in self._cache:  # only checked sources get here
+                if key in self._cache:
                     self._cache.move_to_end(key)
-                    results[i] = dataclasses.replace(self._cache[key], cached=True)
+                    cached = self._cache[key]
+                    results[i] = dataclasses.replace(cached, evaluation=dataclasses.replace(cached.evaluation, cached=True))
         todo = [i for i, result in enumerate(results) if result is None]
-        for i in todo:
-            try:
-                check_problem(pairs[i][0])
-                check_candidate(pairs[i][1])
-            except (CandidateError, ProblemError) as error:
-                if len(pairs) == 1:
-                    raise
-                raise type(error)(f"item {i} of the batch: {error}") from None  # which one, in a batch
-        failure = None
-        for i, (ok, text) in zip(todo, self._pool.evaluate([pairs[i] for i in todo])):
-            if not ok:
-                failure = failure or text
-                continue
-            results[i] = evaluation = Evaluation.from_json(json.loads(text))
-            if self._cache_size > 0:
+        judged = self.judge([pairs[i][0] for i in todo], [pairs[i][1] for i in todo], completions=False)
+        for i, judgement in zip(todo, judged):
+            results[i] = judgement
+            if judgement.evaluation is not None and self._cache_size > 0:
                 with self._lock:
-                    self._cache[keys[i]] = evaluation
+                    self._cache[keys[i]] = judgement
                     while len(self._cache) > self._cache_size:
                         self._cache.popitem(last=False)
-        if failure is not None:
-            raise Error(failure)
-        return results  # type: ignore[return-value]
+        failed = [(i, j) for i, j in enumerate(results) if j is not None and j.evaluation is None]
+        if failed:
+            index, first = failed[0]
+            where = f"item {index} of the batch: " if len(pairs) > 1 else ""
+            error = (ProblemError if first.status == "problem_failed" else Error)(where + first.error)
+            error.judgements = list(results)  # type: ignore[attr-defined]
+            raise error
+        return [j.evaluation for j in results]  # type: ignore[union-attr]
 
     def close(self) -> None:
         """Waits for calls in progress, then ends the workers; later calls raise dicebench.Error."""

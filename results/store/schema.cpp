@@ -316,9 +316,30 @@ ALTER TABLE samples ADD COLUMN extraction_details TEXT
   CHECK (extraction_details IS NULL OR (json_valid(extraction_details) AND json_type(extraction_details) = 'object'));
 )sql";
 
+// Issue 37's reward service: one row per judged item (by the caller's id), its whole record
+// (core/spec's Judgement JSON: completion, candidate, evaluation, reward) and the columns to query
+// it by; the service answers a repeated id from here.
+constexpr std::string_view kVersion9 = R"sql(
+CREATE TABLE judgements (
+  id TEXT PRIMARY KEY,
+  created TEXT NOT NULL,
+  settings TEXT NOT NULL,
+  problem TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('judged','problem_failed','harness_failed','cancelled')),
+  verdict TEXT CHECK (verdict IS NULL OR verdict IN ('extraction_failed','compile_failed','runtime_error','timeout',
+    'crashed','shape_mismatch','dtype_mismatch','output_mismatch','correct')),
+  speedup REAL,
+  reward REAL,
+  reward_shape TEXT,
+  seconds REAL,
+  record TEXT NOT NULL CHECK (json_valid(record) AND json_type(record) = 'object')
+) STRICT;
+CREATE INDEX judgements_by_problem ON judgements(problem, status);
+)sql";
+
 constexpr MigrationStep kSteps[] = {
-    {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4},
-    {5, kVersion5}, {6, kVersion6}, {7, kVersion7}, {8, kVersion8},
+    {1, kVersion1}, {2, kVersion2}, {3, kVersion3}, {4, kVersion4}, {5, kVersion5},
+    {6, kVersion6}, {7, kVersion7}, {8, kVersion8}, {9, kVersion9},
 };
 static_assert(sizeof(kSteps) / sizeof(kSteps[0]) == kStepsVersion,
               "one migration step per schema version up to kStepsVersion");

@@ -16,7 +16,7 @@ namespace dicebench::results {
 // The newest schema version this build knows: that of the newest migration step written here
 // (results/store/schema.cpp), or of the newest evaluations column (core/spec/evaluation.toml), whichever
 // is later (a column added to the spec with the next version needs no step of its own).
-inline constexpr int kStepsVersion = 8;
+inline constexpr int kStepsVersion = 9;
 inline constexpr int kSchemaVersion = std::max(kStepsVersion, kEvaluationColumnsVersion);
 // PRAGMA application_id of dicebench databases ("DICE").
 inline constexpr std::int64_t kApplicationId = 0x44494345;

@@ -54,27 +54,35 @@ class SameVerdictsAsEval(unittest.TestCase):
         got, _ = self.compare("aborts.py", "crashed")
         self.assertIn("SIGABRT", got.error_message)
 
-    def test_not_a_candidate(self):
-        # eval judges what it is given (the source fails to load, or has no ModelNew to build);
-        # evaluate() tells the caller at once that it was not a candidate.
+    def test_not_a_candidate_is_the_verdict_eval_gives(self):
+        # What is not a candidate (not Python, no ModelNew, empty) is judged as eval judges it, alone
+        # and in a batch, where the other items keep their verdicts.
         cases = (("syntax_error.py", read(os.path.join(EVAL, "syntax_error.py")), "compile_failed"),
-                 ("no_model_new.py", NOT_A_CANDIDATE, "runtime_error"))
+                 ("no_model_new.py", NOT_A_CANDIDATE, "runtime_error"), ("empty.py", "", None))
         for name, source, verdict in cases:
             with tempfile.NamedTemporaryFile("w", suffix=".py") as f:
                 f.write(source)
                 f.flush()
                 expected = eval_json(PROBLEM, f.name)
-            self.assertEqual(expected["verdict"], verdict, name)
+            if verdict:
+                self.assertEqual(expected["verdict"], verdict, name)
             self.assertFalse(expected["correct"])
-            with self.assertRaises(dicebench.CandidateError):
-                self.evaluator.evaluate(self.problem, source)
+            self.assertEqual(self.evaluator.evaluate(self.problem, source).verdict, expected["verdict"], name)
+        batch = self.evaluator.evaluate(self.problem, [read(os.path.join(EVAL, "correct.py")), "x = (", NOT_A_CANDIDATE])
+        self.assertEqual([e.verdict for e in batch], ["correct", "compile_failed", "runtime_error"])
 
     def test_problem_that_fails_is_an_error_and_the_evaluator_goes_on(self):
         broken = self.problem.replace("return [torch.randn(16, 32)]", "raise RuntimeError('no inputs today')")
         self.assertNotEqual(broken, self.problem)
-        with self.assertRaises(dicebench.Error) as raised:
+        with self.assertRaises(dicebench.ProblemError) as raised:
             self.evaluator.evaluate(broken, read(os.path.join(EVAL, "correct.py")))
         self.assertIn("no inputs today", str(raised.exception))
+        # In a batch, every item is judged first and each judgement rides with the error.
+        with self.assertRaises(dicebench.ProblemError) as raised:
+            self.evaluator.evaluate([broken, self.problem], [read(os.path.join(EVAL, "correct.py"))] * 2)
+        self.assertIn("item 0 of the batch", str(raised.exception))
+        statuses = [j.status for j in raised.exception.judgements]  # type: ignore[attr-defined]
+        self.assertEqual(statuses, ["problem_failed", "judged"])
         self.assertEqual(self.evaluator.evaluate(self.problem, read(os.path.join(EVAL, "wrong_dtype.py"))).verdict,
                          "dtype_mismatch")
 

@@ -39,13 +39,13 @@ class ExtraField(unittest.TestCase):
         self.assertEqual(self.out["eval_json"]["probe_ms"], 1.25)
 
     def test_database(self):
-        self.assertEqual(self.out["schema_version"], 9)  # the column's version, with no step written for it
+        self.assertEqual(self.out["schema_version"], 10)  # the column's version, with no step written for it
         self.assertEqual(self.out["row_probe_ms"], 1.25)
         with sqlite3.connect(self.database) as db:
             columns = [row[1] for row in db.execute("PRAGMA table_info(evaluations)")]
             self.assertIn("probe_ms", columns)
             self.assertEqual(db.execute("SELECT probe_ms FROM evaluations").fetchone()[0], 1.25)
-            self.assertEqual(db.execute("PRAGMA user_version").fetchone()[0], 9)
+            self.assertEqual(db.execute("PRAGMA user_version").fetchone()[0], 10)
 
     def test_export_record(self):
         self.assertEqual(self.out["export_record"]["probe_ms"], 1.25)

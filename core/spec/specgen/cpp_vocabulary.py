@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import BANNER, Spec
+from .model import BANNER, Spec, Vocabulary
 from .cpp import comment, cpp_string
 
 
@@ -14,7 +14,9 @@ def gen_vocabulary_hpp(spec: Spec) -> str:
            "namespace dicebench {\n\n",
            "template <class E>\nstruct VocabularyOf;  // specialised below for every vocabulary\n\n",
            "// A named group of a vocabulary's values, with what it means.\n"
-           "template <class E>\nstruct NamedGroup {\n  std::string_view name, doc;\n  std::span<const E> members;\n};\n\n"]
+           "template <class E>\nstruct NamedGroup {\n  std::string_view name, doc;\n  std::span<const E> members;\n};\n\n",
+           "// A number a vocabulary's value takes as a parameter (a reward shape's), with its default.\n"
+           "struct ValueParam {\n  std::string_view name;\n  double default_value;\n  std::string_view doc;\n};\n\n"]
     for v in spec.vocabularies.values():
         n = len(v.values)
         out.append(comment(v.doc))
@@ -48,9 +50,10 @@ def gen_vocabulary_hpp(spec: Spec) -> str:
             rows = ", ".join(f"{{{cpp_string(n)}, {cpp_string(g.get('doc', n))}, {g['cpp']}}}" for n, g in v.groups.items())
             out.append(f"// Every group of {v.stem.replace('_', ' ')}s, in order.\n"
                        f"inline constexpr std::array<NamedGroup<{v.enum}>, {len(v.groups)}> {v.groups_table} = {{{{{rows}}}}};\n")
+        if any("params" in x or "source" in x for x in v.values):
+            out.append(value_params(v))
         for cname, cvalue in v.constants.items():
-            camel = "".join(p.capitalize() for p in (v.stem + "_" + cname).split("_"))
-            out.append(f"inline constexpr std::string_view k{camel} = {cpp_string(cvalue)};\n")
+            out.append(f"inline constexpr std::string_view k{camel(v.stem + '_' + cname)} = {cpp_string(cvalue)};\n")
         out.append("\n")
     out.append("// The value of E spelled `name`, if any.\n"
                "template <class E>\nconstexpr std::optional<E> parse_name(std::string_view name) {\n"
@@ -63,3 +66,23 @@ def gen_vocabulary_hpp(spec: Spec) -> str:
                "  for (E member : group)\n    if (member == value) return true;\n  return false;\n}\n\n")
     out.append("}  // namespace dicebench\n")
     return "".join(out)
+
+
+def value_params(v: Vocabulary) -> str:
+    """STEM_params(value): the numbers each value takes, with defaults; STEM_source(value): where it comes from."""
+    out = []
+    for x in v.values:
+        params = x.get("params", [])
+        rows = "".join(f"    {{{cpp_string(p['name'])}, {float(p['default'])!r}, {cpp_string(p['doc'])}}},\n" for p in params)
+        out.append(f"inline constexpr std::array<ValueParam, {len(params)}> k{camel(v.stem)}Params_{x['name']} = {{{{\n{rows}}}}};\n")
+    out.append(f"constexpr std::span<const ValueParam> {v.stem}_params({v.enum} value) {{\n  switch (value) {{\n")
+    out.extend(f"    case {v.enum}::{x['name']}:\n      return k{camel(v.stem)}Params_{x['name']};\n" for x in v.values)
+    out.append("  }\n  return {};\n}\n")
+    out.append(f"constexpr std::string_view {v.stem}_source({v.enum} value) {{\n  switch (value) {{\n")
+    out.extend(f"    case {v.enum}::{x['name']}:\n      return {cpp_string(x.get('source', ''))};\n" for x in v.values)
+    out.append("  }\n  return {};\n}\n")
+    return "".join(out)
+
+
+def camel(stem: str) -> str:
+    return "".join(p.capitalize() for p in stem.split("_"))

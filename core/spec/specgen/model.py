@@ -192,6 +192,14 @@ def leaf(spec: Spec, path: str, where: str) -> Field:
 
 
 def check(spec: Spec) -> None:
+    for v in spec.vocabularies.values():
+        for x in v.values:
+            unknown = set(x) - {"name", "doc", "groups", "params", "source"}
+            if unknown:
+                fail(f"vocabulary.toml: {v.key} value {x.get('name')!r} has unknown keys {sorted(unknown)}")
+            for p in x.get("params", []):
+                if set(p) != {"name", "default", "doc"} or not isinstance(p["default"], (int, float)):
+                    fail(f"vocabulary.toml: {v.key} value {x['name']!r}: a param is {{name, default (a number), doc}}")
     for s in spec.structs.values():
         seen = set()
         for f in s.fields:

@@ -83,6 +83,11 @@ def gen_python_spec(spec: Spec) -> str:
         out.extend(f"{g['python']} = {python_value(tuple(v.group(name)))}\n" for name, g in v.groups.items())
         out.append(f"{v.python}_DESCRIPTIONS = {python_value({x['name']: x['doc'] for x in v.values})}\n")
         out.extend(f"{(v.stem + '_' + cname).upper()} = {cvalue!r}\n" for cname, cvalue in v.constants.items())
+        if any("params" in x or "source" in x for x in v.values):
+            params = {x["name"]: {p["name"]: {"default": float(p["default"]), "doc": p["doc"]} for p in x.get("params", [])}
+                      for x in v.values}
+            out.append(f"{v.python}_PARAMS: dict[str, dict[str, dict[str, Any]]] = {python_value(params)}\n")
+            out.append(f"{v.python}_SOURCES = {python_value({x['name']: x.get('source', '') for x in v.values})}\n")
         out.append("\n")
     out.append("VOCABULARIES: dict[str, tuple[str, ...]] = {" + ", ".join(f"{python_value(k)}: {v.python}" for k, v in spec.vocabularies.items())
                + "}\n")
@@ -111,7 +116,7 @@ def gen_python_spec(spec: Spec) -> str:
 
 
 PYTHON_TYPES = {"bool": "bool", "int": "int", "int64": "int", "real": "float", "text": "str", "Verdict": "str",
-                "flags": "dict[str, str]"}
+                "ItemStatus": "str", "flags": "dict[str, str]"}
 
 
 def gen_record_python(spec: Spec) -> str:
@@ -182,4 +187,35 @@ def gen_record_python(spec: Spec) -> str:
                '        """The evaluation as plain data (the JSON of `dicebench eval --json`, plus "cached")."""\n'
                '        return {**self.details, "cached": self.cached}\n\n\n'
                f"TIMING_FIELDS = {python_value(tuple(f.name for f in timing.fields))}\n")
+    out.append(gen_judgement_python(spec))
+    return "".join(out)
+
+
+def gen_judgement_python(spec: Spec) -> str:
+    """dicebench.Judgement: every field of the spec's Judgement, its evaluation an Evaluation."""
+    struct = spec.structs["Judgement"]
+    out = ["\n\n@dataclasses.dataclass(frozen=True)\nclass Judgement:\n", f'    """{struct.doc}"""\n\n']
+    for f in struct.fields:
+        annotation = ("Evaluation" if f.type == "Evaluation" else "dict[str, Any]" if f.type == "json_object"
+                      else PYTHON_TYPES.get(f.type, "str"))
+        if f.optional:
+            annotation += " | None"
+        out.append(f"    {f.name}: {annotation}  # {f.doc}\n")
+    out.append("\n    @classmethod\n    def from_json(cls, data: dict[str, Any]) -> Judgement:\n"
+               '        """The Judgement of its JSON (the reward service\'s answer)."""\n        return cls(\n')
+    for f in struct.fields:
+        if f.type == "Evaluation":
+            value = f"Evaluation.from_json(data[{f.name!r}]) if data.get({f.name!r}) is not None else None"
+        elif f.optional:
+            value = f"data.get({f.name!r})"
+        elif f.type == "json_object":
+            value = f"dict(data.get({f.name!r}) or {{}})"
+        else:
+            value = f"data.get({f.name!r}, {python_value(0.0 if f.type == 'real' else '')})"
+        out.append(f"            {f.name}={value},\n")
+    out.append("        )\n\n    def to_dict(self) -> dict[str, Any]:\n"
+               '        """The judgement as plain data (its JSON), the evaluation as Evaluation.to_dict() gives it."""\n'
+               "        out = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}\n"
+               "        if self.evaluation is not None:\n            out[\"evaluation\"] = self.evaluation.to_dict()\n"
+               "        return out\n")
     return "".join(out)

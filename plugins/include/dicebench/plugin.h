@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define DICEBENCH_ABI_MAJOR 1
-#define DICEBENCH_ABI_MINOR 4
+#define DICEBENCH_ABI_MINOR 5
 #define DICEBENCH_ENTRY_SYMBOL "dicebench_plugin_entry"
 
 /* A string that is not NUL-terminated: pointer + length in bytes (UTF-8). */
@@ -167,6 +167,13 @@ typedef struct dicebench_suite_api {
   dicebench_status (*optional_extract_span)(const dicebench_suite* suite, size_t index, dicebench_str span,
                                             dicebench_text_sink sink, dicebench_text_sink details_sink, void* user,
                                             dicebench_error* error);
+  /* ABI 1.5, optional (NULL, or absent from a 1.0-1.4 table): optional_review for a problem that is
+   * not one of the suite's, given as its source (a reinforcement-learning task set judged with this
+   * suite's extraction and review). Findings go to `sink` as optional_review's do. Without it, such
+   * a problem's candidates get no review. The host may call it from several threads at once. */
+  dicebench_status (*optional_review_source)(const dicebench_suite* suite, dicebench_str problem_source,
+                                             dicebench_str candidate, dicebench_flag_sink sink, void* user,
+                                             dicebench_error* error);
 } dicebench_suite_api;
 
 /* ---------------------------------------------------------------- models */

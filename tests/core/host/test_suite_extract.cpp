@@ -80,7 +80,8 @@ const dicebench_suite_api kTable14 = {sizeof(dicebench_suite_api),
                                       0,
                                       nullptr,
                                       &infill,
-                                      &extract_span};
+                                      &extract_span,
+                                      nullptr};
 const dicebench_suite_api kTable14NoExtractSpan = {sizeof(dicebench_suite_api),
                                                    &fake::open,
                                                    &fake::close,
@@ -95,6 +96,7 @@ const dicebench_suite_api kTable14NoExtractSpan = {sizeof(dicebench_suite_api),
                                                    0,
                                                    nullptr,
                                                    &infill,
+                                                   nullptr,
                                                    nullptr};
 // Built against ABI 1.3: the table ends before optional_infill, whatever lies past it.
 const dicebench_suite_api kTable13WithSpansPast = {offsetof(dicebench_suite_api, optional_infill),
@@ -111,7 +113,8 @@ const dicebench_suite_api kTable13WithSpansPast = {offsetof(dicebench_suite_api,
                                                    0,
                                                    nullptr,
                                                    &infill,
-                                                   &extract_span};
+                                                   &extract_span,
+                                                   nullptr};
 const dicebench_suite_api kTable13 = {sizeof(dicebench_suite_api),
                                       &fake::open,
                                       &fake::close,
@@ -124,6 +127,7 @@ const dicebench_suite_api kTable13 = {sizeof(dicebench_suite_api),
                                       &extract_problem,
                                       nullptr,
                                       0,
+                                      nullptr,
                                       nullptr,
                                       nullptr,
                                       nullptr};
@@ -140,6 +144,7 @@ const dicebench_suite_api kTable12 = {offsetof(dicebench_suite_api, optional_ext
                                       &extract_problem,
                                       nullptr,
                                       0,
+                                      nullptr,
                                       nullptr,
                                       nullptr,
                                       nullptr};

@@ -63,6 +63,7 @@ const dicebench_suite_api kTable = {sizeof(dicebench_suite_api),
                                     1,
                                     &candidate_modules,
                                     nullptr,
+                                    nullptr,
                                     nullptr};
 // Declares the flags of its review, and none of the modules.
 const dicebench_str kDeclaredOther[] = {{"borderline", 10}};
@@ -80,6 +81,7 @@ const dicebench_suite_api kTableDeclaringOther = {sizeof(dicebench_suite_api),
                                                   1,
                                                   nullptr,
                                                   nullptr,
+                                                  nullptr,
                                                   nullptr};
 const dicebench_suite_api kTableDeclaringUnknown = {sizeof(dicebench_suite_api),
                                                     &fake::open,
@@ -93,6 +95,7 @@ const dicebench_suite_api kTableDeclaringUnknown = {sizeof(dicebench_suite_api),
                                                     nullptr,
                                                     kDeclaredUnknown,
                                                     1,
+                                                    nullptr,
                                                     nullptr,
                                                     nullptr,
                                                     nullptr};
@@ -111,6 +114,7 @@ const dicebench_suite_api kTable12 = {offsetof(dicebench_suite_api, optional_ext
                                       1,
                                       &candidate_modules,
                                       nullptr,
+                                      nullptr,
                                       nullptr};
 // A plugin built against ABI 1.0: its table ends before review (whatever memory lies after it).
 const dicebench_suite_api kTable10 = {offsetof(dicebench_suite_api, optional_review),
@@ -125,6 +129,7 @@ const dicebench_suite_api kTable10 = {offsetof(dicebench_suite_api, optional_rev
                                       nullptr,
                                       nullptr,
                                       0,
+                                      nullptr,
                                       nullptr,
                                       nullptr,
                                       nullptr};

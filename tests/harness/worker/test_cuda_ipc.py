@@ -393,7 +393,7 @@ class FreshPlacementOnCudaTest(unittest.TestCase):
             if call % 2 == 1:
                 self.assertFalse(overlapping, (call, spans))
             self.assertTrue(torch.equal(got[0], expected[0]))
-            self.assertTrue(torch.equal(got[1][0], expected[1][0]))
+            self.assertTrue(torch.equal(got[1][0], expected[1]))
             self.assertEqual(got[1][0].dtype, torch.bfloat16)
             earlier += spans
             del got, inputs, expected, first

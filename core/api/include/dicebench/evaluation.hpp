@@ -1,16 +1,18 @@
 // dicebench's evaluation library, as its front ends see it: the one header the Python module (and
 // every later front end: the reward service, the cluster pool) includes. It reads as the contract:
-// open a session once, hand it batches of (problem, candidate) pairs, get one evaluation record per
-// pair; read results databases. Everything behind it (settings, plugins, the sandbox, workers, the
-// store) is the library's own.
+// open a session once, hand it batches of items (a problem, and the code or the raw completion a
+// model wrote for it), get exactly one judgement per item; read results databases. Everything behind it (settings,
+// plugins, the sandbox, workers, the store) is the library's own.
 //
 //   auto session = dicebench::Session::open({{"eval.device", "cpu"}, {"suite", "kernelbench-l1"}});
 //   if (!session) return fail(session.error().message);
-//   for (auto& result : (*session)->evaluate({{problem, candidate}}))
-//     if (result) print(dicebench::evaluation_json(*result));
+//   auto judged = (*session)->judge({{.problem = "kernelbench/level1/19", .candidate = completion,
+//                                     .completion = true}}, dicebench::Session::Reward{"correctness"});
+//   if (judged) for (const auto& j : *judged) print(nlohmann::json(j).dump());
 //
 // Errors are values (dicebench::Result); nothing here throws. The record, its JSON and its text are
-// core/spec/evaluation.hpp's (generated from core/spec/evaluation.toml).
+// core/spec/evaluation.hpp's (generated from core/spec/evaluation.toml): Judgement and the
+// Evaluation it holds.
 #pragma once
 
 #include "core/base/result.hpp"
@@ -54,18 +56,31 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  struct Pair {
-    std::string problem_source, candidate_source;
+  // One item as a trainer has it: a problem and what the policy wrote for it.
+  struct Item {
+    std::string id;           // the caller's id, kept in its judgement ("" for none)
+    std::string problem;      // a problem's source, or an id of the session's suite: "kernelbench/level2/40"
+    std::string candidate;    // code defining ModelNew, or (completion) what the model wrote
+    bool completion = false;  // `candidate` is raw model output: the suite's extraction finds the code
   };
-  // Called once per pair, in a thread of the session's, as its result is final: the pair's index
-  // and its evaluation, or an error (the harness's own failure, a problem the suite lacks, the
-  // batch stopping first). A candidate's failures are verdicts, never errors.
-  using OnResult = std::function<void(std::size_t index, Result<Evaluation> result)>;
-  // Returns once every pair has had its on_result; `stopping`, checked while it waits, ends the
-  // pairs not yet judged as errors.
-  void evaluate(const std::vector<Pair>& batch, const OnResult& on_result, const std::function<bool()>& stopping = {});
-  // The results in input order.
-  std::vector<Result<Evaluation>> evaluate(const std::vector<Pair>& batch);
+  // The reward asked for: a shape of core/spec/vocabulary.toml's reward_shape and its parameters.
+  struct Reward {
+    std::string shape;
+    std::map<std::string, double> params;
+  };
+  using OnJudgement = std::function<void(std::size_t index, Judgement judgement)>;
+  // Judges every item: exactly one Judgement each, through on_judgement as it is final (in a
+  // thread of the session's). A candidate's failure of any kind is a verdict (extraction_failed for
+  // a completion without code); a problem that cannot be used is status problem_failed, dicebench's
+  // own failure harness_failed, an item `stopping` ended cancelled. With a reward, each judged item
+  // has its reward (before any group normalisation: see the form below). An error, before anything
+  // is judged, only for the caller's mistakes: completions without a suite to extract them, an
+  // unknown reward shape or parameter, a closed session.
+  Result<void> judge(const std::vector<Item>& items, const std::optional<Reward>& reward,
+                     const OnJudgement& on_judgement, const std::function<bool()>& stopping = {});
+  // The judgements in input order; a shape that normalises within groups (correctness, zscore = 1)
+  // does so over the items of each problem in this batch.
+  Result<std::vector<Judgement>> judge(const std::vector<Item>& items, const std::optional<Reward>& reward = {});
   // Waits for calls in progress, then ends every worker; later calls fail.
   void close();
 
@@ -79,6 +94,11 @@ class Session {
   explicit Session(std::unique_ptr<run::EvaluationSession> session);
   std::unique_ptr<run::EvaluationSession> session_;
 };
+
+// Gives each judged judgement its reward of `reward`'s shape, over the batch: a shape that
+// normalises within groups (correctness, zscore = 1) does so over the judged items of each problem.
+// An error for an unknown shape or parameter.
+Result<void> apply_reward(std::vector<Judgement>& judgements, const Session::Reward& reward);
 
 // Results databases, read only.
 namespace database {

@@ -76,6 +76,7 @@ const dicebench_suite_api kApi = {sizeof(dicebench_suite_api),
                                   0,
                                   nullptr,
                                   nullptr,
+                                  nullptr,
                                   nullptr};
 const dicebench_provided_name kNames[] = {{str(PROVIDES), str("test suite declaring options")}};
 
