@@ -124,7 +124,7 @@ TEST_CASE("a baseline given from the results cache is used instead of timing one
 TEST_CASE("a prefetched candidate loads ahead and is then judged like any other") {
   Evaluator evaluator(cpu_settings());
   const std::string wrong = source("wrong_shape.py");
-  evaluator.prefetch(wrong);
+  evaluator.prefetch(source(kProblem), wrong);
   auto e = evaluator.evaluate(source(kProblem), kHash, wrong);
   REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
   CHECK(e->verdict == Verdict::shape_mismatch);
