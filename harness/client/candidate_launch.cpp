@@ -112,7 +112,8 @@ WorkerRequestHandler Evaluator::compile_requests(Candidate& candidate, std::chro
       };
 }
 
-std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candidate_source, bool fastpath) {
+std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& problem_source,
+                                                        const std::string& candidate_source, bool fastpath) {
   std::unique_ptr<Candidate> c;
   while (!spares_.empty() && !c) {
     if (spares_.front()->worker && spares_.front()->worker->alive()) c = std::move(spares_.front());
@@ -125,8 +126,10 @@ std::unique_ptr<Evaluator::Candidate> Evaluator::launch(const std::string& candi
   c->started = std::chrono::steady_clock::now();  // the compile time limit counts from the load
   if (!c->worker) return c;
   // The candidate compiles nothing itself: its load_inline calls come back as compile requests
-  // (the fast path's), or as build requests where they take torch's toolchain.
+  // (the fast path's), or as build requests where they take torch's toolchain. The problem's source
+  // (public: the prompt shows it) runs first in the candidate's namespace, as KernelBench runs it.
   protocol::CandidateLoad request{.job = c->job,
+                                  .problem_source = problem_source,
                                   .candidate_source = candidate_source,
                                   .device = settings_.device,
                                   .work_dir = c->folder->path.string(),

@@ -15,10 +15,10 @@ namespace dicebench::harness {
 
 using namespace parts;
 
-// A submission (or a prefetched candidate, its problem not known yet) until its verdict is final.
+// A submission (or a prefetched candidate, not asked for yet) until its verdict is final.
 struct Evaluator::Entry {
   int64_t tag = 0;
-  bool has_problem = false;
+  bool asked_for = false;  // submitted, or prefetched and then asked for by evaluate()
   std::string problem_source, problem_hash, candidate_source, source_hash;
   std::unique_ptr<Candidate> candidate;  // launched once there is room (or at once for a re-judge)
   std::optional<Evaluation> fastpath;    // the fast path's evaluation, while torch's toolchain re-judges
@@ -153,7 +153,7 @@ Evaluation merge_rejudge(Evaluation fast, Evaluation toolchain) {
 void Evaluator::submit(Submission submission) {
   auto entry = std::make_unique<Entry>();
   entry->tag = submission.tag;
-  entry->has_problem = true;
+  entry->asked_for = true;
   entry->problem_source = std::move(submission.problem_source);
   entry->problem_hash = std::move(submission.problem_hash);
   entry->candidate_source = std::move(submission.candidate_source);
@@ -163,8 +163,9 @@ void Evaluator::submit(Submission submission) {
   launch_ahead();
 }
 
-void Evaluator::prefetch(const std::string& candidate_source) {
+void Evaluator::prefetch(const std::string& problem_source, const std::string& candidate_source) {
   auto entry = std::make_unique<Entry>();
+  entry->problem_source = problem_source;
   entry->candidate_source = candidate_source;
   entry->source_hash = sha256_hex(candidate_source);
   entry->submitted = std::chrono::steady_clock::now();
@@ -200,7 +201,7 @@ bool Evaluator::wants_more() const {
 
 size_t Evaluator::pending() const {
   return static_cast<size_t>(
-      std::count_if(entries_.begin(), entries_.end(), [](const auto& e) { return e->has_problem; }));
+      std::count_if(entries_.begin(), entries_.end(), [](const auto& e) { return e->asked_for; }));
 }
 
 void Evaluator::launch_ahead() {
@@ -209,7 +210,7 @@ void Evaluator::launch_ahead() {
   for (auto& entry : entries_) {
     if (h.loading >= settings_.prefetch || h.loading + h.loaded >= ahead_limit()) break;
     if (entry->candidate) continue;
-    entry->candidate = launch(entry->candidate_source, settings_.fastpath);
+    entry->candidate = launch(entry->problem_source, entry->candidate_source, settings_.fastpath);
     ++h.loading;
   }
 }
@@ -233,7 +234,7 @@ void Evaluator::rejudge_failed_loads() {
       continue;
     }
     entry->fastpath = std::move(e);
-    entry->candidate = launch(entry->candidate_source, /*fastpath=*/false);
+    entry->candidate = launch(entry->problem_source, entry->candidate_source, /*fastpath=*/false);
   }
 }
 
@@ -246,7 +247,7 @@ Evaluator::Entry* Evaluator::ready_entry(const std::function<bool()>& stopping,
     Entry* first_unlaunched = nullptr;
     bool loading = false;
     for (auto& entry : entries_) {
-      if (!entry->has_problem || !wanted(*entry)) continue;
+      if (!entry->asked_for || !wanted(*entry)) continue;
       const Candidate* c = entry->candidate.get();
       if (!c) {
         if (!first_unlaunched) first_unlaunched = entry.get();
@@ -263,7 +264,8 @@ Evaluator::Entry* Evaluator::ready_entry(const std::function<bool()>& stopping,
     if (first_ready) return first_ready;
     if (!loading && !first_unlaunched) return nullptr;  // nothing of what is wanted is pending
     if (!loading && first_unlaunched) {                 // no room ahead (prefetch 0): start it now
-      first_unlaunched->candidate = launch(first_unlaunched->candidate_source, settings_.fastpath);
+      first_unlaunched->candidate =
+          launch(first_unlaunched->problem_source, first_unlaunched->candidate_source, settings_.fastpath);
       continue;
     }
     std::unique_lock lock(ready_mutex_);
@@ -300,7 +302,7 @@ std::optional<Evaluator::Finished> Evaluator::step(const std::function<bool()>& 
     if (!entry->fastpath && settings_.confirm_fastpath_failures && fastpath_could_cause(e)) {
       entry->fastpath = std::move(e);
       entry->candidate.reset();
-      entry->candidate = launch(entry->candidate_source, /*fastpath=*/false);
+      entry->candidate = launch(entry->problem_source, entry->candidate_source, /*fastpath=*/false);
       continue;
     }
     if (entry->fastpath) e = merge_rejudge(std::move(*entry->fastpath), std::move(e));
@@ -319,21 +321,21 @@ std::optional<Evaluator::Finished> Evaluator::next(const std::function<bool()>& 
 
 Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const std::string& problem_hash,
                                        const std::string& candidate_source) {
-  // A prefetched candidate's worker may have started already: it becomes this submission.
+  // A candidate prefetched with this problem may have started already: it becomes this submission.
   const std::string hash = sha256_hex(candidate_source);
   const int64_t tag = next_private_tag_--;
-  auto found = std::find_if(entries_.begin(), entries_.end(),
-                            [&](const auto& e) { return !e->has_problem && e->source_hash == hash; });
+  auto found = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) {
+    return !e->asked_for && e->source_hash == hash && e->problem_source == problem_source;
+  });
   if (found == entries_.end()) {
     submit({tag, problem_source, problem_hash, candidate_source});
   } else {
     Entry& entry = **found;
     entry.tag = tag;
-    entry.has_problem = true;
-    entry.problem_source = problem_source;
+    entry.asked_for = true;
     entry.problem_hash = problem_hash;
     entry.submitted = std::chrono::steady_clock::now();
-    if (!entry.candidate) entry.candidate = launch(candidate_source, settings_.fastpath);
+    if (!entry.candidate) entry.candidate = launch(problem_source, candidate_source, settings_.fastpath);
   }
   auto finished = step([] { return false; }, [tag](const Entry& e) { return e.tag == tag; });
   if (!finished) return make_error("the evaluation of the candidate was lost");

@@ -146,9 +146,10 @@ class Evaluator {
   // itself failed (the reference could not be built or run); the candidate's failures are verdicts.
   Result<Evaluation> evaluate(const std::string& problem_source, const std::string& problem_hash,
                               const std::string& candidate_source);
-  // Queues a candidate evaluate() will be asked for later, its problem not known yet; its worker
-  // starts as a submission's would.
-  void prefetch(const std::string& candidate_source);
+  // Queues a candidate evaluate() will be asked for later with this problem's source (its worker
+  // runs that ahead of the candidate's, so it is part of what is loaded ahead; the problem's hash
+  // is given then); its worker starts as a submission's would.
+  void prefetch(const std::string& problem_source, const std::string& candidate_source);
   const EvaluationSettings& settings() const { return settings_; }
   // Starts the reference worker without waiting for it (it imports torch while the first
   // candidates start and compile); evaluate() and reference_info() wait for it.
@@ -176,7 +177,9 @@ class Evaluator {
   // The problem's baseline: known, shared (settings().shared_baselines), or timed here (*measured).
   Result<Got<Timing>> baseline(const std::string& job, const std::string& problem_hash);
   Result<Timing> time_baseline(const std::string& job, const std::string& problem_hash);  // the reference timed
-  std::unique_ptr<Candidate> launch(const std::string& candidate_source, bool fastpath);
+  // A candidate worker loading `candidate_source` after its problem's source, in one namespace.
+  std::unique_ptr<Candidate> launch(const std::string& problem_source, const std::string& candidate_source,
+                                    bool fastpath);
   std::unique_ptr<Candidate> spawn_candidate();  // a started worker with its job folder, no load sent
   void await_load(Candidate& candidate);
   Result<bool> check_trial(Job& job, int trial, uint64_t seed, bool fresh_placement);

@@ -1,6 +1,7 @@
 // Integration tests of candidate evaluation on the CPU through the real worker processes
 // (`dicebench eval` and `dicebench run` without --generate-only): every verdict, timeouts and
-// crashes charged to the candidate alone, and the candidate unable to reach the results.
+// crashes charged to the candidate alone, the problem's names in the candidate's namespace, and the
+// candidate unable to reach the results or the reference's worker.
 #include "cli_runner.hpp"
 
 #include "core/base/text.hpp"
@@ -246,6 +247,31 @@ TEST_CASE("a Triton row reduction, a tl.dot matmul and an autotuned kernel are c
   CHECK_MESSAGE(row_sum["verdict"] == "correct", row_sum.dump());
   const auto matmul = evaluate("triton_matmul.py", short_timing, "problem_matmul.py");
   CHECK_MESSAGE(matmul["verdict"] == "correct", matmul.dump());
+}
+
+TEST_CASE("a candidate sees the names its problem's source defines, as KernelBench runs both in one namespace") {
+  // class ModelNew(Model) without a Model of its own: the problem's (before, a NameError at load).
+  const auto subclass = evaluate("subclasses_problem_model.py");
+  CHECK_MESSAGE(subclass["verdict"] == "correct", subclass.dump());
+  CHECK(subclass["flags"].empty());
+  // The problem's module-level sizes and constant, and its get_inputs; then a Model of the
+  // candidate's own over the problem's (with the problem's, Model() would raise).
+  const auto e = evaluate_all({"uses_problem_names.py", "defines_its_own_model.py"}, {}, "problem_module_names.py");
+  CHECK_MESSAGE(e[0]["verdict"] == "correct", e[0].dump());
+  CHECK_MESSAGE(e[1]["verdict"] == "correct", e[1].dump());
+}
+
+TEST_CASE("with the problem's names, a candidate still reaches nothing of the reference's worker") {
+  // It looks for a built reference in its process and remakes inputs with the problem's get_inputs
+  // under seeds it guesses: the reference and the inputs' seeds live in the reference's worker.
+  const auto e = evaluate("guesses_reference_inputs.py");
+  CHECK_MESSAGE(e["verdict"] == "output_mismatch", e.dump());
+  CHECK(e["failed_stage"] == "trials");
+  CHECK(e["failed_trial"] == 0);
+  const std::string log = e["log_tail"];
+  CHECK(log.find("reference objects found: 0; problem modules found: 0") != std::string::npos);
+  CHECK(log.find("no guessed seed remakes the inputs") != std::string::npos);
+  CHECK(log.find("guessed the inputs' seed") == std::string::npos);
 }
 
 TEST_CASE("returning the input is flagged, and a problem whose output is its input has that trait") {

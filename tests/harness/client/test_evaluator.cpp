@@ -124,7 +124,7 @@ TEST_CASE("a baseline given from the results cache is used instead of timing one
 TEST_CASE("a prefetched candidate loads ahead and is then judged like any other") {
   Evaluator evaluator(cpu_settings());
   const std::string wrong = source("wrong_shape.py");
-  evaluator.prefetch(wrong);
+  evaluator.prefetch(source(kProblem), wrong);
   auto e = evaluator.evaluate(source(kProblem), kHash, wrong);
   REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
   CHECK(e->verdict == Verdict::shape_mismatch);
@@ -134,6 +134,22 @@ TEST_CASE("a prefetched candidate loads ahead and is then judged like any other"
   CHECK(e->failed_stage == "trials");
   CHECK_FALSE(e->runtime);
   CHECK_FALSE(e->speedup);
+}
+
+TEST_CASE("a prefetched candidate loads after its problem's source, and one prefetched with another is not taken") {
+  Evaluator evaluator(cpu_settings());
+  // It subclasses the problem's Model, which it never defines. Prefetched with the matmul problem,
+  // whose Model takes no arguments, it could not be built; asked for with the linear layer's, it
+  // is loaded again, after that problem's source.
+  const std::string subclass = source("subclasses_problem_model.py");
+  evaluator.prefetch(source("problem_matmul.py"), subclass);
+  auto other = evaluator.evaluate(source(kProblem), kHash, subclass);
+  REQUIRE_MESSAGE(other.ok(), (other ? std::string() : other.error().message));
+  CHECK_MESSAGE(other->verdict == Verdict::correct, other->error_message);
+  evaluator.prefetch(source(kProblem), subclass);
+  auto same = evaluator.evaluate(source(kProblem), kHash, subclass);
+  REQUIRE_MESSAGE(same.ok(), (same ? std::string() : same.error().message));
+  CHECK_MESSAGE(same->verdict == Verdict::correct, same->error_message);
 }
 
 TEST_CASE("submissions are judged as they load: a slow load holds up no one behind it") {

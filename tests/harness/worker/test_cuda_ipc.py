@@ -249,7 +249,8 @@ def timing_candidate(connection, source, work, init_inputs):
 
     role = CandidateRole("cuda:0", host=host)
     handlers = role.handlers()
-    for request in ({"type": "candidate.load", "job": "t", "candidate_source": source, "device": "cuda", "work_dir": work},
+    for request in ({"type": "candidate.load", "job": "t", "problem_source": REFERENCE_PROBLEM, "candidate_source": source,
+                     "device": "cuda", "work_dir": work},
                     {"type": "candidate.init", "job": "t", "init_seed": 1, "init_inputs": init_inputs}):
         reply = handlers[request["type"]](protocol.validate_request(request))
         assert reply["ok"], reply

@@ -95,6 +95,63 @@ class LoadingTest(unittest.TestCase):
                                  directory=self.dir)
         self.assertEqual(set(sys.modules), before)
 
+    def test_a_problem_source_runs_first_in_the_same_namespace_from_its_own_file(self):
+        candidate = textwrap.dedent('''
+            class ModelNew(Model):
+                pass
+
+            def fails():
+                raise KeyError("candidate line 6")
+
+            own = helper(3)
+        ''')
+        module = loading.load_program(candidate, kind="candidate", name_hint="c", directory=self.dir,
+                                      problem_source=PROGRAM + "ModelNew = 'from the problem'\n")
+        try:
+            self.assertTrue(issubclass(module.ModelNew, module.Model))
+            self.assertEqual(module.own, 6.0)  # the problem's helper, run from the candidate's code
+            self.assertIs(sys.modules[module.__name__], module)
+            self.assertEqual(module.__file__, os.path.join(self.dir, os.path.basename(module.__file__)))
+            with open(module.__file__, encoding="utf-8") as handle:
+                self.assertEqual(handle.read(), candidate)
+            # Each source's frames name its own file; the candidate's fails overrides the problem's.
+            try:
+                module.fails()
+            except KeyError as error:
+                self.assertIn(module.__file__, "".join(traceback.format_exception(error)))
+            else:
+                self.fail("the candidate's fails() returned")
+            problem_file = module.Model.forward.__code__.co_filename
+            self.assertNotEqual(problem_file, module.__file__)
+            self.assertTrue(os.path.basename(problem_file).startswith("problem_c_"), problem_file)
+            with open(problem_file, encoding="utf-8") as handle:
+                self.assertTrue(handle.read().startswith(PROGRAM))
+        finally:
+            loading.unload_program(module)
+        # The problem's ModelNew never reaches the candidate: one without its own has none.
+        module = loading.load_program("x = 1\n", kind="candidate", name_hint="c", directory=self.dir,
+                                      problem_source="ModelNew = 3\nModel = 4\n")
+        self.assertEqual((module.Model, getattr(module, "ModelNew", None)), (4, None))
+        loading.unload_program(module)
+
+    def test_a_problem_source_that_raises_is_told_apart_and_the_candidate_never_runs(self):
+        before = set(sys.modules)
+        marker = os.path.join(self.dir, "ran")
+        for problem in ("raise ValueError('problem')\n", "def f(:\n", "raise SystemExit(2)\n"):
+            with self.subTest(problem=problem):
+                with self.assertRaises(loading.ProblemSourceError) as raised:
+                    loading.load_program(f"open({marker!r}, 'w').close()\n", kind="candidate", name_hint="c",
+                                         directory=self.dir, problem_source=problem)
+                cause = raised.exception.__cause__
+                self.assertIsInstance(cause, (ValueError, SyntaxError, SystemExit))
+                self.assertIn(os.path.join(self.dir, "problem_c_"), "".join(traceback.format_exception(cause)))
+        self.assertFalse(os.path.exists(marker))
+        self.assertEqual(set(sys.modules), before)
+        # The candidate's own syntax error stays its own.
+        with self.assertRaises(SyntaxError):
+            loading.load_program("def f(:\n", kind="candidate", name_hint="c", directory=self.dir,
+                                 problem_source="x = 1\n")
+
     def test_missing_names_give_clear_errors(self):
         module = loading.load_program("Model = 3\nclass Plain:\n    pass\nget_inputs = 5\n",
                                       kind="problem", name_hint="p", directory=self.dir)

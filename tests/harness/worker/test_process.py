@@ -62,8 +62,8 @@ class WorkerProcessTest(unittest.TestCase):
         with WorkerProcess("candidate", log_path=log) as candidate:
             self.assertEqual(candidate.hello["role"], "candidate")
             self.assertNotEqual(candidate.hello["pid"], self.reference.hello["pid"])
-            replies.append(candidate.request({"type": "candidate.load", "job": job, "candidate_source": source,
-                                              "device": "cpu", "work_dir": work}))
+            replies.append(candidate.request({"type": "candidate.load", "job": job, "problem_source": programs.PROBLEM,
+                                              "candidate_source": source, "device": "cpu", "work_dir": work}))
             if replies[-1]["ok"]:
                 replies.append(candidate.request({"type": "candidate.init", "job": job, "init_seed": 7,
                                                   "init_inputs": self.prepared["init_inputs"]}))

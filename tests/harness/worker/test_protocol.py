@@ -208,7 +208,7 @@ class ValidatorTest(unittest.TestCase):
                     protocol.validate_request({**forward, "inputs": bad})
 
     def test_defaults_are_fresh_copies(self):
-        load = {"type": "candidate.load", "job": "j", "candidate_source": "", "device": "cpu",
+        load = {"type": "candidate.load", "job": "j", "problem_source": "", "candidate_source": "", "device": "cpu",
                 "work_dir": "/w"}
         first = protocol.validate_request(load)
         self.assertIsNone(first["fastpath"])
@@ -216,11 +216,18 @@ class ValidatorTest(unittest.TestCase):
         self.assertIsNone(protocol.validate_request(load)["fastpath"])
 
     def test_candidate_requests_carry_no_secrets(self):
+        # What the reference's worker alone holds: the inputs' seeds, which calls are checked (a
+        # batch's calls, a trial's outputs), the tolerance.
         for kind in ("candidate.load", "candidate.init", "candidate.forward", "candidate.time"):
             spec = protocol.REQUESTS[kind]
             fields = set(spec.required) | set(spec.optional)
-            for secret in ("seed", "input_seeds", "problem_source", "tolerance"):
+            for secret in ("seed", "input_seeds", "calls", "outputs", "tolerance"):
                 self.assertNotIn(secret, fields, kind)
+        # The problem's source is no secret (the prompt shows it): the load carries it, to run ahead
+        # of the candidate's in its namespace. A field added to the load decides what a candidate sees.
+        load = protocol.REQUESTS["candidate.load"]
+        self.assertEqual(set(load.required) | set(load.optional),
+                         {"job", "problem_source", "candidate_source", "device", "work_dir", "fastpath", "toolchain"})
 
     def test_replies(self):
         protocol.validate_reply({"type": "reference.compared", "job": "j", "trial": 0,

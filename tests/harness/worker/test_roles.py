@@ -115,8 +115,8 @@ class RoleTestBase(unittest.TestCase):
             outcome.failure, outcome.stage = reply, stage
             return True
 
-        loaded = self.call_candidate(role, {"type": "candidate.load", "job": job, "candidate_source": source,
-                                            "device": "cpu", "work_dir": work})
+        loaded = self.call_candidate(role, {"type": "candidate.load", "job": job, "problem_source": self.problem,
+                                            "candidate_source": source, "device": "cpu", "work_dir": work})
         outcome.compile = loaded["compile"]
         if failed("load", loaded):
             return outcome
@@ -591,8 +591,8 @@ class CandidateVerdictTest(RoleTestBase):
     def test_one_job_per_candidate_worker_in_order(self):
         role = CandidateRole("cpu")
         work = tempfile.mkdtemp(dir=self.dir)
-        load = {"type": "candidate.load", "job": "once", "candidate_source": programs.CORRECT,
-                "device": "cpu", "work_dir": work}
+        load = {"type": "candidate.load", "job": "once", "problem_source": self.problem,
+                "candidate_source": programs.CORRECT, "device": "cpu", "work_dir": work}
         init = {"type": "candidate.init", "job": "once", "init_seed": 42,
                 "init_inputs": self.prepared["init_inputs"]}
         with self.assertRaisesRegex(HostError, "needs stage 'loaded'"):
@@ -607,8 +607,8 @@ class CandidateVerdictTest(RoleTestBase):
     def test_host_errors(self):
         role = CandidateRole("cpu")
         with self.assertRaisesRegex(HostError, "not a directory"):
-            self.call_candidate(role, {"type": "candidate.load", "job": "h", "candidate_source": "",
-                                       "device": "cpu", "work_dir": "/nonexistent/dir"})
+            self.call_candidate(role, {"type": "candidate.load", "job": "h", "problem_source": "",
+                                       "candidate_source": "", "device": "cpu", "work_dir": "/nonexistent/dir"})
         with self.assertRaisesRegex(HostError, "is not the current trial"):
             self.compare(7, {"transport": "raw_file", "path": "/nonexistent", "tree": {"list": []}})
 
@@ -616,6 +616,71 @@ class CandidateVerdictTest(RoleTestBase):
         self.assertEqual(kernel_base_name("void ns::relu<float>(float const*, int)"), "relu")
         self.assertEqual(kernel_base_name("add_kernel"), "add_kernel")
         self.assertEqual(kernel_base_name("void add_kernel(float*, float*, int)"), "add_kernel")
+
+
+class ProblemNamespaceTest(RoleTestBase):
+    """The problem's source runs first in the candidate's module namespace, then the candidate's, as
+    KernelBench's eval runs them (exec of the problem, then of the candidate, in one dict)."""
+
+    def load(self, problem, candidate):
+        """candidate.load of `candidate` after `problem` in a fresh worker; its reply."""
+        work = tempfile.mkdtemp(dir=self.dir)
+        return self.call_candidate(CandidateRole("cpu"), {
+            "type": "candidate.load", "job": "ns", "problem_source": problem, "candidate_source": candidate,
+            "device": "cpu", "work_dir": work}), work
+
+    def test_a_candidate_sees_the_problems_names(self):
+        # It subclasses Model and reads batch and in_features, none of them defined here.
+        candidate = ("import torch\n\n"
+                     "class ModelNew(Model):\n"
+                     "    def forward(self, x):\n"
+                     "        assert tuple(x.shape) == (batch, in_features), x.shape\n"
+                     "        return torch.clamp(torch.addmm(self.lin.bias, x, self.lin.weight.t()), min=0.0) * self.scale\n")
+        outcome = self.run_candidate(candidate)
+        self.assertIsNone(outcome.failure)
+        self.assertEqual(outcome.verdicts, ["correct"] * 3)
+
+    def test_the_candidates_definitions_override_the_problems(self):
+        # Its own Model (no arguments: the problem's takes three) and its own batch.
+        candidate = ("import torch\nimport torch.nn as nn\n\nbatch = 'mine'\n\n"
+                     "class Model(nn.Module):\n"
+                     "    def forward(self, x):\n"
+                     "        return torch.clamp(x, min=0.0)\n\n"
+                     "class ModelNew(nn.Module):\n"
+                     "    def __init__(self, in_features, out_features, scale):\n"
+                     "        super().__init__()\n"
+                     "        self.lin = nn.Linear(in_features, out_features)\n"
+                     "        self.scale = scale\n"
+                     "        self.relu = Model()\n\n"
+                     "    def forward(self, x):\n"
+                     "        assert batch == 'mine'\n"
+                     "        return self.relu(self.lin(x)) * self.scale\n")
+        self.assertEqual(self.run_candidate(candidate).verdicts, ["correct"] * 3)
+
+    def test_modelnew_comes_from_the_candidate_alone(self):
+        # A problem that names a ModelNew of its own does not give one to a candidate without it.
+        problem = self.problem + "\nclass ModelNew(Model):\n    pass\n"
+        loaded, _ = self.load(problem, "import torch\nx = 1\n")
+        self.assertFalse(loaded["ok"])
+        self.assertEqual(loaded["error_class"], "runtime_error")
+        self.assertIn("the candidate defines no class ModelNew", loaded["message"])
+        loaded, _ = self.load(problem, "class ModelNew(Model):\n    pass\n")
+        self.assertTrue(loaded["ok"], loaded)
+
+    def test_a_problem_that_raises_here_is_named_and_no_candidate_code_runs(self):
+        for problem, error in (("import torch\nraise RuntimeError('problem broke')\n", "RuntimeError: problem broke"),
+                               ("def get_inputs(:\n", "SyntaxError")):
+            with self.subTest(error=error):
+                loaded, work = self.load(problem, f"open({os.path.join(self.dir, 'ran')!r}, 'w').close()\n"
+                                                  "class ModelNew:\n    pass\n")
+                self.assertFalse(loaded["ok"])
+                self.assertEqual(loaded["error_class"], "runtime_error")  # a SyntaxError too: not the candidate's
+                self.assertTrue(loaded["message"].startswith("the problem's source raised in the candidate's worker"
+                                                             " before the candidate's code ran: "), loaded["message"])
+                self.assertIn(error, loaded["message"])
+                self.assertIn(os.path.join(work, "problem_"), loaded["traceback_tail"])
+                self.assertNotIn(os.path.join(work, "candidate_"), loaded["traceback_tail"])
+                self.assertFalse(os.path.exists(os.path.join(self.dir, "ran")))
 
 
 class UniformModeTest(RoleTestBase):

@@ -1,11 +1,17 @@
 """The candidate role: loads one untrusted candidate, builds ModelNew, runs it on the inputs the host
 hands it trial by trial, and times it. A candidate worker serves one job, in this order:
 
-- candidate.load: execute the source (loading.py) and find ModelNew. load_inline calls compile on
-  the NVRTC fast path when the request asks for it (dicebench_fastpath, installed before any
-  candidate code runs), else with torch's toolchain; every call is recorded (compile path, reason,
-  seconds, the kernels it defines, the compiler's error). A SyntaxError or a failed extension
-  build (classify_load_error) is "compile_failed"; anything else is "runtime_error".
+- candidate.load: execute the problem's source, then the candidate's, in one module namespace
+  (loading.py), as KernelBench's eval does, and find ModelNew (the candidate's own). load_inline
+  calls compile on the NVRTC fast path when the request asks for it (dicebench_fastpath, installed
+  before any candidate code runs), else with torch's toolchain; every call is recorded (compile
+  path, reason, seconds, the kernels it defines, the compiler's error). A SyntaxError or a failed
+  extension build (classify_load_error) is "compile_failed"; anything else is "runtime_error". The
+  problem's source failing here, where the reference's worker built it (this worker's sandbox
+  differs), is a "runtime_error" whose message says so: this worker's replies are the candidate's
+  to rewrite once its code runs, so the host cannot take one that blames the problem as the
+  harness's error (a candidate could end the run with it). A problem that fails in the reference's
+  worker is the harness's error there, as before.
 - candidate.init: init inputs from the file the reference wrote (weights_only=True, mapped to the
   device); seed_everything(init_seed); ModelNew(*init_inputs).to(device), then .eval() or .train()
   as model_mode says (the mode the reference was built in).
@@ -34,8 +40,9 @@ hands it trial by trial, and times it. A candidate worker serves one job, in thi
 
 After a failed request the worker refuses the rest of the job. Every exception from candidate code,
 SystemExit and KeyboardInterrupt included, ends as a runtime_error (or compile_failed) reply with
-the exception line and the last 20 traceback lines. This process never holds the reference
-module, the reference outputs, the input seeds or the problem source.
+the exception line and the last 20 traceback lines. This process never holds the reference's
+model (the reference worker's, built with its weights), the reference outputs or the input seeds;
+the problem's source, which the candidate's prompt shows, it runs as the candidate's own code.
 """
 
 from __future__ import annotations
@@ -249,10 +256,11 @@ def _fastpath_calls() -> int:
 
 
 class _Failure(Exception):
-    def __init__(self, error: BaseException, error_class: str = "runtime_error"):
-        super().__init__(exception_line(error))
+    def __init__(self, error: BaseException, error_class: str = "runtime_error", context: str = ""):
+        message = f"{context}: {exception_line(error)}" if context else exception_line(error)
+        super().__init__(message)
         self.error_class = error_class
-        self.message = exception_line(error)
+        self.message = message
         self.tail = traceback_tail(error)
 
 
@@ -342,7 +350,12 @@ class CandidateRole:
         try:
             numerics.apply_numerics()
             module = loading.load_program(request["candidate_source"], kind="candidate",
-                                          name_hint=request["job"], directory=request["work_dir"])
+                                          name_hint=request["job"], directory=request["work_dir"],
+                                          problem_source=request["problem_source"])
+        except loading.ProblemSourceError as error:  # before any candidate code ran (module docstring)
+            failure = _Failure(error.__cause__ or error,
+                               context="the problem's source raised in the candidate's worker before the "
+                                       "candidate's code ran")
         except BaseException as error:  # noqa: BLE001 - candidate code may raise anything
             failure = _Failure(error, classify_load_error(error))
         else:
