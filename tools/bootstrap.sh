@@ -84,3 +84,31 @@ if [ "$python" = "$root/.venv/bin/python" ]; then
   site=$("$python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
   printf '%s\n' "$build/lib/dicebench/python" > "$site/dicebench.pth"
 fi
+
+# The RL trainers' own code, which tests/python/test_trainers.py calls the dicebench.trainers adapters
+# with (tools/requirements-rl.txt): trl, verl and openrlhf as wheels in $build/rl-wheels, read by the
+# test and never installed (their dependencies are GPU stacks), fetched for CPython 3.11 on x86-64
+# whatever this host is (only their sources are read); and aiohttp, which OpenRLHF's executor
+# imports, installed into the project environment. A few MB, about 10 s; skipped offline. A failure
+# here fails nothing: the test skips the cases that need what is missing.
+if [ -z "${DICEBENCH_DEPS_DIR:-}" ]; then
+  rl_requirements=$root/tools/requirements-rl.txt
+  rl_missing=()
+  while read -r pin; do
+    compgen -G "$build/rl-wheels/${pin%%==*}-${pin#*==}-*.whl" >/dev/null || rl_missing+=("$pin")
+  done < <(grep -E '^(trl|verl|openrlhf)==' "$rl_requirements")
+  if [ ${#rl_missing[@]} -gt 0 ]; then
+    say "downloading the RL trainers' wheels (${rl_missing[*]}) into $build/rl-wheels"
+    "$python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: --python-version 3.11 \
+      --implementation cp --platform manylinux1_x86_64 -d "$build/rl-wheels" "${rl_missing[@]}" ||
+      say "could not download them: tests/python/test_trainers.py will skip the trainers' own code"
+  fi
+  if [ "$python" = "$root/.venv/bin/python" ]; then
+    aiohttp_pin=$(grep -E '^aiohttp==' "$rl_requirements")
+    if ! "$python" -c "import importlib.metadata as m, sys; sys.exit(m.version('aiohttp') != '${aiohttp_pin#*==}')" 2>/dev/null; then
+      say "installing $aiohttp_pin (tools/requirements-rl.txt)"
+      "$python" -m pip install -q --disable-pip-version-check "$aiohttp_pin" ||
+        say "could not install it: tests/python/test_trainers.py will skip OpenRLHF's executor"
+    fi
+  fi
+fi

@@ -239,6 +239,7 @@ class Evaluator:
                 if key in self._cache:
                     self._cache.move_to_end(key)
                     cached = self._cache[key]
+                    assert cached.evaluation is not None  # only judged items are cached
                     results[i] = dataclasses.replace(cached, evaluation=dataclasses.replace(cached.evaluation, cached=True))
         todo = [i for i, result in enumerate(results) if result is None]
         judged = self.judge([pairs[i][0] for i in todo], [pairs[i][1] for i in todo], completions=False)
@@ -256,7 +257,7 @@ class Evaluator:
             error = (ProblemError if first.status == "problem_failed" else Error)(where + first.error)
             error.judgements = list(results)  # type: ignore[attr-defined]
             raise error
-        return [j.evaluation for j in results]  # type: ignore[union-attr]
+        return [j.evaluation for j in results if j is not None and j.evaluation is not None]
 
     def close(self) -> None:
         """Waits for calls in progress, then ends the workers; later calls raise dicebench.Error."""
