@@ -142,7 +142,7 @@ class StandInJudge:
 # ---------------------------------------------------------------------------------------------------
 # The trainers' code, from their wheels.
 
-def missing(what: str) -> Exception:
+def absent(what: str) -> Exception:
     """Where the trainers' code is missing: a skip on a machine without the network, a failure in
     CI (CI=true), where tools/bootstrap.sh must have fetched it."""
     return AssertionError(what) if os.environ.get("CI") else unittest.SkipTest(what)
@@ -163,7 +163,7 @@ def functions_from(name: str, member: str, names: set[str], namespace: dict) -> 
     executed alone (they use only what `namespace` gives: the standard library)."""
     path = wheel(name)
     if path is None:
-        raise missing(f"no {name} wheel: tools/bootstrap.sh downloads it (tools/requirements-rl.txt)")
+        raise absent(f"no {name} wheel: tools/bootstrap.sh downloads it (tools/requirements-rl.txt)")
     with zipfile.ZipFile(path) as z:
         source = z.read(member).decode()
     keep = [node for node in ast.parse(source).body
@@ -207,9 +207,9 @@ def openrlhf_agent():
     global _openrlhf_dir
     path = wheel("openrlhf")
     if path is None:
-        raise missing("no openrlhf wheel: tools/bootstrap.sh downloads it (tools/requirements-rl.txt)")
+        raise absent("no openrlhf wheel: tools/bootstrap.sh downloads it (tools/requirements-rl.txt)")
     if importlib.util.find_spec("aiohttp") is None:
-        raise missing("no aiohttp, which OpenRLHF's executor imports: tools/bootstrap.sh installs it")
+        raise absent("no aiohttp, which OpenRLHF's executor imports: tools/bootstrap.sh installs it")
     if _openrlhf_dir is None:
         _openrlhf_dir = tempfile.mkdtemp(prefix="dicebench-openrlhf-")
         atexit.register(shutil.rmtree, _openrlhf_dir, True)
