@@ -3,7 +3,9 @@
 // plugin's error, naming it, and a failing review is the plugin's own error line. ABI 1.3: the
 // flags a suite declares bound what its review may report, a declared name outside the vocabulary
 // refuses the suite, and the modules its candidates import come from their own call; a 1.2 table
-// (without those fields) still names its modules in describe(). The tables are built here,
+// (without those fields) still names its modules in describe(). ABI 1.5: a problem given as its
+// source (not one of the suite's) is reviewed by optional_review_source, and a 1.4 table (without
+// it) gives such a candidate no review. The tables are built here,
 // in-process, as a plugin would export them.
 #include "fake_suite_table.hpp"
 
@@ -43,6 +45,15 @@ dicebench_status review(const dicebench_suite*, size_t index, dicebench_str cand
     return DICEBENCH_FAILED;
   }
   const std::string detail = "read " + std::to_string(candidate.size) + " bytes";
+  sink(user, {g_flag, std::strlen(g_flag)}, {detail.data(), detail.size()});
+  return DICEBENCH_OK;
+}
+
+// ABI 1.5: the review of a candidate for a problem from elsewhere, which it is given.
+dicebench_status review_source(const dicebench_suite*, dicebench_str problem, dicebench_str candidate,
+                               dicebench_flag_sink sink, void* user, dicebench_error*) {
+  const std::string detail =
+      "problem of " + std::to_string(problem.size) + " bytes, candidate of " + std::to_string(candidate.size);
   sink(user, {g_flag, std::strlen(g_flag)}, {detail.data(), detail.size()});
   return DICEBENCH_OK;
 }
@@ -207,4 +218,23 @@ TEST_CASE(
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message ==
         "/plugins/libdicebench-suite-test.so: declares the review flag 'looks_fishy', which is not an evaluation flag");
+}
+
+TEST_CASE(
+    "ABI 1.5: a problem given as its source is reviewed by the suite's optional_review_source, a 1.4 table has none") {
+  dicebench_suite_api table15 = kTable;
+  table15.optional_review_source = &review_source;
+  auto session = open_session(table15);
+  auto found = session.review_source("class Model: ...", "class ModelNew: ...");
+  REQUIRE_MESSAGE(found.ok(), found.error().message);
+  REQUIRE(found->size() == 1);
+  CHECK((*found)[0].first == EvaluationFlag::backend_unused);
+  CHECK((*found)[0].second == "problem of 16 bytes, candidate of 19");
+  // The same table as a 1.4 plugin built it: the field is past its end, and never read.
+  dicebench_suite_api table14 = table15;
+  table14.struct_size = offsetof(dicebench_suite_api, optional_review_source);
+  auto older = open_session(table14);
+  auto none = older.review_source("class Model: ...", "class ModelNew: ...");
+  REQUIRE(none.ok());
+  CHECK(none->empty());
 }
