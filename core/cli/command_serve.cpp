@@ -120,13 +120,13 @@ Command add_serve_command(CLI::App& parent) {
               return fail("--reward-param without --reward");
             }
             service.fingerprint = "sha256:" + sha256_hex(nlohmann::json(settings).dump());
-            auto store = results::Store::open(o->db);
-            if (!store) return fail(store.error().message);
             auto session = Session::open({settings, "", o->spares});
             if (!session) return fail(session.error().message);
             if (service.reward)  // a shape or parameter that does not exist, or needs timing the session lacks
               if (auto checked = (*session)->judge({}, service.reward, [](std::size_t, Judgement) {}); !checked)
                 return fail(checked.error().message);
+            auto store = results::Store::open(o->db);  // only once the settings hold: bad input writes nothing
+            if (!store) return fail(store.error().message);
             serve::RewardService rewards(**session, *store, std::move(service));
             serve::HttpSettings http{o->host, static_cast<std::uint16_t>(o->port),
                                      static_cast<std::size_t>(o->max_body_mb * 1024 * 1024), 256, 120};

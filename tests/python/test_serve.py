@@ -210,6 +210,18 @@ class Lifecycle(unittest.TestCase):
         self.assertNotEqual(done.returncode, 0)
         self.assertIn("needs a bearer token", done.stderr)
         self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+        # A reward shape that does not exist, or one that needs timing the settings turn off: one line,
+        # and no database is made.
+        with tempfile.TemporaryDirectory() as folder:
+            db = os.path.join(folder, "serve.db")
+            for extra, message in ((["--reward", "fastest"], "no reward shape"),
+                                   (["--reward", "speedup", "--set", "eval.timing=off"], "eval.timing=off")):
+                done = subprocess.run([CLI, "serve", "--port", "0", "--device", "cpu", "--db", db, *extra],
+                                      capture_output=True, text=True, timeout=60)
+                self.assertNotEqual(done.returncode, 0)
+                self.assertIn(message, done.stderr)
+                self.assertEqual(len(done.stderr.strip().splitlines()), 1, done.stderr)
+                self.assertFalse(os.path.exists(db))
 
     def test_a_full_queue_answers_429_and_sigterm_drains(self):
         items = [{"id": f"drain-{i}", "problem": ADD, "candidate": SLOW.replace("sleep(3)", f"sleep({1 + i % 2})")}
