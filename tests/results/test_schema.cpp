@@ -3,6 +3,7 @@
 // of older versions read without the columns they lack.
 #include <doctest/doctest.h>
 
+#include "results/store/judgements.hpp"
 #include "results/store/query.hpp"
 #include "results/store/run_results.hpp"
 #include "results/store/schema.hpp"
@@ -102,7 +103,7 @@ TEST_CASE("create_schema_version makes an older database") {
 
   auto again = create_schema_version(path, 1);
   CHECK_FALSE(again.ok());
-  auto out_of_range = create_schema_version(dir.file("v9.db"), 9);
+  auto out_of_range = create_schema_version(dir.file("newer.db"), kSchemaVersion + 1);
   CHECK_FALSE(out_of_range.ok());
 }
 
@@ -378,7 +379,7 @@ TEST_CASE("a version 7 database migrates to 8: samples get extraction details, a
   const std::string path = dir.file("v7.db");
   require_ok(create_schema_version(path, 7));
   Store store = open_store(path);
-  CHECK(store.schema_version() == 8);
+  CHECK(store.schema_version() == kSchemaVersion);
   const auto run = require_ok(store.create_run(sample_run()));
   require_ok(store.add_problems(run, {problem(1, 1, "Add")}));
   require_ok(store.insert_sample(new_sample(run, 1, 0)));  // no details: NULL
@@ -398,4 +399,39 @@ TEST_CASE("a version 7 database migrates to 8: samples get extraction details, a
             db,
             "SELECT json_extract(extraction_details, '$.infill_edit_distance') FROM samples WHERE sample_index = 1") ==
         7);
+}
+
+TEST_CASE("a version 8 database migrates to 9: the reward service's judgements, stored and found by id and settings") {
+  TempDir dir;
+  const std::string path = dir.file("v8.db");
+  require_ok(create_schema_version(path, 8));
+  Store store = open_store(path);
+  CHECK(store.schema_version() == kSchemaVersion);
+  Judgement judged;
+  judged.id = "item-1";
+  judged.problem = "kernelbench/level1/1";
+  judged.candidate = "class ModelNew: ...";
+  judged.evaluation = Evaluation{};
+  judged.evaluation->verdict = Verdict::correct;
+  judged.evaluation->speedup = 1.5;
+  judged.reward = 1.0;
+  judged.reward_shape = "correctness";
+  require_ok(put_judgement(store, judged, "settings-a"));
+  const auto found = require_ok(find_judgement(store, "item-1", "settings-a"));
+  REQUIRE(found.has_value());
+  CHECK(found->candidate == judged.candidate);
+  CHECK(found->evaluation->verdict == Verdict::correct);
+  CHECK(found->reward == 1.0);
+  // Judged with other settings, it is not this id's answer.
+  CHECK_FALSE(require_ok(find_judgement(store, "item-1", "settings-b")).has_value());
+  // The columns to query it by.
+  Database db = raw_open(path);
+  CHECK(raw_int(db,
+                "SELECT count(*) FROM judgements WHERE status = 'judged' AND verdict = 'correct' AND speedup = 1.5 "
+                "AND reward = 1.0 AND reward_shape = 'correctness'") == 1);
+  // The same id again replaces it (a retried harness failure is judged anew).
+  judged.evaluation->verdict = Verdict::timeout;
+  require_ok(put_judgement(store, judged, "settings-a"));
+  CHECK(raw_int(db, "SELECT count(*) FROM judgements") == 1);
+  CHECK(require_ok(find_judgement(store, "item-1", "settings-a"))->evaluation->verdict == Verdict::timeout);
 }
