@@ -218,8 +218,19 @@ std::string worker_executable() {
   return (self.parent_path() / "dicebench-worker").string();
 }
 
-Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& config, const std::string& device) {
+Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& config, const std::string& device,
+                                                                 bool timing) {
   std::vector<std::optional<std::string>> slots;
+  // Checked on the CPU too, where it has no use, so that a bad value is never quietly dropped.
+  int per_gpu = timing ? 1 : kUntimedGpuSlots;
+  if (const auto text = config.get("eval.gpu_slots"); text && *text != "auto") {
+    auto number = number_setting<int>(config, "eval.gpu_slots", 1, 1, kMaxGpuSlots);
+    if (!number)
+      return make_error(ErrorKind::bad_input, fmt::format("setting 'eval.gpu_slots' must be auto or a number from 1 to "
+                                                          "{} (evaluators sharing each GPU), not '{}'",
+                                                          kMaxGpuSlots, on_one_line(*text)));
+    per_gpu = *number;
+  }
   if (device == "cpu") {
     // GPUs asked for are not quietly dropped (a run on a machine without the GPU it names).
     if (const auto gpus = config.get("eval.gpus"); gpus && *gpus != "all")
@@ -235,11 +246,16 @@ Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& c
   }
   const std::vector<std::string> visible = visible_gpus();
   const std::string wanted = config.get("eval.gpus").value_or("all");
+  const auto with_slots = [per_gpu](const std::vector<std::optional<std::string>>& gpus) {
+    std::vector<std::optional<std::string>> all;
+    for (int round = 0; round < per_gpu; ++round) all.insert(all.end(), gpus.begin(), gpus.end());
+    return all;
+  };
   if (wanted == "all") {
     if (visible.empty())
       return make_error(ErrorKind::bad_input, "no GPU is visible (nvidia-smi lists none); evaluate with --device cpu");
     for (const auto& gpu : visible) slots.emplace_back(gpu);
-    return slots;
+    return with_slots(slots);
   }
   for (const auto& entry : split(wanted, ',')) {
     const std::string gpu(trim(entry));
@@ -251,7 +267,7 @@ Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& c
     slots.emplace_back(gpu);
   }
   if (slots.empty()) return make_error(ErrorKind::bad_input, "eval.gpus names no GPU");
-  return slots;
+  return with_slots(slots);
 }
 
 }  // namespace dicebench::host

@@ -41,6 +41,7 @@ inline constexpr std::string_view kEvalKeys[] = {"eval.bandwidth_gbps",
                                                  "eval.fastpath",
                                                  "eval.fastpath_cache",
                                                  "eval.file_size_max",
+                                                 "eval.gpu_slots",
                                                  "eval.gpus",
                                                  "eval.keep_jobs",
                                                  "eval.memory_max",
@@ -77,9 +78,14 @@ std::string worker_executable();
 // `name` beside the worker.
 std::string beside_worker(const std::string& worker, const char* name, const char* variable);
 
-// Where evaluations run: for cuda one slot per GPU in eval.gpus ("all", the default, or a list
-// such as "0,2" of visible GPUs), each pinned with CUDA_VISIBLE_DEVICES; for cpu eval.cpu_workers
-// slots (default 1) without pinning.
-Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& config, const std::string& device);
+// Where evaluations run: for cuda eval.gpu_slots slots per GPU in eval.gpus ("all", the default,
+// or a list such as "0,2" of visible GPUs), each pinned with CUDA_VISIBLE_DEVICES; for cpu
+// eval.cpu_workers slots (default 1) without pinning. eval.gpu_slots is a number (1 to
+// kMaxGpuSlots) or auto: kUntimedGpuSlots when `timing` is off (the reward's correctness-only
+// checks, side by side as DICE runs them), else 1 (timed runs keep a GPU to one evaluator).
+Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& config, const std::string& device,
+                                                                 bool timing);
+inline constexpr int kUntimedGpuSlots = 4;  // DICE's rl_execute_kernel.py: four subprocesses per GPU
+inline constexpr int kMaxGpuSlots = 16;
 
 }  // namespace dicebench::host

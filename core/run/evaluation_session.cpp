@@ -57,7 +57,7 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::C
     settings->compile_executable = host::beside_worker(workers->worker, "dicebench-compile", "DICEBENCH_COMPILE");
     settings->warm_spares = workers->warm_spares;
   }
-  auto slots = host::evaluation_slots(config, settings->device);
+  auto slots = host::evaluation_slots(config, settings->device, settings->timing);
   if (!slots) return slots.error();
   if (slots->empty()) return make_error("no evaluation slot: eval.gpus or eval.cpu_workers names none");
   // Which protections candidates get here (refused under require; each entry point says which).
@@ -83,6 +83,12 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::C
   if (session->settings_.device == "cpu" && !session->settings_.shared_baselines)
     session->settings_.shared_baselines = std::make_shared<harness::OncePerKey<Timing>>();
   session->slots_ = std::move(*slots);
+  // Evaluators sharing a GPU (eval.gpu_slots) share its gate.
+  std::map<std::string, int> per_gpu;
+  for (const auto& slot : session->slots_)
+    if (slot) ++per_gpu[*slot];
+  for (const auto& [gpu, count] : per_gpu)
+    if (count > 1) session->device_gates_[gpu] = std::make_shared<harness::DeviceGate>(count);
   session->sandbox_json_ = sandbox->json();
   session->sandbox_summary_ = sandbox->summary();
   session->suite_ = suite;
@@ -233,6 +239,7 @@ void EvaluationSession::start_slots() {
 void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
   harness::EvaluationSettings mine = settings_;
   mine.visible_devices = slot;
+  if (slot && device_gates_.count(*slot)) mine.device_gate = device_gates_.at(*slot);
   harness::Evaluator evaluator(mine);
   ++evaluators_started_;
   evaluator.start_reference();

@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -125,6 +126,7 @@ class EvaluationSession {
   void run_slot(const std::optional<std::string>& slot);
 
   harness::EvaluationSettings settings_;
+  std::map<std::string, std::shared_ptr<harness::DeviceGate>> device_gates_;  // by GPU, where slots share one
   std::vector<std::optional<std::string>> slots_;
   std::string sandbox_json_, sandbox_summary_;
   const host::SuiteSession* suite_ = nullptr;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace dicebench::harness {
 
@@ -23,9 +24,11 @@ struct Evaluator::Entry {
   std::unique_ptr<Candidate> candidate;  // launched once there is room (or at once for a re-judge)
   std::optional<Evaluation> fastpath;    // the fast path's evaluation, while torch's toolchain re-judges
   std::chrono::steady_clock::time_point submitted;
-  bool on_device = false;     // being judged (evaluate_with)
-  double slot_seconds = 0;    // the GPU's time on it so far
-  double waited_seconds = 0;  // the GPU's time waiting for it, nothing else being ready
+  bool on_device = false;  // being judged (evaluate_with)
+  bool alone = false;      // judged again with the GPU to itself (it ran out of memory beside others)
+  std::map<std::string, double> shared_gpu_phases;  // the phases of that first evaluation
+  double slot_seconds = 0;                          // the GPU's time on it so far
+  double waited_seconds = 0;                        // the GPU's time waiting for it, nothing else being ready
 };
 
 Evaluator::Evaluator(EvaluationSettings settings) : settings_(std::move(settings)) {
@@ -125,6 +128,14 @@ bool fastpath_could_cause(const Evaluation& e) {
   const bool failed = e.verdict == Verdict::runtime_error || e.verdict == Verdict::shape_mismatch ||
                       e.verdict == Verdict::dtype_mismatch;
   return failed && (!e.fastpath_calls || *e.fastpath_calls > 0);
+}
+
+// A failure of running out of the GPU's memory, which others sharing the GPU may have caused.
+bool ran_out_of_memory(const Evaluation& e) {
+  if (e.verdict != Verdict::runtime_error && e.verdict != Verdict::crashed) return false;
+  std::string message = e.error_message;
+  std::transform(message.begin(), message.end(), message.begin(), [](unsigned char c) { return std::tolower(c); });
+  return message.find("out of memory") != std::string::npos;
 }
 
 // A re-judge's evaluation with the fast path's kept beside it: the toolchain's verdict stands, a
@@ -284,7 +295,7 @@ std::optional<Evaluator::Finished> Evaluator::step(const std::function<bool()>& 
     const auto started = std::chrono::steady_clock::now();
     entry->waited_seconds += std::chrono::duration<double>(started - waiting).count();
     entry->on_device = true;
-    auto evaluated = evaluate_with(entry->problem_source, entry->problem_hash, *entry->candidate);
+    auto evaluated = evaluate_with(entry->problem_source, entry->problem_hash, *entry->candidate, entry->alone);
     entry->on_device = false;
     last_problem_ = entry->problem_hash;
     entry->slot_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -296,6 +307,16 @@ std::optional<Evaluator::Finished> Evaluator::step(const std::function<bool()>& 
       return finished;
     }
     Evaluation e = std::move(*evaluated);
+    // Out of memory on a GPU other evaluators share: judged again with the GPU to itself, the same
+    // way (the fast path, or torch's toolchain for a re-judge), and that verdict is the one kept.
+    if (!entry->alone && settings_.device_gate && settings_.device_gate->slots() > 1 && ran_out_of_memory(e)) {
+      entry->alone = true;
+      entry->shared_gpu_phases = e.phases;
+      entry->candidate.reset();
+      entry->candidate =
+          launch(entry->problem_source, entry->candidate_source, entry->fastpath ? false : settings_.fastpath);
+      continue;
+    }
     // The compile path never decides a verdict: a failure the fast path's glue could have caused is
     // judged again with torch's toolchain (its build in the toolchain pool while the GPU judges
     // others), and the toolchain's verdict is kept.
@@ -306,6 +327,8 @@ std::optional<Evaluator::Finished> Evaluator::step(const std::function<bool()>& 
       continue;
     }
     if (entry->fastpath) e = merge_rejudge(std::move(*entry->fastpath), std::move(e));
+    for (const auto& [phase, seconds] : entry->shared_gpu_phases)
+      e.phases[std::string(kPhaseSharedGpuPrefix) + phase] = seconds;
     e.seconds = entry->slot_seconds;
     if (entry->waited_seconds > 0) e.phases[std::string(phase_name(Phase::slot_wait))] += entry->waited_seconds;
     e.latency_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - entry->submitted).count();

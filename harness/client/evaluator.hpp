@@ -17,6 +17,7 @@
 
 #include "core/base/result.hpp"
 #include "core/spec/evaluation.hpp"
+#include "harness/client/device_gate.hpp"
 #include "harness/client/once_per_key.hpp"
 #include "harness/client/sandbox_launch.hpp"
 #include "harness/client/toolchain_builds.hpp"
@@ -90,6 +91,9 @@ struct EvaluationSettings {
   // Baselines that evaluators on one device (a run's CPU slots) share, one timing per problem; none:
   // this evaluator times its own.
   std::shared_ptr<OncePerKey<Timing>> shared_baselines;
+  // The GPU's gate when several evaluators share it (eval.gpu_slots): checks side by side, timing
+  // and memory-bandwidth measurement with the GPU to themselves; none: this evaluator has it alone.
+  std::shared_ptr<DeviceGate> device_gate;
 };
 
 // How timed calls get their inputs; part of the baseline cache's key (a baseline timed another way
@@ -184,8 +188,20 @@ class Evaluator {
   void await_load(Candidate& candidate);
   Result<bool> check_trial(Job& job, int trial, uint64_t seed, bool fresh_placement);
   Result<void> run_candidate(Job& job);
+  // `alone`: with the GPU to itself, where others share it (a re-judge after running out of memory).
   Result<Evaluation> evaluate_with(const std::string& problem_source, const std::string& problem_hash,
-                                   Candidate& candidate);
+                                   Candidate& candidate, bool alone);
+  // `measure()` with the GPU to itself where this evaluator holds it shared, then shared again.
+  template <class Measure>
+  auto alone_on_device(Measure&& measure) {
+    if (!device_lease_.held() || device_lease_.use() == DeviceGate::Use::whole) return measure();
+    device_lease_.release();  // before waiting for the whole GPU, which waits for every shared lease
+    device_lease_ = settings_.device_gate->acquire(DeviceGate::Use::whole);
+    auto measured = measure();
+    device_lease_.release();
+    device_lease_ = settings_.device_gate->acquire(DeviceGate::Use::shared);
+    return measured;
+  }
   Result<bool> judge_load(Evaluation& e, Candidate& candidate);  // true when it loaded
   Result<bool> read_load(Evaluation& e, Candidate& candidate);   // judge_load once the load has ended
   CallResult call_candidate(Job& job, const nlohmann::json& request);
@@ -219,7 +235,8 @@ class Evaluator {
   std::list<std::unique_ptr<Entry>> entries_;      // in submission order
   std::deque<std::unique_ptr<Candidate>> spares_;  // started, waiting for candidates (warm_spares)
   void top_up_spares();
-  std::string last_problem_;  // the problem the reference served last
+  DeviceGate::Lease device_lease_;  // while judging on a GPU shared with other evaluators
+  std::string last_problem_;        // the problem the reference served last
   std::string log_dir_;
   int64_t next_job_ = 0;
   int64_t next_private_tag_ = -1;  // evaluate()'s own tags (callers' are theirs)

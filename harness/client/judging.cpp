@@ -40,7 +40,7 @@ Result<Timing> Evaluator::time_baseline(const std::string& job, const std::strin
                                         .job = job,
                                         .seed = mix(settings_.secret, problem_hash, kBaselineSeed),
                                         .method = settings_.baseline_method};
-  auto timed = (*ref)->call(request.to_json(), settings_.reference_timeout);
+  auto timed = alone_on_device([&] { return (*ref)->call(request.to_json(), settings_.reference_timeout); });
   if (timed.failure != CallFailure::none)
     return make_error(ErrorKind::harness_failure, "timing the reference failed: " + timed.message);
   return timing_from_worker(timed.reply->at("timing"));
@@ -146,7 +146,7 @@ Result<void> Evaluator::run_candidate(Job& job) {
     return {};
   }
   e.failed_stage = "timing";
-  auto timed = time_candidate(job);
+  auto timed = alone_on_device([&] { return time_candidate(job); });
   if (!timed) return timed.error();
   if (!*timed) return {};  // the candidate failed: its verdict is decided
   const Timing runtime = **timed;
@@ -189,16 +189,18 @@ Result<void> Evaluator::judge_traits(Job& job) {
   return {};
 }
 
-// The device's memory bandwidth, measured once by the reference worker on CUDA (or set).
+// The device's memory bandwidth, measured once by the reference worker on CUDA (or set), for the
+// memory floor of timed candidates (none without timing).
 Result<void> Evaluator::measure_bandwidth(Job& job) {
-  if (bandwidth_) return {};
+  if (bandwidth_ || !settings_.timing) return {};
   if (settings_.bandwidth > 0) {
     bandwidth_ = Bandwidth{settings_.bandwidth, "setting"};
     return {};
   }
   if (settings_.device != "cuda") return {};
-  auto measured =
-      job.reference->call(protocol::ReferenceBandwidth{.job = job.id}.to_json(), settings_.reference_timeout);
+  auto measured = alone_on_device([&] {
+    return job.reference->call(protocol::ReferenceBandwidth{.job = job.id}.to_json(), settings_.reference_timeout);
+  });
   if (measured.failure != CallFailure::none)
     return make_error(ErrorKind::harness_failure, "the reference worker failed: " + measured.message);
   bandwidth_ = bandwidth_from_worker(*measured.reply);
@@ -247,7 +249,7 @@ Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
 // One candidate worker's whole evaluation: the reference prepared for its job folder, the problem's
 // checks (traits, bandwidth) where not known yet, the candidate judged, the reference released.
 Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, const std::string& problem_hash,
-                                            Candidate& candidate) {
+                                            Candidate& candidate, bool alone) {
   if (!candidate.start_error.empty()) return make_error(candidate.start_error);
   Job job;
   job.id = candidate.job;
@@ -290,6 +292,18 @@ Result<Evaluation> Evaluator::evaluate_with(const std::string& problem_source, c
   auto ref = reference();
   if (!ref) return ref.error();
   job.reference = *ref;
+  // On a GPU other evaluators share, the checks run beside theirs (timing takes it whole, judging.cpp's
+  // alone_on_device), until the reference has released the job.
+  struct LeaseEnd {
+    DeviceGate::Lease& lease;
+    ~LeaseEnd() { lease.release(); }
+  } lease_end{device_lease_};
+  if (settings_.device_gate) {
+    const auto waiting = std::chrono::steady_clock::now();
+    device_lease_ = settings_.device_gate->acquire(alone ? DeviceGate::Use::whole : DeviceGate::Use::shared);
+    job.evaluation.phases[std::string(phase_name(Phase::slot_wait))] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count();
+  }
   const protocol::ReferencePrepare prepare{.job = job.id,
                                            .problem_source = problem_source,
                                            .device = settings_.device,

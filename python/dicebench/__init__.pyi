@@ -51,6 +51,7 @@ class Evaluator:
         timing: bool = True,
         workers: int = 2,
         gpus: str = "all",
+        gpu_slots: int | str = "auto",
         spares: int = 1,
         cache_size: int = 4096,
         sandbox: str = "best",

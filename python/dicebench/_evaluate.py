@@ -48,7 +48,9 @@ class Evaluator:
     (CUDA). model_mode: "train" (KernelBench's) or "eval". baseline: "eager" or "compile".
     timing_budget: seconds of timing per call site. timing: False judges correctness only (no runtime,
     baseline or speedup: DICE's reward, KernelBench's measure_performance=False). workers: evaluators on the CPU (default 2);
-    on CUDA there is one per GPU of `gpus` ("all" or a list such as "0,1"). spares: candidate
+    on CUDA there are gpu_slots per GPU of `gpus` ("all" or a list such as "0,1"): "auto" is 4 when
+    timing is False (checks side by side, as DICE's reward shares a GPU four ways; a hang holds only
+    its own slot) and 1 when timed (timing has the GPU to itself either way). spares: candidate
     workers each evaluator keeps started (torch imported) for the next calls (0 to 64). cache_size:
     results kept in memory (0: none). sandbox: "best" (every protection this machine allows around each
     candidate: namespaces, a read-only filesystem, limits; what is missing is warned about once),
@@ -75,6 +77,7 @@ class Evaluator:
         timing: bool = True,
         workers: int = 2,
         gpus: str = "all",
+        gpu_slots: int | str = "auto",
         spares: int = 1,
         cache_size: int = 4096,
         sandbox: str = "best",
@@ -99,6 +102,7 @@ class Evaluator:
             "eval.timing": "on" if timing else "off",
             "eval.cpu_workers": str(workers),
             "eval.gpus": gpus,
+            "eval.gpu_slots": str(gpu_slots),
             "eval.sandbox": sandbox,
         }
         if device is not None:

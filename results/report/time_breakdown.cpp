@@ -11,10 +11,11 @@
 namespace dicebench::results {
 namespace {
 
-// The group a phase counts in (core/spec/vocabulary.toml's phase groups; "rejudged" for a re-judged
-// fast-path evaluation's phases), or "other".
+// The group a phase counts in (core/spec/vocabulary.toml's phase groups; "rejudged" for the phases
+// of an evaluation judged again, by torch's toolchain or with the GPU alone), or "other".
 std::string group_of(const std::string& phase) {
-  if (phase.rfind(kPhaseRejudgedPrefix, 0) == 0) return std::string(kRejudgedGroup);
+  if (phase.rfind(kPhaseRejudgedPrefix, 0) == 0 || phase.rfind(kPhaseSharedGpuPrefix, 0) == 0)
+    return std::string(kRejudgedGroup);
   for (const auto& group : kPhaseGroups)
     for (const Phase member : group.members)
       if (phase == phase_name(member)) return std::string(group.name);

@@ -82,6 +82,7 @@ class BadSources(unittest.TestCase):
         for settings, message in (({"timeout": float("inf")}, "eval.timeout_s"), ({"timeout": 1e16}, "eval.timeout_s"),
                                   ({"compile_timeout": float("nan")}, "eval.compile_timeout_s"),
                                   ({"timing_budget": 0}, "eval.timing_budget_s"), ({"workers": 10**6}, "eval.cpu_workers"),
+                                  ({"gpu_slots": 99}, "eval.gpu_slots"),
                                   ({"spares": 100000}, "spares must be from 0 to 64"),
                                   ({"config": {"eval.bogus": "1"}}, "unknown setting 'eval.bogus'")):
             with self.assertRaises(dicebench.Error, msg=str(settings)) as raised:

@@ -6,7 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 using namespace dicebench;
 namespace fs = std::filesystem;
@@ -97,4 +100,34 @@ TEST_CASE("timing settings: the spread timing stops at, warm calls and the batch
     REQUIRE_FALSE_MESSAGE(refused.ok(), (key + "=" + value));
     CHECK(refused.error().message.find(key) != std::string::npos);
   }
+}
+
+TEST_CASE("eval.gpu_slots: evaluators per GPU, four untimed and one timed by default, and bad values refused") {
+  setenv("CUDA_VISIBLE_DEVICES", "0,1", 1);  // the GPUs visible_gpus() finds
+  const auto slots_of = [](const host::Config& config, bool timing) {
+    auto slots = host::evaluation_slots(config, "cuda", timing);
+    REQUIRE_MESSAGE(slots.ok(), (slots ? std::string() : slots.error().message));
+    std::vector<std::string> ids;
+    for (const auto& slot : *slots) ids.push_back(slot.value_or("none"));
+    return ids;
+  };
+  host::Config plain;
+  CHECK(slots_of(plain, true) == std::vector<std::string>{"0", "1"});
+  CHECK(slots_of(plain, false) == std::vector<std::string>{"0", "1", "0", "1", "0", "1", "0", "1"});
+  host::Config two;
+  two.set("eval.gpu_slots", "2");
+  two.set("eval.gpus", "1");
+  CHECK(slots_of(two, true) == std::vector<std::string>{"1", "1"});
+  CHECK(slots_of(two, false) == std::vector<std::string>{"1", "1"});
+  for (const char* bad : {"0", "17", "many", "-2"}) {
+    host::Config config;
+    config.set("eval.gpu_slots", bad);
+    for (const char* device : {"cuda", "cpu"}) {  // never quietly dropped on the CPU either
+      auto refused = host::evaluation_slots(config, device, false);
+      REQUIRE_FALSE(refused.ok());
+      CHECK(refused.error().kind == ErrorKind::bad_input);
+      CHECK(refused.error().message.find("eval.gpu_slots") != std::string::npos);
+    }
+  }
+  unsetenv("CUDA_VISIBLE_DEVICES");
 }

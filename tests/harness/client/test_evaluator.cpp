@@ -13,6 +13,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <string>
 #include <thread>
@@ -486,4 +487,57 @@ TEST_CASE("a trial and a checked timed call get their inputs placed fresh, and a
   CHECK(honest->verdict == Verdict::correct);
   CHECK(honest->timed_calls.fresh_placements >= 2);  // a trial and a checked timed call at least
   CHECK(honest->timed_calls.fresh_placements < honest->timed_calls.calls + 4);
+}
+
+TEST_CASE("evaluators sharing a GPU's gate: a hang holds its own slot only, and timing waits to have it alone") {
+  // Two evaluators share one gate, as eval.gpu_slots=2 makes them share a GPU (here on the CPU,
+  // where the gate works the same). One judges a candidate that never returns.
+  auto gate = std::make_shared<harness::DeviceGate>(2);
+  auto hanging_settings = cpu_settings();
+  hanging_settings.device_gate = gate;
+  hanging_settings.timing = false;
+  hanging_settings.candidate_timeout = std::chrono::seconds(20);
+  Evaluator hanging(hanging_settings);
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point hang_ended;
+  auto hang = std::async(std::launch::async, [&] {
+    auto e = hanging.evaluate(source(kProblem), kHash, source("hangs.py"));
+    hang_ended = Clock::now();
+    return e;
+  });
+  const auto hang_judged = [&] {
+    auto e = hang.get();
+    REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
+    CHECK(e->verdict == Verdict::timeout);
+  };
+  // Once the hanging candidate holds its share of the GPU (its checks have started):
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (gate->shared_now() == 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(gate->shared_now() == 1);
+
+  SUBCASE("an untimed candidate is judged beside it") {
+    auto other_settings = cpu_settings();
+    other_settings.device_gate = gate;
+    other_settings.timing = false;
+    Evaluator other(other_settings);
+    auto e = other.evaluate(source(kProblem), kHash, source("correct.py"));
+    const auto judged = Clock::now();
+    REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
+    CHECK(e->verdict == Verdict::correct);
+    CHECK(gate->shared_now() == 1);  // judged while the hang still held its share
+    hang_judged();
+    CHECK(judged < hang_ended);
+  }
+  SUBCASE("a timed candidate's timing waits until the hang has ended") {
+    auto other_settings = cpu_settings();
+    other_settings.device_gate = gate;
+    Evaluator other(other_settings);
+    auto e = other.evaluate(source(kProblem), kHash, source("correct.py"));
+    const auto judged = Clock::now();
+    REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
+    CHECK(e->verdict == Verdict::correct);
+    REQUIRE(e->runtime);
+    hang_judged();
+    CHECK(judged > hang_ended);
+  }
 }
