@@ -305,6 +305,19 @@ def order_key(level: int, problem: int, kind: str, index: int) -> str:
     return hashlib.sha256(f"{level}/{problem}/{kind}/{index}".encode()).hexdigest()
 
 
+def problem_candidates(level: int, problem: int, source: str, planned: list) -> list:
+    """One problem's candidates: planned is [(kind, index within the kind)]; returns [(file, sample,
+    kind, source)] in the fixed scattered order (samples 0..n-1), each named pop_l<L>_p<ID>_s<S>.
+    tools/perf/rl_step_benchmark.py makes its candidates with it too."""
+    out = []
+    ordered = sorted(planned, key=lambda item: order_key(level, problem, *item))
+    for sample, (kind, _) in enumerate(ordered):
+        name = f"pop_l{level}_p{problem}_s{sample}"
+        file = f"level_{level}_problem_{problem}_sample_{sample}_kernel.py"
+        out.append((file, sample, kind, candidate_source(source, kind, name)))
+    return out
+
+
 def build_population(args, mix: list) -> tuple:
     """(files: {name: source}, manifest entries: {name: {...}})."""
     files, manifest = {}, {}
@@ -332,11 +345,8 @@ def build_population(args, mix: list) -> tuple:
                 source = handle.read()
             if not re.search(r"^class Model\(", source, re.M) or "def get_init_inputs" not in source:
                 fail(f"{path}: no `class Model(` or get_init_inputs() in it")
-            ordered = sorted(planned[problem], key=lambda item: order_key(level, problem, *item))
-            for sample, (kind, _) in enumerate(ordered):
-                name = f"pop_l{level}_p{problem}_s{sample}"
-                file = f"level_{level}_problem_{problem}_sample_{sample}_kernel.py"
-                files[file] = candidate_source(source, kind, name)
+            for file, sample, kind, text in problem_candidates(level, problem, source, planned[problem]):
+                files[file] = text
                 manifest[file] = {"level": level, "problem": problem, "sample": sample, "kind": kind,
                                   "expected": EXPECTED[kind], "problem_file": os.path.basename(path)}
         if args.own_candidates:
