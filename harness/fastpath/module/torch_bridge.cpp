@@ -7,6 +7,8 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/core/DefaultDtype.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -34,6 +36,14 @@
 #include "harness/fastpath/shim/dbfp/abi.h"
 
 namespace py = pybind11;
+
+// torch's cuDNN handle (ATen/cudnn/Handle.h, which would need cudnn.h here): cudnnHandle_t is
+// `struct cudnnContext*`. Weak, so a torch built without cuDNN still loads this module; the glue
+// then gets an error instead of a handle.
+struct cudnnContext;
+namespace at::native {
+__attribute__((weak)) cudnnContext* getCudnnHandle();
+}  // namespace at::native
 
 namespace dicebench::fastpath {
 namespace {
@@ -330,6 +340,36 @@ int32_t api_device_properties(int32_t device, const void** out) {
                       : at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device));
   });
 }
+int32_t api_current_blaslt_handle(void** out) {
+  return guarded([&] { *out = at::cuda::getCurrentCUDABlasLtHandle(); });
+}
+int32_t api_current_cudnn_handle(void** out) {
+  return guarded([&] {
+    TORCH_CHECK(at::native::getCudnnHandle != nullptr, "this torch is built without cuDNN");
+    *out = at::native::getCudnnHandle();
+  });
+}
+int32_t api_default_dtype() { return static_cast<int32_t>(c10::typeMetaToScalarType(c10::get_default_dtype())); }
+// The DataPtr of an allocation lives here until the glue's DataPtr lets it go: destroying it runs
+// the deleter the allocator chose, as it would in the candidate's own process under torch's build.
+int32_t api_cuda_allocate(uint64_t nbytes, void** data, void** owner, int32_t* device) {
+  return guarded([&] {
+    auto held = std::make_unique<c10::DataPtr>(c10::cuda::CUDACachingAllocator::get()->allocate(nbytes));
+    *data = held->get();
+    *device = held->device().index();
+    *owner = *held ? held.release() : nullptr;
+  });
+}
+void api_cuda_free_allocation(void* owner) { delete static_cast<c10::DataPtr*>(owner); }
+int32_t api_cuda_raw_alloc(uint64_t nbytes, int32_t with_stream, void* stream, void** out) {
+  return guarded([&] {
+    *out = with_stream ? c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(nbytes, static_cast<cudaStream_t>(stream))
+                       : c10::cuda::CUDACachingAllocator::raw_alloc(nbytes);
+  });
+}
+int32_t api_cuda_raw_delete(void* ptr) {
+  return guarded([&] { c10::cuda::CUDACachingAllocator::raw_delete(ptr); });
+}
 const char* api_scalar_type_name(int32_t t) { return c10::toString(static_cast<c10::ScalarType>(t)); }
 void api_warn(const char* message) { TORCH_WARN(message); }
 
@@ -363,6 +403,13 @@ const dbfp_api g_api = {
     api_device_properties,
     api_scalar_type_name,
     api_warn,
+    api_current_blaslt_handle,
+    api_current_cudnn_handle,
+    api_default_dtype,
+    api_cuda_allocate,
+    api_cuda_free_allocation,
+    api_cuda_raw_alloc,
+    api_cuda_raw_delete,
 };
 
 // ------------------------------------------------------------------------- Python arguments

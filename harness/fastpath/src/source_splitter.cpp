@@ -910,6 +910,8 @@ Result<SplitSource> Splitter::run() {
         libs.insert("cufft");
       else if (starts_with(s, "cusolver"))
         libs.insert("cusolver");
+      else if (starts_with(s, "cudnn"))
+        libs.insert("cudnn");  // at::native::getCudnnHandle() and the cuDNN API (shim/dbfp/torch_cudnn.h)
       else if (s.size() > 2 && starts_with(s, "cu") && std::isupper(static_cast<unsigned char>(s[2])) && is(i + 1, "("))
         libs.insert("cuda");  // the driver API: cuMemAlloc(...), cuLaunchKernel(...)
     }

@@ -1,6 +1,8 @@
 // The fast path's test candidates (tests/harness/fastpath/candidates/*.py): KernelBench-style programs
 // whose load_inline arguments the C++ tests read back out of the Python text. Each file starts
-// with a line `# fastpath-test: functions=a,b expect=nvrtc|fallback [reason=word]`.
+// with a line `# fastpath-test: functions=a,b expect=nvrtc|fallback [reason=word] [requires=cudnn]`.
+// A candidate that requires cuDNN is expected to fall back (reason: cudnn) where the toolkit's
+// folders have no cudnn.h and libcudnn.so.
 #pragma once
 
 #include <stdlib.h>
@@ -28,6 +30,12 @@ struct TestCandidate {
   bool expect_fast_path = true;
   std::string reason_hint;  // a word the fallback reason should hold
 };
+
+// cudnn.h and libcudnn.so where the glue compiler looks (the CUDA toolkit's folders).
+inline bool cudnn_available() {
+  return std::filesystem::exists(std::string(DICEBENCH_FASTPATH_CUDA_INCLUDE_DIR) + "/cudnn.h") &&
+         std::filesystem::exists(std::string(DICEBENCH_FASTPATH_CUDA_LIBRARY_DIR) + "/libcudnn.so");
+}
 
 inline std::string candidates_dir() { return std::string(DICEBENCH_SOURCE_DIR) + "/tests/harness/fastpath/candidates"; }
 
@@ -85,6 +93,9 @@ inline TestCandidate load_candidate(const std::string& path) {
       c.expect_fast_path = false;
     } else if (word.rfind("reason=", 0) == 0) {
       c.reason_hint = word.substr(7);
+    } else if (word == "requires=cudnn" && !cudnn_available()) {
+      c.expect_fast_path = false;
+      c.reason_hint = "cudnn";
     }
   }
   c.cuda_source = string_assigned(text, "cuda_source");

@@ -41,6 +41,13 @@ def exec_candidate(path: str, name: str = "candidate") -> types.ModuleType:
     return module
 
 
+def cudnn_in_toolkit(toolchain: dict) -> bool:
+    """cudnn.h and libcudnn.so where the fast path's glue compiler looks (a candidate header's
+    requires=cudnn)."""
+    return (os.path.exists(os.path.join(toolchain["cuda_include_dir"], "cudnn.h"))
+            and os.path.exists(os.path.join(toolchain["cuda_library_dir"], "libcudnn.so")))
+
+
 def native_available() -> bool:
     try:
         import torch  # noqa: F401

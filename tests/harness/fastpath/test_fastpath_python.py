@@ -13,7 +13,7 @@ import tempfile
 import unittest
 from typing import Any
 
-from fastpath_test_support import CANDIDATES, candidate_header, exec_candidate, native_available
+from fastpath_test_support import CANDIDATES, candidate_header, cudnn_in_toolkit, exec_candidate, native_available
 
 import torch
 import torch.utils.cpp_extension as cpp_extension
@@ -294,6 +294,55 @@ class HostGlueWithoutKernelsTest(unittest.TestCase):
             functions = self.native.load(outcome["entry_dir"], outcome["kernels"], load_kernels=False)
             self.assertEqual((functions["cpp_optimized"](), functions["cuda_optimized"]()), expected,
                              (cflags, cuda_cflags))
+
+    def test_torch_tensor_gives_torchs_dtypes_and_values(self) -> None:
+        tensors = self.functions("tensor_factory.py")["tensors_cuda"]
+        x = torch.arange(24, dtype=torch.float32).reshape(2, 3, 4)
+
+        def expected(default: torch.dtype) -> list:
+            return [torch.tensor([2, 3, 4]), torch.tensor([12, 4, 1]), torch.tensor([1, 2, 3]),
+                    torch.tensor([1.5, -2.25], dtype=default),
+                    torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=torch.float32),
+                    torch.tensor([[True], [False]]), torch.tensor(2.5, dtype=default),
+                    torch.tensor(7, dtype=torch.int16), torch.tensor(True), torch.tensor(200, dtype=torch.uint8),
+                    torch.tensor([0.5, 0.25], dtype=torch.float64), torch.tensor([4, 5, 6]),
+                    torch.zeros(0, dtype=default), torch.zeros(0, dtype=default)]
+
+        def check(default: torch.dtype) -> None:
+            got = tensors(x)
+            want = expected(default)
+            self.assertEqual(len(got), len(want))
+            for i, (a, b) in enumerate(zip(got, want)):
+                self.assertEqual((a.dtype, a.shape, a.device, a.requires_grad), (b.dtype, b.shape, b.device, False), i)
+                self.assertTrue(torch.equal(a, b), (i, a, b))
+
+        check(torch.float32)
+        # Floating lists and values take the default dtype, read at the call (torch.get_default_dtype()).
+        self.addCleanup(torch.set_default_dtype, torch.get_default_dtype())
+        torch.set_default_dtype(torch.float64)
+        check(torch.float64)
+
+    def test_host_min_max_are_nvccs(self) -> None:
+        y, values = self.functions("host_min_max.py")["min_max_cuda"](torch.ones(100))
+        self.assertEqual(y.shape, (100,))
+        v = values.tolist()
+        self.assertEqual(v[:11], [100, 100, 4294967295, 5, 1.0, 1.0, 2.5, -0.5, 2.0**64 - 3, 7, -2])
+        self.assertEqual(v[13:], [100, 32, 10])
+
+    def test_cudnn_and_check_errors_are_torchs(self) -> None:
+        if not cudnn_in_toolkit(self.toolchain):
+            self.skipTest("no cudnn.h and libcudnn.so in the CUDA toolkit's folders")
+        functions = self.functions("cudnn_conv.py")
+        with self.assertRaisesRegex(RuntimeError, r"^cuDNN error: CUDNN_STATUS_BAD_PARAM \(on purpose\)$"):
+            functions["cudnn_error_cuda"](2000)
+        with self.assertRaisesRegex(RuntimeError, r"^cuDNN error: CUDNN_STATUS_NOT_SUPPORTED\. This error may appear "
+                                                  r"if you passed in a non-contiguous input\. \(on purpose\)$"):
+            functions["cudnn_error_cuda"](3000)
+        self.assertIsNone(functions["cudnn_error_cuda"](0))
+        self.assertIsNone(functions["check_gt_cuda"](2, 1))
+        with self.assertRaisesRegex(RuntimeError, r"^\[F\d{3,4} \d\d:\d\d:\d\d\.\d{9} cuda\.cu:\d+\] "
+                                                  r"Check failed: a > b \(1 vs\. 2\)\. and more\n$"):
+            functions["check_gt_cuda"](1, 2)
 
     def test_results_and_in_place_arguments(self) -> None:
         functions = self.functions("inplace_void.py")

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DBFP_ABI_VERSION 1u
+#define DBFP_ABI_VERSION 2u
 
 /* A c10::TensorImpl*, reference-counted through retain/release; NULL is an undefined tensor. */
 typedef struct dbfp_tensor_impl* dbfp_tensor;
@@ -126,6 +126,22 @@ typedef struct dbfp_api {
   int32_t (*device_properties)(int32_t device, const void** out); /* const cudaDeviceProp* */
   const char* (*scalar_type_name)(int32_t scalar_type);
   void (*warn)(const char* message);
+
+  /* Since ABI 2. torch's cuBLASLt handle (at::cuda::getCurrentCUDABlasLtHandle) and cuDNN handle
+   * (at::native::getCudnnHandle: the current device's, set to the current stream). */
+  int32_t (*current_blaslt_handle)(void** out);
+  int32_t (*current_cudnn_handle)(void** out);
+  /* torch.get_default_dtype() as a c10::ScalarType. */
+  int32_t (*default_dtype)(void);
+  /* torch's CUDA caching allocator. cuda_allocate is CUDACachingAllocator::get()->allocate(nbytes):
+   * *data is the memory, *owner the c10::DataPtr that holds it (NULL when it holds nothing, as for
+   * 0 bytes), which cuda_free_allocation destroys, giving the memory back as the DataPtr's own
+   * deleter does; *device its device. cuda_raw_alloc is raw_alloc(nbytes), or with
+   * with_stream != 0 raw_alloc_with_stream(nbytes, stream); cuda_raw_delete is raw_delete(ptr). */
+  int32_t (*cuda_allocate)(uint64_t nbytes, void** data, void** owner, int32_t* device);
+  void (*cuda_free_allocation)(void* owner);
+  int32_t (*cuda_raw_alloc)(uint64_t nbytes, int32_t with_stream, void* stream, void** out);
+  int32_t (*cuda_raw_delete)(void* ptr);
 } dbfp_api;
 
 /* A function the glue binds (one per name in load_inline's `functions`). invoke() takes the

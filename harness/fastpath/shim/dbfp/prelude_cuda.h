@@ -1,7 +1,7 @@
 // First include of the glue made from load_inline's cuda_sources (precompiled once per
 // toolchain): what torch.utils.cpp_extension prepends there (torch/types.h, cuda.h,
 // cuda_runtime.h), with torch's nvcc defines and the fp16/bf16 types torch/types.h brings under
-// nvcc, plus the launcher.
+// nvcc, nvcc's host min/max, plus the launcher.
 #pragma once
 
 #ifndef __CUDA_NO_HALF_OPERATORS__
@@ -21,6 +21,9 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+
+// What cuda_runtime.h declares for host code under nvcc only: unqualified min/max.
+#include "dbfp/cuda_host_min_max.h"
 
 // Kernel attributes host_defines.h leaves undefined for host compilers: kernels are declarations here.
 #ifndef __launch_bounds__

@@ -29,6 +29,8 @@ constexpr auto kF32 = kFloat32;
 constexpr auto kF64 = kFloat64;
 }  // namespace torch
 
+#include "dbfp/tensor_data_container.h"
+
 // AT_DISPATCH_*: the three type families whose kernels the fast path instantiates by name.
 namespace dbfp {
 inline c10::ScalarType dispatch_type(c10::ScalarType t) { return t; }

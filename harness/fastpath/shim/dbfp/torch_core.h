@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <initializer_list>
 #include <iostream>
@@ -463,6 +464,7 @@ using c10::TypeMeta;
 #define TORCH_CHECK_INDEX(cond, ...) DBFP_CHECK_IMPL(::c10::IndexError, cond, ##__VA_ARGS__)
 #define TORCH_CHECK_NOT_IMPLEMENTED(cond, ...) DBFP_CHECK_IMPL(::c10::NotImplementedError, cond, ##__VA_ARGS__)
 #define TORCH_CHECK_LINALG(cond, ...) DBFP_CHECK_IMPL(::c10::LinAlgError, cond, ##__VA_ARGS__)
+#define TORCH_CHECK_WITH(error_t, cond, ...) DBFP_CHECK_IMPL(::c10::error_t, cond, ##__VA_ARGS__)
 #define TORCH_INTERNAL_ASSERT(cond, ...) DBFP_CHECK_IMPL(::c10::Error, cond, ##__VA_ARGS__)
 #define TORCH_INTERNAL_ASSERT_DEBUG_ONLY(cond, ...) do { } while (false)
 #define AT_ASSERT(cond, ...) DBFP_CHECK_IMPL(::c10::Error, cond, ##__VA_ARGS__)
@@ -474,6 +476,21 @@ using c10::TypeMeta;
     static bool dbfp_warned_ = (::dbfp::api().warn(::c10::str(__VA_ARGS__).c_str()), true); \
     (void)dbfp_warned_;                                                        \
   } while (false)
+// TORCH_CHECK_EQ and friends: an expression, as torch's (c10's MessageLogger at FATAL severity,
+// told not to abort): on failure the message, which more << can extend, goes to stderr with the
+// logger's prefix and is thrown as c10::Error when the full expression ends. The operands are
+// evaluated again for the message, as in torch.
+#define DBFP_CHECK_OP(val1, val2, op)                                                                  \
+  ((val1)op(val2)) ? (void)0                                                                           \
+                   : ::dbfp::CheckOpVoidify() & ::dbfp::CheckOpFailure(__FILE__, __LINE__).stream()  \
+                                                    << "Check failed: " #val1 " " #op " " #val2 " ("  \
+                                                    << (val1) << " vs. " << (val2) << "). "
+#define TORCH_CHECK_EQ(val1, val2) DBFP_CHECK_OP(val1, val2, ==)
+#define TORCH_CHECK_NE(val1, val2) DBFP_CHECK_OP(val1, val2, !=)
+#define TORCH_CHECK_LE(val1, val2) DBFP_CHECK_OP(val1, val2, <=)
+#define TORCH_CHECK_LT(val1, val2) DBFP_CHECK_OP(val1, val2, <)
+#define TORCH_CHECK_GE(val1, val2) DBFP_CHECK_OP(val1, val2, >=)
+#define TORCH_CHECK_GT(val1, val2) DBFP_CHECK_OP(val1, val2, >)
 #define C10_LIKELY(x) __builtin_expect(static_cast<bool>(x), 1)
 #define C10_UNLIKELY(x) __builtin_expect(static_cast<bool>(x), 0)
 #define C10_UNUSED __attribute__((__unused__))
@@ -485,6 +502,35 @@ using c10::TypeMeta;
 #define C10_ALWAYS_INLINE inline __attribute__((__always_inline__))
 
 namespace dbfp {
+class CheckOpFailure {
+ public:
+  CheckOpFailure(const char* file, int line) {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    tm local{};
+    localtime_r(&now.tv_sec, &local);
+    char prefix[48];
+    std::snprintf(prefix, sizeof prefix, "[F%d %02d:%02d:%02d.%09ld ", (local.tm_mon + 1) * 100 + local.tm_mday,
+                  local.tm_hour, local.tm_min, local.tm_sec, static_cast<long>(now.tv_nsec));
+    const char* base = std::strrchr(file, '/');
+    stream_ << prefix << (base ? base + 1 : file) << ":" << line << "] ";
+  }
+  CheckOpFailure(const CheckOpFailure&) = delete;
+  CheckOpFailure& operator=(const CheckOpFailure&) = delete;
+  ~CheckOpFailure() noexcept(false) {
+    stream_ << "\n";
+    std::cerr << stream_.str() << std::flush;
+    throw ::c10::Error(stream_.str());
+  }
+  std::ostream& stream() { return stream_; }
+
+ private:
+  std::ostringstream stream_;
+};
+struct CheckOpVoidify {
+  void operator&(const std::ostream&) {}
+};
+
 inline std::string check_message(const char* default_message) { return default_message; }
 template <class... A>
 std::string check_message(const char*, const A&... args) { return ::c10::str(args...); }
@@ -550,6 +596,7 @@ class TensorOptions {
   TensorOptions device_index(int i) const { return device(Device(DeviceType::CUDA, static_cast<c10::DeviceIndex>(i))); }
   TensorOptions layout(Layout l) const { TensorOptions o = *this; o.layout_ = l; return o; }
   TensorOptions requires_grad(bool r) const { TensorOptions o = *this; o.requires_grad_ = r; return o; }
+  TensorOptions requires_grad(std::optional<bool> r) const { TensorOptions o = *this; o.requires_grad_ = r; return o; }
   TensorOptions pinned_memory(bool p) const { TensorOptions o = *this; o.pinned_memory_ = p; return o; }
   TensorOptions memory_format(MemoryFormat m) const { TensorOptions o = *this; o.memory_format_ = m; return o; }
 

@@ -1,5 +1,5 @@
-// cuBLAS through torch (ATen/cuda/CUDAContext.h): torch's own handle for the current device,
-// bound to the current stream, with torch's workspace.
+// cuBLAS through torch (ATen/cuda/CUDAContext.h): torch's own handles (cuBLAS, cuBLASLt) for the
+// current device, bound to the current stream, with torch's workspace.
 #pragma once
 
 #include <cublasLt.h>
@@ -12,6 +12,11 @@ inline cublasHandle_t getCurrentCUDABlasHandle() {
   void* handle = nullptr;
   dbfp::check_status(dbfp::api().current_blas_handle(&handle));
   return static_cast<cublasHandle_t>(handle);
+}
+inline cublasLtHandle_t getCurrentCUDABlasLtHandle() {
+  void* handle = nullptr;
+  dbfp::check_status(dbfp::api().current_blaslt_handle(&handle));
+  return static_cast<cublasLtHandle_t>(handle);
 }
 }  // namespace at::cuda
 

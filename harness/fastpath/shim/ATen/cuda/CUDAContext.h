@@ -2,3 +2,4 @@
 #pragma once
 #include "dbfp/torch_cuda.h"
 #include "dbfp/torch_cublas.h"
+#include "dbfp/torch_cuda_exceptions.h"

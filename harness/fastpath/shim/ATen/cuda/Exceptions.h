@@ -1,3 +1,4 @@
 // Shim of <ATen/cuda/Exceptions.h> for the fast path.
 #pragma once
 #include "dbfp/torch_cuda.h"
+#include "dbfp/torch_cuda_exceptions.h"
