@@ -1,6 +1,7 @@
 """evaluate() on the GPU: the same verdicts as `dicebench eval --device cuda` for a load_inline
-candidate, a wrong one and one that faults the device, and the caller unharmed by the fault.
-Exits 77 (skipped) where no GPU is visible."""
+candidate, a wrong one and one that faults the device, and the caller unharmed by the fault; an
+untimed reward batch on a GPU shared four ways (gpu_slots auto), where a candidate that hangs holds
+its own slot only. Exits 77 (skipped) where no GPU is visible."""
 
 import json
 import os
@@ -40,6 +41,20 @@ class OnTheGpu(unittest.TestCase):
             started = time.perf_counter()
             evaluator.evaluate(problem, read(os.path.join(EVAL, "cuda_relu_inline.py")))
             print(f"cached call: {1e6 * (time.perf_counter() - started):.0f} us", file=sys.stderr)
+
+    def test_a_hang_holds_its_own_slot_only(self):
+        problem = read(PROBLEM)
+        hang, correct = read(os.path.join(EVAL, "hangs.py")), read(os.path.join(EVAL, "cuda_relu_inline.py"))
+        # Distinct sources (no cache shares them): the hang first, then eight correct candidates.
+        sources = [hang] + [correct + f"\n# response {n}\n" for n in range(8)]
+        with dicebench.Evaluator("cuda", timing=False, timeout=30) as evaluator:
+            self.assertEqual(evaluator.size, 4)  # gpu_slots auto: four evaluators share the GPU untimed
+            judged = evaluator.judge([problem] * len(sources), sources, completions=False, reward="correctness")
+        self.assertEqual(judged[0].evaluation.verdict, "timeout")
+        for item in judged[1:]:
+            self.assertEqual(item.evaluation.verdict, "correct", item.evaluation.error_message)
+            # Judged while the hang held its slot, not after its 30 s limit.
+            self.assertLess(item.evaluation.latency_seconds, 30, item.evaluation.phases)
 
 
 if __name__ == "__main__":

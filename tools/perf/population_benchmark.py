@@ -35,8 +35,9 @@ Kinds (expected verdicts) and the default mix:
                                                  output                           -> crashed | runtime_error
                               load_error 1       module-level raise RuntimeError  -> runtime_error
                               fallback_correct 1 correct, with extra_include_paths
-                                                 (the fast path declines it:
-                                                 torch's toolchain builds it)     -> correct
+                                                 naming torch's own include
+                                                 folder (the fast path declined
+                                                 it before it took those)         -> correct
   per population              hang 1             kernel spins forever (first problem
                                                  of the lowest level)             -> timeout
   plus the project's own candidates (tools/perf/candidates, one per problem, sample 0) of
@@ -116,7 +117,7 @@ MIX = [
     ("shape", 1, "level", ["shape_mismatch"], "wrapper returns the output flattened, one element dropped"),
     ("crash", 1, "level", ["crashed", "runtime_error"], "kernel stores 4 TiB past its output"),
     ("load_error", 1, "level", ["runtime_error"], "module-level raise RuntimeError after the imports"),
-    ("fallback_correct", 1, "level", ["correct"], "correct; extra_include_paths makes the fast path decline"),
+    ("fallback_correct", 1, "level", ["correct"], "correct, naming torch's own include folder in extra_include_paths (declined by the fast path until it took torch's own folders)"),
     ("hang", 1, "population", ["timeout"], "kernel spins forever (a volatile flag)"),
 ]
 OWN_KINDS = {

@@ -181,16 +181,25 @@ class FastPathTest(unittest.TestCase):
         replacement("positional", [source], None, None, {"twice": "doc"})
         replacement(name="keywords", cpp_sources=source, functions="twice", extra_cflags=["-O3"])
         replacement("bad", source, functions=["twice"], extra_include_paths=["/tmp"])
+        # torch's own folders, which its build puts on the path anyway: taken, unless -Werror would
+        # make their headers' warnings count; with any other folder beside them, declined.
+        torch_dirs = cpp_extension.include_paths(device_type="cuda")
+        replacement("torch_dirs", source, functions=["twice"], extra_include_paths=torch_dirs[:1] + [torch_dirs[0] + "/"])
+        replacement("werror", source, functions=["twice"], extra_include_paths=torch_dirs[:1], extra_cflags=["-Werror"])
+        replacement("mixed", source, functions=["twice"], extra_include_paths=torch_dirs[:1] + ["/tmp"])
         replacement("sycl", source, sycl_sources="x", functions=["twice"])
         with self.assertRaises(TypeError):  # torch's own load_inline refuses it, as without the fast path
             replacement("unbindable", source, functions=["twice"], not_an_argument=1)
         paths = [(r["name"], r["path"]) for r in dicebench_fastpath.compile_records()]
         self.assertEqual(paths, [("positional", "nvrtc"), ("keywords", "nvrtc"), ("bad", "fallback"),
+                                 ("torch_dirs", "nvrtc"), ("werror", "fallback"), ("mixed", "fallback"),
                                  ("sycl", "fallback"), ("unbindable", "fallback")])
         reasons = [r["reason"] for r in dicebench_fastpath.compile_records()]
         self.assertIn("extra_include_paths", reasons[2])
-        self.assertIn("sycl", reasons[3])
-        self.assertIn("arguments do not fit", reasons[4])
+        self.assertIn("extra_include_paths", reasons[4])
+        self.assertIn("extra_include_paths", reasons[5])
+        self.assertIn("sycl", reasons[6])
+        self.assertIn("arguments do not fit", reasons[7])
 
     def test_torchs_own_failures_propagate_and_are_recorded(self) -> None:
         def failing(*args: Any, **kwargs: Any) -> Any:

@@ -50,6 +50,37 @@ class _State:
         # returns NotImplemented for a call it cannot take (torch's load_inline runs here then).
         self.builder = builder
         self.fast = fast  # False: every call takes torch's toolchain (a re-judge, eval.fastpath=off)
+        # torch's own include folders, read before any candidate code runs (it could patch the function).
+        self.torch_include_dirs = _torch_include_dirs()
+
+
+def _torch_include_dirs() -> frozenset[str]:
+    """The folders torch's load_inline puts on every build's include path (with -isystem): the ones
+    the shim headers stand in for on the fast path."""
+    try:
+        import torch.utils.cpp_extension as cpp_extension
+
+        try:
+            paths = cpp_extension.include_paths(device_type="cuda")
+        except TypeError:  # before torch 2.6: include_paths(cuda=True)
+            paths = cpp_extension.include_paths(True)
+        return frozenset(os.path.realpath(path) for path in paths)
+    except Exception:  # noqa: BLE001 - without torch, no folder is torch's: every one declines
+        return frozenset()
+
+
+def _foreign_include_paths(state: _State, arguments: dict) -> list[str]:
+    """extra_include_paths other than torch's own folders. Those torch's build adds anyway, so naming
+    them again changes no header it finds (they are searched first, with -I, but hold the same
+    headers); -Werror aside, where torch's own headers' warnings would count against the build."""
+    paths = _string_list(arguments.get("extra_include_paths"), "extra_include_paths")
+    foreign = [path for path in paths if os.path.realpath(path) not in state.torch_include_dirs]
+    if paths and not foreign:
+        flags = _string_list(arguments.get("extra_cflags"), "extra_cflags") + _string_list(
+            arguments.get("extra_cuda_cflags"), "extra_cuda_cflags")
+        if any(flag.startswith("-Werror") or "-Werror" in flag for flag in flags):
+            return paths
+    return foreign
 
 
 def normalize_arch(arch: Any) -> str:
@@ -215,8 +246,8 @@ def _request(state: _State, arguments: dict) -> dict:
         raise FastPathUnavailable("sycl_sources")
     if not arguments.get("is_python_module", True):
         raise FastPathUnavailable("is_python_module=False")
-    if arguments.get("extra_include_paths"):
-        raise FastPathUnavailable("extra_include_paths")
+    if _foreign_include_paths(state, arguments):
+        raise FastPathUnavailable("extra_include_paths (other than torch's own)")
     if arguments.get("no_implicit_headers", False):
         raise FastPathUnavailable("no_implicit_headers=True")
     # As torch does: `cuda_sources or []`.
