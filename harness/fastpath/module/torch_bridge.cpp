@@ -363,8 +363,9 @@ int32_t api_cuda_allocate(uint64_t nbytes, void** data, void** owner, int32_t* d
 void api_cuda_free_allocation(void* owner) { delete static_cast<c10::DataPtr*>(owner); }
 int32_t api_cuda_raw_alloc(uint64_t nbytes, int32_t with_stream, void* stream, void** out) {
   return guarded([&] {
-    *out = with_stream ? c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(nbytes, static_cast<cudaStream_t>(stream))
-                       : c10::cuda::CUDACachingAllocator::raw_alloc(nbytes);
+    *out = with_stream
+               ? c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(nbytes, static_cast<cudaStream_t>(stream))
+               : c10::cuda::CUDACachingAllocator::raw_alloc(nbytes);
   });
 }
 int32_t api_cuda_raw_delete(void* ptr) {

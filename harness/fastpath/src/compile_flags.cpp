@@ -286,7 +286,7 @@ struct Mapper {
     static const std::set<std::string> torch_libs{"-lc10",          "-ltorch",    "-ltorch_cpu", "-ltorch_cuda",
                                                   "-ltorch_python", "-lc10_cuda", "-lcudart",    "-lpython3"};
     static const std::set<std::string> cuda_libs{"-lcublas", "-lcublasLt", "-lcurand", "-lcusparse",
-                                                 "-lcufft",  "-lcusolver", "-lcuda",    "-lcudnn"};
+                                                 "-lcufft",  "-lcusolver", "-lcuda",   "-lcudnn"};
     for (const std::string& f : words) {
       if (f.empty() || torch_libs.count(f) || starts_with(f, "-L") || starts_with(f, "-Wl,-rpath") ||
           starts_with(f, "-O"))

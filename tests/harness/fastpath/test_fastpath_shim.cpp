@@ -140,9 +140,9 @@ TEST_CASE("the cuda_sources glue has nvcc's host min and max: same results and r
   REQUIRE(by_nvcc.ok());
   REQUIRE_MESSAGE(by_nvcc->exit_code == 0, by_nvcc->output);
   // The glue's own prelude (what g++ sees before a cuda_sources host part).
-  auto by_gxx = run_process({t.glue.cxx, "-std=c++17", "-x", "c++", "-include", "dbfp/prelude_cuda.h", "-I" + t.glue.shim_dir,
-                             "-I" + t.glue.cuda_include_dir, "-o", dir + "/probe_gxx", dir + "/probe.cu",
-                             "-L" + t.glue.cuda_library_dir, "-lcudart"},
+  auto by_gxx = run_process({t.glue.cxx, "-std=c++17", "-x", "c++", "-include", "dbfp/prelude_cuda.h",
+                             "-I" + t.glue.shim_dir, "-I" + t.glue.cuda_include_dir, "-o", dir + "/probe_gxx",
+                             dir + "/probe.cu", "-L" + t.glue.cuda_library_dir, "-lcudart"},
                             300);
   REQUIRE(by_gxx.ok());
   REQUIRE_MESSAGE(by_gxx->exit_code == 0, by_gxx->output);
@@ -164,10 +164,10 @@ TEST_CASE("the cuda_sources glue has nvcc's host min and max: same results and r
     std::string source = std::string("double f() { return ") + call + "; }\n";
     write(dir + "/call.cu", source);
     auto n = run_process({nvcc, "-c", "-o", dir + "/call_nvcc.o", dir + "/call.cu"}, 300);
-    auto g = run_process({t.glue.cxx, "-std=c++17", "-x", "c++", "-c", "-include", "dbfp/prelude_cuda.h",
-                          "-I" + t.glue.shim_dir, "-I" + t.glue.cuda_include_dir, "-o", dir + "/call_gxx.o",
-                          dir + "/call.cu"},
-                         300);
+    auto g = run_process(
+        {t.glue.cxx, "-std=c++17", "-x", "c++", "-c", "-include", "dbfp/prelude_cuda.h", "-I" + t.glue.shim_dir,
+         "-I" + t.glue.cuda_include_dir, "-o", dir + "/call_gxx.o", dir + "/call.cu"},
+        300);
     REQUIRE(n.ok());
     REQUIRE(g.ok());
     CHECK((n->exit_code == 0) == (g->exit_code == 0));
@@ -176,14 +176,16 @@ TEST_CASE("the cuda_sources glue has nvcc's host min and max: same results and r
 
 TEST_CASE("min and max: in cuda_sources host code, not in cpp_sources (g++ in torch's build too)") {
   GlueBuilder glue("dbfp-minmax-units");
-  Built cuda = glue.build("void f();", cuda_unit("#include <torch/extension.h>", "  int b = min(256, 100) + max(1, 2);\n  (void)b;"), "f");
+  Built cuda = glue.build(
+      "void f();", cuda_unit("#include <torch/extension.h>", "  int b = min(256, 100) + max(1, 2);\n  (void)b;"), "f");
   CHECK_MESSAGE(cuda.ok, cuda.message);
   Built cpp = glue.build("int f(int a, int b) { return min(a, b); }", "", "f");
   CHECK_FALSE(cpp.ok);
   CHECK(cpp.message.find("'min' was not declared") != std::string::npos);
 }
 
-TEST_CASE("the allocator, cuDNN, torch::tensor and TORCH_CHECK_GT and friends compile where torch's headers declare them") {
+TEST_CASE(
+    "the allocator, cuDNN, torch::tensor and TORCH_CHECK_GT and friends compile where torch's headers declare them") {
   GlueBuilder glue("dbfp-shim-headers");
   const std::string cpp = "void f();";
   auto ok = [&](const std::string& includes, const std::string& body) {
@@ -224,9 +226,9 @@ TEST_CASE("the allocator, cuDNN, torch::tensor and TORCH_CHECK_GT and friends co
   if (cudnn_available()) {
     for (const char* exceptions : {"ATen/cuda/Exceptions.h", "ATen/cuda/CUDAContext.h", "ATen/cuda/CUDAUtils.h"}) {
       CAPTURE(exceptions);
-      Built b = ok(std::string("#include <torch/extension.h>\n#include <ATen/cudnn/Handle.h>\n#include <") +
-                       exceptions + ">",
-                   cudnn_body);
+      Built b =
+          ok(std::string("#include <torch/extension.h>\n#include <ATen/cudnn/Handle.h>\n#include <") + exceptions + ">",
+             cudnn_body);
       CHECK(std::find(b.host_libraries.begin(), b.host_libraries.end(), "cudnn") != b.host_libraries.end());
     }
     rejected("#include <torch/extension.h>\n#include <ATen/cudnn/Handle.h>", cudnn_body, "AT_CUDNN_CHECK");

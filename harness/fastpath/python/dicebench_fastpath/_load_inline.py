@@ -60,11 +60,7 @@ def _torch_include_dirs() -> frozenset[str]:
     try:
         import torch.utils.cpp_extension as cpp_extension
 
-        try:
-            paths = cpp_extension.include_paths(device_type="cuda")
-        except TypeError:  # before torch 2.6: include_paths(cuda=True)
-            paths = cpp_extension.include_paths(True)
-        return frozenset(os.path.realpath(path) for path in paths)
+        return frozenset(os.path.realpath(path) for path in cpp_extension.include_paths(device_type="cuda"))
     except Exception:  # noqa: BLE001 - without torch, no folder is torch's: every one declines
         return frozenset()
 
