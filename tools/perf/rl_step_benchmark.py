@@ -595,11 +595,29 @@ def run_in_process(args, step: list, tasks: list, work: str) -> dict:
         warmup = time.perf_counter() - started
         print(f"in-process: evaluator started in {startup:.1f} s ({evaluator.size} slot(s) on {evaluator.device}); "
               f"warm-up item {warmup:.1f} s ({warm.evaluation.verdict if warm.evaluation else warm.status})", flush=True)
-        problems = [tasks[c["task"]]["pytorch_code"] for c in step]
-        with pop.GpuSampler() as gpu:
+        # One judge() call per task's group, from a thread each, as a trainer's per-group reward calls
+        # come (and as serve's requests do by default); their candidates join the Evaluator's one queue.
+        groups: dict = {}
+        for index, c in enumerate(step):
+            groups.setdefault(c["task"], []).append(index)
+
+        def judge_group(indices: list) -> list:
+            return evaluator.judge([tasks[step[i]["task"]]["pytorch_code"] for i in indices],
+                                   [step[i]["completion"] for i in indices], ids=[step[i]["name"] for i in indices],
+                                   reward=REWARD)
+
+        judged: list = [None] * len(step)
+        with pop.GpuSampler() as gpu, concurrent.futures.ThreadPoolExecutor(len(groups)) as pool:
             started = time.perf_counter()
-            judged = evaluator.judge(problems, [c["completion"] for c in step], ids=[c["name"] for c in step],
-                                     reward=REWARD)
+            futures = {pool.submit(judge_group, indices): indices for indices in groups.values()}
+            pending = set(futures)
+            while pending:
+                done, pending = concurrent.futures.wait(pending, timeout=20)
+                for future in done:
+                    for i, judgement in zip(futures[future], future.result()):
+                        judged[i] = judgement
+                print(f"in-process: {time.perf_counter() - started:.0f} s: {len(groups) - len(pending)} of "
+                      f"{len(groups)} tasks' groups judged", flush=True)
             makespan = time.perf_counter() - started
     finally:
         evaluator.close()
