@@ -4,6 +4,7 @@
 // `dicebench run` and `dicebench eval` use. No torch here: the workers embed it; this module only speaks their
 // protocol. Errors are values inside; each binding turns one into `_dicebench.Error` at this boundary.
 #include "dicebench/evaluation.hpp"
+#include "dicebench/openrlhf.hpp"
 
 #include <fmt/format.h>
 #include <pybind11/pybind11.h>
@@ -89,6 +90,16 @@ PYBIND11_MODULE(_dicebench, m) {
         return value_or_raise(database::report_json(path, run));
       },
       py::arg("path"), py::arg("run"), "The JSON of `dicebench report RUN --json`.");
+
+  m.def(
+      "openrlhf_response",
+      [](const std::string& query, const std::string& prompt) {
+        auto found = openrlhf_response(query, prompt);
+        return py::make_tuple(std::move(found.text), found.prompt_found);
+      },
+      py::arg("query"), py::arg("prompt"),
+      "(response, prompt found) of an OpenRLHF query: what follows its prompt, without the special tokens "
+      "that end it (include/dicebench/openrlhf.hpp).");
 
   py::class_<Session>(m, "EvaluationSession")
       .def(py::init([](const std::map<std::string, std::string>& settings, const std::string& worker, int spares) {

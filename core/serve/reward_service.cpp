@@ -3,12 +3,14 @@
 
 #include "core/base/sha256.hpp"
 #include "core/host/log.hpp"
+#include "dicebench/openrlhf.hpp"
 #include "results/store/judgements.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -132,6 +134,7 @@ struct RewardService::State {
   std::size_t pending = 0, running_jobs = 0;
   std::uint64_t next_job = 0, next_item = 0;
   bool draining = false, ending = false;
+  std::atomic<bool> warned_prompt_missing = false;  // an OpenRLHF query without its prompt, said once
   // What /metrics counts, and the interval's share for the log line.
   std::map<std::string, std::uint64_t> verdicts, statuses, responses;
   std::uint64_t judged = 0, from_store = 0, shared_in_flight = 0;
@@ -454,9 +457,12 @@ HttpResponse RewardService::handle(const HttpRequest& request) {
     for (std::size_t i = 0; i < queries.size(); ++i) {
       if (!queries[i].is_string() || !prompts[i].is_string() || !labels[i].is_string())
         return answer(error_response(400, "query, prompts and labels hold strings"));
-      std::string response = queries[i].get<std::string>();
-      const std::string prompt = prompts[i].get<std::string>();
-      if (response.starts_with(prompt)) response.erase(0, prompt.size());
+      const auto found = openrlhf_response(queries[i].get<std::string>(), prompts[i].get<std::string>());
+      if (!found.prompt_found && !s.warned_prompt_missing.exchange(true))
+        host::log_warn(
+            "an OpenRLHF query does not hold its prompt; it is judged whole (a code block of the "
+            "prompt's could be judged instead of the response's)");
+      const std::string& response = found.text;
       const std::string label = labels[i].get<std::string>();
       items.push_back({"openrlhf-" + sha256_hex(label + '\0' + response), label, response, true});
     }

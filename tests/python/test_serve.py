@@ -200,6 +200,13 @@ class Service(unittest.TestCase):
         self.assertEqual(status, 200, body)
         self.assertEqual(body["rewards"], [1.0, 0.0])
         self.assertEqual(body["extra_logs"]["correct"], [1.0, 0.0])
+        # A prompt that OpenRLHF cut at its start, holding a code block of its own: the response is
+        # still found after the prompt's end (as the Python reward_func finds it), not the prompt's block.
+        prompt = f"Fix this:\n```python\n{WRONG}```\nWrite a fast adder.\n"
+        status, body, _ = self.server.call("POST", "/v1/openrlhf", {
+            "query": [prompt[5:] + f"```python\n{CORRECT}```<|im_end|>"], "prompts": [prompt], "labels": [ADD]})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body["rewards"], [1.0])
 
 
 class Lifecycle(unittest.TestCase):

@@ -34,47 +34,31 @@ set, this file judges through that server too (dicebench.trainers.RemoteJudge).
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from dicebench import _dicebench
 from dicebench.trainers._common import current_settings, problem_of, reward_value, shared_batcher, summary
 
 logger = logging.getLogger("dicebench.trainers")
 
 # Special tokens a decoded response ends with: <|im_end|>, <|endoftext|>, <|eot_id|>, </s>, <eos>,
 # <end_of_turn>, and DeepSeek's end of sentence (written between fullwidth bars, U+FF5C).
-_TRAILING_SPECIAL = re.compile(r"(?:\s*(?:<\|[^<>|\s]{1,64}\|>|</s>|<eos>|<end_of_turn>|<\uff5c[^<>\uff5c]{1,64}\uff5c>))+\s*\Z")
-_TAILS = (64, 32, 16)  # characters of the prompt's end looked for in a query that does not start with the prompt
-_SLACK = 16  # characters decoding may have added before the prompt's end
 _warned = False
 
 
 def response_of(query: str, prompt: str) -> str:
     """The response in OpenRLHF's query: what follows the prompt (its exact text; else its last
-    characters, for a prompt that decoding changed or OpenRLHF truncated at the left), without the
-    special tokens at the end. A query in which the prompt cannot be found is taken whole (with a
+    bytes, for a prompt that decoding changed or OpenRLHF truncated at the left), without the
+    special tokens at the end; dicebench serve's /v1/openrlhf takes it the same way (one definition,
+    dicebench/openrlhf.hpp). A query in which the prompt cannot be found is taken whole (with a
     warning, once: a code block of the prompt's could then be judged instead of the response's)."""
     global _warned
-    response = None
-    if prompt and query.startswith(prompt):
-        response = query[len(prompt):]
-    elif prompt:
-        # The prompt's last characters, where its end lies in the query (at len(prompt) at most,
-        # a little more where decoding added some): the last such place, the end of a multi-turn
-        # prompt's final header rather than an earlier turn's.
-        for size in _TAILS:
-            tail = prompt[-size:]
-            at = query.rfind(tail, 0, len(prompt) + _SLACK)
-            if at >= 0:
-                response = query[at + len(tail):]
-                break
-    if response is None:
-        response = query
-        if prompt and not _warned:
-            _warned = True
-            logger.warning("dicebench.trainers.openrlhf: a query does not hold its prompt; judging the whole query")
-    return _TRAILING_SPECIAL.sub("", response)
+    response, found = _dicebench.openrlhf_response(query, prompt)
+    if not found and not _warned:
+        _warned = True
+        logger.warning("dicebench.trainers.openrlhf: a query does not hold its prompt; judging the whole query")
+    return str(response)
 
 
 def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any], **kwargs: Any) -> dict[str, Any]:
