@@ -1,6 +1,7 @@
 // dicebench::Session::judge (core/api/include/dicebench/evaluation.hpp): items as trainers have
 // them (a problem's source or suite id, raw completions) through the one evaluation loop, each
-// ending in exactly one Judgement with its reward.
+// ending in exactly one Judgement with its reward; identical candidates for one problem in a call
+// are judged once.
 #include "core/base/sha256.hpp"
 #include "core/run/evaluation_session.hpp"
 #include "core/run/reward.hpp"
@@ -8,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <mutex>
 #include <regex>
 
@@ -131,26 +133,37 @@ Result<void> Session::judge(const std::vector<Item>& items, const std::optional<
     std::lock_guard guard(calls);
     on_judgement(index, std::move(judgement));
   };
+  // The same candidate for the same problem (a group's identical responses) is judged once, and
+  // every item of it gets that evaluation.
   std::vector<run::EvaluationSession::Pair> pairs;
-  std::vector<size_t> item_of_pair;
+  std::vector<std::vector<size_t>> items_of_pair;
+  std::map<std::string, size_t> pair_of_content;
   for (size_t i = 0; i < prepared.size(); ++i) {
-    if (prepared[i].pair) {
-      pairs.push_back(std::move(*prepared[i].pair));
-      item_of_pair.push_back(i);
-    } else {
+    if (!prepared[i].pair) {
       finish(i, std::move(prepared[i].judgement));
+      continue;
     }
+    const auto& pair = *prepared[i].pair;
+    const std::string content = (pair.problem ? problem_key_text(*pair.problem) : std::string()) + '\0' +
+                                sha256_hex(pair.problem_source) + '\0' + sha256_hex(pair.candidate_source);
+    const auto [found, added] = pair_of_content.emplace(content, pairs.size());
+    if (added) {
+      pairs.push_back(std::move(*prepared[i].pair));
+      items_of_pair.emplace_back();
+    }
+    items_of_pair[found->second].push_back(i);
   }
   session_->evaluate(
       pairs,
       [&](size_t index, Result<Evaluation> result) {
-        const size_t item = item_of_pair[index];
-        Judgement judgement = std::move(prepared[item].judgement);
-        if (result)
-          judgement.evaluation = std::move(*result);
-        else
-          judgement = not_judged(std::move(judgement), status_of(result.error().kind), result.error().message);
-        finish(item, std::move(judgement));
+        for (const size_t item : items_of_pair[index]) {
+          Judgement judgement = std::move(prepared[item].judgement);
+          if (result)
+            judgement.evaluation = *result;
+          else
+            judgement = not_judged(std::move(judgement), status_of(result.error().kind), result.error().message);
+          finish(item, std::move(judgement));
+        }
       },
       stopping);
   return {};

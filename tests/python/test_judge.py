@@ -89,6 +89,10 @@ class EveryItemJudged(unittest.TestCase):
         self.assertEqual([j.status for j in judged], ["judged"] * 8, [j.error for j in judged])
         self.assertEqual([j.evaluation.verdict for j in judged], ["correct"] * 3 + ["compile_failed"] + ["correct"] * 4)
         self.assertEqual([j.reward for j in judged], [1.0] * 3 + [0.0] + [1.0] * 4)
+        # The same code (the prose around it aside) for the same problem is judged once: each of those
+        # items has that one evaluation, its timings included (seven runs would differ in them).
+        details = [j.evaluation.details for j in judged[:3] + judged[4:]]
+        self.assertTrue(all(d == details[0] for d in details), [d.get("phases") for d in details])
         # The record keeps what the policy wrote and the code judged.
         self.assertEqual(judged[0].completion, batch[0])
         self.assertEqual(judged[0].candidate, TRITON_ADD.strip())  # the block's text, as extraction strips it

@@ -75,7 +75,8 @@ class Session {
   // own failure harness_failed, an item `stopping` ended cancelled. With a reward, each judged item
   // has its reward (before any group normalisation: see the form below). An error, before anything
   // is judged, only for the caller's mistakes: completions without a suite to extract them, an
-  // unknown reward shape or parameter, a closed session.
+  // unknown reward shape or parameter, a closed session. Items whose candidate (the code, after
+  // extraction) and problem are the same are judged once, and each gets that evaluation.
   Result<void> judge(const std::vector<Item>& items, const std::optional<Reward>& reward,
                      const OnJudgement& on_judgement, const std::function<bool()>& stopping = {});
   // The judgements in input order; a shape that normalises within groups (correctness, zscore = 1)
