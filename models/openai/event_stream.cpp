@@ -66,6 +66,13 @@ struct Assembly {
     }
   }
 
+  // Every one of `wanted` choices ended with its finish_reason (no error event).
+  bool finished(size_t wanted) const {
+    if (!error.is_null() || choices.size() < std::max<size_t>(wanted, 1)) return false;
+    return std::all_of(choices.begin(), choices.end(),
+                       [](const auto& entry) { return !entry.second.finish_reason.is_null(); });
+  }
+
   std::string body() const {
     if (!error.is_null()) return Json{{"error", error}}.dump(-1, ' ', false, Json::error_handler_t::replace);
     Json reply = Json::object();
@@ -89,7 +96,7 @@ struct Assembly {
 
 }  // namespace
 
-AssembledStream assemble_event_stream(std::string_view events) {
+AssembledStream assemble_event_stream(std::string_view events, size_t choices) {
   Assembly assembly;
   std::string data;  // the data lines of the event being read
   bool has_data = false;
@@ -115,7 +122,7 @@ AssembledStream assemble_event_stream(std::string_view events) {
     start = end + 1;
   }
   if (has_data) assembly.event(data);
-  return {assembly.body(), assembly.done};
+  return {assembly.body(), assembly.done || assembly.finished(choices)};
 }
 
 bool is_event_stream(std::string_view content_type) {

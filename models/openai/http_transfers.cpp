@@ -5,6 +5,7 @@
 #include "models/openai/event_stream.hpp"
 
 #include <curl/curl.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -36,6 +37,14 @@ struct Transfer {
   std::optional<double> retry_after_s;
   char error[CURL_ERROR_SIZE] = {};
 };
+
+// How many choices a chat request asks for (its n; 1 without one, or for a body that is no request).
+size_t requested_choices(const std::string& request_body) {
+  const auto request = nlohmann::json::parse(request_body, nullptr, /*allow_exceptions=*/false);
+  if (request.is_object() && request.contains("n") && request["n"].is_number_unsigned())
+    return std::max<size_t>(1, request["n"].get<size_t>());
+  return 1;
+}
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
@@ -185,13 +194,14 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
     // A streamed reply is read back into one body; one cut before its end came is no reply.
     bool streamed = false;
     if (status >= 200 && status < 300 && is_event_stream(t.content_type)) {
-      AssembledStream assembled = assemble_event_stream(t.body);
+      // The transfer ended cleanly here: complete with [DONE], or with every choice's finish_reason.
+      AssembledStream assembled = assemble_event_stream(t.body, requested_choices(requests[t.index].body));
       streamed = true;
       if (assembled.complete) {
         t.body = std::move(assembled.body);
       } else {
         status = 0;
-        transport_error = "the reply stream ended before its end (data: [DONE])";
+        transport_error = "the reply stream ended before its end (no data: [DONE], and not every choice finished)";
       }
     }
     // A reply the server aborted (vLLM shutting down ends what is in flight so) is no answer either.

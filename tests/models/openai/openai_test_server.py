@@ -8,7 +8,8 @@ max_model_len (--max-model-len); a path outside /v1 (or an unknown one) answers 
 OpenAI-style error object, and one with top_p = 0 a 400; with --require-key, a request without
 "Authorization: Bearer <--key>" answers 401 {"error": "Unauthorized"}; "n" choices share one usage
 for the whole reply; "stream": true answers server-sent events ("data: {chunk}" per word, the usage
-in a last chunk when stream_options.include_usage, then "data: [DONE]"); "logprobs": true gives
+in a last chunk when stream_options.include_usage, then "data: [DONE]", or with --no-done not, as
+`transformers serve` ends them); "logprobs": true gives
 each choice one logprobs entry a token.
 
 The answer to a prompt is a fixed function of the prompt, the seed and the choice's index (n
@@ -60,6 +61,9 @@ def main():
     parser.add_argument("--max-model-len", type=int, default=4096)
     parser.add_argument("--ignore-n", action="store_true", help="answer one choice whatever n asks")
     parser.add_argument("--require-key", action="store_true", help="answer 401 to requests without --key")
+    parser.add_argument("--no-done", action="store_true",
+                        help="end streams as transformers serve does: the finish_reason and usage chunks, then a "
+                             "clean close, without data: [DONE]")
     args = parser.parse_args()
 
     served = [name for name in args.served_model_name.split(",") if name]
@@ -248,7 +252,8 @@ def main():
                 send(chunk([{"index": c["index"], "delta": {"content": ""}, "logprobs": None, "finish_reason": "stop"}]))
             if (request.get("stream_options") or {}).get("include_usage"):
                 send(chunk([], usage=usage))
-            send("[DONE]")
+            if not args.no_done:
+                send("[DONE]")
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
             self.count_answer(usage)

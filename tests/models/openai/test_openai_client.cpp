@@ -217,8 +217,25 @@ TEST_CASE("openai streamed replies: server-sent events read back into one chat c
   CHECK(first.completion_tokens == 3);   // the rest of the usage
   CHECK(first.prompt_tokens == 3);
 
-  // Cut before [DONE]: incomplete. An error event is the reply.
+  // Cut before [DONE] and before a finish_reason: incomplete. An error event is the reply.
   CHECK_FALSE(assemble_event_stream("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n").complete);
+  // Without [DONE] (transformers serve ends streams so), complete once every choice asked for has its
+  // finish_reason; a choice still open, or one asked for and never begun, leaves it cut.
+  const std::string finished =
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"},\"finish_reason\":null}]}\n\n"
+      "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+      "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n\n";
+  const AssembledStream without_done = assemble_event_stream(finished);
+  CHECK(without_done.complete);
+  CHECK(std::get<ChatAnswer>(read_reply(without_done.body, 0)).completion == "a");
+  CHECK_FALSE(assemble_event_stream(finished, 2).complete);
+  CHECK_FALSE(
+      assemble_event_stream(finished + "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"b\"}}]}\n\n", 2)
+          .complete);
+  CHECK(assemble_event_stream(
+            finished + "data: {\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n", 2)
+            .complete);
+  CHECK_FALSE(assemble_event_stream("data: {\"error\":{\"message\":\"engine died\"}}\n\n").complete);
   const AssembledStream failed =
       assemble_event_stream("data: {\"error\":{\"message\":\"engine died\"}}\n\ndata: [DONE]\n\n");
   CHECK(error_message(failed.body) == "'engine died'");

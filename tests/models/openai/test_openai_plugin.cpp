@@ -752,6 +752,20 @@ TEST_CASE(
     CHECK(scalar(db, "select count(*) from samples where candidate like 'class ModelNew:%'") == "1");
   }
   {
+    // Streams that end without [DONE], as transformers serve ends them (the finish_reason and usage
+    // chunks, then a clean close): whole replies, each stored at its first attempt.
+    TestServer server(tmp, {"--no-done"});
+    const std::string db = tmp / "no-done.db";
+    const auto r = run_cli(run_args(server, db, {"--samples", "2"}), kEnv);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(server.chat_requests() == 6);
+    CHECK(server.stats().at("streamed") == 6);
+    CHECK(scalar(db,
+                 "select count(*) from samples where candidate like 'class ModelNew:%' and "
+                 "json_extract(gen_stats, '$.attempts') = 1 and json_extract(gen_stats, '$.finish_reason') = 'stop' "
+                 "and json_extract(gen_stats, '$.completion_tokens') = 10") == "6");
+  }
+  {
     // stream = off: one JSON reply, as before.
     TestServer server(tmp, {});
     const std::string db = tmp / "unstreamed.db";
