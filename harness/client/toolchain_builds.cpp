@@ -291,7 +291,9 @@ ToolchainOutcome ToolchainBuilds::build(const nlohmann::json& call, const std::s
     declined.message = print.error().message;
     return declined;
   }
-  const std::string key = sha256_hex(*print + "\n" + call.dump());
+  nlohmann::json keyed = call;  // compile_first orders the build's work, never its outcome
+  keyed.erase("compile_first");
+  const std::string key = sha256_hex(*print + "\n" + keyed.dump());
   if (auto hit = cached(key)) {
     std::lock_guard guard(mutex_);
     ++counts_.cache_hits;

@@ -64,7 +64,8 @@ class ToolchainBuilds {
   ToolchainBuilds(const ToolchainBuilds&) = delete;
   ToolchainBuilds& operator=(const ToolchainBuilds&) = delete;
 
-  // The outcome of building `call` ({"arguments": load_inline's bound arguments, "environment"})
+  // The outcome of building `call` ({"arguments": load_inline's bound arguments, "environment",
+  // "compile_first"?: sources the build compiles first, not part of the key})
   // for `owner` (a candidate's job): from the cache, from a build of the same call under way, or
   // from a build of its own once one of the pool's `jobs` is free. Blocks the calling thread (a
   // candidate's loader) until known, or until the owner is abandoned (declined then).

@@ -148,6 +148,23 @@ class FastPathTest(unittest.TestCase):
         self.assertIn("indexing", record["reason"])
         self.assertEqual(len(self.fake.calls), 1)
 
+    def test_the_builder_learns_which_sources_failed_to_compile(self) -> None:
+        asked: list[tuple[str, str]] = []
+
+        def builder(arguments: dict, failed: str) -> Any:
+            asked.append((arguments["name"], failed))
+            return "host-built"
+
+        dicebench_fastpath.install("sm_90", self.cache, self.lines.append, builder=builder)
+        self.assertEqual(self.run_candidate("unsupported_indexing.py").module, "host-built")
+        self.assertEqual(self.run_candidate("deduced_template.py").module, "host-built")
+        self.assertEqual(asked, [("unsupported_indexing", "cuda_sources"), ("deduced_template", "")])
+        self.assertEqual(self.fake.calls, [])  # both built by the builder, none by torch here
+        self.assertEqual(impl.failed_sources("NVRTC: kernel.cu(4): error: identifier \"k\" is undefined"),
+                         "cuda_sources")
+        self.assertEqual(impl.failed_sources("g++ (cpp_sources glue): main.cpp:3: error"), "cpp_sources")
+        self.assertEqual(impl.failed_sources("extra_include_paths (other than torch's own)"), "")
+
     @unittest.skipIf(torch.cuda.is_available(), "a GPU is visible: the kernels would load")
     def test_kernels_without_a_gpu_fall_back_after_compiling(self) -> None:
         self.run_candidate("elementwise_add.py")

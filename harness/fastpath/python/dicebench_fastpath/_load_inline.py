@@ -128,8 +128,9 @@ def install(arch: str, cache_dir: str, log: Optional[Callable[[str], None]] = No
         candidate sends its requests to the host this way and only reads the cache, which then
         need not be writable (and is not created) here.
     builder: where set, builds the calls that take torch's toolchain instead of this process
-        (called with the call's arguments bound to load_inline's signature; returns the module,
-        raises the build's error, or returns NotImplemented to leave the call to torch here).
+        (called with the call's arguments bound to load_inline's signature and failed_sources()
+        of the fast path's reason; returns the module, raises the build's error, or returns
+        NotImplemented to leave the call to torch here).
     fast: False declines every call ("fast path not requested"): torch's toolchain only, through
         builder where set; arch and cache_dir are then unused.
     Calling install() again changes the settings; the original load_inline stays the one restored
@@ -311,6 +312,18 @@ def _load(state: _State, name: str, outcome: dict) -> types.ModuleType:
     return module
 
 
+def failed_sources(reason: str) -> str:
+    """The sources whose compile failed on the fast path, by its reason: "cuda_sources" (NVRTC, or
+    g++ on the CUDA sources' host part), "cpp_sources" (g++ on cpp_sources), else "" (declined for
+    another reason). torch's toolchain compiles those first (a hint for the order of its work,
+    never for its outcome)."""
+    if reason.startswith(("NVRTC:", "g++ (cuda_sources glue)")):
+        return "cuda_sources"
+    if reason.startswith("g++ (cpp_sources glue)"):
+        return "cpp_sources"
+    return ""
+
+
 def _load_inline(args: tuple, kwargs: dict) -> Any:
     state = _state
     if state is None:  # uninstalled while a reference to the replacement survived
@@ -362,7 +375,7 @@ def _load_inline(args: tuple, kwargs: dict) -> Any:
         result = NotImplemented
         if state.builder is not None and arguments is not None:
             details["built_by"] = "host"
-            result = state.builder(arguments)
+            result = state.builder(arguments, failed_sources(reason))
             if result is NotImplemented:
                 details["built_by"] = "here"
         if result is NotImplemented:

@@ -405,16 +405,19 @@ class CandidateRole:
                                 ("compile.result",))
         return answer["outcome"]
 
-    def _build_on_host(self, arguments: dict) -> Any:
+    def _build_on_host(self, arguments: dict, failed_sources: str = "") -> Any:
         """One load_inline call built with torch's toolchain by the host's toolchain service
         (candidate.toolchain -> toolchain.result), then imported from the cache entry it names, as
         torch's load_inline imports what it built; NotImplemented for a call the service cannot
-        take (toolchain.request_for), which torch then builds in this process."""
+        take (toolchain.request_for), which torch then builds in this process. failed_sources: the
+        sources whose compile failed on the fast path, which the build compiles first."""
         from . import toolchain
 
         request = toolchain.request_for(arguments, toolchain.default_arch_list(), self.work_dir or "")
         if request is None:
             return NotImplemented
+        if failed_sources:
+            request["compile_first"] = failed_sources
         answer = self._ask_host({"type": "candidate.toolchain", "job": self.job or "", "request": request},
                                 ("toolchain.result",))
         outcome = answer["outcome"]

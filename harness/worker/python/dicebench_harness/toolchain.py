@@ -38,6 +38,9 @@ SERVICE_ARGUMENTS = ("name", "cpp_sources", "cuda_sources", "sycl_sources", "fun
                      "verbose", "with_cuda", "with_sycl", "is_python_module", "with_pytorch_error_handling",
                      "keep_intermediates", "use_pch", "no_implicit_headers")
 MESSAGE_BYTES = 20000
+# A call's compile_first (the sources whose compile failed on the fast path): the rule of torch's
+# build.ninja that compiles them.
+FIRST_RULES = {"cuda_sources": "cuda_compile", "cpp_sources": "compile"}
 
 
 class ToolchainRole:
@@ -85,6 +88,8 @@ class ToolchainRole:
                 os.environ[name] = str(value)
         # torch imports the module it built; here it is only built, never run.
         cpp_extension._import_module_from_library = lambda *args, **kwargs: None  # noqa: SLF001
+        if call.get("compile_first") in FIRST_RULES:
+            _compile_first(cpp_extension, FIRST_RULES[call["compile_first"]])
         started = time.perf_counter()
         reply = {"type": "toolchain.built", "job": request["job"], "ok": False, "message": "",
                  "module_file": "", "seconds": 0.0}
@@ -101,6 +106,36 @@ class ToolchainRole:
             reply.update(ok=True, module_file=module_file)
         reply["seconds"] = time.perf_counter() - started
         return reply
+
+
+def _compile_first(cpp_extension: Any, rule: str) -> None:
+    """Makes torch's build compile the objects of `rule` in its build.ninja before anything else,
+    and fail as torch fails (its error prefix, then what ninja printed) when one of them does: the
+    sources the fast path could not compile are the likely failure, and a build that fails there
+    need not compile the others (torch's heaviest compile, of torch/extension.h, is main.cpp's).
+    The commands are torch's own; a build fails when any of them fails, in whichever order they
+    run, so the outcome is the one a whole build gives."""
+    import re
+
+    run_whole = cpp_extension._run_ninja_build  # noqa: SLF001
+
+    def run_ninja_build(build_directory: str, verbose: bool, error_prefix: str) -> None:
+        with open(os.path.join(build_directory, "build.ninja"), encoding="utf-8") as file:
+            targets = [m.group(1) for m in re.finditer(r"^build (\S+): (\S+) ", file.read(), re.M)
+                       if m.group(2) == rule]
+        if targets:
+            command = ["ninja", "-v"]
+            workers = cpp_extension._get_num_workers(verbose)  # noqa: SLF001 - as torch's own build
+            if workers is not None:
+                command += ["-j", str(workers)]
+            done = subprocess.run(command + targets, cwd=build_directory, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, check=False, env=os.environ.copy())
+            if done.returncode != 0:
+                output = done.stdout.decode(*cpp_extension.SUBPROCESS_DECODE_ARGS)
+                raise RuntimeError(f"{error_prefix}: {output}" if output else error_prefix)
+        run_whole(build_directory, verbose, error_prefix)
+
+    cpp_extension._run_ninja_build = run_ninja_build  # noqa: SLF001
 
 
 def request_for(arguments: dict[str, Any], arch_list: str | None, private_dir: str) -> dict | None:
