@@ -241,14 +241,18 @@ def candidate_source(problem_source: str, kind: str, name: str) -> str:
 # Arguments
 
 
+def program() -> str:
+    """The running tool's name: this file's, or that of the tool that imports its helpers."""
+    return os.path.splitext(os.path.basename(sys.argv[0]))[0] or PROG
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2
-        sys.stderr.write(f"{PROG}: error: {message}\n")
-        sys.exit(2)
+        fail(message, 2)
 
 
 def fail(message: str, code: int = 1):
-    sys.stderr.write(f"{PROG}: error: {message}\n")
+    sys.stderr.write(f"{program()}: error: {message}\n")
     sys.exit(code)
 
 

@@ -134,15 +134,7 @@ MIN_STAGE_S = 30.0  # --budget: a stage that would start with less left is skipp
 DICE_WORKERS_PER_GPU = 4  # rl_execute_kernel.evaluate_kernel_dataset with flag="train"
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2
-        sys.stderr.write(f"{PROG}: error: {message}\n")
-        sys.exit(2)
-
-
-def fail(message: str, code: int = 1):
-    sys.stderr.write(f"{PROG}: error: {message}\n")
-    sys.exit(code)
+Parser, fail = pop.Parser, pop.fail  # one error line naming this tool, exit 2 (arguments) or 1
 
 
 def fmt(value, spec: str = ".2f", none: str = "-") -> str:
