@@ -60,15 +60,22 @@ Result<host::Config> resolve_config(const RunOptions& o) {
   return config;
 }
 
+// "1 problem", "3 problems".
+std::string count_of(size_t count, std::string_view noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
 // The generation part of the summary, printed when generation ends.
 void print_generated(const run::RunOutcome& outcome) {
   const auto& generation = outcome.generation;
-  fmt::print("run {}: {} on {}, {} problems, {} samples\n", outcome.run, outcome.model_spec, outcome.suite_name,
-             outcome.problems, outcome.samples);
+  fmt::print("run {}: {} on {}, {}, {}\n", outcome.run, outcome.model_spec, outcome.suite_name,
+             count_of(outcome.problems, "problem"), count_of(outcome.samples, "sample"));
   fmt::print("  generated {}{}\n", generation.timing,
              generation.already_done ? fmt::format(", {} stored before", generation.already_done) : "");
   fmt::print("{}", generation.totals.summary(generation.generation_seconds));
-  fmt::print("  no code block in {} completion(s) (stored as extraction failures)\n", generation.extraction_failures);
+  if (generation.extraction_failures)
+    fmt::print("  no code block in {} (stored as extraction failures)\n",
+               count_of(generation.extraction_failures, "completion"));
 }
 
 // The evaluation part: verdicts, where they ran, flags and degenerate problems.

@@ -19,6 +19,11 @@ void clear_live_line() {
 void redraw_live_line() {
   if (g_active) std::fputs(g_active_line.c_str(), stderr);
 }
+// Without a terminal, after another log line (a plugin's retries, say): the progress line again
+// where the count moved since it was last written, so a long wait never shows a stale count.
+void log_moved_line() {
+  if (g_active) g_active->log_if_moved();
+}
 constexpr auto kLogInterval = std::chrono::seconds(10);
 constexpr auto kLiveInterval = std::chrono::milliseconds(100);
 }  // namespace
@@ -30,10 +35,11 @@ Progress::Progress(std::string label, size_t total, std::string unit, int intera
       interactive_(interactive < 0 ? isatty(STDERR_FILENO) == 1 : interactive == 1),
       start_(std::chrono::steady_clock::now()),
       last_render_(start_) {
-  if (interactive_) {
-    g_active = this;
+  g_active = this;
+  if (interactive_)
     set_status_line_hooks(&clear_live_line, &redraw_live_line);
-  }
+  else
+    set_status_line_hooks(nullptr, &log_moved_line);
   render(true);
 }
 
@@ -49,13 +55,16 @@ std::string Progress::format_duration(double seconds) {
 }
 
 std::string Progress::line() const {
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  const double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0.0;
-  std::string text = fmt::format("{}: {}/{} {}", label_, done_, total_, unit_);
-  if (total_ > 0) text += fmt::format(" ({:.0f}%)", 100.0 * static_cast<double>(done_) / static_cast<double>(total_));
-  if (done_ > 0 && elapsed > 0) {
+  const double elapsed = by_batches_ ? settled_elapsed_
+                                     : std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const size_t done = done_;
+  const size_t paced = by_batches_ ? settled_done_ : done;
+  const double rate = elapsed > 0 ? static_cast<double>(paced) / elapsed : 0.0;
+  std::string text = fmt::format("{}: {}/{} {}", label_, done, total_, unit_);
+  if (total_ > 0) text += fmt::format(" ({:.0f}%)", 100.0 * static_cast<double>(done) / static_cast<double>(total_));
+  if (paced > 0 && elapsed > 0) {
     text += fmt::format(", {:.2f} {}/s", rate, unit_);
-    if (done_ < total_) text += ", ETA " + format_duration(static_cast<double>(total_ - done_) / rate);
+    if (done < total_) text += ", ETA " + format_duration(static_cast<double>(total_ - done) / rate);
   }
   return text;
 }
@@ -73,8 +82,16 @@ void Progress::render(bool force) {
   }
   if (!force && now - last_render_ < kLogInterval) return;
   last_render_ = now;
-  set_status_line_hooks(nullptr, nullptr);
+  logged_done_ = done_;  // before: log_message's hook would write it again
   log_message(LogLevel::info, line());
+}
+
+void Progress::log_if_moved() {
+  if (done_ == logged_done_) return;
+  logged_done_ = done_;
+  last_render_ = std::chrono::steady_clock::now();
+  const std::string text = line();
+  std::fprintf(stderr, "%s\n", text.c_str());  // under log_message's lock, after its line
 }
 
 void Progress::advance(size_t by) {
@@ -82,17 +99,26 @@ void Progress::advance(size_t by) {
   render(done_ == total_);
 }
 
+void Progress::settle() {
+  settled_done_ = done_;
+  settled_elapsed_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  render(true);
+}
+
 std::string Progress::finish() {
   finished_ = true;
   if (interactive_) {
     std::fputs("\r\033[K", stderr);
     std::fflush(stderr);
+  }
+  if (g_active == this) {
     g_active = nullptr;
     set_status_line_hooks(nullptr, nullptr);
   }
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  return fmt::format("{} {} in {} ({:.2f} {}/s)", done_, unit_, format_duration(elapsed),
-                     elapsed > 0 ? static_cast<double>(done_) / elapsed : 0.0, unit_);
+  const size_t done = done_;
+  return fmt::format("{} {} in {} ({:.2f} {}/s)", done, unit_, format_duration(elapsed),
+                     elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0, unit_);
 }
 
 }  // namespace dicebench::host

@@ -13,6 +13,9 @@ GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, i
   GenerationOutcome outcome;
   outcome.already_done = already_done;
   host::Progress progress("generating", plan.requests.size(), "samples");
+  // The count moves with each sample stored (a served model's answers arrive one by one); the rate
+  // and the ETA move per batch, as a batch's samples may also arrive together when it ends.
+  progress.rate_by_batches();
   const auto generation_start = std::chrono::steady_clock::now();
   std::optional<Error> failure;
   for (size_t start = 0; start < plan.requests.size() && !failure; start += plan.batch_size) {
@@ -20,9 +23,6 @@ GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, i
     const size_t end = std::min(plan.requests.size(), start + plan.batch_size);
     const std::vector<host::GenerationRequest> batch(plan.requests.begin() + static_cast<std::ptrdiff_t>(start),
                                                      plan.requests.begin() + static_cast<std::ptrdiff_t>(end));
-    // Progress moves once per batch: a batch's samples arrive together when it ends, and counting
-    // them one by one would make the first of them look like the rate (an ETA of hours).
-    size_t stored_in_batch = 0;
     auto generated = plan.model->generate(batch, [&](size_t index, host::Generation&& generation) -> Result<void> {
       const host::GenerationRequest& request = batch[index];
       const host::PlannedProblem* problem = plan.find_problem({request.level, request.problem_id});
@@ -33,7 +33,9 @@ GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, i
       sample.sample_index = request.sample_index;
       sample.prompt_hash = problem->prompt_hash;
       sample.gen_stats_json = generation.stats_json.empty() ? "{}" : generation.stats_json;
+      const size_t failed_before = outcome.totals.failed;
       outcome.totals.add(sample.gen_stats_json);
+      const bool request_failed = outcome.totals.failed > failed_before;  // no completion to extract from
       if (generation.candidate) {
         sample.candidate = std::move(generation.candidate);
       } else {
@@ -44,15 +46,15 @@ GenerationOutcome generate_samples(host::RunPlan& plan, results::Store& store, i
         sample.candidate = std::move(extraction->candidate);
         if (!extraction->details_json.empty()) sample.extraction_details_json = std::move(extraction->details_json);
       }
-      if (!sample.candidate) ++outcome.extraction_failures;
+      if (!sample.candidate && !request_failed) ++outcome.extraction_failures;
       sample.completion = std::move(generation.completion);
       auto stored = store.insert_sample(sample);
       if (!stored) return stored.error();
       ++outcome.stored;
-      ++stored_in_batch;
+      progress.advance();
       return {};
     });
-    progress.advance(stored_in_batch);
+    progress.settle();
     if (!generated) failure = generated.error();
   }
   outcome.timing = progress.finish();

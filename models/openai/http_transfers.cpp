@@ -11,6 +11,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <deque>
 #include <memory>
@@ -79,14 +80,6 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   return size * count;
 }
 
-// "2" for 2.0, "0.5" for 0.5.
-std::string seconds_text(double seconds) {
-  std::string text = std::to_string(seconds);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (!text.empty() && text.back() == '.') text.pop_back();
-  return text;
-}
-
 // Whether the server of `url` refuses connections now (a connection only, within 2 s; no request).
 bool refuses_connections(const std::string& url) {
   CURL* easy = curl_easy_init();
@@ -108,6 +101,19 @@ struct HeaderListDeleter {
 };
 
 }  // namespace
+
+std::string seconds_text(double seconds) {
+  std::string text = std::to_string(seconds);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text;
+}
+
+std::string duration_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", seconds);
+  return text;
+}
 
 bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& settings,
               const std::function<bool()>& cancelled, const std::function<void(size_t, HttpReply&&)>& on_reply,
@@ -181,6 +187,32 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
   std::optional<Clock::time_point> last_refused, last_probe;
   constexpr auto kSilent = std::chrono::seconds(10);
   size_t finished = 0;
+  // The retries since the last line about them: whether any, the last failure, and when the last
+  // line was written.
+  bool wave_retries = false;
+  std::string wave_failure;
+  std::optional<Clock::time_point> wave_said;
+  const auto say_wave = [&](Clock::time_point now) {
+    const auto spacing = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kRetryWaveSeconds));
+    if (!wave_retries || (wave_said && now - *wave_said < spacing)) return;
+    double oldest = 0;
+    size_t retrying = 0;
+    for (const Transfer* t : waiting)
+      if (t->first_failure) {
+        ++retrying;
+        oldest = std::max(oldest, std::chrono::duration<double>(now - *t->first_failure).count());
+      }
+    if (!retrying) return;  // retried already, and answered
+    std::string left = settings.retry_window_s > 0
+                           ? "up to " + duration_text(std::max(0.0, settings.retry_window_s - oldest)) +
+                                 " s more (openai.retry_window_s = " + seconds_text(settings.retry_window_s) + " s)"
+                           : "without a window (openai.retry_window_s = 0)";
+    if (settings.max_retries) left += ", " + std::to_string(*settings.max_retries) + " retries at most (openai.max_retries)";
+    settings.log_retries("openai: retrying " + std::to_string(retrying) + " request(s) after: " + wave_failure +
+                         "; the oldest has been retried for " + duration_text(oldest) + " s and goes on " + left);
+    wave_retries = false;
+    wave_said = now;
+  };
   std::optional<Clock::time_point> cancel_deadline;  // set once cancelled: the grace for replies in flight
   bool stopping = false;                             // stop_starting said so: drain what is in flight
   // Ends a transfer's attempt (status 0: no reply, `transport_error` says why): retried, or final.
@@ -219,10 +251,16 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
       if (retries_left && within_retry_window(since, delay, settings.retry_window_s)) {
         t.not_before = ended + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
         waiting.push_back(&t);
+        if (settings.log_retries) {
+          wave_retries = true;
+          wave_failure = status ? "HTTP " + std::to_string(status) : "no reply: " + transport_error;
+          say_wave(ended);
+        }
         return;
       }
     }
     HttpReply reply;
+    if (t.first_failure) reply.retried_s = std::chrono::duration<double>(Clock::now() - *t.first_failure).count();
     reply.status = status;
     reply.body = std::move(t.body);
     reply.seconds = seconds;
@@ -288,6 +326,7 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
       else if (refusing && checked - t.last_activity > kSilent)
         end_attempt(t, 0, "the reply went silent while the server refuses new connections (going down?)");
     }
+    say_wave(Clock::now());
     if (finished == requests.size()) break;
     // Wait for traffic, a retry falling due, or 100 ms (to notice a cancel).
     int wait_ms = 100;

@@ -24,6 +24,7 @@ struct HttpReply {
   std::string transport_error;
   double seconds = 0;  // the last attempt's duration
   int attempts = 0;
+  double retried_s = 0;   // from the end of its first failed attempt to this final one (0: no retry)
   bool streamed = false;  // the reply came as server-sent events
 };
 
@@ -40,7 +41,18 @@ struct TransferSettings {
   Backoff backoff;
   double cancel_grace_s = 2;         // once cancelled, how long replies in flight may still arrive
   std::vector<std::string> headers;  // "Name: value", sent with every request
+  // Where set, told of the retries in one line when the first is scheduled, then at most once every
+  // kRetryWaveSeconds while more are: how many requests wait for a retry, the last failure, how long
+  // the oldest has been retried and how much longer its window lets it go on.
+  std::function<void(const std::string&)> log_retries;
 };
+
+inline constexpr double kRetryWaveSeconds = 10;
+
+// A setting's seconds as written: "2" for 2.0, "0.5" for 0.5.
+std::string seconds_text(double seconds);
+// A measured duration in seconds, to a tenth: "2.9".
+std::string duration_text(double seconds);
 
 // Sends every request and calls on_reply(index, reply) once for each, as it becomes final.
 // `stop_starting` (optional) is polled too: once it says stop, nothing new is started or retried,

@@ -54,15 +54,9 @@ TransferSettings transfer_settings(const dicebench_model& model) {
   transfer.retry_window_s = model.settings.retry_window_s;
   transfer.max_retries = model.settings.max_retries;
   if (!model.authorization.empty()) transfer.headers.push_back(model.authorization);
+  const sdk::Host host = model.host;  // a view of the host's services, which outlive the model
+  transfer.log_retries = [host](const std::string& line) { host.log(DICEBENCH_LOG_INFO, line); };
   return transfer;
-}
-
-// "2" for 2.0, "0.5" for 0.5.
-std::string seconds_text(double seconds) {
-  std::string text = std::to_string(seconds);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (!text.empty() && text.back() == '.') text.pop_back();
-  return text;
 }
 
 struct Prepared {
@@ -309,6 +303,7 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
     };
     // The first failure that is no sample result; once set, nothing new is sent.
     std::string unavailable;
+    double unavailable_retried_s = 0;  // how long its request was retried
     // Sends the groups; returns the requests a reply held no choice for (a server ignoring "n").
     const auto send_groups = [&](const std::vector<std::vector<size_t>>& groups,
                                  std::vector<size_t>& short_of_choices) {
@@ -331,7 +326,10 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
             failure = "the server's reply is an error" + tries + ": " + error_message(reply.body);
         }
         if (!failure.empty() && server_unavailable(reply)) {
-          if (unavailable.empty()) unavailable = failure;
+          if (unavailable.empty()) {
+            unavailable = failure;
+            unavailable_retried_s = reply.retried_s;
+          }
           return;  // no sample result: the samples stay to be generated
         }
         if (!failure.empty()) {
@@ -378,7 +376,8 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
       // The server stopped answering: what it answered is stored; the rest is no sample result.
       const std::string window =
           settings.retry_window_s > 0
-              ? " (retried for openai.retry_window_s = " + seconds_text(settings.retry_window_s) + " s)"
+              ? "; retried for " + duration_text(unavailable_retried_s) + " s (openai.retry_window_s = " +
+                    seconds_text(settings.retry_window_s) + " s, and no retry is sent that would fall past it)"
               : "";
       sdk::set_error(error,
                      "openai: the server stopped answering: " + unavailable + window +

@@ -234,6 +234,12 @@ TEST_CASE(
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     CHECK(server.chat_requests() == 3);
     CHECK(seconds >= 2.25);  // Retry-After: 2, then at least 0.25 s of backoff
+    // Each wave of retries is told without -v: what failed, how long, how much longer.
+    CHECK_MESSAGE(r.err.find("openai: retrying 1 request(s) after: HTTP 429; the oldest has been retried for ") !=
+                      std::string::npos,
+                  r.err);
+    CHECK(r.err.find("s more (openai.retry_window_s = 180 s)") != std::string::npos);
+    CHECK(r.out.find(", 1 problem, 1 sample\n") != std::string::npos);
     CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "1");
     CHECK(scalar(db, "select json_extract(gen_stats, '$.attempts') from samples") == "3");
   }
@@ -274,6 +280,8 @@ TEST_CASE(
     CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "2");
     CHECK(scalar(db, "select status from runs") == "finished");
     CHECK(r.out.find("failed requests: 1") != std::string::npos);
+    CHECK(r.out.find("no code block") == std::string::npos);  // a refused request is no completion without code
+    CHECK(r.out.find(", 3 problems, 3 samples") != std::string::npos);
     CHECK(r.err.find("HTTP 400 from the server") != std::string::npos);
     // report and show count the request failure apart from completions without code.
     const auto report = run_cli({"report", "1", "--db", db});
@@ -544,6 +552,11 @@ TEST_CASE(
   CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "6");
   CHECK(scalar(db, "select count(*) from samples where json_extract(gen_stats, '$.error') is not null") == "0");
   CHECK(scalar(db, "select max(json_extract(gen_stats, '$.attempts')) from samples") != "1");
+  // While the server was down, the retries were told as they went (without -v), and the progress
+  // counted the samples stored before it went (a line every 10 s, not once per batch).
+  CHECK_MESSAGE(r.err.find("openai: retrying ") != std::string::npos, r.err);
+  CHECK(r.err.find("after: no reply: ") != std::string::npos);
+  CHECK_MESSAGE(r.err.find("generating: 2/6 samples") != std::string::npos, r.err);
 }
 
 TEST_CASE(
@@ -562,7 +575,15 @@ TEST_CASE(
   server.reset();  // gone for good
   const auto r = run.get();
   check_one_error_line(r, "run 1 interrupted: openai: the server stopped answering: no reply from " + old_url);
-  CHECK(r.err.find("retried for openai.retry_window_s = 2 s") != std::string::npos);
+  // How long it was retried, as measured, within the window that ended it.
+  const size_t retried_at = r.err.find("; retried for ");
+  REQUIRE(retried_at != std::string::npos);
+  const double retried_s = std::stod(r.err.substr(retried_at + 14));
+  CHECK(retried_s > 0);
+  CHECK(retried_s <= 2.0);
+  CHECK(r.err.find(" s (openai.retry_window_s = 2 s, and no retry is sent that would fall past it)") !=
+        std::string::npos);
+  CHECK(r.err.find("openai: retrying ") != std::string::npos);
   CHECK(r.err.find("continue with dicebench run --resume 1 --generate-only --db " + db) != std::string::npos);
   CHECK(scalar(db, "select status from runs") == "interrupted");
   const std::string stored = scalar(db, "select count(*) from samples");
@@ -799,8 +820,10 @@ TEST_CASE(
   const double seconds = std::chrono::duration<double>(Clock::now() - down).count();
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(seconds < 30);  // given up 10 s into its silence, not after the 300 s idle timeout, nor the 60 s it stays open
-  CHECK(r.err.find("the reply went silent while the server refuses new connections") ==
-        std::string::npos);  // retried, not final
+  // Retried (and told so), not final.
+  CHECK(r.err.find("openai: retrying 1 request(s) after: no reply: the reply went silent while the server refuses "
+                   "new connections") != std::string::npos);
+  CHECK(r.err.find("failed: no reply") == std::string::npos);
   CHECK(scalar(db, "select count(*) from samples where candidate like 'class ModelNew:%'") == "3");
   CHECK(scalar(db, "select max(json_extract(gen_stats, '$.attempts')) from samples") != "1");
 }
