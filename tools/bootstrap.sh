@@ -89,8 +89,8 @@ fi
 # with (tools/requirements-rl.txt): trl, verl and openrlhf as wheels in $build/rl-wheels, read by the
 # test and never installed (their dependencies are GPU stacks), fetched for CPython 3.11 on x86-64
 # whatever this host is (only their sources are read); and aiohttp, which OpenRLHF's executor
-# imports, installed into the project environment. A few MB, about 10 s; skipped offline. A failure
-# here fails nothing: the test skips the cases that need what is missing.
+# imports, and Ray (dicebench.ray), installed into the project environment. About 90 MB, 20 s;
+# skipped offline. A failure here fails nothing: the tests skip the cases that need what is missing.
 if [ -z "${DICEBENCH_DEPS_DIR:-}" ]; then
   rl_requirements=$root/tools/requirements-rl.txt
   rl_missing=()
@@ -104,11 +104,12 @@ if [ -z "${DICEBENCH_DEPS_DIR:-}" ]; then
       say "could not download them: tests/python/test_trainers.py will skip the trainers' own code"
   fi
   if [ "$python" = "$root/.venv/bin/python" ]; then
-    aiohttp_pin=$(grep -E '^aiohttp==' "$rl_requirements")
-    if ! "$python" -c "import importlib.metadata as m, sys; sys.exit(m.version('aiohttp') != '${aiohttp_pin#*==}')" 2>/dev/null; then
-      say "installing $aiohttp_pin (tools/requirements-rl.txt)"
-      "$python" -m pip install -q --disable-pip-version-check "$aiohttp_pin" ||
-        say "could not install it: tests/python/test_trainers.py will skip OpenRLHF's executor"
-    fi
+    while read -r pin; do
+      if ! "$python" -c "import importlib.metadata as m, sys; sys.exit(m.version('${pin%%==*}') != '${pin#*==}')" 2>/dev/null; then
+        say "installing $pin (tools/requirements-rl.txt)"
+        "$python" -m pip install -q --disable-pip-version-check "$pin" ||
+          say "could not install it: the tests that need it (test_trainers, test_ray) skip what it serves"
+      fi
+    done < <(grep -E '^[A-Za-z]' "$rl_requirements" | grep -vE '^(trl|verl|openrlhf)==')
   fi
 fi

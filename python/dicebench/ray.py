@@ -1,0 +1,324 @@
+"""dicebench on a Ray cluster: EvaluatorPool, one actor per GPU (or per CPU evaluator) placed by Ray
+on any node, each holding one dicebench.Evaluator for its life. A batch is shared out in chunks with
+problem affinity (a problem's items go where its reference worker is warm), every actor's queue is
+kept full, and the Judgements come back in input order, as one local Evaluator gives them: each
+actor judges with the same Evaluator and settings. An actor (or its node) that dies has its chunks
+judged again by the others, and a replacement actor is asked for; a chunk's items come back once,
+from the one actor that finished it, so nothing is lost and no item has two results.
+
+    import dicebench.ray
+    pool = dicebench.ray.EvaluatorPool("cuda", size=8, suite="kernelbench-l2", timing=False)
+    judged = pool.judge(problems, completions, reward="correctness")   # list[dicebench.Judgement]
+    pool.stats()                                                       # per actor: node, load, failures
+
+Actors ask Ray for one GPU each (num_gpus=1, which also makes it the only GPU their Evaluator sees)
+and one unit of a custom resource, `dicebench_gpu` by default, that only the nodes (or GPUs) given
+to the reward declare (`ray start --resources '{"dicebench_gpu": 4}'`), so that reward actors never
+take a trainer's GPU; resource=None drops that requirement. On the CPU an actor asks for as many
+CPUs as its Evaluator has workers (`workers`, default 2) and no custom resource unless given one.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+import os
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import ray
+
+from ._dicebench import Error
+from ._record import Judgement
+
+DEFAULT_GPU_RESOURCE = "dicebench_gpu"
+
+
+@ray.remote
+class EvaluatorActor:
+    """One dicebench.Evaluator for the actor's life, on the node Ray placed it on."""
+
+    def __init__(self, device: str, evaluator_args: dict[str, Any]):
+        from ._evaluate import Evaluator
+
+        self.evaluator = Evaluator(device, **evaluator_args)
+
+    def where(self) -> dict[str, Any]:
+        """The node, host, process and GPUs (Ray's ids) of this actor."""
+        context = ray.get_runtime_context()
+        return {"node": context.get_node_id(), "host": socket.gethostname(), "pid": os.getpid(),
+                "gpus": [str(g) for g in ray.get_gpu_ids()], "size": self.evaluator.size}
+
+    def judge(self, items: list[tuple[str, str, str]], completions: bool, reward: str | None,
+              params: dict[str, float]) -> list[dict[str, Any]]:
+        """The Judgements (as plain data) of items (id, problem, response), in order."""
+        judged = self.evaluator.judge([item[1] for item in items], [item[2] for item in items],
+                                      completions=completions, ids=[item[0] for item in items],
+                                      reward=reward, **params)
+        return [judgement.to_dict() for judgement in judged]
+
+    def close(self) -> None:
+        self.evaluator.close()
+
+
+@dataclasses.dataclass
+class _Actor:
+    index: int
+    handle: Any
+    where: dict[str, Any] = dataclasses.field(default_factory=dict)
+    alive: bool = True
+    ready: bool = False  # its Evaluator started (it answered where()): it takes tasks from then on
+    ready_ref: Any = None  # where() asked of a replacement, while it starts
+    items_judged: int = 0
+    chunks_judged: int = 0
+    judge_seconds: float = 0.0
+    in_flight: int = 0
+
+
+@dataclasses.dataclass
+class _Chunk:
+    problem: str
+    indices: list[int]
+
+
+class EvaluatorPool:
+    """Evaluators on a Ray cluster: `size` actors, each holding dicebench.Evaluator(device,
+    **evaluator_args) for its life (see the module's docstring for their placement).
+
+    device: "cuda" or "cpu". size: how many actors. resource: the custom resource each actor takes
+    one unit of (default "dicebench_gpu" on CUDA, none on the CPU; None: none). chunk: items a task
+    carries at most (a problem's items go together; a trainer's group of 16 is one task; with a
+    reward normalised within each problem's items, zscore, a problem's items are one task). depth:
+    tasks each actor holds at once (the next one is there when one ends). replacements: how many
+    actors that died are replaced over the pool's life (default: size); a replacement takes tasks
+    once it has started, wherever Ray finds room for it. actor_options: more of Ray's options for
+    the actors (runtime_env, scheduling_strategy: "SPREAD" by default, ...). address: the cluster to
+    join when Ray is not initialized in this process yet (ray.init(address=...)). start_timeout:
+    seconds an actor may take to start (its Evaluator's workers included) before dicebench.Error.
+    Use as a context manager, or call close()."""
+
+    def __init__(self, device: str = "cuda", size: int = 1, *, resource: str | None | object = ...,
+                 chunk: int = 16, depth: int = 2, replacements: int | None = None,
+                 actor_options: dict[str, Any] | None = None, address: str | None = None,
+                 start_timeout: float = 600.0, **evaluator_args: Any):
+        if device not in ("cuda", "cpu"):
+            raise ValueError(f"device is 'cuda' or 'cpu', not {device!r}")
+        for name, value, least in (("size", size, 1), ("chunk", chunk, 1), ("depth", depth, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} is a whole number from {least}, not {value!r}")
+        if not ray.is_initialized():
+            ray.init(address=address, logging_level="ERROR", include_dashboard=False)
+        if resource is ...:
+            resource = DEFAULT_GPU_RESOURCE if device == "cuda" else None
+        options: dict[str, Any] = {"num_gpus": 1, "num_cpus": 1} if device == "cuda" else {
+            "num_cpus": int(evaluator_args.get("workers", 2))}
+        if resource is not None:
+            options["resources"] = {str(resource): 1}
+        options["scheduling_strategy"] = "SPREAD"  # over the nodes: a node lost takes few actors with it
+        options.update(actor_options or {})
+        self.device = device
+        self._options = options
+        self._evaluator_args = dict(evaluator_args)
+        self._chunk = chunk
+        self._depth = depth
+        self._start_timeout = float(start_timeout)
+        self._replacements_left = size if replacements is None else replacements
+        self._lock = threading.Lock()  # one batch at a time
+        self._closed = False
+        self._affinity: dict[str, int] = {}  # problem -> the actor whose reference is warm for it
+        self.failures: list[dict[str, Any]] = []  # per actor lost: which, where, why, items judged again
+        self._actors: list[_Actor] = []
+        for _ in range(size):
+            self._start_actor()
+        # Every actor has started (its Evaluator made, or its failure known) before the first batch.
+        for actor in list(self._actors):
+            try:
+                actor.where = ray.get(actor.handle.where.remote(), timeout=start_timeout)
+            except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError) as error:
+                self.close()
+                raise Error(f"dicebench.ray: an evaluator actor did not start within {start_timeout:g} s (does the "
+                            f"cluster have {self._options.get('resources') or self._options}?): "
+                            f"{_first_line(error)}") from None
+            actor.ready = True
+
+    def _start_actor(self) -> _Actor:
+        actor = _Actor(index=len(self._actors), handle=EvaluatorActor.options(**self._options).remote(
+            self.device, self._evaluator_args))
+        self._actors.append(actor)
+        return actor
+
+    @property
+    def size(self) -> int:
+        """Actors alive now."""
+        return sum(actor.alive for actor in self._actors)
+
+    def stats(self) -> list[dict[str, Any]]:
+        """Per actor (every one started, alive or not): its node, host, GPUs, whether alive, and its
+        load: items and tasks judged, the seconds those tasks took, tasks in flight. The actors lost
+        are in `failures`: which, where, why, and how many items others judged instead."""
+        return [{"actor": a.index, **a.where, "alive": a.alive, "items_judged": a.items_judged,
+                 "tasks_judged": a.chunks_judged, "task_seconds": round(a.judge_seconds, 3), "in_flight": a.in_flight}
+                for a in self._actors]
+
+    def judge(self, problems: str | Sequence[str], responses: Sequence[str], *, completions: bool = True,
+              ids: Sequence[str] | None = None, reward: str | None = None, **reward_params: float) -> list[Judgement]:
+        """Evaluator.judge() over the pool: one Judgement per response, in input order, never an
+        exception for an item (see dicebench.Evaluator.judge for the arguments). dicebench.Error for
+        the caller's mistakes, and when no actor is left to judge what remains."""
+        if isinstance(responses, str):
+            raise TypeError("responses is a list of strings (one per item), not one string")
+        texts = list(responses)
+        problem_list = [problems] * len(texts) if isinstance(problems, str) else list(problems)
+        if len(problem_list) != len(texts):
+            raise ValueError(f"{len(problem_list)} problems for {len(texts)} responses: give one problem, or one per response")
+        id_list = [""] * len(texts) if ids is None else [str(i) for i in ids]
+        if len(id_list) != len(texts):
+            raise ValueError(f"{len(id_list)} ids for {len(texts)} responses")
+        for what, values in (("problem", problem_list), ("response", texts)):
+            for value in values:
+                if not isinstance(value, str):
+                    raise TypeError(f"each {what} must be text (str), not {type(value).__name__}")
+        if reward is None and reward_params:
+            raise ValueError("reward parameters without a reward shape: give reward=...")
+        params = {str(k): float(v) for k, v in reward_params.items()}
+        items = list(zip(id_list, problem_list, texts))
+        with self._lock:
+            if self._closed:
+                raise Error("this evaluator pool is closed")
+            return self._judge(items, completions, reward, params)
+
+    def _chunks(self, items: list[tuple[str, str, str]], whole_problems: bool) -> collections.deque[_Chunk]:
+        """The batch's tasks: each problem's items in input order, `chunk` at a time, or fewer where
+        the batch is too small to give every actor `depth` tasks of that size; with whole_problems
+        (a reward normalised within each problem's items), each problem's items in one task."""
+        size = max(1, min(self._chunk, math.ceil(len(items) / max(1, self.size * self._depth))))
+        if whole_problems:
+            size = len(items)
+        by_problem: dict[str, list[int]] = {}
+        for index, item in enumerate(items):
+            by_problem.setdefault(item[1], []).append(index)
+        return collections.deque(_Chunk(problem, indices[start:start + size])
+                                 for problem, indices in by_problem.items()
+                                 for start in range(0, len(indices), size))
+
+    def _next_chunk(self, queue: collections.deque[_Chunk], actor: _Actor) -> _Chunk | None:
+        """The task for `actor`: one of a problem it is warm for, else one of a problem no live actor
+        is, else (an actor with nothing to do) any."""
+        live = {a.index for a in self._actors if a.alive}
+        for wanted in (lambda c: self._affinity.get(c.problem) == actor.index,
+                       lambda c: self._affinity.get(c.problem) not in live,
+                       lambda c: actor.in_flight == 0):
+            for chunk in queue:
+                if wanted(chunk):
+                    queue.remove(chunk)
+                    if self._affinity.get(chunk.problem) not in live:
+                        self._affinity[chunk.problem] = actor.index
+                    return chunk
+        return None
+
+    def _judge(self, items: list[tuple[str, str, str]], completions: bool, reward: str | None,
+               params: dict[str, float]) -> list[Judgement]:
+        results: list[Judgement | None] = [None] * len(items)
+        queue = self._chunks(items, bool(params.get("zscore")))
+        running: dict[Any, tuple[_Actor, _Chunk, float]] = {}  # task ref -> actor, chunk, start
+        while queue or running:
+            while queue:  # a task at a time to the least loaded actor that takes one
+                free = sorted((a for a in self._actors if a.alive and a.ready and a.in_flight < self._depth),
+                              key=lambda a: a.in_flight)
+                taken = next(((a, c) for a in free if (c := self._next_chunk(queue, a)) is not None), None)
+                if taken is None:
+                    break
+                actor, chunk = taken
+                ref = actor.handle.judge.remote([items[i] for i in chunk.indices], completions, reward, params)
+                running[ref] = (actor, chunk, time.monotonic())
+                actor.in_flight += 1
+            starting = {a.ready_ref: a for a in self._actors if a.alive and not a.ready and a.ready_ref is not None}
+            if not running and not starting:
+                raise Error(f"dicebench.ray: no evaluator actor is left to judge {sum(len(c.indices) for c in queue)} "
+                            f"item(s) ({len(self.failures)} lost, the last: "
+                            f"{self.failures[-1]['error'] if self.failures else 'none'})")
+            done, _ = ray.wait(list(running) + list(starting), num_returns=1,
+                               timeout=None if running else self._start_timeout)
+            if not done and not running:  # replacements that never started (no room for them)
+                for actor in starting.values():
+                    self._lose(actor, Error(f"it did not start within {self._start_timeout:g} s"), running, queue)
+                continue
+            for ref in done:
+                if ref in starting:
+                    self._started(starting[ref], ref, running, queue)
+                    continue
+                actor, chunk, started = running.pop(ref)
+                actor.in_flight -= 1
+                try:
+                    judged = ray.get(ref)
+                except ray.exceptions.RayActorError as error:
+                    self._lose(actor, error, running, queue, chunk)
+                    continue
+                for index, data in zip(chunk.indices, judged):
+                    results[index] = Judgement.from_json(data)
+                actor.items_judged += len(chunk.indices)
+                actor.chunks_judged += 1
+                actor.judge_seconds += time.monotonic() - started
+        return [judgement for judgement in results if judgement is not None]
+
+    def _started(self, actor: _Actor, ref: Any, running: dict, queue: collections.deque[_Chunk]) -> None:
+        """A replacement's where() came back: it takes tasks from now on (or it failed to start)."""
+        actor.ready_ref = None
+        try:
+            actor.where = ray.get(ref)
+            actor.ready = True
+        except ray.exceptions.RayError as error:
+            self._lose(actor, error, running, queue)
+
+    def _lose(self, actor: _Actor, error: BaseException, running: dict, queue: collections.deque[_Chunk],
+              failed: _Chunk | None = None) -> None:
+        """An actor died: its tasks in flight go back to the queue's front, to be judged by the others,
+        and a replacement is asked for while replacements are left (Ray places it where there is room;
+        it takes tasks once started)."""
+        again = ([failed] if failed else []) + [chunk for a, chunk, _ in running.values() if a is actor]
+        for ref in [r for r, (a, _, _) in running.items() if a is actor]:
+            del running[ref]
+        for lost in reversed(again):
+            queue.appendleft(lost)
+        if not actor.alive:
+            return
+        actor.alive = False
+        actor.in_flight = 0
+        self.failures.append({"actor": actor.index, "node": actor.where.get("node", ""),
+                              "host": actor.where.get("host", ""), "error": _first_line(error),
+                              "items_judged_again": sum(len(chunk.indices) for chunk in again)})
+        try:
+            ray.kill(actor.handle)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+        if self._replacements_left > 0:
+            self._replacements_left -= 1
+            replacement = self._start_actor()
+            replacement.ready_ref = replacement.handle.where.remote()
+
+    def close(self) -> None:
+        """Ends every actor (their Evaluators' workers with them); later calls raise dicebench.Error."""
+        self._closed = True
+        for actor in self._actors:
+            if actor.alive:
+                try:
+                    ray.get(actor.handle.close.remote(), timeout=60)
+                except ray.exceptions.RayError:
+                    pass
+                ray.kill(actor.handle)
+                actor.alive = False
+
+    def __enter__(self) -> EvaluatorPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

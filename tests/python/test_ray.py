@@ -1,0 +1,133 @@
+"""dicebench.ray.EvaluatorPool on a local multi-node Ray cluster (ray.cluster_utils.Cluster) with CPU
+actors: a batch with every failure kind gets the Judgements one local Evaluator gives, in input
+order, shared over actors on two nodes; a node killed mid-batch loses nothing and judges nothing
+twice (its tasks are judged by the other actor, and a replacement starts where there is room).
+Exits 77 (skipped) where Ray is not installed."""
+
+import sys
+import threading
+import time
+import unittest
+
+try:
+    import ray
+    from ray.cluster_utils import Cluster
+except ImportError:
+    print("ray is not installed: skipped")
+    sys.exit(77)
+
+import dicebench
+import dicebench.ray
+from support import KERNELBENCH, NOT_A_CANDIDATE
+
+TIMEOUT = 6.0  # a hang costs this much
+SETTINGS = {"suite": "kernelbench-l1", "config": {"kernelbench.root": KERNELBENCH}, "timing": False,
+            "timeout": TIMEOUT, "trials": 1, "workers": 1, "spares": 1}
+ANSWERS = {1: "xs[0] + xs[1]", 2: "torch.relu(xs[0]) ** 2"}
+KINDS = {
+    "correct": "return {answer}",
+    "output_mismatch": "return {answer} + 1.0",
+    "shape_mismatch": "return ({answer}).unsqueeze(0)",
+    "runtime_error": "raise RuntimeError('not today')",
+    "crashed": "os.abort()",
+    "timeout": "while True:\n            pass",
+}
+EVERY_KIND = list(KINDS) + ["compile_failed", "no_model_new", "no_code_block"]
+
+
+def completion(kind: str, problem: int, note: int) -> str:
+    """What a policy writes for `problem`, failing in the way `kind` says."""
+    if kind == "no_code_block":
+        return f"attempt {note}: no code this time"
+    if kind == "compile_failed":
+        code = "import torch\n\nclass ModelNew(torch.nn.Module)\n    pass\n"
+    elif kind == "no_model_new":
+        code = NOT_A_CANDIDATE
+    else:
+        code = ("import os\nimport torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                "    def __init__(self, *args):\n        super().__init__()\n\n"
+                f"    def forward(self, *xs):\n        {KINDS[kind].format(answer=ANSWERS[problem])}\n")
+    return f"Attempt {note}:\n\n```python\n{code}```\n"
+
+
+def comparable(judgement: dicebench.Judgement) -> tuple:
+    e = judgement.evaluation
+    return (judgement.id, judgement.status, judgement.candidate, judgement.reward,
+            e.verdict if e else None, e.error_class if e else None)
+
+
+class PoolOnACluster(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        # The head takes no actor (it has no dicebench_cpu); node A has room for two, node B for one.
+        cls.cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+        cls.node_a = cls.cluster.add_node(num_cpus=2, resources={"dicebench_cpu": 2})
+        cls.node_b = cls.cluster.add_node(num_cpus=1, resources={"dicebench_cpu": 1})
+        ray.init(address=cls.cluster.address, logging_level="ERROR", include_dashboard=False)
+        cls.pool = dicebench.ray.EvaluatorPool("cpu", size=2, resource="dicebench_cpu", **SETTINGS)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.pool.close()
+        ray.shutdown()
+        cls.cluster.shutdown()
+
+    def test_1_every_failure_kind_as_one_local_evaluator_judges_it(self):
+        # Every kind for problem 1, three for problem 2: two problems, so that affinity has a choice.
+        items = [(1, completion(kind, 1, n)) for n, kind in enumerate(EVERY_KIND)]
+        items += [(2, completion(kind, 2, n)) for n, kind in enumerate(["correct", "output_mismatch", "compile_failed"])]
+        problems = [f"kernelbench/level1/{p}" for p, _ in items]
+        ids = [f"item-{i}" for i in range(len(items))]
+        judged = self.pool.judge(problems, [text for _, text in items], ids=ids, reward="correctness", zscore=1)
+        # The actors spread over both nodes (SPREAD), and both judged.
+        stats = self.pool.stats()
+        self.assertEqual({s["node"] for s in stats}, {self.node_a.node_id, self.node_b.node_id}, stats)
+        self.assertTrue(all(s["items_judged"] > 0 for s in stats), stats)
+        self.assertEqual(sum(s["items_judged"] for s in stats), len(items))
+        with dicebench.Evaluator("cpu", **SETTINGS) as local:
+            expected = local.judge(problems, [text for _, text in items], ids=ids, reward="correctness", zscore=1)
+        self.assertEqual([comparable(j) for j in judged], [comparable(j) for j in expected])
+        verdicts = {j.evaluation.verdict for j in judged}
+        self.assertEqual(verdicts, {"correct", "output_mismatch", "shape_mismatch", "runtime_error", "crashed",
+                                    "timeout", "compile_failed", "extraction_failed"})
+
+    def test_2_a_node_killed_mid_batch_loses_nothing_and_judges_nothing_twice(self):
+        items = [(problem, completion("correct" if n % 3 else "output_mismatch", problem, n))
+                 for n in range(6) for problem in (1, 2)]
+        ids = [f"kill-{i}" for i in range(len(items))]
+        on_b = [s for s in self.pool.stats() if s["alive"] and s["node"] == self.node_b.node_id]
+        self.assertEqual(len(on_b), 1)
+        before = {s["actor"]: s["items_judged"] for s in self.pool.stats()}
+        outcome = {}
+
+        def run():
+            outcome["judged"] = self.pool.judge([f"kernelbench/level1/{p}" for p, _ in items], [t for _, t in items],
+                                                ids=ids)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not self.pool.stats()[on_b[0]["actor"]]["in_flight"]:
+            time.sleep(0.05)
+        time.sleep(1.0)  # its task under way
+        self.cluster.remove_node(self.node_b, allow_graceful=False)
+        thread.join(timeout=300)
+        self.assertFalse(thread.is_alive())
+        judged = outcome["judged"]
+        self.assertEqual([j.id for j in judged], ids)  # every item once, in input order
+        self.assertEqual([j.status for j in judged], ["judged"] * len(items))
+        self.assertEqual([j.evaluation.verdict for j in judged],
+                         ["correct" if n % 3 else "output_mismatch" for n in range(6) for _ in (1, 2)])
+        self.assertEqual(len(self.pool.failures), 1, self.pool.failures)
+        lost = self.pool.failures[0]
+        self.assertEqual(lost["node"], self.node_b.node_id)
+        self.assertGreater(lost["items_judged_again"], 0)
+        # Tasks that came back were counted once each: the items judged in this batch add up to the batch.
+        stats = self.pool.stats()
+        self.assertEqual(sum(s["items_judged"] for s in stats) - sum(before.values()), len(items), stats)
+        self.assertEqual(len(stats), 3)  # a replacement was asked for, on node A (the room that is left)
+        self.assertFalse(stats[on_b[0]["actor"]]["alive"])
+
+
+if __name__ == "__main__":
+    unittest.main()
