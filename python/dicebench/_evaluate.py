@@ -38,6 +38,32 @@ def _worker_executable() -> str:
     return worker
 
 
+def judge_arguments(problems: str | Sequence[str], responses: Sequence[str], ids: Sequence[str] | None,
+                    reward: str | None, reward_params: dict[str, Any],
+                    default_ids: Sequence[str] | None = None) -> tuple[list[tuple[str, str, str]], dict[str, float]]:
+    """judge()'s batch, checked: its items (id, problem, response) and the reward's parameters.
+    TypeError or ValueError for the caller's mistakes. Items without ids get default_ids (else "")."""
+    if isinstance(responses, str):
+        raise TypeError("responses is a list of strings (one per item), not one string")
+    texts = list(responses)
+    problem_list = [problems] * len(texts) if isinstance(problems, str) else list(problems)
+    if len(problem_list) != len(texts):
+        raise ValueError(f"{len(problem_list)} problems for {len(texts)} responses: give one problem, or one per response")
+    if ids is not None:
+        id_list = [str(i) for i in ids]
+    else:
+        id_list = list(default_ids) if default_ids is not None else [""] * len(texts)
+    if len(id_list) != len(texts):
+        raise ValueError(f"{len(id_list)} ids for {len(texts)} responses")
+    for what, values in (("problem", problem_list), ("response", texts)):
+        for value in values:
+            if not isinstance(value, str):
+                raise TypeError(f"each {what} must be text (str), not {type(value).__name__}")
+    if reward is None and reward_params:
+        raise ValueError("reward parameters without a reward shape: give reward=...")
+    return list(zip(id_list, problem_list, texts)), {str(k): float(v) for k, v in reward_params.items()}
+
+
 class Evaluator:
     """Evaluates candidates with fixed settings through a pool of isolated workers.
 
@@ -177,26 +203,11 @@ class Evaluator:
         reward="correct_plus_speedup", correct_weight=0.3; each judged item then has its reward, and
         the record says which shape and parameters made it. dicebench.Error only for the caller's
         mistakes: completions without a suite, an unknown shape or parameter, a closed Evaluator."""
-        if isinstance(responses, str):
-            raise TypeError("responses is a list of strings (one per item), not one string")
-        texts = list(responses)
-        problem_list = [problems] * len(texts) if isinstance(problems, str) else list(problems)
-        if len(problem_list) != len(texts):
-            raise ValueError(f"{len(problem_list)} problems for {len(texts)} responses: give one problem, or one per response")
-        id_list = [""] * len(texts) if ids is None else [str(i) for i in ids]
-        if len(id_list) != len(texts):
-            raise ValueError(f"{len(id_list)} ids for {len(texts)} responses")
-        for what, values in (("problem", problem_list), ("response", texts)):
-            for value in values:
-                if not isinstance(value, str):
-                    raise TypeError(f"each {what} must be text (str), not {type(value).__name__}")
-        if reward is None and reward_params:
-            raise ValueError("reward parameters without a reward shape: give reward=...")
+        batch, params = judge_arguments(problems, responses, ids, reward, reward_params)
         with self._lock:
             if self._closed:
                 raise Error("this evaluation session is closed")
-        items = [(i, p, r, completions) for i, p, r in zip(id_list, problem_list, texts)]
-        params = {str(k): float(v) for k, v in reward_params.items()}
+        items = [(i, p, r, completions) for i, p, r in batch]
         return [self._judgement(json.loads(text)) for text in self._pool.judge(items, reward, params)]
 
     def _judgement(self, data: dict[str, Any]) -> Judgement:

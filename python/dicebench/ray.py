@@ -33,6 +33,7 @@ from typing import Any
 import ray
 
 from ._dicebench import Error
+from ._evaluate import judge_arguments
 from ._record import Judgement
 
 DEFAULT_GPU_RESOURCE = "dicebench_gpu"
@@ -169,23 +170,7 @@ class EvaluatorPool:
         """Evaluator.judge() over the pool: one Judgement per response, in input order, never an
         exception for an item (see dicebench.Evaluator.judge for the arguments). dicebench.Error for
         the caller's mistakes, and when no actor is left to judge what remains."""
-        if isinstance(responses, str):
-            raise TypeError("responses is a list of strings (one per item), not one string")
-        texts = list(responses)
-        problem_list = [problems] * len(texts) if isinstance(problems, str) else list(problems)
-        if len(problem_list) != len(texts):
-            raise ValueError(f"{len(problem_list)} problems for {len(texts)} responses: give one problem, or one per response")
-        id_list = [""] * len(texts) if ids is None else [str(i) for i in ids]
-        if len(id_list) != len(texts):
-            raise ValueError(f"{len(id_list)} ids for {len(texts)} responses")
-        for what, values in (("problem", problem_list), ("response", texts)):
-            for value in values:
-                if not isinstance(value, str):
-                    raise TypeError(f"each {what} must be text (str), not {type(value).__name__}")
-        if reward is None and reward_params:
-            raise ValueError("reward parameters without a reward shape: give reward=...")
-        params = {str(k): float(v) for k, v in reward_params.items()}
-        items = list(zip(id_list, problem_list, texts))
+        items, params = judge_arguments(problems, responses, ids, reward, reward_params)
         with self._lock:
             if self._closed:
                 raise Error("this evaluator pool is closed")

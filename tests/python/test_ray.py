@@ -18,36 +18,22 @@ except ImportError:
 
 import dicebench
 import dicebench.ray
-from support import KERNELBENCH, NOT_A_CANDIDATE
+from support import KERNELBENCH
+from test_judge import candidate
+from test_judge import completion as judge_completion
 
 TIMEOUT = 6.0  # a hang costs this much
 SETTINGS = {"suite": "kernelbench-l1", "config": {"kernelbench.root": KERNELBENCH}, "timing": False,
             "timeout": TIMEOUT, "trials": 1, "workers": 1, "spares": 1}
-ANSWERS = {1: "xs[0] + xs[1]", 2: "torch.relu(xs[0]) ** 2"}
-KINDS = {
-    "correct": "return {answer}",
-    "output_mismatch": "return {answer} + 1.0",
-    "shape_mismatch": "return ({answer}).unsqueeze(0)",
-    "runtime_error": "raise RuntimeError('not today')",
-    "crashed": "os.abort()",
-    "timeout": "while True:\n            pass",
-}
-EVERY_KIND = list(KINDS) + ["compile_failed", "no_model_new", "no_code_block"]
+EVERY_KIND = ["correct", "output_mismatch", "shape_mismatch", "runtime_error", "crashed", "timeout", "compile_failed",
+              "no_model_new", "no_code_block"]
 
 
 def completion(kind: str, problem: int, note: int) -> str:
-    """What a policy writes for `problem`, failing in the way `kind` says."""
+    """What a policy writes for `problem`, failing in the way `kind` says (test_judge's candidates)."""
     if kind == "no_code_block":
         return f"attempt {note}: no code this time"
-    if kind == "compile_failed":
-        code = "import torch\n\nclass ModelNew(torch.nn.Module)\n    pass\n"
-    elif kind == "no_model_new":
-        code = NOT_A_CANDIDATE
-    else:
-        code = ("import os\nimport torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
-                "    def __init__(self, *args):\n        super().__init__()\n\n"
-                f"    def forward(self, *xs):\n        {KINDS[kind].format(answer=ANSWERS[problem])}\n")
-    return f"Attempt {note}:\n\n```python\n{code}```\n"
+    return judge_completion(candidate(kind, problem), note)
 
 
 def comparable(judgement: dicebench.Judgement) -> tuple:

@@ -34,6 +34,8 @@ from typing import Any
 
 import dicebench
 
+from .._evaluate import judge_arguments
+
 ENDPOINT = "/v1/evaluate/batch"
 RETRIED_STATUSES = frozenset({429, 502, 503, 504})
 _LIMIT = re.compile(r"at most (\d+)")
@@ -119,28 +121,13 @@ class RemoteJudge:
         Judgement per response, in input order. Items without an id of the caller's get a unique one
         here (their Judgement's id), which makes a retried request safe; ids of the caller's must be
         unique to what they name, as the service answers an id it knows from its store."""
-        if isinstance(responses, str):
-            raise TypeError("responses is a list of strings (one per item), not one string")
-        texts = list(responses)
-        problem_list = [problems] * len(texts) if isinstance(problems, str) else list(problems)
-        if len(problem_list) != len(texts):
-            raise ValueError(f"{len(problem_list)} problems for {len(texts)} responses: give one problem, or one per response")
-        if ids is None:
-            batch = uuid.uuid4().hex
-            id_list = [f"{batch}-{i}" for i in range(len(texts))]
-        else:
-            id_list = [str(i) for i in ids]
-        if len(id_list) != len(texts):
-            raise ValueError(f"{len(id_list)} ids for {len(texts)} responses")
-        for what, values in (("problem", problem_list), ("response", texts)):
-            for value in values:
-                if not isinstance(value, str):
-                    raise TypeError(f"each {what} must be text (str), not {type(value).__name__}")
-        if reward is None and reward_params:
-            raise ValueError("reward parameters without a reward shape: give reward=...")
+        texts = responses if isinstance(responses, str) else list(responses)
+        batch = uuid.uuid4().hex
+        checked, params = judge_arguments(problems, texts, ids, reward, reward_params,
+                                          default_ids=[f"{batch}-{i}" for i in range(len(texts))])
         field = "completion" if completions else "candidate"
-        items = [{"id": i, "problem": p, field: r} for i, p, r in zip(id_list, problem_list, texts)]
-        shape = None if reward is None else {"shape": reward, "params": {str(k): float(v) for k, v in reward_params.items()}}
+        items = [{"id": i, "problem": p, field: r} for i, p, r in checked]
+        shape = None if reward is None else {"shape": reward, "params": params}
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         grouped = bool(reward_params.get("zscore"))
         while True:
