@@ -55,12 +55,14 @@ class EvaluatorActor:
                 "gpus": [str(g) for g in ray.get_gpu_ids()], "size": self.evaluator.size}
 
     def judge(self, items: list[tuple[str, str, str]], completions: bool, reward: str | None,
-              params: dict[str, float]) -> list[dict[str, Any]]:
-        """The Judgements (as plain data) of items (id, problem, response), in order."""
+              params: dict[str, float]) -> tuple[list[dict[str, Any]], float]:
+        """The Judgements (as plain data) of items (id, problem, response), in order, and the seconds
+        the Evaluator took for them (the rest of a task's round trip is Ray's)."""
+        started = time.perf_counter()
         judged = self.evaluator.judge([item[1] for item in items], [item[2] for item in items],
                                       completions=completions, ids=[item[0] for item in items],
                                       reward=reward, **params)
-        return [judgement.to_dict() for judgement in judged]
+        return [judgement.to_dict() for judgement in judged], time.perf_counter() - started
 
     def close(self) -> None:
         self.evaluator.close()
@@ -76,7 +78,8 @@ class _Actor:
     ready_ref: Any = None  # where() asked of a replacement, while it starts
     items_judged: int = 0
     chunks_judged: int = 0
-    judge_seconds: float = 0.0
+    judge_seconds: float = 0.0  # round trips of its tasks (submitted -> result here)
+    evaluator_seconds: float = 0.0  # of which its Evaluator's own work
     in_flight: int = 0
 
 
@@ -100,7 +103,7 @@ class EvaluatorPool:
     the actors (runtime_env, scheduling_strategy: "SPREAD" by default, ...). address: the cluster to
     join when Ray is not initialized in this process yet (ray.init(address=...)). start_timeout:
     seconds an actor may take to start (its Evaluator's workers included) before dicebench.Error.
-    Use as a context manager, or call close()."""
+    `chunk` and `depth` may be changed between batches. Use as a context manager, or call close()."""
 
     def __init__(self, device: str = "cuda", size: int = 1, *, resource: str | None | object = ...,
                  chunk: int = 16, depth: int = 2, replacements: int | None = None,
@@ -124,8 +127,8 @@ class EvaluatorPool:
         self.device = device
         self._options = options
         self._evaluator_args = dict(evaluator_args)
-        self._chunk = chunk
-        self._depth = depth
+        self.chunk = chunk
+        self.depth = depth
         self._start_timeout = float(start_timeout)
         self._replacements_left = size if replacements is None else replacements
         self._lock = threading.Lock()  # one batch at a time
@@ -159,10 +162,13 @@ class EvaluatorPool:
 
     def stats(self) -> list[dict[str, Any]]:
         """Per actor (every one started, alive or not): its node, host, GPUs, whether alive, and its
-        load: items and tasks judged, the seconds those tasks took, tasks in flight. The actors lost
+        load: items and tasks judged, the seconds those tasks took from submission to result
+        (task_seconds) and of those its Evaluator's own (evaluator_seconds: the rest, queueing
+        behind its other task included, is Ray's and the wait), tasks in flight. The actors lost
         are in `failures`: which, where, why, and how many items others judged instead."""
         return [{"actor": a.index, **a.where, "alive": a.alive, "items_judged": a.items_judged,
-                 "tasks_judged": a.chunks_judged, "task_seconds": round(a.judge_seconds, 3), "in_flight": a.in_flight}
+                 "tasks_judged": a.chunks_judged, "task_seconds": round(a.judge_seconds, 3),
+                 "evaluator_seconds": round(a.evaluator_seconds, 3), "in_flight": a.in_flight}
                 for a in self._actors]
 
     def judge(self, problems: str | Sequence[str], responses: Sequence[str], *, completions: bool = True,
@@ -180,7 +186,7 @@ class EvaluatorPool:
         """The batch's tasks: each problem's items in input order, `chunk` at a time, or fewer where
         the batch is too small to give every actor `depth` tasks of that size; with whole_problems
         (a reward normalised within each problem's items), each problem's items in one task."""
-        size = max(1, min(self._chunk, math.ceil(len(items) / max(1, self.size * self._depth))))
+        size = max(1, min(self.chunk, math.ceil(len(items) / max(1, self.size * self.depth))))
         if whole_problems:
             size = len(items)
         by_problem: dict[str, list[int]] = {}
@@ -212,7 +218,7 @@ class EvaluatorPool:
         running: dict[Any, tuple[_Actor, _Chunk, float]] = {}  # task ref -> actor, chunk, start
         while queue or running:
             while queue:  # a task at a time to the least loaded actor that takes one
-                free = sorted((a for a in self._actors if a.alive and a.ready and a.in_flight < self._depth),
+                free = sorted((a for a in self._actors if a.alive and a.ready and a.in_flight < self.depth),
                               key=lambda a: a.in_flight)
                 taken = next(((a, c) for a in free if (c := self._next_chunk(queue, a)) is not None), None)
                 if taken is None:
@@ -239,7 +245,7 @@ class EvaluatorPool:
                 actor, chunk, started = running.pop(ref)
                 actor.in_flight -= 1
                 try:
-                    judged = ray.get(ref)
+                    judged, evaluator_seconds = ray.get(ref)
                 except ray.exceptions.RayActorError as error:
                     self._lose(actor, error, running, queue, chunk)
                     continue
@@ -248,6 +254,7 @@ class EvaluatorPool:
                 actor.items_judged += len(chunk.indices)
                 actor.chunks_judged += 1
                 actor.judge_seconds += time.monotonic() - started
+                actor.evaluator_seconds += evaluator_seconds
         return [judgement for judgement in results if judgement is not None]
 
     def _started(self, actor: _Actor, ref: Any, running: dict, queue: collections.deque[_Chunk]) -> None:
