@@ -66,9 +66,9 @@ struct Assembly {
     }
   }
 
-  // Every one of `wanted` choices ended with its finish_reason (no error event).
-  bool finished(size_t wanted) const {
-    if (!error.is_null() || choices.size() < std::max<size_t>(wanted, 1)) return false;
+  // At least one choice came, and every one that came ended with its finish_reason (no error event).
+  bool finished() const {
+    if (!error.is_null() || choices.empty()) return false;
     return std::all_of(choices.begin(), choices.end(),
                        [](const auto& entry) { return !entry.second.finish_reason.is_null(); });
   }
@@ -96,7 +96,7 @@ struct Assembly {
 
 }  // namespace
 
-AssembledStream assemble_event_stream(std::string_view events, size_t choices) {
+AssembledStream assemble_event_stream(std::string_view events) {
   Assembly assembly;
   std::string data;  // the data lines of the event being read
   bool has_data = false;
@@ -122,7 +122,7 @@ AssembledStream assemble_event_stream(std::string_view events, size_t choices) {
     start = end + 1;
   }
   if (has_data) assembly.event(data);
-  return {assembly.body(), assembly.done || assembly.finished(choices)};
+  return {assembly.body(), assembly.done || assembly.finished()};
 }
 
 bool is_event_stream(std::string_view content_type) {

@@ -39,14 +39,6 @@ struct Transfer {
   char error[CURL_ERROR_SIZE] = {};
 };
 
-// How many choices a chat request asks for (its n; 1 without one, or for a body that is no request).
-size_t requested_choices(const std::string& request_body) {
-  const auto request = nlohmann::json::parse(request_body, nullptr, /*allow_exceptions=*/false);
-  if (request.is_object() && request.contains("n") && request["n"].is_number_unsigned())
-    return std::max<size_t>(1, request["n"].get<size_t>());
-  return 1;
-}
-
 size_t on_body(char* data, size_t size, size_t count, void* user) {
   auto* transfer = static_cast<Transfer*>(user);
   transfer->body.append(data, size * count);
@@ -207,7 +199,9 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
                            ? "up to " + duration_text(std::max(0.0, settings.retry_window_s - oldest)) +
                                  " s more (openai.retry_window_s = " + seconds_text(settings.retry_window_s) + " s)"
                            : "without a window (openai.retry_window_s = 0)";
-    if (settings.max_retries) left += ", " + std::to_string(*settings.max_retries) + " retries at most (openai.max_retries)";
+    if (settings.max_retries)
+      left += ", " + std::to_string(*settings.max_retries) + (*settings.max_retries == 1 ? " retry" : " retries") +
+              " at most (openai.max_retries)";
     settings.log_retries("openai: retrying " + std::to_string(retrying) + " request(s) after: " + wave_failure +
                          "; the oldest has been retried for " + duration_text(oldest) + " s and goes on " + left);
     wave_retries = false;
@@ -227,13 +221,13 @@ bool send_all(const std::vector<HttpRequest>& requests, const TransferSettings& 
     bool streamed = false;
     if (status >= 200 && status < 300 && is_event_stream(t.content_type)) {
       // The transfer ended cleanly here: complete with [DONE], or with every choice's finish_reason.
-      AssembledStream assembled = assemble_event_stream(t.body, requested_choices(requests[t.index].body));
+      AssembledStream assembled = assemble_event_stream(t.body);
       streamed = true;
       if (assembled.complete) {
         t.body = std::move(assembled.body);
       } else {
         status = 0;
-        transport_error = "the reply stream ended before its end (no data: [DONE], and not every choice finished)";
+        transport_error = "the reply stream ended before its end (no data: [DONE], and a choice not finished)";
       }
     }
     // A reply the server aborted (vLLM shutting down ends what is in flight so) is no answer either.

@@ -38,6 +38,9 @@ struct dicebench_model {
   Settings settings;
   std::string authorization;  // "Authorization: Bearer <key>", or empty
   std::unique_ptr<RequestCache> cache;
+  // Whether the server is known to serve the model: its model list named it, or a request for it
+  // was answered. Until then the first request goes alone, and its refusal is the run's one error.
+  bool model_confirmed = false;
 };
 
 namespace {
@@ -81,8 +84,8 @@ bool ends_with_v1(const std::string& base_url) {
 // Asks the server for its model list once, before anything is stored: an address that answers
 // nothing, a key it refuses or that is missing, a base URL that is not the API's root (no /v1),
 // or a model it does not serve is one error. A max_tokens beyond the served model's context
-// length (vLLM's max_model_len) is warned about.
-void check_server(const dicebench_model& model) {
+// length (vLLM's max_model_len) is warned about. True where the list names the model.
+bool check_server(const dicebench_model& model) {
   const Settings& settings = model.settings;
   TransferSettings probe = transfer_settings(model);
   probe.concurrency = 1;
@@ -90,6 +93,7 @@ void check_server(const dicebench_model& model) {
   probe.max_retries = 1;
   probe.retry_window_s = 5;
   probe.backoff.base_s = 0.2;
+  probe.log_retries = nullptr;  // its failure is the error line itself
   HttpReply reply;
   send_all(
       {{settings.base_url + "/models", ""}}, probe, [] { return false; },
@@ -119,10 +123,10 @@ void check_server(const dicebench_model& model) {
     model.host.log(DICEBENCH_LOG_WARN, "openai: " + settings.base_url + "/models answered HTTP " +
                                            std::to_string(reply.status) + " (" + error_message(reply.body) +
                                            "); the served models are not checked");
-    return;
+    return false;
   }
   const auto served = read_model_list(reply.body);
-  if (!served || served->ids.empty()) return;  // a server that lists nothing: nothing to check against
+  if (!served || served->ids.empty()) return false;  // a server that lists nothing: nothing to check against
   const std::vector<std::string>& ids = served->ids;
   if (std::find(ids.begin(), ids.end(), settings.model) == ids.end()) {
     std::string names;
@@ -140,6 +144,7 @@ void check_server(const dicebench_model& model) {
             "max_model_len " + std::to_string(length->second) + " (from " + settings.base_url +
             "/models), which holds the prompt and the completion together: the server will refuse the requests "
             "or cut their completions");
+  return true;
 }
 
 // The statistics of an answered sample.
@@ -231,7 +236,7 @@ dicebench_status openai_prepare(dicebench_model* model, const dicebench_generati
     size_t cached = 0;
     for (size_t i = 0; i < count && model->cache; ++i)
       if (model->cache->find(prepare_request(*model, requests[i]).key)) ++cached;
-    if (cached < count) check_server(*model);
+    if (cached < count && !model->model_confirmed) model->model_confirmed = check_server(*model);
     if (cached)
       model->host.log(DICEBENCH_LOG_INFO, "openai: " + std::to_string(cached) + " of " + std::to_string(count) +
                                               " requests answered from the request cache");
@@ -304,6 +309,7 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
     // The first failure that is no sample result; once set, nothing new is sent.
     std::string unavailable;
     double unavailable_retried_s = 0;  // how long its request was retried
+    std::string refused_first;  // the refusal of the first request of a model not confirmed yet
     // Sends the groups; returns the requests a reply held no choice for (a server ignoring "n").
     const auto send_groups = [&](const std::vector<std::vector<size_t>>& groups,
                                  std::vector<size_t>& short_of_choices) {
@@ -325,6 +331,12 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
           if (nlohmann::json::parse(reply.body, nullptr, false).contains("error"))
             failure = "the server's reply is an error" + tries + ": " + error_message(reply.body);
         }
+        if (!failure.empty() && !model->model_confirmed && reply.status >= 400 && reply.status < 500 &&
+            !server_unavailable(reply)) {
+          refused_first = failure;  // not a sample's failure: the run's (nothing of it is stored)
+          return;
+        }
+        if (failure.empty()) model->model_confirmed = true;
         if (!failure.empty() && server_unavailable(reply)) {
           if (unavailable.empty()) {
             unavailable = failure;
@@ -361,7 +373,23 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
           [&] { return !unavailable.empty(); });
     };
     std::vector<size_t> short_of_choices;
-    bool finished = send_groups(group_requests(*model, requests, unanswered), short_of_choices);
+    std::vector<std::vector<size_t>> groups = group_requests(*model, requests, unanswered);
+    // A model the server's list did not confirm (it lists none, or the list failed): the first
+    // request goes alone, and a refusal of it (a final 4xx: "not served", "pinned to another
+    // model") stops the run with one error line before anything more is stored.
+    if (!model->model_confirmed && !groups.empty()) {
+      const std::vector<std::vector<size_t>> first(groups.begin(), groups.begin() + 1);
+      groups.erase(groups.begin());
+      if (!send_groups(first, short_of_choices)) return DICEBENCH_CANCELLED;
+      if (!refused_first.empty()) {
+        sdk::set_error(error, "openai: the server refused the first request for the model '" + settings.model +
+                                  "': " + refused_first + "; its model list (" + settings.base_url +
+                                  "/models) did not name the model, so it was not checked before: is --model "
+                                  "openai:NAME a model this server serves? Nothing more was stored");
+        return DICEBENCH_FAILED;
+      }
+    }
+    bool finished = groups.empty() || send_groups(groups, short_of_choices);
     if (finished && unavailable.empty() && !short_of_choices.empty()) {
       model->host.log(DICEBENCH_LOG_INFO, "openai: the server gave fewer choices than \"n\" asked for; asking for " +
                                               std::to_string(short_of_choices.size()) + " sample(s) one by one");

@@ -3,7 +3,8 @@ behaves like vLLM's where the tests need it.
 
 Listens on 127.0.0.1 on --port (default: a free one), written to --port-file. Like vLLM:
 GET /v1/models lists the served models (--served-model-name, comma-separated) with their
-max_model_len (--max-model-len); a path outside /v1 (or an unknown one) answers 404
+max_model_len (--max-model-len), or none with --unlisted (as `transformers serve` pinned to one model,
+which then answers 400 to a chat request for another); a path outside /v1 (or an unknown one) answers 404
 {"detail": "Not Found"}; a chat request for a model it does not serve answers 404 with an
 OpenAI-style error object, and one with top_p = 0 a 400; with --require-key, a request without
 "Authorization: Bearer <--key>" answers 401 {"error": "Unauthorized"}; "n" choices share one usage
@@ -61,6 +62,9 @@ def main():
     parser.add_argument("--max-model-len", type=int, default=4096)
     parser.add_argument("--ignore-n", action="store_true", help="answer one choice whatever n asks")
     parser.add_argument("--require-key", action="store_true", help="answer 401 to requests without --key")
+    parser.add_argument("--unlisted", action="store_true",
+                        help="as transformers serve pinned to one model: GET /v1/models lists none, and a chat "
+                             "request for another model answers 400")
     parser.add_argument("--no-done", action="store_true",
                         help="end streams as transformers serve does: the finish_reason and usage chunks, then a "
                              "clean close, without data: [DONE]")
@@ -118,7 +122,8 @@ def main():
                 state["models_requests"] += 1
                 write_stats()
             data = [{"id": name, "object": "model", "created": 1700000000, "owned_by": "vllm", "root": name,
-                     "parent": None, "max_model_len": args.max_model_len, "permission": []} for name in served]
+                     "parent": None, "max_model_len": args.max_model_len, "permission": []}
+                    for name in ([] if args.unlisted else served)]
             self.reply(200, json.dumps({"object": "list", "data": data}))
 
         def do_POST(self):
@@ -166,6 +171,9 @@ def main():
                 self.reply(200, "<html>not json at all</html>")
             elif behaviour == "notchat":
                 self.reply(200, json.dumps({"object": "list", "data": []}))
+            elif request.get("model") not in served and args.unlisted:
+                self.error(400, "Server is pinned to '%s'; requested '%s'." % (served[0], request.get("model")),
+                           "BadRequestError")
             elif request.get("model") not in served:
                 self.error(404, "The model `%s` does not exist." % request.get("model"), "NotFoundError")
             elif request.get("top_p") is not None and float(request["top_p"]) <= 0:

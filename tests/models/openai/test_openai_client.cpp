@@ -219,8 +219,9 @@ TEST_CASE("openai streamed replies: server-sent events read back into one chat c
 
   // Cut before [DONE] and before a finish_reason: incomplete. An error event is the reply.
   CHECK_FALSE(assemble_event_stream("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n").complete);
-  // Without [DONE] (transformers serve ends streams so), complete once every choice asked for has its
-  // finish_reason; a choice still open, or one asked for and never begun, leaves it cut.
+  // Without [DONE] (transformers serve ends streams so), complete once every choice that came has its
+  // finish_reason (a server ignoring n sends one: the caller asks for the rest); a choice still open
+  // leaves it cut.
   const std::string finished =
       "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"},\"finish_reason\":null}]}\n\n"
       "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
@@ -228,13 +229,14 @@ TEST_CASE("openai streamed replies: server-sent events read back into one chat c
   const AssembledStream without_done = assemble_event_stream(finished);
   CHECK(without_done.complete);
   CHECK(std::get<ChatAnswer>(read_reply(without_done.body, 0)).completion == "a");
-  CHECK_FALSE(assemble_event_stream(finished, 2).complete);
+  CHECK(choice_count(without_done.body) == 1);
   CHECK_FALSE(
-      assemble_event_stream(finished + "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"b\"}}]}\n\n", 2)
+      assemble_event_stream(finished + "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"b\"}}]}\n\n")
           .complete);
   CHECK(assemble_event_stream(
-            finished + "data: {\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n", 2)
+            finished + "data: {\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
             .complete);
+  CHECK_FALSE(assemble_event_stream("data: {\"choices\":[]}\n\n").complete);  // no choice at all
   CHECK_FALSE(assemble_event_stream("data: {\"error\":{\"message\":\"engine died\"}}\n\n").complete);
   const AssembledStream failed =
       assemble_event_stream("data: {\"error\":{\"message\":\"engine died\"}}\n\ndata: [DONE]\n\n");

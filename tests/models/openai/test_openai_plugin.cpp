@@ -458,6 +458,18 @@ TEST_CASE(
     CHECK(server.chat_requests() == 9);  // 3 with n = 3, each answered once, then 6 alone
     CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "9");
   }
+  {
+    // transformers serve ignores n and ends its streams without [DONE]: a stream whose one choice
+    // finished is a whole reply of fewer choices, not a cut one, and the rest are asked one by one.
+    TestServer server(tmp, {"--ignore-n", "--no-done"});
+    const std::string db = tmp / "ignored-no-done.db";
+    const auto r = run_cli(run_args(server, db, {"--samples", "3", "--set", "openai.n=on"}), kEnv);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.err.find("fewer choices than \"n\" asked for") != std::string::npos);
+    CHECK(server.chat_requests() == 9);
+    CHECK(scalar(db, "select count(*) from samples where candidate is not null and "
+                     "json_extract(gen_stats, '$.attempts') = 1") == "9");
+  }
 }
 
 // ---- Against a server that behaves like vLLM (issue 28) ----
@@ -657,6 +669,26 @@ TEST_CASE(
   const auto other = run_cli(args, kEnv);
   REQUIRE_MESSAGE(other.exit_code == 0, other.err);
   CHECK(server.chat_requests() == 3);
+}
+
+TEST_CASE(
+    "openai (transformers serve): a server whose model list names none refuses another model at the first request: "
+    "one error line, nothing stored; the model it serves runs") {
+  TempDir tmp("openai-pinned");
+  TestServer server(tmp, {"--unlisted"});
+  const std::string db = tmp / "results.db";
+  auto args = run_args(server, db, {"--samples", "2"});
+  args[2] = "openai:no-such-model";
+  const auto r = run_cli(args, kEnv);
+  check_one_error_line(r, "openai: the server refused the first request for the model 'no-such-model': HTTP 400 from "
+                          "the server: 'Server is pinned to 'test-model'; requested 'no-such-model'.'");
+  CHECK(server.chat_requests() == 1);  // the first request alone, not one refusal per sample
+  CHECK(scalar(db, "select count(*) from samples") == "0");
+  CHECK(scalar(db, "select status from runs") == "failed");
+  const auto served = run_cli(run_args(server, db, {"--samples", "2"}), kEnv);
+  REQUIRE_MESSAGE(served.exit_code == 0, served.err);
+  CHECK(server.chat_requests() == 7);
+  CHECK(scalar(db, "select count(*) from samples where candidate is not null") == "6");
 }
 
 TEST_CASE("openai (vLLM): a base URL without /v1 is one error line with the hint, nothing stored") {
