@@ -55,8 +55,8 @@ std::string Progress::format_duration(double seconds) {
 }
 
 std::string Progress::line() const {
-  const double elapsed = by_batches_ ? settled_elapsed_
-                                     : std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double elapsed =
+      by_batches_ ? settled_elapsed_ : std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const size_t done = done_;
   const size_t paced = by_batches_ ? settled_done_ : done;
   const double rate = elapsed > 0 ? static_cast<double>(paced) / elapsed : 0.0;

@@ -43,10 +43,10 @@ class Progress {
   std::string unit_;
   bool interactive_;
   std::atomic<size_t> done_ = 0;  // advanced on one thread, read where another logs
-  size_t logged_done_ = 0;         // without a terminal: done_ when the line was last written
+  size_t logged_done_ = 0;        // without a terminal: done_ when the line was last written
   bool by_batches_ = false;
-  size_t settled_done_ = 0;        // with by_batches_: done_ at the last settle()
-  double settled_elapsed_ = 0;     // and the seconds since start_ then
+  size_t settled_done_ = 0;     // with by_batches_: done_ at the last settle()
+  double settled_elapsed_ = 0;  // and the seconds since start_ then
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_render_;
   bool finished_ = false;

@@ -18,9 +18,9 @@ struct GenerationOutcome {
       error;  // why generation stopped (end == failed, or interrupted by the model: its server stopped answering)
   size_t stored = 0;
   size_t extraction_failures = 0;  // completions without a code block (failed requests apart)
-  size_t already_done = 0;        // samples stored before (a resumed run)
-  std::string timing;             // "16 samples in 0.2 s (80/s)"
-  host::GenerationTotals totals;  // over the samples generated now
+  size_t already_done = 0;         // samples stored before (a resumed run)
+  std::string timing;              // "16 samples in 0.2 s (80/s)"
+  host::GenerationTotals totals;   // over the samples generated now
   double generation_seconds = 0;
 };
 

@@ -309,7 +309,7 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
     // The first failure that is no sample result; once set, nothing new is sent.
     std::string unavailable;
     double unavailable_retried_s = 0;  // how long its request was retried
-    std::string refused_first;  // the refusal of the first request of a model not confirmed yet
+    std::string refused_first;         // the refusal of the first request of a model not confirmed yet
     // Sends the groups; returns the requests a reply held no choice for (a server ignoring "n").
     const auto send_groups = [&](const std::vector<std::vector<size_t>>& groups,
                                  std::vector<size_t>& short_of_choices) {
@@ -402,11 +402,11 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
     if (!finished) return DICEBENCH_CANCELLED;  // the host asked to stop: no message
     if (!unavailable.empty()) {
       // The server stopped answering: what it answered is stored; the rest is no sample result.
-      const std::string window =
-          settings.retry_window_s > 0
-              ? "; retried for " + duration_text(unavailable_retried_s) + " s (openai.retry_window_s = " +
-                    seconds_text(settings.retry_window_s) + " s, and no retry is sent that would fall past it)"
-              : "";
+      const std::string window = settings.retry_window_s > 0
+                                     ? "; retried for " + duration_text(unavailable_retried_s) +
+                                           " s (openai.retry_window_s = " + seconds_text(settings.retry_window_s) +
+                                           " s, and no retry is sent that would fall past it)"
+                                     : "";
       sdk::set_error(error,
                      "openai: the server stopped answering: " + unavailable + window +
                          "; the samples without an answer are not stored (a resume may name a new address: --set "

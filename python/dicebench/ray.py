@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import logging
 import math
 import os
 import socket
@@ -94,7 +95,7 @@ class EvaluatorPool:
     **evaluator_args) for its life (see the module's docstring for their placement).
 
     device: "cuda" or "cpu". size: how many actors. resource: the custom resource each actor takes
-    one unit of (default "dicebench_gpu" on CUDA, none on the CPU; None: none). chunk: items a task
+    one unit of ("auto": "dicebench_gpu" on CUDA, none on the CPU; None: none). chunk: items a task
     carries at most (a problem's items go together; a trainer's group of 16 is one task; with a
     reward normalised within each problem's items, zscore, a problem's items are one task). depth:
     tasks each actor holds at once (the next one is there when one ends). replacements: how many
@@ -105,7 +106,7 @@ class EvaluatorPool:
     seconds an actor may take to start (its Evaluator's workers included) before dicebench.Error.
     `chunk` and `depth` may be changed between batches. Use as a context manager, or call close()."""
 
-    def __init__(self, device: str = "cuda", size: int = 1, *, resource: str | None | object = ...,
+    def __init__(self, device: str = "cuda", size: int = 1, *, resource: str | None = "auto",
                  chunk: int = 16, depth: int = 2, replacements: int | None = None,
                  actor_options: dict[str, Any] | None = None, address: str | None = None,
                  start_timeout: float = 600.0, **evaluator_args: Any):
@@ -115,8 +116,8 @@ class EvaluatorPool:
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ValueError(f"{name} is a whole number from {least}, not {value!r}")
         if not ray.is_initialized():
-            ray.init(address=address, logging_level="ERROR", include_dashboard=False)
-        if resource is ...:
+            ray.init(address=address, logging_level=logging.ERROR, include_dashboard=False)
+        if resource == "auto":
             resource = DEFAULT_GPU_RESOURCE if device == "cuda" else None
         options: dict[str, Any] = {"num_gpus": 1, "num_cpus": 1} if device == "cuda" else {
             "num_cpus": int(evaluator_args.get("workers", 2))}
@@ -150,7 +151,8 @@ class EvaluatorPool:
             actor.ready = True
 
     def _start_actor(self) -> _Actor:
-        actor = _Actor(index=len(self._actors), handle=EvaluatorActor.options(**self._options).remote(
+        remote_class: Any = EvaluatorActor  # ray.remote's class (mypy sees the plain one)
+        actor = _Actor(index=len(self._actors), handle=remote_class.options(**self._options).remote(
             self.device, self._evaluator_args))
         self._actors.append(actor)
         return actor

@@ -230,11 +230,10 @@ TEST_CASE("openai streamed replies: server-sent events read back into one chat c
   CHECK(without_done.complete);
   CHECK(std::get<ChatAnswer>(read_reply(without_done.body, 0)).completion == "a");
   CHECK(choice_count(without_done.body) == 1);
-  CHECK_FALSE(
-      assemble_event_stream(finished + "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"b\"}}]}\n\n")
-          .complete);
-  CHECK(assemble_event_stream(
-            finished + "data: {\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
+  CHECK_FALSE(assemble_event_stream(finished + "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"b\"}}]}\n\n")
+                  .complete);
+  CHECK(assemble_event_stream(finished +
+                              "data: {\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
             .complete);
   CHECK_FALSE(assemble_event_stream("data: {\"choices\":[]}\n\n").complete);  // no choice at all
   CHECK_FALSE(assemble_event_stream("data: {\"error\":{\"message\":\"engine died\"}}\n\n").complete);

@@ -467,8 +467,9 @@ TEST_CASE(
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     CHECK(r.err.find("fewer choices than \"n\" asked for") != std::string::npos);
     CHECK(server.chat_requests() == 9);
-    CHECK(scalar(db, "select count(*) from samples where candidate is not null and "
-                     "json_extract(gen_stats, '$.attempts') = 1") == "9");
+    CHECK(scalar(db,
+                 "select count(*) from samples where candidate is not null and "
+                 "json_extract(gen_stats, '$.attempts') = 1") == "9");
   }
 }
 
@@ -680,8 +681,9 @@ TEST_CASE(
   auto args = run_args(server, db, {"--samples", "2"});
   args[2] = "openai:no-such-model";
   const auto r = run_cli(args, kEnv);
-  check_one_error_line(r, "openai: the server refused the first request for the model 'no-such-model': HTTP 400 from "
-                          "the server: 'Server is pinned to 'test-model'; requested 'no-such-model'.'");
+  check_one_error_line(r,
+                       "openai: the server refused the first request for the model 'no-such-model': HTTP 400 from "
+                       "the server: 'Server is pinned to 'test-model'; requested 'no-such-model'.'");
   CHECK(server.chat_requests() == 1);  // the first request alone, not one refusal per sample
   CHECK(scalar(db, "select count(*) from samples") == "0");
   CHECK(scalar(db, "select status from runs") == "failed");

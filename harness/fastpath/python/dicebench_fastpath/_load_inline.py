@@ -34,7 +34,7 @@ class _State:
     def __init__(self, arch: str, cache_dir: str, log: Callable[[str], None], compile_only: bool,
                  toolchain: Optional[dict], original: Callable[..., Any],
                  compiler: Optional[Callable[[dict], dict]] = None,
-                 builder: Optional[Callable[[dict], Any]] = None, fast: bool = True):
+                 builder: Optional[Callable[[dict, str], Any]] = None, fast: bool = True):
         self.arch = arch
         self.cache_dir = os.path.abspath(cache_dir)
         self.log = log
@@ -113,7 +113,7 @@ def _import_native() -> Any:
 def install(arch: str, cache_dir: str, log: Optional[Callable[[str], None]] = None, *,
             compile_only: bool = False, toolchain: Optional[dict] = None,
             compiler: Optional[Callable[[dict], dict]] = None,
-            builder: Optional[Callable[[dict], Any]] = None, fast: bool = True) -> None:
+            builder: Optional[Callable[[dict, str], Any]] = None, fast: bool = True) -> None:
     """Replaces torch.utils.cpp_extension.load_inline with the fast path in this process.
 
     arch: the GPU's architecture ("sm_90"; "90", "9.0" and (9, 0) are accepted).
