@@ -4,6 +4,8 @@ order, shared over actors on two nodes; a node killed mid-batch loses nothing an
 twice (its tasks are judged by the other actor, and a replacement starts where there is room).
 Exits 77 (skipped) where Ray is not installed."""
 
+import dataclasses
+import json
 import sys
 import threading
 import time
@@ -113,6 +115,30 @@ class PoolOnACluster(unittest.TestCase):
         self.assertEqual(sum(s["items_judged"] for s in stats) - sum(before.values()), len(items), stats)
         self.assertEqual(len(stats), 3)  # a replacement was asked for, on node A (the room that is left)
         self.assertFalse(stats[on_b[0]["actor"]]["alive"])
+
+
+    def test_3_the_trainer_adapters_judge_on_a_pool(self):
+        # verl's compute_score with DICEBENCH_RAY_POOL: the adapters' judge is a pool on this cluster.
+        self.cluster.add_node(num_cpus=1, resources={"dicebench_cpu": 1})
+        from dicebench.trainers import _common, verl
+
+        settings = _common.Settings.from_env({"DICEBENCH_RAY_POOL": "1", "DICEBENCH_DEVICE": "cpu",
+                                               "DICEBENCH_SUITE": "kernelbench-l1",
+                                               "DICEBENCH_EVALUATOR": json.dumps({
+                                                   **{k: v for k, v in SETTINGS.items() if k != "suite"},
+                                                   "resource": "dicebench_cpu"})})
+        _common.configure(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)})
+        try:
+            judge = _common.shared_judge()
+            self.assertIsInstance(judge, dicebench.ray.EvaluatorPool)
+            rewards = verl.compute_score_batch(
+                ["kernelbench"] * 2, [completion("correct", 1, 0), completion("output_mismatch", 1, 1)],
+                ["kernelbench/level1/1"] * 2, [{}, {}])
+            # Plain-PyTorch answers to a CUDA prompt: flagged backend_unused (reward 0), judged all the same.
+            self.assertEqual([r["acc"] for r in rewards], [True, False])
+            self.assertEqual(sum(s["items_judged"] for s in judge.stats()), 2)
+        finally:
+            _common.configure()
 
 
 if __name__ == "__main__":

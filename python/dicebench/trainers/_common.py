@@ -66,7 +66,11 @@ class Settings:
 
     judge: a judge object to use as it is (an Evaluator, a RemoteJudge, a stand-in); only through
       configure(judge=...). Else url (DICEBENCH_URL): `dicebench serve` there, with token
-      (DICEBENCH_TOKEN); else an in-process Evaluator of device (DICEBENCH_DEVICE: cuda, cpu; default:
+      (DICEBENCH_TOKEN); else, with ray_pool (DICEBENCH_RAY_POOL: a number of actors), a
+      dicebench.ray.EvaluatorPool of that many actors on the Ray cluster the trainer runs on (joined
+      with ray.init(address="auto") where this process has not joined one), each holding an
+      Evaluator of the settings below (evaluator may also give the pool's own arguments: resource,
+      chunk, depth); else an in-process Evaluator of device (DICEBENCH_DEVICE: cuda, cpu; default:
       cuda where a GPU is visible), suite (DICEBENCH_SUITE: the suite whose extraction finds code in a
       completion, e.g. kernelbench, kernelbench-l2; the completion adapters default to kernelbench,
       which needs kernelbench.root or DICEBENCH_KERNELBENCH_ROOT), config (DICEBENCH_CONFIG: further
@@ -84,6 +88,7 @@ class Settings:
     judge: Judge | None = dataclasses.field(default=None, compare=False)
     url: str | None = None
     token: str | None = dataclasses.field(default=None, repr=False)
+    ray_pool: int = 0
     device: str | None = None
     suite: str | None = None
     config: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -105,6 +110,8 @@ class Settings:
         object.__setattr__(self, "reward_params", {k: float(v) for k, v in self.reward_params.items()})
         object.__setattr__(self, "config", {str(k): str(v) for k, v in self.config.items()})
         object.__setattr__(self, "evaluator", dict(self.evaluator))
+        if isinstance(self.ray_pool, bool) or not isinstance(self.ray_pool, int) or self.ray_pool < 0:
+            raise ValueError(f"ray_pool is a number of actors (0: none), not {self.ray_pool!r}")
         if self.batch_window < 0 or self.max_batch < 1:
             raise ValueError("batch_window is >= 0 seconds and max_batch >= 1")
 
@@ -132,6 +139,8 @@ class Settings:
             fields["batch_window"] = float(env["DICEBENCH_BATCH_WINDOW_MS"]) / 1000.0
         if env.get("DICEBENCH_BATCH_MAX"):
             fields["max_batch"] = int(env["DICEBENCH_BATCH_MAX"])
+        if env.get("DICEBENCH_RAY_POOL"):
+            fields["ray_pool"] = int(env["DICEBENCH_RAY_POOL"])
         return cls(**fields)
 
     def replace(self, **changes: Any) -> Settings:
@@ -154,7 +163,8 @@ class Settings:
             return f"object:{id(self.judge)}"
         if self.url:
             return json.dumps(["url", self.url, self.token])
-        return json.dumps(["evaluator", self.device, self.suite, self.config, self.evaluator], sort_keys=True, default=str)
+        return json.dumps(["evaluator", self.ray_pool, self.device, self.suite, self.config, self.evaluator],
+                          sort_keys=True, default=str)
 
     def make_judge(self) -> Judge:
         """A new judge of these settings (shared_judge() keeps one per process)."""
@@ -167,6 +177,12 @@ class Settings:
             arguments["suite"] = self.suite
         if self.config:
             arguments["config"] = {**dict(arguments.get("config") or {}), **self.config}
+        if self.ray_pool:
+            from dicebench.ray import EvaluatorPool  # Ray is needed only here
+
+            # The actors hold the cluster's GPUs (DICEBENCH_DEVICE=cpu for CPU actors), whatever this
+            # process sees.
+            return EvaluatorPool(self.device or "cuda", size=self.ray_pool, address="auto", **arguments)
         return dicebench.Evaluator(self.device, **arguments)
 
     def judge_items(self, problems: Sequence[str], responses: Sequence[str], *, completions: bool = True,

@@ -18,6 +18,8 @@ Environment of the reward workers (Ray workers of a local ray.init inherit the d
     DICEBENCH_SUITE=kernelbench DICEBENCH_KERNELBENCH_ROOT=/path/to/KernelBench
     DICEBENCH_REWARD=correctness          # or speedup, correct_plus_speedup, log_speedup
     DICEBENCH_URL=http://host:port        # judge on a `dicebench serve` instead of in each worker
+    DICEBENCH_RAY_POOL=8                  # or on 8 actors of the trainer's Ray cluster (dicebench.ray),
+                                          # on GPUs that declare the resource dicebench_gpu
 """
 
 from __future__ import annotations
