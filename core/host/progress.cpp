@@ -102,7 +102,7 @@ void Progress::advance(size_t by) {
 void Progress::settle() {
   settled_done_ = done_;
   settled_elapsed_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  render(true);
+  render(interactive_);  // the live line at once; a log line only at its interval
 }
 
 std::string Progress::finish() {

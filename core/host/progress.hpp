@@ -22,7 +22,7 @@ class Progress {
   // while the count moves with every advance(): for work whose items may arrive a batch at once,
   // where the first item of a batch would otherwise set the pace (an ETA of hours).
   void rate_by_batches() { by_batches_ = true; }
-  // A batch ended: its pace becomes the rate's, and the line shows it now.
+  // A batch ended: its pace becomes the rate's, and the live line shows it now.
   void settle();
   // Removes the live line; returns "N units in T s (R/s)".
   std::string finish();

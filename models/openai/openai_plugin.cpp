@@ -385,7 +385,7 @@ dicebench_status openai_generate(dicebench_model* model, const dicebench_generat
         sdk::set_error(error, "openai: the server refused the first request for the model '" + settings.model +
                                   "': " + refused_first + "; its model list (" + settings.base_url +
                                   "/models) did not name the model, so it was not checked before: is --model "
-                                  "openai:NAME a model this server serves? Nothing more was stored");
+                                  "openai:NAME a model this server serves?");
         return DICEBENCH_FAILED;
       }
     }
