@@ -40,6 +40,7 @@ struct EvaluationSession::Batch {
 // One pair of a batch until its result is in.
 struct EvaluationSession::Job {
   const Pair* pair = nullptr;
+  uint64_t id = 0;  // the session's, for held_
   size_t index = 0;
   std::string problem_hash;
   ReviewFindings findings;
@@ -192,7 +193,10 @@ void EvaluationSession::evaluate(const std::vector<Pair>& batch, const OnResult&
   }
   if (threads_.empty() && shared.remaining > 0) start_slots();
   for (Job& job : jobs)
-    if (std::find(refused.begin(), refused.end(), job.index) == refused.end()) queue_.push_back(&job);
+    if (std::find(refused.begin(), refused.end(), job.index) == refused.end()) {
+      job.id = next_job_id_++;
+      queue_.push_back(&job);
+    }
   changed_.notify_all();
   while (shared.remaining > 0) {
     if (!shared.stopped && stopping && stopping()) {
@@ -229,25 +233,79 @@ std::vector<Result<Evaluation>> EvaluationSession::evaluate(const std::vector<Pa
 }
 
 void EvaluationSession::start_slots() {
-  for (const auto& slot : slots_) threads_.emplace_back([this, slot] { run_slot(slot); });
+  busy_since_.assign(slots_.size(), std::nullopt);
+  for (size_t i = 0; i < slots_.size(); ++i) threads_.emplace_back([this, i] { run_slot(i, slots_[i]); });
+}
+
+// How long a slot's device must have been on one candidate before its waiting jobs may move: an
+// untimed check takes well under a second; a hang, or a candidate run to its limit, far longer.
+constexpr auto kTakeOverAfter = std::chrono::seconds(5);
+
+EvaluationSession::Job* EvaluationSession::take_over(size_t index) {
+  const auto now = std::chrono::steady_clock::now();
+  Held* oldest = nullptr;
+  for (auto& [id, held] : held_) {
+    const auto& busy = busy_since_[held.slot];
+    if (held.slot == index || held.started || !busy || now - *busy < kTakeOverAfter) continue;
+    if (!oldest || held.since < oldest->since) oldest = &held;
+  }
+  if (!oldest) return nullptr;
+  oldest->slot = index;
+  oldest->since = now;
+  return oldest->job;
 }
 
 // The slot's evaluator takes queued pairs while it wants more (its room ahead of the device) and
-// hands each verdict to its batch's callback as it is final; before the device judges a problem,
+// hands each verdict to its batch's callback as it is final; idle, it takes over a pair another
+// slot took and has not begun while that slot's device has been on one candidate for
+// kTakeOverAfter (a hang holds only its own slot, not the pairs loaded behind it there); before the device judges a problem,
 // the evaluator gets what the store holds of it, and after, what the evaluation measured is stored
 // (a writable store). It ends once the session closes with nothing left.
-void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
+void EvaluationSession::run_slot(size_t index, const std::optional<std::string>& slot) {
   harness::EvaluationSettings mine = settings_;
   mine.visible_devices = slot;
   if (slot && device_gates_.count(*slot)) mine.device_gate = device_gates_.at(*slot);
   harness::Evaluator evaluator(mine);
   ++evaluators_started_;
   evaluator.start_reference();
-  std::map<int64_t, Job*> submitted;  // by tag
+  // By tag: the jobs submitted to this evaluator, each with its id. A job another slot took over
+  // (held_ names that slot) is dropped here and never read again: its batch may be gone.
+  std::map<int64_t, std::pair<Job*, uint64_t>> submitted;
   int64_t next_tag = 0;
+  const auto held_here = [&](uint64_t id) {  // under mutex_
+    const auto found = held_.find(id);
+    return found != held_.end() && found->second.slot == index;
+  };
+  // Jobs taken over elsewhere: withdrawn from this evaluator (their workers end) and forgotten.
+  const auto forget_moved = [&] {
+    std::vector<int64_t> moved;
+    {
+      std::lock_guard guard(mutex_);
+      for (auto it = submitted.begin(); it != submitted.end();) {
+        if (held_here(it->second.second)) {
+          ++it;
+          continue;
+        }
+        moved.push_back(it->first);
+        it = submitted.erase(it);
+      }
+    }
+    for (const int64_t tag : moved) evaluator.withdraw(tag);  // outside the lock: a worker may take a moment to end
+  };
+  const auto claim = [&](int64_t tag) {  // the device is about to judge it here
+    std::lock_guard guard(mutex_);
+    const auto found = submitted.find(tag);
+    if (found == submitted.end() || !held_here(found->second.second)) return false;
+    held_.at(found->second.second).started = true;
+    return true;
+  };
   std::map<std::string, CacheKeys> keys;  // by problem hash, once given the stored caches
   std::set<std::string> to_prime;         // problems submitted here and not yet given them
   const auto finish = [&](Job& job, Result<Evaluation> result) {
+    {
+      std::lock_guard guard(mutex_);
+      held_.erase(job.id);
+    }
     if (result) {
       for (auto& finding : job.findings) result->flags.push_back(std::move(finding));
       if (store_measured_ && keys.count(job.problem_hash)) {
@@ -264,27 +322,37 @@ void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
   const auto stopping = [&] {
     if (host::HostServices::cancel_requested()) return true;
     std::lock_guard guard(mutex_);
-    for (const auto& [tag, job] : submitted)
-      if (!job->batch->stopped) return false;
-    return !submitted.empty();  // every pair here is of a stopped batch
+    bool any = false;
+    for (const auto& [tag, entry] : submitted) {
+      if (!held_here(entry.second)) continue;
+      if (!entry.first->batch->stopped) return false;
+      any = true;
+    }
+    return any;  // every pair here is of a stopped batch
   };
   while (true) {
     Job* job = nullptr;
     {
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return closed_ || !queue_.empty() || !submitted.empty(); });
+      // Idle, it looks again each second for a job that waits behind another slot's long one.
+      changed_.wait_for(lock, std::chrono::seconds(1),
+                        [&] { return closed_ || !queue_.empty() || !submitted.empty(); });
       if (closed_ && queue_.empty() && submitted.empty()) return;
       if (!queue_.empty() && (submitted.empty() || evaluator.wants_more())) {
         job = queue_.front();
         queue_.pop_front();
+        held_[job->id] = Held{job, index, false, std::chrono::steady_clock::now()};
+      } else if (queue_.empty() && submitted.empty()) {
+        job = take_over(index);  // idle: a job waiting behind another slot's long one
       }
     }
     if (job) {  // and look for more while the evaluator has room
       if (cache_store_ && !keys.count(job->problem_hash)) to_prime.insert(job->problem_hash);
-      submitted[next_tag] = job;
+      submitted[next_tag] = {job, job->id};
       evaluator.submit({next_tag++, job->pair->problem_source, job->problem_hash, job->pair->candidate_source});
       continue;
     }
+    forget_moved();
     if (submitted.empty()) continue;
     // Before the device judges a problem, what runs stored of it (a read failure only costs time).
     for (const auto& hash : to_prime) {
@@ -301,14 +369,24 @@ void EvaluationSession::run_slot(const std::optional<std::string>& slot) {
       keys.emplace(hash, std::move(*found));
     }
     to_prime.clear();
-    auto finished = evaluator.next(stopping);
-    if (!finished) {  // stopped: what was pending here is dropped
-      for (auto& [tag, pending] : submitted)
-        finish(*pending, make_error(ErrorKind::cancelled, "stopped before it was judged"));
+    {
+      std::lock_guard guard(mutex_);
+      busy_since_[index] = std::chrono::steady_clock::now();
+    }
+    auto finished = evaluator.next(stopping, claim);
+    {
+      std::lock_guard guard(mutex_);
+      busy_since_[index].reset();
+    }
+    if (!finished) {
+      forget_moved();  // every one left here was taken over: nothing is stopped
+      if (!stopping()) continue;
+      for (auto& [tag, pending] : submitted)  // stopped: what was pending here is dropped
+        finish(*pending.first, make_error(ErrorKind::cancelled, "stopped before it was judged"));
       submitted.clear();
       continue;
     }
-    Job* done = submitted.at(finished->tag);
+    Job* done = submitted.at(finished->tag).first;
     submitted.erase(finished->tag);
     finish(*done, std::move(finished->evaluation));
   }

@@ -123,7 +123,10 @@ class EvaluationSession {
   struct Batch;
   struct Job;
   void start_slots();
-  void run_slot(const std::optional<std::string>& slot);
+  void run_slot(size_t index, const std::optional<std::string>& slot);
+  // A job a slot took that its device has not begun, while it waits behind a long one: another
+  // slot, idle, takes it over (under mutex_).
+  Job* take_over(size_t index);
 
   harness::EvaluationSettings settings_;
   std::map<std::string, std::shared_ptr<harness::DeviceGate>> device_gates_;  // by GPU, where slots share one
@@ -141,6 +144,17 @@ class EvaluationSession {
   std::mutex mutex_;                  // guards what follows
   std::condition_variable changed_;   // a job queued or finished, or the session closing
   std::deque<Job*> queue_;            // jobs no slot has taken
+  // Jobs a slot took and has not finished, by id: which slot holds each, and whether its device
+  // has begun it; and since when each slot's device has been busy (inside Evaluator::next).
+  struct Held {
+    Job* job = nullptr;
+    size_t slot = 0;
+    bool started = false;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::map<uint64_t, Held> held_;
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> busy_since_;
+  uint64_t next_job_id_ = 0;
   std::vector<std::thread> threads_;  // one per slot, started by the first evaluate()
   bool closed_ = false;
   std::atomic<size_t> evaluators_started_{0};

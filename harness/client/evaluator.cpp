@@ -25,6 +25,7 @@ struct Evaluator::Entry {
   std::optional<Evaluation> fastpath;    // the fast path's evaluation, while torch's toolchain re-judges
   std::chrono::steady_clock::time_point submitted;
   bool on_device = false;  // being judged (evaluate_with)
+  bool claimed = false;    // next()'s claim said yes: the device judges it here
   bool alone = false;      // judged again with the GPU to itself (it ran out of memory beside others)
   std::map<std::string, double> shared_gpu_phases;  // the phases of that first evaluation
   double slot_seconds = 0;                          // the GPU's time on it so far
@@ -286,12 +287,20 @@ Evaluator::Entry* Evaluator::ready_entry(const std::function<bool()>& stopping,
 }
 
 std::optional<Evaluator::Finished> Evaluator::step(const std::function<bool()>& stopping,
-                                                   const std::function<bool(const Entry&)>& wanted) {
+                                                   const std::function<bool(const Entry&)>& wanted,
+                                                   const std::function<bool(int64_t)>& claim) {
   start_reference();  // starting while the candidates' workers start, not before them
   while (true) {
     const auto waiting = std::chrono::steady_clock::now();
     Entry* entry = ready_entry(stopping, wanted);
     if (!entry) return std::nullopt;
+    if (claim && entry->asked_for && !entry->claimed) {
+      if (!claim(entry->tag)) {  // taken over elsewhere: dropped here
+        entries_.erase(std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.get() == entry; }));
+        continue;
+      }
+      entry->claimed = true;
+    }
     const auto started = std::chrono::steady_clock::now();
     entry->waited_seconds += std::chrono::duration<double>(started - waiting).count();
     entry->on_device = true;
@@ -340,6 +349,19 @@ std::optional<Evaluator::Finished> Evaluator::step(const std::function<bool()>& 
 
 std::optional<Evaluator::Finished> Evaluator::next(const std::function<bool()>& stopping) {
   return step(stopping, [](const Entry&) { return true; });
+}
+
+std::optional<Evaluator::Finished> Evaluator::next(const std::function<bool()>& stopping,
+                                                   const std::function<bool(int64_t)>& claim) {
+  return step(stopping, [](const Entry&) { return true; }, claim);
+}
+
+bool Evaluator::withdraw(int64_t tag) {
+  const auto found = std::find_if(entries_.begin(), entries_.end(),
+                                  [&](const auto& e) { return e->asked_for && e->tag == tag && !e->on_device; });
+  if (found == entries_.end()) return false;
+  entries_.erase(found);
+  return true;
 }
 
 Result<Evaluation> Evaluator::evaluate(const std::string& problem_source, const std::string& problem_hash,

@@ -145,6 +145,14 @@ class Evaluator {
   // fails, without the GPU); the re-judge's verdict is kept. nullopt when nothing
   // is submitted, or when `stopping` says so (what is pending then is dropped).
   std::optional<Finished> next(const std::function<bool()>& stopping);
+  // As next(), asking `claim` with a submission's tag before the device first judges it: false
+  // drops that submission (its worker ends) and next() goes on with the others; nullopt then also
+  // when every pending submission was dropped so. For a caller that lets another evaluator take
+  // over submissions waiting here (the session's slots, behind a hang).
+  std::optional<Finished> next(const std::function<bool()>& stopping, const std::function<bool(int64_t)>& claim);
+  // Drops a submission the device has not begun (its worker ends); false where it is unknown or on
+  // the device.
+  bool withdraw(int64_t tag);
 
   // One candidate start to end (submit, then next until it is done): an error means the harness
   // itself failed (the reference could not be built or run); the candidate's failures are verdicts.
@@ -213,7 +221,8 @@ class Evaluator {
   Result<void> measure_bandwidth(Job& job);
   // The next entry to judge (its candidate loaded), waiting for one; nullptr when `stopping`.
   Entry* ready_entry(const std::function<bool()>& stopping, const std::function<bool(const Entry&)>& wanted);
-  std::optional<Finished> step(const std::function<bool()>& stopping, const std::function<bool(const Entry&)>& wanted);
+  std::optional<Finished> step(const std::function<bool()>& stopping, const std::function<bool(const Entry&)>& wanted,
+                               const std::function<bool(int64_t)>& claim = {});
   // Starts queued submissions while there are places (submit's), and failed loads' re-judges.
   void launch_ahead();
   void rejudge_failed_loads();

@@ -118,6 +118,18 @@ class BatchesAndTrainerLoop(unittest.TestCase):
                 self.assertEqual(single.verdict, "runtime_error")
                 self.assertEqual(evaluator.evaluators_started, 1, f"step {step}")
 
+    def test_a_hang_holds_its_own_slot_not_the_pairs_loaded_behind_it(self):
+        # Two slots; the first takes the hang and, having room ahead, every other pair too: the
+        # second, idle, takes over those not begun once the hang has held the first for 5 s.
+        problem = read(PROBLEM)
+        sources = [read(os.path.join(EVAL, "hangs.py"))] + [
+            read(os.path.join(EVAL, "correct.py")) + f"\n# response {n}\n" for n in range(6)]
+        with dicebench.Evaluator("cpu", workers=2, timing=False, timeout=30, trials=1) as evaluator:
+            judged = evaluator.judge(problem, sources, completions=False)
+        self.assertEqual([j.evaluation.verdict for j in judged], ["timeout"] + ["correct"] * 6)
+        for item in judged[1:]:  # each judged once, while the hang held its slot (30 s)
+            self.assertLess(item.evaluation.details["latency_seconds"], 25, item.evaluation.details["phases"])
+
 
 if __name__ == "__main__":
     unittest.main()
