@@ -258,9 +258,9 @@ EvaluationSession::Job* EvaluationSession::take_over(size_t index) {
 // The slot's evaluator takes queued pairs while it wants more (its room ahead of the device) and
 // hands each verdict to its batch's callback as it is final; idle, it takes over a pair another
 // slot took and has not begun while that slot's device has been on one candidate for
-// kTakeOverAfter (a hang holds only its own slot, not the pairs loaded behind it there); before the device judges a problem,
-// the evaluator gets what the store holds of it, and after, what the evaluation measured is stored
-// (a writable store). It ends once the session closes with nothing left.
+// kTakeOverAfter (a hang holds only its own slot, not the pairs loaded behind it there); before the device judges a
+// problem, the evaluator gets what the store holds of it, and after, what the evaluation measured is stored (a writable
+// store). It ends once the session closes with nothing left.
 void EvaluationSession::run_slot(size_t index, const std::optional<std::string>& slot) {
   harness::EvaluationSettings mine = settings_;
   mine.visible_devices = slot;

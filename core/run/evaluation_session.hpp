@@ -141,9 +141,9 @@ class EvaluationSession {
   bool store_measured_ = false;                  // what evaluations measured goes to cache_store_
   EvaluationCaches caches_;
 
-  std::mutex mutex_;                  // guards what follows
-  std::condition_variable changed_;   // a job queued or finished, or the session closing
-  std::deque<Job*> queue_;            // jobs no slot has taken
+  std::mutex mutex_;                 // guards what follows
+  std::condition_variable changed_;  // a job queued or finished, or the session closing
+  std::deque<Job*> queue_;           // jobs no slot has taken
   // Jobs a slot took and has not finished, by id: which slot holds each, and whether its device
   // has begun it; and since when each slot's device has been busy (inside Evaluator::next).
   struct Held {

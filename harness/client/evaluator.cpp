@@ -353,7 +353,8 @@ std::optional<Evaluator::Finished> Evaluator::next(const std::function<bool()>& 
 
 std::optional<Evaluator::Finished> Evaluator::next(const std::function<bool()>& stopping,
                                                    const std::function<bool(int64_t)>& claim) {
-  return step(stopping, [](const Entry&) { return true; }, claim);
+  return step(
+      stopping, [](const Entry&) { return true; }, claim);
 }
 
 bool Evaluator::withdraw(int64_t tag) {
