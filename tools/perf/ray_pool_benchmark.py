@@ -32,20 +32,12 @@ import os
 import sys
 import time
 
+from population_benchmark import Parser, fail  # one error line naming this tool, exit 2 or 1
+
 PROG = "ray_pool_benchmark"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ADD = ("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def __init__(self, *args):\n"
        "        super().__init__()\n\n    def forward(self, a, b):\n        return a + b  # variant {n}\n")
-
-
-def fail(message: str, code: int = 1):
-    sys.stderr.write(f"{PROG}: error: {message}\n")
-    sys.exit(code)
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        fail(message, 2)
 
 
 def overhead(pool, problem: str, items: int, per_task: int) -> dict:
