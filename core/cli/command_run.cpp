@@ -23,7 +23,7 @@ namespace dicebench::cli {
 namespace {
 
 struct RunOptions {
-  std::string model, model_path, suite, config_file, device, tolerance, gpus, infill;
+  std::string model, model_path, suite, config_file, device, tolerance, gpus, infill, ray;
   std::optional<std::string> problems;  // given empty, an error (not every problem)
   std::optional<int> trials;
   std::string db = kDefaultDatabase;
@@ -54,6 +54,7 @@ Result<host::Config> resolve_config(const RunOptions& o) {
   o.suite_flags.apply(config);
   if (!o.device.empty()) config.set("eval.device", o.device);
   if (!o.gpus.empty()) config.set("eval.gpus", o.gpus);
+  if (!o.ray.empty()) config.set("eval.ray", o.ray);
   if (!o.tolerance.empty()) config.set("eval.tolerance", o.tolerance);
   if (o.trials) config.set("eval.trials", std::to_string(*o.trials));
   for (const auto& assignment : o.sets) DICEBENCH_TRY(config.assign(assignment));
@@ -85,7 +86,9 @@ void print_evaluated(const run::RunOutcome& outcome) {
   for (const auto& [verdict, count] : evaluated.verdicts)
     verdicts += fmt::format("{}{} {}", verdicts.empty() ? "" : ", ", verdict, count);
   std::string where = outcome.evaluation_device;
-  if (outcome.evaluation_device == "cuda") {
+  if (!outcome.evaluation_pool.empty()) {
+    where += " (" + outcome.evaluation_pool + ")";
+  } else if (outcome.evaluation_device == "cuda") {
     std::vector<std::string> gpus;
     for (const auto& slot : outcome.evaluation_slots) gpus.push_back(slot.value_or("?"));
     where += fmt::format(" (GPU {})", join(gpus, ","));
@@ -137,6 +140,7 @@ int run(const RunOptions& o, CLI::App& app) {
         return fail(fmt::format("--resume continues run {} with its own settings; drop {}", *o.resume, flag));
     request.resume = o.resume;
     o.suite_flags.apply(request.settings);  // they replace the stored values (where the suite's files are now)
+    if (!o.ray.empty()) request.settings.set("eval.ray", o.ray);  // where it is judged is the resume's
     // So may the model's and the suite's own settings (the run lifecycle checks which, and records the change).
     for (const auto& assignment : o.sets)
       if (auto assigned = request.settings.assign(assignment); !assigned) return fail(assigned.error().message);
@@ -212,6 +216,9 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--device", o->device, "Evaluate on cpu or cuda (default: cuda where a GPU is visible)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--gpus", o->gpus, "GPUs to evaluate on, one worker set each, e.g. 0,1 (default: all visible)");
+  app->add_option("--ray", o->ray,
+                  "Judge on a Ray cluster's evaluator pool (auto, HOST:PORT or ray://...), one actor per GPU of it, "
+                  "with this run's settings; a resume may name another or none");
   app->add_option("--trials", o->trials, "Correctness trials per candidate (default 5)")
       ->check(whole_number(1, 1000000));
   add_tolerance_option(*app, o->tolerance);

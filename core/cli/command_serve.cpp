@@ -37,7 +37,7 @@ bool loopback(const std::string& address) {
 
 Command add_serve_command(CLI::App& parent) {
   struct Options {
-    std::string host = "127.0.0.1", db = kDefaultDatabase, token_file, device, suite, reward;
+    std::string host = "127.0.0.1", db = kDefaultDatabase, token_file, device, suite, reward, ray;
     int port = 8000, spares = 1;
     std::vector<std::string> sets, reward_params;
     double wait_s = 900, max_body_mb = 64;
@@ -57,6 +57,9 @@ Command add_serve_command(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--device", o->device, "cpu or cuda (default: cuda where a GPU is visible)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  app->add_option("--ray", o->ray,
+                  "Judge on a Ray cluster's evaluator pool (auto, HOST:PORT or ray://...) instead of this machine's "
+                  "GPUs: the same API, one actor per GPU of the cluster");
   app->add_option("--suite", o->suite,
                   "The suite whose extraction and review apply (kernelbench, kernelbench-l2, ...)");
   app->add_option("--reward", o->reward, "The reward shape of requests that ask for none (correctness, speedup, ...)");
@@ -97,6 +100,7 @@ Command add_serve_command(CLI::App& parent) {
             std::map<std::string, std::string> settings;
             if (!o->device.empty()) settings["eval.device"] = o->device;
             if (!o->suite.empty()) settings["suite"] = o->suite;
+            if (!o->ray.empty()) settings["eval.ray"] = o->ray;
             for (const auto& assignment : o->sets) {
               const auto eq = assignment.find('=');
               if (eq == std::string::npos || eq == 0) return fail(fmt::format("--set {} is not KEY=VALUE", assignment));

@@ -218,6 +218,30 @@ std::string worker_executable() {
   return (self.parent_path() / "dicebench-worker").string();
 }
 
+Result<std::optional<RaySettings>> ray_settings(const Config& config) {
+  const auto address = config.get("eval.ray");
+  if (!address) {
+    for (const char* key : {"eval.ray_actors", "eval.ray_resource"})
+      if (config.get(key))
+        return make_error(ErrorKind::bad_input, fmt::format("setting '{}' needs eval.ray (--ray ADDRESS)", key));
+    return std::optional<RaySettings>();
+  }
+  if (address->empty() || address->find_first_of(" \t\n") != std::string::npos)
+    return make_error(ErrorKind::bad_input, fmt::format("eval.ray must be a Ray cluster's address (auto, HOST:PORT or "
+                                                        "ray://HOST:PORT), not '{}'",
+                                                        on_one_line(*address)));
+  RaySettings ray{*address};
+  auto actors = number_setting<int>(config, "eval.ray_actors", 0, 0, 100000);
+  if (!actors) return actors.error();
+  ray.actors = *actors;
+  ray.resource = config.get("eval.ray_resource").value_or("auto");
+  if (ray.resource.empty() || ray.resource.find_first_of(" \t\n\"'") != std::string::npos)
+    return make_error(
+        ErrorKind::bad_input,
+        fmt::format("eval.ray_resource must be auto, none or a resource's name, not '{}'", on_one_line(ray.resource)));
+  return std::optional<RaySettings>(std::move(ray));
+}
+
 Result<std::vector<std::optional<std::string>>> evaluation_slots(const Config& config, const std::string& device,
                                                                  bool timing) {
   std::vector<std::optional<std::string>> slots;

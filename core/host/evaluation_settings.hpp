@@ -49,6 +49,9 @@ inline constexpr std::string_view kEvalKeys[] = {"eval.bandwidth_gbps",
                                                  "eval.open_files_max",
                                                  "eval.pids_max",
                                                  "eval.prefetch",
+                                                 "eval.ray",
+                                                 "eval.ray_actors",
+                                                 "eval.ray_resource",
                                                  "eval.sandbox",
                                                  "eval.speedup_bound",
                                                  "eval.timeout_s",
@@ -62,6 +65,18 @@ inline constexpr std::string_view kEvalKeys[] = {"eval.bandwidth_gbps",
                                                  "eval.toolchain_timeout_s",
                                                  "eval.trials",
                                                  "eval.warm_calls"};
+
+// A Ray cluster whose evaluator pool judges instead of this machine's slots (run --ray, serve --ray;
+// core/run/ray_pool.hpp): eval.ray (its address: auto, HOST:PORT or ray://...), eval.ray_actors (0:
+// one actor per unit of the resource on CUDA, per eval.cpu_workers CPUs on the CPU), eval.ray_resource
+// (auto: dicebench_gpu on CUDA, none on the CPU; none; or a custom resource's name). nullopt without
+// eval.ray.
+struct RaySettings {
+  std::string address;
+  int actors = 0;
+  std::string resource = "auto";
+};
+Result<std::optional<RaySettings>> ray_settings(const Config& config);
 
 // The tolerance mode that `name` stands for: a mode's own name,
 // or the name it had before the modes were named for what they do (kernelbench: per_dtype, compat:

@@ -18,6 +18,9 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <type_traits>
+
+#include <unistd.h>
 
 namespace dicebench::run {
 
@@ -50,7 +53,11 @@ struct EvaluationSession::Job {
 Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::Config& config,
                                                                    const host::SuiteSession* suite,
                                                                    const std::optional<WorkerOverride>& workers) {
-  auto settings = host::evaluation_settings(config);
+  auto ray = host::ray_settings(config);
+  if (!ray) return ray.error();
+  host::Config resolved = config;  // on a Ray cluster, the device is the cluster's GPUs unless named
+  if (*ray && !config.get("eval.device")) resolved.set("eval.device", "cuda");
+  auto settings = host::evaluation_settings(resolved);
   if (!settings) return settings.error();
   if (workers) {
     settings->worker_executable = workers->worker;
@@ -58,6 +65,7 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::C
     settings->compile_executable = host::beside_worker(workers->worker, "dicebench-compile", "DICEBENCH_COMPILE");
     settings->warm_spares = workers->warm_spares;
   }
+  if (*ray) return open_on_ray(**ray, resolved, std::move(*settings), suite);
   auto slots = host::evaluation_slots(config, settings->device, settings->timing);
   if (!slots) return slots.error();
   if (slots->empty()) return make_error("no evaluation slot: eval.gpus or eval.cpu_workers names none");
@@ -93,6 +101,23 @@ Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open(const host::C
   session->sandbox_json_ = sandbox->json();
   session->sandbox_summary_ = sandbox->summary();
   session->suite_ = suite;
+  return session;
+}
+
+Result<std::unique_ptr<EvaluationSession>> EvaluationSession::open_on_ray(const host::RaySettings& ray,
+                                                                          const host::Config& config,
+                                                                          harness::EvaluationSettings settings,
+                                                                          const host::SuiteSession* suite) {
+  auto pool = RayPool::start(ray, config, settings);
+  if (!pool) return pool.error();
+  auto session = std::unique_ptr<EvaluationSession>(new EvaluationSession());
+  session->settings_ = std::move(settings);
+  session->slots_ = {std::nullopt};  // one slot: the pool shares its candidates out over its actors
+  session->sandbox_json_ = (*pool)->sandbox_json();
+  session->sandbox_summary_ = (*pool)->sandbox_summary();
+  session->suite_ = suite;
+  host::log_info("judging on the {}", (*pool)->description());
+  session->ray_pool_ = std::move(*pool);
   return session;
 }
 
@@ -262,12 +287,36 @@ EvaluationSession::Job* EvaluationSession::take_over(size_t index) {
 // problem, the evaluator gets what the store holds of it, and after, what the evaluation measured is stored (a writable
 // store). It ends once the session closes with nothing left.
 void EvaluationSession::run_slot(size_t index, const std::optional<std::string>& slot) {
+  if (ray_pool_) return judge_on(index, slot, *ray_pool_);
   harness::EvaluationSettings mine = settings_;
   mine.visible_devices = slot;
   if (slot && device_gates_.count(*slot)) mine.device_gate = device_gates_.at(*slot);
   harness::Evaluator evaluator(mine);
+  judge_on(index, slot, evaluator);
+}
+
+template <class SlotEvaluator>
+void EvaluationSession::judge_on(size_t index, const std::optional<std::string>& slot, SlotEvaluator& evaluator) {
+  constexpr bool local = std::is_same_v<SlotEvaluator, harness::Evaluator>;  // else the Ray pool
   ++evaluators_started_;
   evaluator.start_reference();
+  // Where each verdict was reached, for its record (the Ray pool's actors say so in theirs).
+  static const std::string host_name = [] {
+    char name[256] = {};
+    return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+  }();
+  std::optional<std::string> gpu_name;  // this slot's, once its reference has said
+  const auto judged_here = [&](Evaluation& evaluation) {
+    if constexpr (local) {
+      evaluation.host = host_name;
+      if (!slot) return;
+      if (!gpu_name) {
+        auto info = evaluator.reference_info();
+        gpu_name = info ? info->value("device_name", "") : "";
+      }
+      evaluation.gpu = fmt::format("{}#{}", *gpu_name, *slot);
+    }
+  };
   // By tag: the jobs submitted to this evaluator, each with its id. A job another slot took over
   // (held_ names that slot) is dropped here and never read again: its batch may be gone.
   std::map<int64_t, std::pair<Job*, uint64_t>> submitted;
@@ -307,6 +356,7 @@ void EvaluationSession::run_slot(size_t index, const std::optional<std::string>&
       held_.erase(job.id);
     }
     if (result) {
+      judged_here(*result);
       for (auto& finding : job.findings) result->flags.push_back(std::move(finding));
       if (store_measured_ && keys.count(job.problem_hash)) {
         std::lock_guard guard(*cache_lock_);
@@ -355,18 +405,20 @@ void EvaluationSession::run_slot(size_t index, const std::optional<std::string>&
     forget_moved();
     if (submitted.empty()) continue;
     // Before the device judges a problem, what runs stored of it (a read failure only costs time).
-    for (const auto& hash : to_prime) {
-      auto found = cache_keys(evaluator, hash);
-      if (!found) {
-        host::log_warn("the stored baselines and traits could not be read ({}); they are measured",
-                       found.error().message);
-        continue;
+    if constexpr (local) {  // (the Ray pool's actors time their own)
+      for (const auto& hash : to_prime) {
+        auto found = cache_keys(evaluator, hash);
+        if (!found) {
+          host::log_warn("the stored baselines and traits could not be read ({}); they are measured",
+                         found.error().message);
+          continue;
+        }
+        std::lock_guard guard(*cache_lock_);
+        if (auto primed = caches_.prime(*cache_store_, evaluator, slot.value_or("cpu"), *found); !primed)
+          host::log_warn("the stored baselines and traits could not be read ({}); they are measured",
+                         primed.error().message);
+        keys.emplace(hash, std::move(*found));
       }
-      std::lock_guard guard(*cache_lock_);
-      if (auto primed = caches_.prime(*cache_store_, evaluator, slot.value_or("cpu"), *found); !primed)
-        host::log_warn("the stored baselines and traits could not be read ({}); they are measured",
-                       primed.error().message);
-      keys.emplace(hash, std::move(*found));
     }
     to_prime.clear();
     {

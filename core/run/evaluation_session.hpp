@@ -4,7 +4,8 @@
 // warm evaluator per slot (a GPU, or a CPU worker) kept between calls, which batches of candidates
 // share out. The one evaluation loop: every entry point hands its pairs to evaluate(), and gets
 // each result through a callback as it is final (a run stores it and counts it there) or all of
-// them in input order.
+// them in input order. On a Ray cluster (eval.ray: run --ray, serve --ray) that one slot is the
+// cluster's evaluator pool (ray_pool.hpp).
 #pragma once
 
 #include "core/base/problem_key.hpp"
@@ -13,6 +14,7 @@
 #include "core/host/host_services.hpp"
 #include "core/host/suite_session.hpp"
 #include "core/run/evaluation_caches.hpp"
+#include "core/run/ray_pool.hpp"
 #include "core/spec/vocabulary.hpp"
 #include "harness/client/evaluator.hpp"
 #include "results/store/store.hpp"
@@ -73,6 +75,8 @@ class EvaluationSession {
   const std::string& sandbox_json() const { return sandbox_json_; }
   const std::string& sandbox_summary() const { return sandbox_summary_; }
   const std::string& suite_name() const;  // "" without a suite
+  // The Ray pool the session judges on (eval.ray), as RayPool::description() says; "" when local.
+  std::string ray_pool_description() const { return ray_pool_ ? ray_pool_->description() : ""; }
 
   // The suite's review of `candidate` for `problem` (nothing without a suite); for a problem it
   // lacks (none), its review of candidates for problems given as their source. May be called from
@@ -122,8 +126,16 @@ class EvaluationSession {
   EvaluationSession() = default;
   struct Batch;
   struct Job;
+  // open() on a Ray cluster (eval.ray): the pool's bridge is its one slot.
+  static Result<std::unique_ptr<EvaluationSession>> open_on_ray(const host::RaySettings& ray,
+                                                                const host::Config& config,
+                                                                harness::EvaluationSettings settings,
+                                                                const host::SuiteSession* suite);
   void start_slots();
   void run_slot(size_t index, const std::optional<std::string>& slot);
+  // The slot's loop over its evaluator: a harness::Evaluator, or the Ray pool (RayPool).
+  template <class SlotEvaluator>
+  void judge_on(size_t index, const std::optional<std::string>& slot, SlotEvaluator& evaluator);
   // A job a slot took that its device has not begun, while it waits behind a long one: another
   // slot, idle, takes it over (under mutex_).
   Job* take_over(size_t index);
@@ -134,6 +146,7 @@ class EvaluationSession {
   std::string sandbox_json_, sandbox_summary_;
   const host::SuiteSession* suite_ = nullptr;
   OwnedSuite owned_suite_;
+  std::unique_ptr<RayPool> ray_pool_;          // on a Ray cluster (eval.ray): the one slot's evaluator
   std::optional<results::Store> owned_store_;  // read-only: the caches runs stored (--db)
   results::Store* cache_store_ = nullptr;      // owned_store_, or the run's
   std::mutex owned_store_lock_;

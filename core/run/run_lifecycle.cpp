@@ -18,12 +18,22 @@
 namespace dicebench::run {
 namespace {
 
+// A setting that says where candidates are judged, not how: the Ray cluster (eval.ray,
+// eval.ray_actors, eval.ray_resource). The verdicts are the same either way.
+bool is_placement_setting(const std::string& key) { return key.starts_with("eval.ray"); }
+
 // The settings the run starts from: a new run's, or a resumed run's own with the request's
 // replacements; either way with the database where it is now (a model's cache lives beside it).
 host::Config starting_config(const RunRequest& request, const std::optional<ResumedRun>& resumed) {
   host::Config config = resumed ? resumed->config : request.settings;
-  if (resumed)
+  if (resumed) {
+    // Where it is judged is the resume's to say (run --resume N --ray ADDRESS, or here): not the run's.
+    host::Config own;
+    for (const auto& [key, value] : config.values())
+      if (!is_placement_setting(key)) own.set(key, value);
+    config = std::move(own);
     for (const auto& [key, value] : request.settings.values()) config.set(key, value);
+  }
   config.set("db", request.db);
   return config;
 }
@@ -38,7 +48,7 @@ Result<std::map<std::string, ChangedSetting>> resume_changes(const RunRequest& r
   const std::string model_section = plan.model_plugin.info.name + ".";
   const std::string suite_section = plan.suite_plugin.info.name + ".";
   for (const auto& [key, value] : request.settings.values()) {
-    if (key == "db") continue;
+    if (key == "db" || is_placement_setting(key)) continue;
     const auto stored = resumed.config.get(key);
     if (stored && *stored == value) continue;
     if (key.rfind(model_section, 0) != 0 && key.rfind(suite_section, 0) != 0)
@@ -63,6 +73,7 @@ Result<void> evaluate(host::RunPlan& plan, results::Store& store, EvaluationSess
                       RunOutcome& outcome) {
   outcome.evaluation_device = session.settings().device;
   outcome.evaluation_slots = session.slots();
+  outcome.evaluation_pool = session.ray_pool_description();
   auto evaluated = evaluate_pending(store, outcome.run, problem_sources(plan), session);
   if (!evaluated) {
     (void)status.end(StageEnd::failed);

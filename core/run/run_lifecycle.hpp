@@ -45,6 +45,7 @@ struct RunOutcome {
   std::optional<EvaluationSummary> evaluation;
   std::string evaluation_device;                             // cpu or cuda
   std::vector<std::optional<std::string>> evaluation_slots;  // see host::evaluation_slots
+  std::string evaluation_pool;                               // the Ray pool it was judged on (run --ray), else empty
   std::optional<results::RunReport> report;                  // a finished, evaluated run's
   std::optional<results::TimeBreakdown> time;                // where its evaluation time went, once evaluated
 };

@@ -148,6 +148,11 @@ bool WorkerProcess::send(const nlohmann::json& request) {
   return true;
 }
 
+bool WorkerProcess::readable(std::chrono::milliseconds timeout) const {
+  pollfd fd{state_->from_worker.native_source(), POLLIN, 0};
+  return ::poll(&fd, 1, static_cast<int>(timeout.count())) > 0;
+}
+
 CallResult WorkerProcess::receive(std::chrono::milliseconds timeout, const WorkerRequestHandler& handler,
                                   bool handler_time_counts) {
   if (!alive_) return fail(CallFailure::crashed, "the worker " + exit_description());

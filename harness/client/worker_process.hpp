@@ -76,6 +76,9 @@ class WorkerProcess {
   // answer says it does not.
   CallResult receive(std::chrono::milliseconds timeout, const WorkerRequestHandler& handler = {},
                      bool handler_time_counts = true);
+  // Whether a frame (or the end of the worker's output) is there to receive, waiting up to
+  // `timeout`: a caller that must look at other things while it waits (the Ray pool's slot).
+  bool readable(std::chrono::milliseconds timeout) const;
   // Called by the thread waiting in receive() (or for the hello) each time kIdleInterval
   // (frame_io.hpp) passes without a frame: the evaluator launches candidates from it while its
   // device is busy. It must not use this worker.

@@ -143,14 +143,26 @@ class Evaluator:
             if str(key) in given:
                 raise ValueError(f"config sets {key!r}, which an argument of Evaluator sets: give it there")
         settings.update({str(key): str(value) for key, value in (config or {}).items()})
+        self._open(settings, spares, cache_size)
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, str], spares: int = 1, cache_size: int = 4096) -> Evaluator:
+        """An Evaluator with every setting as `dicebench run` reads it (eval.* keys, "suite", ...),
+        each as given and the rest at run's defaults, not this class's arguments' (how `dicebench run
+        --ray` makes its actors' Evaluators: with the run's own settings)."""
+        evaluator = cls.__new__(cls)
+        evaluator._open({str(key): str(value) for key, value in settings.items()}, spares, cache_size)
+        return evaluator
+
+    def _open(self, settings: dict[str, str], spares: int, cache_size: int) -> None:
         self._pool = _dicebench.EvaluationSession(settings, _worker_executable(), spares)
         self._sandbox = json.loads(self._pool.sandbox_json)
         missing = sorted(name for name, state in self._sandbox.get("protections", {}).items() if not state["active"])
         if self._sandbox.get("mode") == "off":
-            warnings.warn("dicebench.Evaluator: the candidate sandbox is off (sandbox='off')", stacklevel=2)
+            warnings.warn("dicebench.Evaluator: the candidate sandbox is off (sandbox='off')", stacklevel=3)
         elif missing:
             warnings.warn(f"dicebench.Evaluator: this machine does not allow these sandbox protections: "
-                          f"{', '.join(missing)}", stacklevel=2)
+                          f"{', '.join(missing)}", stacklevel=3)
         self._cache: collections.OrderedDict[str, Judgement] = collections.OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()

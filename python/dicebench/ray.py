@@ -44,16 +44,18 @@ DEFAULT_GPU_RESOURCE = "dicebench_gpu"
 class EvaluatorActor:
     """One dicebench.Evaluator for the actor's life, on the node Ray placed it on."""
 
-    def __init__(self, device: str, evaluator_args: dict[str, Any]):
+    def __init__(self, device: str, evaluator_args: dict[str, Any], settings: dict[str, str] | None = None):
         from ._evaluate import Evaluator
 
-        self.evaluator = Evaluator(device, **evaluator_args)
+        self.evaluator = (Evaluator.from_settings(settings, **evaluator_args) if settings is not None
+                          else Evaluator(device, **evaluator_args))
 
     def where(self) -> dict[str, Any]:
         """The node, host, process and GPUs (Ray's ids) of this actor."""
         context = ray.get_runtime_context()
         return {"node": context.get_node_id(), "host": socket.gethostname(), "pid": os.getpid(),
-                "gpus": [str(g) for g in ray.get_gpu_ids()], "size": self.evaluator.size}
+                "gpus": [str(g) for g in ray.get_gpu_ids()], "size": self.evaluator.size,
+                "sandbox": self.evaluator.sandbox}
 
     def judge(self, items: list[tuple[str, str, str]], completions: bool, reward: str | None,
               params: dict[str, float]) -> tuple[list[dict[str, Any]], float]:
@@ -77,6 +79,7 @@ class _Actor:
     alive: bool = True
     ready: bool = False  # its Evaluator started (it answered where()): it takes tasks from then on
     ready_ref: Any = None  # where() asked of a replacement, while it starts
+    asked: float = 0.0  # when it was asked for (time.monotonic())
     items_judged: int = 0
     chunks_judged: int = 0
     judge_seconds: float = 0.0  # round trips of its tasks (submitted -> result here)
@@ -87,7 +90,49 @@ class _Actor:
 @dataclasses.dataclass
 class _Chunk:
     problem: str
-    indices: list[int]
+    entries: list[tuple[Any, tuple[str, str, str]]]  # (the key it came with, (id, problem, response))
+
+
+class _Inbox:
+    """Items on their way to a pool's stream(), as (key, (id, problem, response)): put() from any
+    thread, close() once no more will come."""
+
+    def __init__(self) -> None:
+        self._items: list[tuple[Any, tuple[str, str, str]]] = []
+        self._closed = False
+        self.abandoned = False
+        self._changed = threading.Condition()
+
+    def put(self, entries: list[tuple[Any, tuple[str, str, str]]]) -> None:
+        with self._changed:
+            self._items.extend(entries)
+            self._changed.notify_all()
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    def abandon(self) -> None:
+        """Whoever fed it is gone: stream() returns at once, judging nothing more."""
+        with self._changed:
+            self._closed = self.abandoned = True
+            self._items = []
+            self._changed.notify_all()
+
+    def closed(self) -> bool:
+        with self._changed:
+            return self._closed and not self._items
+
+    def take(self) -> list[tuple[Any, tuple[str, str, str]]]:
+        with self._changed:
+            taken, self._items = self._items, []
+            return taken
+
+    def wait(self, timeout: float) -> None:
+        with self._changed:
+            if not self._items and not self._closed:
+                self._changed.wait(timeout)
 
 
 class EvaluatorPool:
@@ -104,12 +149,14 @@ class EvaluatorPool:
     the actors (runtime_env, scheduling_strategy: "SPREAD" by default, ...). address: the cluster to
     join when Ray is not initialized in this process yet (ray.init(address=...)). start_timeout:
     seconds an actor may take to start (its Evaluator's workers included) before dicebench.Error.
+    settings: the actors' Evaluators made with Evaluator.from_settings(settings, spares=...,
+    cache_size=...) instead of Evaluator's arguments (`dicebench run --ray`: the run's own [eval]).
     `chunk` and `depth` may be changed between batches. Use as a context manager, or call close()."""
 
     def __init__(self, device: str = "cuda", size: int = 1, *, resource: str | None = "auto",
                  chunk: int = 16, depth: int = 2, replacements: int | None = None,
                  actor_options: dict[str, Any] | None = None, address: str | None = None,
-                 start_timeout: float = 600.0, **evaluator_args: Any):
+                 start_timeout: float = 600.0, settings: dict[str, str] | None = None, **evaluator_args: Any):
         if device not in ("cuda", "cpu"):
             raise ValueError(f"device is 'cuda' or 'cpu', not {device!r}")
         for name, value, least in (("size", size, 1), ("chunk", chunk, 1), ("depth", depth, 1)):
@@ -119,8 +166,11 @@ class EvaluatorPool:
             ray.init(address=address, logging_level=logging.ERROR, include_dashboard=False)
         if resource == "auto":
             resource = DEFAULT_GPU_RESOURCE if device == "cuda" else None
+        if settings is not None and evaluator_args.keys() - {"spares", "cache_size"}:
+            raise ValueError("settings replace the Evaluator's arguments: give one or the other")
+        cpu_workers = settings.get("eval.cpu_workers", 1) if settings is not None else evaluator_args.get("workers", 2)
         options: dict[str, Any] = {"num_gpus": 1, "num_cpus": 1} if device == "cuda" else {
-            "num_cpus": int(evaluator_args.get("workers", 2))}
+            "num_cpus": int(cpu_workers)}
         if resource is not None:
             options["resources"] = {str(resource): 1}
         options["scheduling_strategy"] = "SPREAD"  # over the nodes: a node lost takes few actors with it
@@ -128,6 +178,7 @@ class EvaluatorPool:
         self.device = device
         self._options = options
         self._evaluator_args = dict(evaluator_args)
+        self._settings = None if settings is None else {**settings, "eval.device": device}
         self.chunk = chunk
         self.depth = depth
         self._start_timeout = float(start_timeout)
@@ -153,7 +204,7 @@ class EvaluatorPool:
     def _start_actor(self) -> _Actor:
         remote_class: Any = EvaluatorActor  # ray.remote's class (mypy sees the plain one)
         actor = _Actor(index=len(self._actors), handle=remote_class.options(**self._options).remote(
-            self.device, self._evaluator_args))
+            self.device, self._evaluator_args, self._settings))
         self._actors.append(actor)
         return actor
 
@@ -184,19 +235,29 @@ class EvaluatorPool:
                 raise Error("this evaluator pool is closed")
             return self._judge(items, completions, reward, params)
 
-    def _chunks(self, items: list[tuple[str, str, str]], whole_problems: bool) -> collections.deque[_Chunk]:
-        """The batch's tasks: each problem's items in input order, `chunk` at a time, or fewer where
-        the batch is too small to give every actor `depth` tasks of that size; with whole_problems
-        (a reward normalised within each problem's items), each problem's items in one task."""
-        size = max(1, min(self.chunk, math.ceil(len(items) / max(1, self.size * self.depth))))
-        if whole_problems:
-            size = len(items)
-        by_problem: dict[str, list[int]] = {}
-        for index, item in enumerate(items):
-            by_problem.setdefault(item[1], []).append(index)
-        return collections.deque(_Chunk(problem, indices[start:start + size])
-                                 for problem, indices in by_problem.items()
-                                 for start in range(0, len(indices), size))
+    def stream(self, inbox: _Inbox, emit: Any, completions: bool = False, reward: str | None = None,
+               params: dict[str, float] | None = None) -> None:
+        """Judges items as they arrive in `inbox` until it is closed and every item is judged: each
+        task's Judgements (as plain data) go to emit(keys, judged) as the task ends, with the keys
+        the items came with. judge() is one closed inbox; the bridge of `dicebench run --ray`
+        (dicebench._ray_bridge) feeds one while it runs. dicebench.Error when no actor is left."""
+        with self._lock:
+            if self._closed:
+                raise Error("this evaluator pool is closed")
+            self._stream(inbox, emit, completions, reward, params or {})
+
+    def _chunks(self, arrived: list[tuple[Any, tuple[str, str, str]]], whole_problems: bool) -> list[_Chunk]:
+        """Tasks of the items that arrived: each problem's items in arrival order, `chunk` at a time,
+        or fewer where too few are waiting to give every actor `depth` tasks of that size; with
+        whole_problems (a reward normalised within each problem's items), each problem's items in
+        one task (a batch's: judge() hands them over together)."""
+        size = len(arrived) if whole_problems else max(
+            1, min(self.chunk, math.ceil(len(arrived) / max(1, self.size * self.depth))))
+        by_problem: dict[str, list[tuple[Any, tuple[str, str, str]]]] = {}
+        for entry in arrived:
+            by_problem.setdefault(entry[1][1], []).append(entry)
+        return [_Chunk(problem, entries[start:start + size])
+                for problem, entries in by_problem.items() for start in range(0, len(entries), size)]
 
     def _next_chunk(self, queue: collections.deque[_Chunk], actor: _Actor) -> _Chunk | None:
         """The task for `actor`: one of a problem it is warm for, else one of a problem no live actor
@@ -216,9 +277,27 @@ class EvaluatorPool:
     def _judge(self, items: list[tuple[str, str, str]], completions: bool, reward: str | None,
                params: dict[str, float]) -> list[Judgement]:
         results: list[Judgement | None] = [None] * len(items)
-        queue = self._chunks(items, bool(params.get("zscore")))
+        inbox = _Inbox()
+        inbox.put(list(enumerate(items)))
+        inbox.close()
+
+        def emit(keys: list[Any], judged: list[dict[str, Any]]) -> None:
+            for index, data in zip(keys, judged):
+                results[index] = Judgement.from_json(data)
+
+        self._stream(inbox, emit, completions, reward, params)
+        return [judgement for judgement in results if judgement is not None]
+
+    def _stream(self, inbox: _Inbox, emit: Any, completions: bool, reward: str | None,
+                params: dict[str, float]) -> None:
+        queue: collections.deque[_Chunk] = collections.deque()
         running: dict[Any, tuple[_Actor, _Chunk, float]] = {}  # task ref -> actor, chunk, start
-        while queue or running:
+        while not inbox.abandoned:
+            arrived = inbox.take()
+            if arrived:
+                queue.extend(self._chunks(arrived, bool(params.get("zscore"))))
+            if not queue and not running and inbox.closed():
+                return
             while queue:  # a task at a time to the least loaded actor that takes one
                 free = sorted((a for a in self._actors if a.alive and a.ready and a.in_flight < self.depth),
                               key=lambda a: a.in_flight)
@@ -226,19 +305,24 @@ class EvaluatorPool:
                 if taken is None:
                     break
                 actor, chunk = taken
-                ref = actor.handle.judge.remote([items[i] for i in chunk.indices], completions, reward, params)
+                ref = actor.handle.judge.remote([item for _, item in chunk.entries], completions, reward, params)
                 running[ref] = (actor, chunk, time.monotonic())
                 actor.in_flight += 1
             starting = {a.ready_ref: a for a in self._actors if a.alive and not a.ready and a.ready_ref is not None}
-            if not running and not starting:
-                raise Error(f"dicebench.ray: no evaluator actor is left to judge {sum(len(c.indices) for c in queue)} "
+            if queue and not running and not starting:
+                raise Error(f"dicebench.ray: no evaluator actor is left to judge {sum(len(c.entries) for c in queue)} "
                             f"item(s) ({len(self.failures)} lost, the last: "
                             f"{self.failures[-1]['error'] if self.failures else 'none'})")
+            if not running and not starting:
+                inbox.wait(1.0)  # nothing out: wait for items to arrive
+                continue
+            # While items may still arrive, look at the inbox again every 50 ms.
             done, _ = ray.wait(list(running) + list(starting), num_returns=1,
-                               timeout=None if running else self._start_timeout)
+                               timeout=0.05 if not inbox.closed() else (None if running else 1.0))
             if not done and not running:  # replacements that never started (no room for them)
                 for actor in starting.values():
-                    self._lose(actor, Error(f"it did not start within {self._start_timeout:g} s"), running, queue)
+                    if time.monotonic() - actor.asked > self._start_timeout:
+                        self._lose(actor, Error(f"it did not start within {self._start_timeout:g} s"), running, queue)
                 continue
             for ref in done:
                 if ref in starting:
@@ -251,13 +335,11 @@ class EvaluatorPool:
                 except ray.exceptions.RayActorError as error:
                     self._lose(actor, error, running, queue, chunk)
                     continue
-                for index, data in zip(chunk.indices, judged):
-                    results[index] = Judgement.from_json(data)
-                actor.items_judged += len(chunk.indices)
+                emit([key for key, _ in chunk.entries], judged)
+                actor.items_judged += len(chunk.entries)
                 actor.chunks_judged += 1
                 actor.judge_seconds += time.monotonic() - started
                 actor.evaluator_seconds += evaluator_seconds
-        return [judgement for judgement in results if judgement is not None]
 
     def _started(self, actor: _Actor, ref: Any, running: dict, queue: collections.deque[_Chunk]) -> None:
         """A replacement's where() came back: it takes tasks from now on (or it failed to start)."""
@@ -284,7 +366,7 @@ class EvaluatorPool:
         actor.in_flight = 0
         self.failures.append({"actor": actor.index, "node": actor.where.get("node", ""),
                               "host": actor.where.get("host", ""), "error": _first_line(error),
-                              "items_judged_again": sum(len(chunk.indices) for chunk in again)})
+                              "items_judged_again": sum(len(chunk.entries) for chunk in again)})
         try:
             ray.kill(actor.handle)
         except Exception:  # noqa: BLE001 - already gone
@@ -293,14 +375,17 @@ class EvaluatorPool:
             self._replacements_left -= 1
             replacement = self._start_actor()
             replacement.ready_ref = replacement.handle.where.remote()
+            replacement.asked = time.monotonic()
 
-    def close(self) -> None:
-        """Ends every actor (their Evaluators' workers with them); later calls raise dicebench.Error."""
+    def close(self, wait: bool = True) -> None:
+        """Ends every actor (their Evaluators' workers with them); later calls raise dicebench.Error.
+        wait=False kills them at once, their tasks in flight with them (whoever wanted them is gone)."""
         self._closed = True
         for actor in self._actors:
             if actor.alive:
                 try:
-                    ray.get(actor.handle.close.remote(), timeout=60)
+                    if wait:
+                        ray.get(actor.handle.close.remote(), timeout=60)
                 except ray.exceptions.RayError:
                     pass
                 ray.kill(actor.handle)

@@ -1,12 +1,18 @@
 """dicebench.ray.EvaluatorPool on a local multi-node Ray cluster (ray.cluster_utils.Cluster) with CPU
 actors: a batch with every failure kind gets the Judgements one local Evaluator gives, in input
 order, shared over actors on two nodes; a node killed mid-batch loses nothing and judges nothing
-twice (its tasks are judged by the other actor, and a replacement starts where there is room).
+twice (its tasks are judged by the other actor, and a replacement starts where there is room);
+`dicebench run --ray` stores the rows a local run does, and resumes after being killed.
 Exits 77 (skipped) where Ray is not installed."""
 
 import dataclasses
 import json
+import os
+import socket
+import sqlite3
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -20,7 +26,7 @@ except ImportError:
 
 import dicebench
 import dicebench.ray
-from support import KERNELBENCH
+from support import CLI, KERNELBENCH, cli
 from test_judge import candidate
 from test_judge import completion as judge_completion
 
@@ -139,6 +145,69 @@ class PoolOnACluster(unittest.TestCase):
             self.assertEqual(sum(s["items_judged"] for s in judge.stats()), 2)
         finally:
             _common.configure()
+
+    def test_4_run_on_the_cluster_stores_what_a_local_run_does_and_resumes_after_a_kill(self):
+        # `dicebench run --ray` against the same run judged here: the same rows; killed mid-run (the
+        # host, and with it the bridge's actors), `run --resume --ray` finishes it, every sample once.
+        self.pool.close()  # its actors' room goes to the run's pool
+        # A hang per problem keeps the run going while it is killed.
+        kinds = ["correct", "output_mismatch", "shape_mismatch", "timeout", "runtime_error", "compile_failed",
+                 "no_code_block"]
+        settings = ["--set", "eval.timing=off", "--set", "eval.trials=1", "--set", f"eval.timeout_s={TIMEOUT}"]
+        on_ray = ["--ray", self.cluster.address, "--set", "eval.ray_actors=2", "--set", "eval.ray_resource=dicebench_cpu"]
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = os.path.join(tmp, "replay")
+            os.makedirs(folder)
+            for problem in (1, 2):
+                for sample, kind in enumerate(kinds + kinds[:1]):
+                    with open(os.path.join(folder, f"level_1_problem_{problem}_sample_{sample}.txt"), "w") as f:
+                        f.write(completion(kind, problem, sample))
+            run = ["run", "--model", "replay:" + folder, "--suite", "kernelbench-l1", "--kernelbench-root", KERNELBENCH,
+                   "--problems", "1,2", "--samples", str(len(kinds) + 1), "--device", "cpu", *settings]
+            local_db, ray_db = os.path.join(tmp, "local.db"), os.path.join(tmp, "ray.db")
+            done = cli(*run, "--db", local_db)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            # Killed once its first candidate is judged (the two without code are stored before any).
+            started = subprocess.Popen([CLI, *run, "--db", ray_db, *on_ray], stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline and started.poll() is None and stored(ray_db) < 3:
+                time.sleep(0.05)
+            self.assertIsNone(started.poll(), "the run ended before it was killed")
+            started.kill()
+            started.wait()
+            started.stderr.close()
+            before = stored(ray_db)
+            self.assertLess(before, 2 * (len(kinds) + 1))
+            done = cli("run", "--resume", "1", "--db", ray_db, *on_ray)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn("judging on the Ray pool of 2 actor(s)", done.stderr)
+            self.assertEqual(rows(ray_db), rows(local_db))
+            self.assertEqual(len(rows(ray_db)), 2 * (len(kinds) + 1))
+            with sqlite3.connect(ray_db) as connection:  # nothing judged twice
+                self.assertEqual(connection.execute("select count(*) from evaluations").fetchone()[0],
+                                 2 * (len(kinds) + 1))
+                hosts = {h for (h,) in connection.execute(
+                    "select json_extract(details, '$.host') from evaluations where status != 'extraction_failed'")}
+            self.assertEqual(hosts, {socket.gethostname()})  # each record says where it was judged
+
+
+def stored(db: str) -> int:
+    """Evaluations a run has stored so far (0 before its database exists)."""
+    if not os.path.exists(db):
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as connection:
+            return connection.execute("select count(*) from evaluations").fetchone()[0]
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def rows(db: str) -> dict:
+    """A run's stored verdicts, by (problem, sample)."""
+    with sqlite3.connect(db) as connection:
+        return {(p, s): status for p, s, status in connection.execute(
+            "select s.problem_id, s.sample_index, e.status from samples s join evaluations e on e.sample = s.id")}
 
 
 if __name__ == "__main__":

@@ -433,8 +433,20 @@ def print_mix(mix: list, manifest: dict) -> None:
 # Running
 
 
+def cpu_times():
+    """(busy, total) jiffies of all CPUs from /proc/stat, or None where there is none."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(value) for value in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
 class GpuSampler:
-    """Mean GPU utilisation from nvidia-smi, sampled every `interval` seconds in a thread."""
+    """Mean GPU utilisation from nvidia-smi, sampled every `interval` seconds in a thread, and the
+    host's mean CPU utilisation (all cores, /proc/stat) over the same span."""
 
     def __init__(self, interval: float = 0.2):
         self.interval = interval
@@ -465,6 +477,8 @@ class GpuSampler:
             self._stop.wait(max(0.0, deadline - time.monotonic()))
 
     def __enter__(self):
+        self._cpu_start = cpu_times()
+        self._cpu_end = None
         if self.exe:
             self._thread = threading.Thread(target=self._loop, daemon=True)
             self._thread.start()
@@ -472,11 +486,19 @@ class GpuSampler:
 
     def __exit__(self, *exc):
         self._stop.set()
+        self._cpu_end = cpu_times()
         if self._thread:
             self._thread.join()
 
     def busy(self):
         return statistics.mean(self.values) / 100.0 if self.values else None
+
+    def cpu_busy(self):
+        """Share of all cores' time not idle between enter and exit (or now, inside the block)."""
+        end = self._cpu_end or cpu_times()
+        if not self._cpu_start or not end or end[1] <= self._cpu_start[1]:
+            return None
+        return (end[0] - self._cpu_start[0]) / (end[1] - self._cpu_start[1])
 
 
 def run_level(args, level: int, problems: list, folder: str, work: str) -> dict:

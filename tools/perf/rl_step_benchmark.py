@@ -48,7 +48,8 @@ Measured per path: makespan (wall time of the step's call(s), start-up and a one
 apart), per-candidate mean (makespan / candidates), latency from submission to verdict p50/p99
 (the record's latency_seconds; for serve, each request's round trip timed by the client too), each
 item's latency over its own work (its non-waiting phases plus its compile seconds), GPU busy (mean
-nvidia-smi utilisation sampled every 0.2 s; n/a without a GPU), candidates built by torch's toolchain
+nvidia-smi utilisation sampled every 0.2 s; n/a without a GPU), CPU busy (all cores, /proc/stat, over
+the same span), candidates built by torch's toolchain
 (compile path fallback or mixed, or toolchain builds in the record; for DICE, the extension folders
 its builds left), verdict counts, and every verdict that is not one its kind expects (for DICE:
 rewards that differ from the expected correctness, and its outcome classes). For DICE: its makespan on
@@ -552,7 +553,7 @@ def summarize_dicebench(items: list, makespan: float, gpu) -> dict:
         "own_work_p50_s": pop.quantile(work, 0.5), "own_work_p99_s": pop.quantile(work, 0.99),
         "latency_over_work_p50": pop.quantile(ratios, 0.5), "latency_over_work_p99": pop.quantile(ratios, 0.99),
         "client_p50_s": pop.quantile(client, 0.5), "client_p99_s": pop.quantile(client, 0.99),
-        "seconds_total": sum(seconds), "gpu_busy": gpu.busy(), "gpu_samples": len(gpu.values),
+        "seconds_total": sum(seconds), "gpu_busy": gpu.busy(), "gpu_samples": len(gpu.values), "cpu_busy": gpu.cpu_busy(),
         "toolchain_built": sum(1 for i in items if i["toolchain_built"]),
         "rejudged": sum(1 for i in items if i["rejudged"]),
         "compile_paths": pop.counts(i["compile_path"] or "-" for i in items),
@@ -1035,7 +1036,7 @@ def run_dice(args, step: list, tasks: list, subset: list, work: str, deadline) -
         "latency_p99_s": pop.quantile([i["end_s"] for i in done], 0.99),
         "kernel_p50_s": pop.quantile([i["seconds"] for i in done], 0.5),
         "import_s": result.get("import_s") if result else None, "workers": DICE_WORKERS_PER_GPU * gpus,
-        "gpu_busy": gpu.busy(), "gpu_samples": len(gpu.values),
+        "gpu_busy": gpu.busy(), "gpu_samples": len(gpu.values), "cpu_busy": gpu.cpu_busy(),
         "toolchain_built": len(builds), "toolchain_built_ok": len(built),
         "classes": pop.counts(i["class"] for i in items),
         "reward_total": sum(1 for i in items if i["reward"]),
@@ -1127,7 +1128,7 @@ def print_report(report: dict) -> None:
           f"{report['responses']} responses) on {report.get('gpu') or report['device']}"
           + (f" (merged from {', '.join(report['merged_from'])})" if report.get("merged_from") else ""))
     print(f"   {'path':<13} {'cands':>5} {'makespan s':>10} {'s/cand':>7} {'lat p50':>8} {'lat p99':>8} "
-          f"{'client p99':>10} {'GPU busy':>8} {'toolchain':>9} {'unexpected':>10}")
+          f"{'client p99':>10} {'GPU busy':>8} {'CPU busy':>8} {'toolchain':>9} {'unexpected':>10}")
     for name in STAGES:
         if name not in stages:
             continue
@@ -1139,7 +1140,7 @@ def print_report(report: dict) -> None:
         unexpected = len(s["reward_disagreements"]) if name == "dice" else len(s["unexpected"])
         print(f"   {label:<13} {s['judged']:>5} {fmt(s['makespan_s'], '10.1f'):>10} {fmt(s['per_candidate_s'], '7.2f'):>7} "
               f"{fmt(s['latency_p50_s'], '8.1f'):>8} {fmt(s['latency_p99_s'], '8.1f'):>8} {fmt(s.get('client_p99_s'), '10.1f'):>10} "
-              f"{busy_text(s['gpu_busy']):>8} {s['toolchain_built']:>9} {unexpected:>10}")
+              f"{busy_text(s['gpu_busy']):>8} {busy_text(s.get('cpu_busy')):>8} {s['toolchain_built']:>9} {unexpected:>10}")
     for name in STAGES:
         if name not in stages or stages[name]["summary"].get("skipped"):
             continue
