@@ -30,5 +30,6 @@ const std::string& Session::sandbox_json() const { return session_->sandbox_json
 const std::string& Session::suite() const { return session_->suite_name(); }
 std::size_t Session::size() const { return session_->slots().size(); }
 std::size_t Session::evaluators_started() const { return session_->evaluators_started(); }
+std::string Session::ray_pool() const { return session_->ray_pool_description(); }
 
 }  // namespace dicebench

@@ -370,6 +370,7 @@ HttpResponse RewardService::handle(const HttpRequest& request) {
                                {"device", s.session.device()},
                                {"slots", s.session.size()},
                                {"suite", s.session.suite()},
+                               {"ray_pool", s.session.ray_pool()},
                                {"sandbox", json::parse(s.session.sandbox_json())}});
   }
   if (!s.settings.token.empty() && !constant_time_equal(request.authorization, "Bearer " + s.settings.token)) {
@@ -413,6 +414,7 @@ HttpResponse RewardService::handle(const HttpRequest& request) {
       workers = {{"device", s.session.device()},
                  {"slots", s.session.size()},
                  {"evaluators_started", s.session.evaluators_started()},
+                 {"ray_pool", s.session.ray_pool()},
                  {"pending_items", s.pending},
                  {"jobs_running", s.running_jobs},
                  {"jobs_queued", s.queue.size()},

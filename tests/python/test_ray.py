@@ -2,7 +2,8 @@
 actors: a batch with every failure kind gets the Judgements one local Evaluator gives, in input
 order, shared over actors on two nodes; a node killed mid-batch loses nothing and judges nothing
 twice (its tasks are judged by the other actor, and a replacement starts where there is room);
-`dicebench run --ray` stores the rows a local run does, and resumes after being killed.
+`dicebench run --ray` stores the rows a local run does, and resumes after being killed; `dicebench
+serve --ray` answers as a local server does.
 Exits 77 (skipped) where Ray is not installed."""
 
 import dataclasses
@@ -190,6 +191,39 @@ class PoolOnACluster(unittest.TestCase):
                 hosts = {h for (h,) in connection.execute(
                     "select json_extract(details, '$.host') from evaluations where status != 'extraction_failed'")}
             self.assertEqual(hosts, {socket.gethostname()})  # each record says where it was judged
+
+    def test_5_serve_on_the_cluster_answers_as_a_local_server_does(self):
+        # `dicebench serve --ray`: the same API, its items judged on the cluster's pool, stored.
+        from test_serve import ADD, CORRECT, WRONG, Server
+
+        self.pool.close()
+        items = [{"id": "r-correct", "problem": ADD, "candidate": CORRECT},
+                 {"id": "r-wrong", "problem": ADD, "candidate": WRONG},
+                 {"id": "r-none", "problem": ADD, "completion": "no code this time"}]
+        with tempfile.TemporaryDirectory() as tmp:
+            server = Server(os.path.join(tmp, "serve.db"), "--ray", self.cluster.address, "--set",
+                            "eval.ray_actors=2", "--set", "eval.ray_resource=dicebench_cpu", "--set",
+                            "eval.cpu_workers=1")
+            try:
+                status, health, _ = server.call("GET", "/health", token=None)
+                self.assertEqual(status, 200)
+                self.assertIn("Ray pool of 2 actor(s)", health["ray_pool"])
+                self.assertTrue(health["sandbox"]["protections"])  # the actors' sandbox report
+                status, body, _ = server.call("POST", "/v1/evaluate/batch", {"items": items})
+                self.assertEqual(status, 200, body)
+                self.assertEqual([r["id"] for r in body["results"]], ["r-correct", "r-wrong", "r-none"])
+                self.assertEqual([r["evaluation"]["verdict"] for r in body["results"]],
+                                 ["correct", "output_mismatch", "extraction_failed"])
+                self.assertEqual(body["results"][0]["evaluation"]["host"], socket.gethostname())
+                # A repeated id is answered from the store, not judged again.
+                status, again, _ = server.call("POST", "/v1/evaluate", items[0])
+                self.assertEqual((status, again["evaluation"]["verdict"]), (200, "correct"))
+                self.assertEqual(server.metric("dicebench_items_total", '{source="judged"}'), 3)
+            finally:
+                code = server.stop()
+                text = server.text()
+                server.log.close()
+                self.assertEqual(code, 0, text)
 
 
 def stored(db: str) -> int:

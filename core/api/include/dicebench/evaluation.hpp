@@ -90,6 +90,7 @@ class Session {
   const std::string& suite() const;         // "" without one
   std::size_t size() const;                 // slots
   std::size_t evaluators_started() const;   // one per slot for the session's life
+  std::string ray_pool() const;  // the Ray pool it judges on (eval.ray), as it describes itself; "" when local
 
  private:
   explicit Session(std::unique_ptr<run::EvaluationSession> session);
