@@ -160,13 +160,13 @@ class PoolOnACluster(unittest.TestCase):
             folder = os.path.join(tmp, "replay")
             os.makedirs(folder)
             for problem in (1, 2):
-                for sample, kind in enumerate(kinds + kinds[:1]):
+                for sample, kind in enumerate(kinds):
                     with open(os.path.join(folder, f"level_1_problem_{problem}_sample_{sample}.txt"), "w") as f:
                         f.write(completion(kind, problem, sample))
             run = ["run", "--model", "replay:" + folder, "--suite", "kernelbench-l1", "--kernelbench-root", KERNELBENCH,
-                   "--problems", "1,2", "--samples", str(len(kinds) + 1), "--device", "cpu", *settings]
+                   "--problems", "1,2", "--samples", str(len(kinds)), "--device", "cpu", *settings]
             local_db, ray_db = os.path.join(tmp, "local.db"), os.path.join(tmp, "ray.db")
-            done = cli(*run, "--db", local_db)
+            done = cli(*run, "--db", local_db, "--set", "eval.cpu_workers=2")  # where, not how: the same verdicts
             self.assertEqual(done.returncode, 0, done.stderr)
             # Killed once its first candidate is judged (the two without code are stored before any).
             started = subprocess.Popen([CLI, *run, "--db", ray_db, *on_ray], stdout=subprocess.DEVNULL,
@@ -179,15 +179,15 @@ class PoolOnACluster(unittest.TestCase):
             started.wait()
             started.stderr.close()
             before = stored(ray_db)
-            self.assertLess(before, 2 * (len(kinds) + 1))
+            self.assertLess(before, 2 * len(kinds))
             done = cli("run", "--resume", "1", "--db", ray_db, *on_ray)
             self.assertEqual(done.returncode, 0, done.stderr)
             self.assertIn("judging on the Ray pool of 2 actor(s)", done.stderr)
             self.assertEqual(rows(ray_db), rows(local_db))
-            self.assertEqual(len(rows(ray_db)), 2 * (len(kinds) + 1))
+            self.assertEqual(len(rows(ray_db)), 2 * len(kinds))
             with sqlite3.connect(ray_db) as connection:  # nothing judged twice
                 self.assertEqual(connection.execute("select count(*) from evaluations").fetchone()[0],
-                                 2 * (len(kinds) + 1))
+                                 2 * len(kinds))
                 hosts = {h for (h,) in connection.execute(
                     "select json_extract(details, '$.host') from evaluations where status != 'extraction_failed'")}
             self.assertEqual(hosts, {socket.gethostname()})  # each record says where it was judged
