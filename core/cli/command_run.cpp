@@ -127,6 +127,8 @@ Result<void> write_summary_json(const std::string& path, const run::RunOutcome& 
 }
 
 int run(const RunOptions& o, CLI::App& app) {
+  if (app.count("--ray") && o.ray.empty())
+    return fail("--ray needs a Ray cluster's address (auto, HOST:PORT or ray://...)");
   run::RunRequest request;
   request.db = o.db;
   request.generate_only = o.generate_only;

@@ -80,7 +80,7 @@ Command add_serve_command(CLI::App& parent) {
   app->add_option("--max-body-mb", o->max_body_mb, "Largest request body, MiB")
       ->check(real_number(0.001, 4096))
       ->capture_default_str();
-  return {app, [o]() {
+  return {app, [o, app]() {
             std::string token;
             if (!o->token_file.empty()) {
               auto read = read_whole_file(o->token_file, "token");
@@ -100,7 +100,10 @@ Command add_serve_command(CLI::App& parent) {
             std::map<std::string, std::string> settings;
             if (!o->device.empty()) settings["eval.device"] = o->device;
             if (!o->suite.empty()) settings["suite"] = o->suite;
-            if (!o->ray.empty()) settings["eval.ray"] = o->ray;
+            if (!o->ray.empty())
+              settings["eval.ray"] = o->ray;
+            else if (app->count("--ray"))
+              return fail("--ray needs a Ray cluster's address (auto, HOST:PORT or ray://...)");
             for (const auto& assignment : o->sets) {
               const auto eq = assignment.find('=');
               if (eq == std::string::npos || eq == 0) return fail(fmt::format("--set {} is not KEY=VALUE", assignment));

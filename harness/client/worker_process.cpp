@@ -92,12 +92,14 @@ Result<void> WorkerProcess::await_hello() {
     return make_error(fmt::format("{}: {}", options.executable, hello.error().message));
   }
   hello_ = std::move(*hello);
+  if (hello_.value("type", "") == protocol::reply::kError) {  // it could not start: its own words
+    kill();
+    return make_error(fmt::format("{}: {}", options.executable, hello_.value("message", "")));
+  }
   if (hello_.value("type", "") != protocol::reply::kHello || hello_.value("protocol", 0) != protocol::kVersion) {
     kill();
-    return make_error(
-        fmt::format("{} speaks worker protocol {}, this dicebench speaks {}{}", options.executable,
-                    hello_.value("protocol", 0), protocol::kVersion,
-                    hello_.value("type", "") == protocol::reply::kError ? ": " + hello_.value("message", "") : ""));
+    return make_error(fmt::format("{} speaks worker protocol {}, this dicebench speaks {}", options.executable,
+                                  hello_.value("protocol", 0), protocol::kVersion));
   }
   return {};
 }

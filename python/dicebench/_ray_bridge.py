@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import platform
+import socket
 import struct
 import sys
 import threading
@@ -97,7 +98,9 @@ def main(argv: list[str]) -> int:
         # Actors import dicebench from where this bridge does, on nodes that share the path.
         package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         python_path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
-        ray.init(address=os.environ.get("DICEBENCH_RAY_ADDRESS", "auto"), logging_level=logging.ERROR,
+        address = os.environ.get("DICEBENCH_RAY_ADDRESS", "auto")
+        check_reachable(address)
+        ray.init(address=address, logging_level=logging.ERROR,
                  include_dashboard=False, runtime_env={"env_vars": {"PYTHONPATH": python_path}})
         size = wanted or actor_count(ray, args.device, resource, settings)
         if size < 1:
@@ -148,7 +151,21 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def check_reachable(address: str) -> None:
+    """A HOST:PORT address must answer a TCP connection within 10 s: ray.init retries one that does
+    not for many minutes, where the host's user is owed one line at once."""
+    host, _, port = address.rpartition(":")
+    if address == "auto" or "://" in address or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except OSError as error:
+        raise RuntimeError(f"no Ray cluster answers at {address} ({error.strerror or error})") from None
+
+
 def first_line(error: BaseException) -> str:
+    """The error's first line (dicebench.ray has the same, but the bridge must say why even when
+    importing ray, and so that module, fails)."""
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
 
