@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -129,6 +130,32 @@ PYBIND11_MODULE(_dicebench, m) {
           py::arg("items"), py::arg("reward_shape"), py::arg("reward_params"),
           "For each (id, problem, candidate, is_completion), in input order, its judgement's JSON; Error only for "
           "the caller's mistakes (completions without a suite, an unknown reward shape or parameter).")
+      .def(
+          "prime_baselines",
+          [](Session& session, const std::vector<std::string>& records) {
+            std::vector<SharedBaseline> baselines;
+            baselines.reserve(records.size());
+            try {
+              for (const auto& record : records)
+                baselines.push_back(nlohmann::json::parse(record).get<SharedBaseline>());
+            } catch (const nlohmann::json::exception& error) {
+              throw python::ModuleError(fmt::format("not a shared baseline: {}", error.what()));
+            }
+            session.prime_baselines(baselines);
+          },
+          py::arg("records"),
+          "Baselines other sessions timed (the JSON records measured_baselines gives), used where their key is "
+          "the key of a problem this session judges; from the first call on, this session keeps what it times.")
+      .def(
+          "measured_baselines",
+          [](Session& session) {
+            std::vector<std::pair<std::string, std::string>> out;
+            for (const auto& shared : session.measured_baselines())
+              out.emplace_back(python::dump(nlohmann::json(shared.key)), python::dump(nlohmann::json(shared)));
+            return out;
+          },
+          "(key, record) JSON of each baseline this session timed since the last call (none before "
+          "prime_baselines): the key names the problem, GPU, torch and timing method it applies to.")
       .def(
           "close",
           [](Session& session) {

@@ -24,6 +24,8 @@ Result<std::unique_ptr<Session>> Session::open(const Options& options) {
 Session::Session(std::unique_ptr<run::EvaluationSession> session) : session_(std::move(session)) {}
 Session::~Session() = default;
 
+void Session::prime_baselines(const std::vector<SharedBaseline>& baselines) { session_->prime_baselines(baselines); }
+std::vector<SharedBaseline> Session::measured_baselines() { return session_->measured_baselines(); }
 void Session::close() { session_->close(); }
 const std::string& Session::device() const { return session_->settings().device; }
 const std::string& Session::sandbox_json() const { return session_->sandbox_json(); }

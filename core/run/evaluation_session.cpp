@@ -189,6 +189,17 @@ void EvaluationSession::use_store(results::Store& store, std::mutex& lock, bool 
   store_measured_ = writable;
 }
 
+void EvaluationSession::prime_baselines(const std::vector<SharedBaseline>& baselines) {
+  std::lock_guard guard(*cache_lock_);
+  caches_.give(baselines);
+  sharing_baselines_ = true;
+}
+
+std::vector<SharedBaseline> EvaluationSession::measured_baselines() {
+  std::lock_guard guard(*cache_lock_);
+  return caches_.take_measured();
+}
+
 void EvaluationSession::evaluate(const std::vector<Pair>& batch, const OnResult& on_result,
                                  const std::function<bool()>& stopping) {
   Batch shared{&on_result, batch.size()};
@@ -358,10 +369,13 @@ void EvaluationSession::judge_on(size_t index, const std::optional<std::string>&
     if (result) {
       judged_here(*result);
       for (auto& finding : job.findings) result->flags.push_back(std::move(finding));
-      if (store_measured_ && keys.count(job.problem_hash)) {
+      if (keys.count(job.problem_hash) && (store_measured_ || sharing_baselines_)) {
         std::lock_guard guard(*cache_lock_);
-        if (auto stored = store_measured(*cache_store_, keys.at(job.problem_hash), *result); !stored)
-          result = stored.error();
+        if (sharing_baselines_) caches_.keep_measured(keys.at(job.problem_hash), *result);
+        if (store_measured_) {
+          if (auto stored = store_measured(*cache_store_, keys.at(job.problem_hash), *result); !stored)
+            result = stored.error();
+        }
       }
     }
     (*job.batch->on_result)(job.index, std::move(result));
@@ -397,15 +411,16 @@ void EvaluationSession::judge_on(size_t index, const std::optional<std::string>&
       }
     }
     if (job) {  // and look for more while the evaluator has room
-      if (cache_store_ && !keys.count(job->problem_hash)) to_prime.insert(job->problem_hash);
+      if ((cache_store_ || sharing_baselines_) && !keys.count(job->problem_hash)) to_prime.insert(job->problem_hash);
       submitted[next_tag] = {job, job->id};
       evaluator.submit({next_tag++, job->pair->problem_source, job->problem_hash, job->pair->candidate_source});
       continue;
     }
     forget_moved();
     if (submitted.empty()) continue;
-    // Before the device judges a problem, what runs stored of it (a read failure only costs time).
-    if constexpr (local) {  // (the Ray pool's actors time their own)
+    // Before the device judges a problem, what runs stored of it and the baselines given for it (a
+    // read failure only costs time).
+    if constexpr (local) {  // (the Ray pool's driver gives its actors theirs)
       for (const auto& hash : to_prime) {
         auto found = cache_keys(evaluator, hash);
         if (!found) {
@@ -414,7 +429,7 @@ void EvaluationSession::judge_on(size_t index, const std::optional<std::string>&
           continue;
         }
         std::lock_guard guard(*cache_lock_);
-        if (auto primed = caches_.prime(*cache_store_, evaluator, slot.value_or("cpu"), *found); !primed)
+        if (auto primed = caches_.prime(cache_store_, evaluator, slot.value_or("cpu"), *found); !primed)
           host::log_warn("the stored baselines and traits could not be read ({}); they are measured",
                          primed.error().message);
         keys.emplace(hash, std::move(*found));

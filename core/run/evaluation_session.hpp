@@ -113,6 +113,14 @@ class EvaluationSession {
   // and the Python module's --db (read only, opened by open_with_suite).
   void use_store(results::Store& store, std::mutex& lock, bool writable);
 
+  // Baselines other sessions' evaluators timed (a Ray pool's actors, handed over by the pool): a
+  // slot gives its evaluator the one under its problem's key before judging the problem, as it
+  // gives a stored one (EvaluationCaches::prime; the store's comes first). From the first call on,
+  // the baselines this session's evaluators time are kept for measured_baselines().
+  void prime_baselines(const std::vector<SharedBaseline>& baselines);
+  // The baselines this session's evaluators timed since the last call (none before prime_baselines).
+  std::vector<SharedBaseline> measured_baselines();
+
   // Evaluators started so far (each starts a reference worker): one per slot for the session's life.
   size_t evaluators_started() const { return evaluators_started_; }
   // Waits for calls in progress, then ends every worker; later calls fail.
@@ -153,6 +161,7 @@ class EvaluationSession {
   std::mutex* cache_lock_ = &owned_store_lock_;  // for cache_store_ and caches_
   bool store_measured_ = false;                  // what evaluations measured goes to cache_store_
   EvaluationCaches caches_;
+  std::atomic<bool> sharing_baselines_{false};  // prime_baselines was called: slots prime, measured ones are kept
 
   std::mutex mutex_;                 // guards what follows
   std::condition_variable changed_;  // a job queued or finished, or the session closing

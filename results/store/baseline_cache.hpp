@@ -12,12 +12,8 @@ namespace dicebench::results {
 
 class Store;
 
-struct BaselineKey {
-  std::string problem_hash;
-  std::string device_name;
-  std::string torch_version;
-  std::string method;  // e.g. "eager/cupti_span"
-};
+// Its key (core/spec/evaluation.toml's BaselineKey): problem, device, torch and method ("eager/cupti_span/...").
+using BaselineKey = dicebench::BaselineKey;
 
 // The stored baseline (its stop reason and warm calls are not kept: "" and 0).
 Result<std::optional<Timing>> find_baseline(Store& store, const BaselineKey& key);

@@ -82,6 +82,13 @@ class Session {
   // The judgements in input order; a shape that normalises within groups (correctness, zscore = 1)
   // does so over the items of each problem in this batch.
   Result<std::vector<Judgement>> judge(const std::vector<Item>& items, const std::optional<Reward>& reward = {});
+  // Baselines other sessions timed (a Ray pool's actors of one GPU model give one another theirs):
+  // each is used where its key (problem, GPU, torch, timing method) is the key of a problem this
+  // session judges, as a baseline stored in `db` is. From the first call on, the baselines this
+  // session times are kept for measured_baselines().
+  void prime_baselines(const std::vector<SharedBaseline>& baselines);
+  // The baselines this session timed since the last call, under their keys.
+  std::vector<SharedBaseline> measured_baselines();
   // Waits for calls in progress, then ends every worker; later calls fail.
   void close();
 
