@@ -193,6 +193,18 @@ class Evaluator:
         """Evaluators (each with its reference worker) started so far: one per slot, once."""
         return self._pool.evaluators_started
 
+    def _prime_baselines(self, records: list[str]) -> None:
+        """Gives this Evaluator baselines other Evaluators timed (records of _measured_baselines()),
+        each used where its key (problem, GPU, torch, timing method) is that of a problem it
+        judges, as a baseline of `db` is; from the first call on, it keeps those it times. How
+        dicebench.ray's actors of one GPU model time each problem once."""
+        self._pool.prime_baselines(records)
+
+    def _measured_baselines(self) -> list[tuple[str, str]]:
+        """(key, record) of each baseline this Evaluator timed since the last call (JSON; none before
+        _prime_baselines)."""
+        return self._pool.measured_baselines()
+
     def judge(
         self,
         problems: str | Sequence[str],

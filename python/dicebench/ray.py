@@ -4,7 +4,10 @@ problem affinity (a problem's items go where its reference worker is warm), ever
 kept full, and the Judgements come back in input order, as one local Evaluator gives them: each
 actor judges with the same Evaluator and settings. An actor (or its node) that dies has its chunks
 judged again by the others, and a replacement actor is asked for; a chunk's items come back once,
-from the one actor that finished it, so nothing is lost and no item has two results.
+from the one actor that finished it, so nothing is lost and no item has two results. Baselines are
+timed per GPU model: what an actor timed comes back with its results, and the pool hands it, with
+the next tasks of that problem, to every other actor, whose Evaluator uses it where its own key
+(problem, GPU model, torch, timing method) is the same, as it uses a baseline stored in `db`.
 
     import dicebench.ray
     pool = dicebench.ray.EvaluatorPool("cuda", size=8, suite="kernelbench-l2", timing=False)
@@ -58,14 +61,19 @@ class EvaluatorActor:
                 "sandbox": self.evaluator.sandbox}
 
     def judge(self, items: list[tuple[str, str, str]], completions: bool, reward: str | None,
-              params: dict[str, float]) -> tuple[list[dict[str, Any]], float]:
-        """The Judgements (as plain data) of items (id, problem, response), in order, and the seconds
-        the Evaluator took for them (the rest of a task's round trip is Ray's)."""
+              params: dict[str, float],
+              baselines: list[str]) -> tuple[list[dict[str, Any]], float, list[tuple[str, str]]]:
+        """The Judgements (as plain data) of items (id, problem, response), in order, the seconds the
+        Evaluator took for them (the rest of a task's round trip is Ray's), and the baselines it
+        timed for them as (key, record). `baselines`: records other actors timed, given to the
+        Evaluator before it judges (it takes those under its own keys)."""
         started = time.perf_counter()
+        self.evaluator._prime_baselines(baselines)
         judged = self.evaluator.judge([item[1] for item in items], [item[2] for item in items],
                                       completions=completions, ids=[item[0] for item in items],
                                       reward=reward, **params)
-        return [judgement.to_dict() for judgement in judged], time.perf_counter() - started
+        return ([judgement.to_dict() for judgement in judged], time.perf_counter() - started,
+                self.evaluator._measured_baselines())
 
     def close(self) -> None:
         self.evaluator.close()
@@ -85,6 +93,9 @@ class _Actor:
     judge_seconds: float = 0.0  # round trips of its tasks (submitted -> result here)
     evaluator_seconds: float = 0.0  # of which its Evaluator's own work
     in_flight: int = 0
+    baselines: set[str] = dataclasses.field(default_factory=set)  # keys of those it timed or was given
+    baselines_timed: int = 0
+    baselines_given: int = 0
 
 
 @dataclasses.dataclass
@@ -186,6 +197,8 @@ class EvaluatorPool:
         self._lock = threading.Lock()  # one batch at a time
         self._closed = False
         self._affinity: dict[str, int] = {}  # problem -> the actor whose reference is warm for it
+        self._baselines: dict[str, str] = {}  # every baseline an actor timed: key -> record (JSON)
+        self._problem_baselines: dict[str, list[str]] = {}  # problem (as tasks carry it) -> keys timed for it
         self.failures: list[dict[str, Any]] = []  # per actor lost: which, where, why, items judged again
         self._actors: list[_Actor] = []
         for _ in range(size):
@@ -217,11 +230,14 @@ class EvaluatorPool:
         """Per actor (every one started, alive or not): its node, host, GPUs, whether alive, and its
         load: items and tasks judged, the seconds those tasks took from submission to result
         (task_seconds) and of those its Evaluator's own (evaluator_seconds: the rest, queueing
-        behind its other task included, is Ray's and the wait), tasks in flight. The actors lost
-        are in `failures`: which, where, why, and how many items others judged instead."""
+        behind its other task included, is Ray's and the wait), tasks in flight, the baselines it
+        timed (baselines_timed) and those other actors timed that it was given (baselines_given: it
+        uses those of its own GPU model). The actors lost are in `failures`: which, where, why, and
+        how many items others judged instead."""
         return [{"actor": a.index, **a.where, "alive": a.alive, "items_judged": a.items_judged,
                  "tasks_judged": a.chunks_judged, "task_seconds": round(a.judge_seconds, 3),
-                 "evaluator_seconds": round(a.evaluator_seconds, 3), "in_flight": a.in_flight}
+                 "evaluator_seconds": round(a.evaluator_seconds, 3), "in_flight": a.in_flight,
+                 "baselines_timed": a.baselines_timed, "baselines_given": a.baselines_given}
                 for a in self._actors]
 
     def judge(self, problems: str | Sequence[str], responses: Sequence[str], *, completions: bool = True,
@@ -305,7 +321,8 @@ class EvaluatorPool:
                 if taken is None:
                     break
                 actor, chunk = taken
-                ref = actor.handle.judge.remote([item for _, item in chunk.entries], completions, reward, params)
+                ref = actor.handle.judge.remote([item for _, item in chunk.entries], completions, reward, params,
+                                                self._baselines_for(actor, chunk.problem))
                 running[ref] = (actor, chunk, time.monotonic())
                 actor.in_flight += 1
             starting = {a.ready_ref: a for a in self._actors if a.alive and not a.ready and a.ready_ref is not None}
@@ -331,15 +348,35 @@ class EvaluatorPool:
                 actor, chunk, started = running.pop(ref)
                 actor.in_flight -= 1
                 try:
-                    judged, evaluator_seconds = ray.get(ref)
+                    judged, evaluator_seconds, timed = ray.get(ref)
                 except ray.exceptions.RayActorError as error:
                     self._lose(actor, error, running, queue, chunk)
                     continue
+                self._timed(actor, chunk.problem, timed)
                 emit([key for key, _ in chunk.entries], judged)
                 actor.items_judged += len(chunk.entries)
                 actor.chunks_judged += 1
                 actor.judge_seconds += time.monotonic() - started
                 actor.evaluator_seconds += evaluator_seconds
+
+    def _baselines_for(self, actor: _Actor, problem: str) -> list[str]:
+        """The baselines other actors timed for `problem` that `actor` has not had yet (each actor
+        takes those of its own GPU model and software: the key says which)."""
+        given = [key for key in self._problem_baselines.get(problem, ()) if key not in actor.baselines]
+        actor.baselines.update(given)
+        actor.baselines_given += len(given)
+        return [self._baselines[key] for key in given]
+
+    def _timed(self, actor: _Actor, problem: str, timed: list[tuple[str, str]]) -> None:
+        """Baselines `actor` timed in a task of `problem` (an actor judges one task at a time: they
+        are that problem's), for the actors that judge it next."""
+        keys = self._problem_baselines.setdefault(problem, [])
+        for key, record in timed:
+            if key not in keys:
+                keys.append(key)
+            self._baselines[key] = record
+            actor.baselines.add(key)
+            actor.baselines_timed += 1
 
     def _started(self, actor: _Actor, ref: Any, running: dict, queue: collections.deque[_Chunk]) -> None:
         """A replacement's where() came back: it takes tasks from now on (or it failed to start)."""

@@ -3,7 +3,8 @@ actors: a batch with every failure kind gets the Judgements one local Evaluator 
 order, shared over actors on two nodes; a node killed mid-batch loses nothing and judges nothing
 twice (its tasks are judged by the other actor, and a replacement starts where there is room);
 `dicebench run --ray` stores the rows a local run does, and resumes after being killed; `dicebench
-serve --ray` answers as a local server does.
+serve --ray` answers as a local server does; a timed problem judged on two actors is timed once, the
+other actor given that baseline.
 Exits 77 (skipped) where Ray is not installed."""
 
 import dataclasses
@@ -28,10 +29,11 @@ except ImportError:
 import dicebench
 import dicebench.ray
 from support import CLI, KERNELBENCH, cli
-from test_judge import candidate
+from test_judge import ADD, candidate
 from test_judge import completion as judge_completion
 
 TIMEOUT = 6.0  # a hang costs this much
+BUDGET = 0.3  # seconds of timing per call site, where timed: the tests compare baselines, not times
 SETTINGS = {"suite": "kernelbench-l1", "config": {"kernelbench.root": KERNELBENCH}, "timing": False,
             "timeout": TIMEOUT, "trials": 1, "workers": 1, "spares": 1}
 EVERY_KIND = ["correct", "output_mismatch", "shape_mismatch", "runtime_error", "crashed", "timeout", "compile_failed",
@@ -224,6 +226,41 @@ class PoolOnACluster(unittest.TestCase):
                 text = server.text()
                 server.log.close()
                 self.assertEqual(code, 0, text)
+
+    def test_6_a_baseline_one_actor_timed_is_given_to_the_other(self):
+        # Timed: the first step's one item times problem 1's baseline on one actor; the next step's
+        # items go to both actors (a task each, the warm one first), and the other one is given that
+        # baseline instead of timing it. Both actors' speedups come from that one figure.
+        self.pool.close()  # its room goes to this pool
+        timed = {**SETTINGS, "timing": True, "timing_budget": BUDGET}
+        steps = [["correct"], ["correct", "correct", "output_mismatch", "correct"]]
+        codes = [[candidate(kind, 1) + f"# attempt {step}.{n}\n" for n, kind in enumerate(kinds)]
+                 for step, kinds in enumerate(steps)]
+        with dicebench.ray.EvaluatorPool("cpu", size=2, resource="dicebench_cpu", chunk=1, **timed) as pool:
+            judged = [pool.judge(ADD, step, completions=False) for step in codes]
+            stats = pool.stats()
+        with dicebench.Evaluator("cpu", **timed) as local:
+            expected = [local.judge(ADD, step, completions=False) for step in codes]
+        self.assertEqual([[comparable(j) for j in step] for step in judged],
+                         [[comparable(j) for j in step] for step in expected])
+        self.assertEqual([j.evaluation.verdict for step in judged for j in step],
+                         [kind for kinds in steps for kind in kinds])
+        correct = [j.evaluation for step in judged for j in step if j.evaluation.correct]
+        # One baseline figure for the problem on both actors, each speedup that figure over its runtime.
+        self.assertEqual(len({e.baseline.median_ms for e in correct}), 1, [e.baseline for e in correct])
+        for e in correct:
+            self.assertEqual(e.speedup, e.baseline.median_ms / e.runtime.median_ms)
+        # Timed once, by the actor that judged the first step (its records have the timing's stop
+        # reason); the other judged in the second step with the baseline it was given (no stop
+        # reason: a given baseline reads as a stored one).
+        self.assertTrue(all(s["items_judged"] > 0 for s in stats), stats)
+        self.assertEqual(sorted(s["baselines_timed"] for s in stats), [0, 1], stats)
+        timer = next(s for s in stats if s["baselines_timed"])
+        other = next(s for s in stats if not s["baselines_timed"])
+        self.assertEqual((timer["baselines_given"], other["baselines_given"]), (0, 1), stats)
+        self.assertNotEqual(judged[0][0].evaluation.baseline.stop_reason, "")
+        given = [e for e in correct if e.baseline.stop_reason == ""]
+        self.assertEqual(len(given), other["items_judged"], stats)
 
 
 def stored(db: str) -> int:
