@@ -128,6 +128,10 @@ Result<harness::EvaluationSettings> evaluation_settings(const Config& config) {
   auto toolchain_jobs = number_setting<int>(config, "eval.toolchain_jobs", 0, 0, cores());
   if (!toolchain_jobs) return toolchain_jobs.error();
   s.toolchain_jobs = *toolchain_jobs;
+  const std::string pch = config.get("eval.toolchain_pch").value_or("on");
+  if (pch != "on" && pch != "off")
+    return make_error(ErrorKind::bad_input, fmt::format("eval.toolchain_pch must be on or off, not '{}'", pch));
+  s.toolchain_precompiled_headers = pch == "on";
   auto toolchain_timeout = number_setting<double>(config, "eval.toolchain_timeout_s", 600.0, 1.0, kMaxSeconds);
   if (!toolchain_timeout) return toolchain_timeout.error();
   s.toolchain_timeout = std::chrono::milliseconds(static_cast<long long>(*toolchain_timeout * 1000));

@@ -62,6 +62,7 @@ inline constexpr std::string_view kEvalKeys[] = {"eval.bandwidth_gbps",
                                                  "eval.tolerance",
                                                  "eval.toolchain_cache",
                                                  "eval.toolchain_jobs",
+                                                 "eval.toolchain_pch",
                                                  "eval.toolchain_timeout_s",
                                                  "eval.trials",
                                                  "eval.warm_calls"};

@@ -19,6 +19,7 @@ void Evaluator::Candidate::note_toolchain(const ToolchainOutcome& outcome) {
   if (outcome.kind == ToolchainOutcome::Kind::declined) return;
   ++toolchain_builds;
   if (outcome.cache_hit) ++toolchain_cache_hits;
+  if (outcome.with_header) ++toolchain_with_header;
   if (outcome.kind == ToolchainOutcome::Kind::failed) ++toolchain_failures;
   toolchain_queued_seconds += outcome.queued_seconds;
   toolchain_build_seconds += outcome.build_seconds;
@@ -35,6 +36,7 @@ nlohmann::json Evaluator::Candidate::toolchain_use() const {
   return {{"builds", toolchain_builds},
           {"cache_hits", toolchain_cache_hits},
           {"failures", toolchain_failures},
+          {"with_header", toolchain_with_header},
           {"queued_seconds", toolchain_queued_seconds},
           {"build_seconds", toolchain_build_seconds}};
 }

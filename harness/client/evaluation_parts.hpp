@@ -130,6 +130,7 @@ struct Evaluator::Candidate {
   std::chrono::steady_clock::time_point started;
   // Its builds with torch's toolchain (toolchain.result outcomes it was sent).
   int toolchain_requests = 0, toolchain_builds = 0, toolchain_cache_hits = 0, toolchain_failures = 0;
+  int toolchain_with_header = 0;  // builds whose main.cpp compile was offered a precompiled header
   double toolchain_queued_seconds = 0, toolchain_build_seconds = 0;
 
   ~Candidate() {
@@ -144,7 +145,8 @@ struct Evaluator::Candidate {
   void note_toolchain(const ToolchainOutcome& outcome);
   // A call that ended because a build ran past its limit is the candidate's timeout, not a crash.
   void charge_toolchain_timeout(CallResult& result) const;
-  // {"builds", "cache_hits", "failures", "queued_seconds", "build_seconds"}, or null without any.
+  // {"builds", "cache_hits", "failures", "with_header", "queued_seconds", "build_seconds"}, or null
+  // without any.
   nlohmann::json toolchain_use() const;
 };
 

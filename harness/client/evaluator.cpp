@@ -69,6 +69,7 @@ ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settin
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   t.jobs = settings.toolchain_jobs > 0 ? settings.toolchain_jobs : std::max(1, cores / 2);
   t.timeout = settings.toolchain_timeout;
+  t.precompiled_headers = settings.toolchain_precompiled_headers;
   return t;
 }
 

@@ -84,6 +84,8 @@ struct EvaluationSettings {
   // this machine's cores, at least 1), each within toolchain_timeout, their outcomes
   // cached by content in toolchain_cache (default: $XDG_CACHE_HOME/dicebench/toolchain).
   int toolchain_jobs = 0;
+  // A precompiled torch/extension.h for builds whose flags recur (toolchain_builds.hpp).
+  bool toolchain_precompiled_headers = true;
   std::chrono::milliseconds toolchain_timeout{std::chrono::minutes(10)};
   std::string toolchain_cache;
   // One pool for several evaluators (one per GPU); made by the evaluator when not given.

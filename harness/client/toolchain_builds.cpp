@@ -4,6 +4,7 @@
 #include "core/base/sha256.hpp"
 #include "core/base/whole_file.hpp"
 #include "core/spec/protocol.hpp"
+#include "harness/client/precompiled_header_calls.hpp"
 #include "harness/client/worker_process.hpp"
 
 #include <fcntl.h>
@@ -193,11 +194,23 @@ ToolchainBuilds::ToolchainBuilds(ToolchainBuildSettings settings) : settings_(st
   std::error_code ec;
   fs::create_directories(fs::path(settings_.cache_dir) / "entries", ec);
   fs::create_directories(fs::path(settings_.cache_dir) / "tmp", ec);
+  if (settings_.precompiled_headers) {  // builds read the headers there, read-only
+    fs::create_directories(fs::path(settings_.cache_dir) / "pch", ec);
+    settings_.sandbox.read_only.push_back(fs::weakly_canonical(fs::path(settings_.cache_dir) / "pch", ec).string());
+  }
 }
 
 ToolchainBuilds::~ToolchainBuilds() {
   if (fingerprint_.valid()) fingerprint_.wait();  // its thread uses this object
-  spares_.clear();                                // their workers killed, their folders removed
+  std::vector<std::future<void>> jobs;
+  {
+    std::lock_guard guard(mutex_);
+    stopping_ = true;
+    if (header_worker_) header_worker_->signal_kill();
+    jobs.swap(header_jobs_);
+  }
+  for (auto& job : jobs) job.wait();
+  spares_.clear();  // their workers killed, their folders removed
 }
 
 ToolchainBuilds::Counts ToolchainBuilds::counts() const {
@@ -299,6 +312,7 @@ ToolchainOutcome ToolchainBuilds::build(const nlohmann::json& call, const std::s
     ++counts_.cache_hits;
     return *hit;
   }
+  consider_header(call, *print);
   std::unique_lock lock(mutex_);
   const auto gone = [&] { return abandoned_.count(owner) > 0; };
   const auto abandoned_outcome = [&] {
@@ -360,6 +374,7 @@ ToolchainOutcome ToolchainBuilds::build(const nlohmann::json& call, const std::s
     ++counts_.builds;
   if (outcome.kind == ToolchainOutcome::Kind::failed && !outcome.cache_hit) ++counts_.failures;
   if (outcome.kind == ToolchainOutcome::Kind::timed_out) ++counts_.timeouts;
+  if (outcome.with_header) ++counts_.builds_with_header;
   flight->owners.erase(owner);
   abandoned_.erase(owner);
   return finish(outcome);
@@ -379,7 +394,10 @@ ToolchainOutcome ToolchainBuilds::run_build(const std::string& key, const nlohma
   auto* worker = &spare->worker;
   const nlohmann::json request =
       protocol::ToolchainBuild{
-          .job = "build-" + key.substr(0, 12), .build_dir = (folder / "module").string(), .call = call}
+          .job = "build-" + key.substr(0, 12),
+          .build_dir = (folder / "module").string(),
+          .call = call,
+          .pch_dir = settings_.precompiled_headers ? header_folder(*fingerprint()).string() : std::string()}
           .to_json();
   {
     std::lock_guard guard(mutex_);  // abandon() may end it from here on
@@ -407,6 +425,7 @@ ToolchainOutcome ToolchainBuilds::run_build(const std::string& key, const nlohma
     return outcome;
   }
   const nlohmann::json& reply = *built.reply;
+  outcome.with_header = reply.value("pch_used", false);
   if (!reply.value("ok", false)) {
     outcome.kind = ToolchainOutcome::Kind::failed;
     outcome.module_name = module_name;
@@ -423,6 +442,7 @@ ToolchainOutcome ToolchainBuilds::run_build(const std::string& key, const nlohma
   }
   ToolchainOutcome published = publish(key, module_name, (folder / "module" / (module_name + ".so")).string());
   published.build_seconds = outcome.build_seconds;
+  published.with_header = outcome.with_header;
   return published;
 }
 
@@ -471,6 +491,81 @@ void ToolchainBuilds::store_failure(const std::string& key, const std::string& m
   }
   fs::rename(staging, fs::path(settings_.cache_dir) / "entries" / key, ec);
   if (ec) fs::remove_all(staging, ec);
+}
+
+fs::path ToolchainBuilds::header_folder(const std::string& fingerprint) const {
+  return fs::path(settings_.cache_dir) / "pch" / sha256_hex(fingerprint).substr(0, 16);
+}
+
+// The headers one build's flags may use, made by a worker of their own (never by a build: its
+// sources and flags are the candidate's) and published as the cache's entries are.
+constexpr int kBuildsBeforeHeader = 2;   // a header costs about a build: made once flags recur
+constexpr off_t kMaxHeaderBytes = off_t{4} << 30;  // torch/extension.h's is about 760 MB
+
+void ToolchainBuilds::consider_header(const nlohmann::json& call, const std::string& fingerprint) {
+  if (!settings_.precompiled_headers) return;
+  const auto header_call = header_call_for(call);
+  if (!header_call) return;
+  const std::string marker = sha256_hex(header_call->dump());
+  std::lock_guard guard(mutex_);
+  if (stopping_ || ++header_asks_[marker] != kBuildsBeforeHeader) return;
+  std::error_code ec;
+  if (fs::exists(header_folder(fingerprint) / "made" / marker, ec)) return;  // made by an earlier host
+  header_jobs_.push_back(std::async(std::launch::async, [this, call = *header_call, marker, fingerprint] {
+    make_header(call, marker, fingerprint);
+  }));
+}
+
+void ToolchainBuilds::make_header(const nlohmann::json& header_call, const std::string& marker,
+                                  const std::string& fingerprint) {
+  const auto failed = [this] {
+    std::lock_guard guard(mutex_);
+    ++counts_.header_failures;
+  };
+  const std::unique_ptr<Spare> spare = spawn_spare();
+  if (!spare->worker) return failed();
+  {
+    std::lock_guard guard(mutex_);
+    if (stopping_) return;
+    header_worker_ = spare->worker.get();
+  }
+  const fs::path built = spare->folder->path / "module";
+  auto made = spare->worker->call(
+      protocol::ToolchainPch{.job = "pch-" + marker.substr(0, 12), .build_dir = built.string(), .call = header_call}
+          .to_json(),
+      settings_.timeout);
+  {
+    std::lock_guard guard(mutex_);
+    header_worker_ = nullptr;
+  }
+  spare->worker->kill();
+  if (made.failure != CallFailure::none || !made.reply->value("ok", false)) return failed();
+  const std::string key = made.reply->value("key", "");
+  if (key.size() != 32 || key.find_first_not_of("0123456789abcdef") != std::string::npos) return failed();
+  // A plain file the worker wrote (lstat: a link is refused), moved into a staging folder beside
+  // the published ones, with the plain header written here, then renamed into place.
+  const fs::path header = built / "pch" / "torch_extension.h.gch";
+  struct stat info {};
+  if (lstat(header.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || info.st_size > kMaxHeaderBytes) return failed();
+  const fs::path folder = header_folder(fingerprint);
+  const fs::path staging = folder / ("tmp-" + random_suffix());
+  std::error_code ec;
+  fs::create_directories(staging, ec);
+  fs::create_directories(folder / "made", ec);
+  fs::rename(header, staging / "torch_extension.h.gch", ec);
+  if (ec) {  // another file system: copied
+    ec.clear();
+    fs::copy_file(header, staging / "torch_extension.h.gch", ec);
+  }
+  const bool written = !ec && write_file(staging / "torch_extension.h", "#include <torch/extension.h>\n", 0444);
+  fs::permissions(staging / "torch_extension.h.gch", fs::perms::owner_read | fs::perms::group_read |
+                  fs::perms::others_read, ec);
+  if (written && !ec) fs::rename(staging, folder / key, ec);  // a folder published first is kept
+  fs::remove_all(staging, ec);
+  if (!fs::exists(folder / key / "torch_extension.h.gch", ec)) return failed();
+  (void)write_file(folder / "made" / marker, key, 0444);
+  std::lock_guard guard(mutex_);
+  ++counts_.headers_made;
 }
 
 }  // namespace dicebench::harness

@@ -9,6 +9,11 @@
 // cache: it copies the built module out of the build folder into a new entry, with its SHA-256,
 // which every read checks (a changed entry is set aside and built again). Candidates import the
 // module from the entry, read-only (their sandbox shows the cache so).
+//
+// Precompiled headers: once a second build with the same plain flags is asked for, a worker of its
+// own makes the precompiled torch/extension.h those flags give main.cpp's compile
+// (precompiled_header_calls.hpp says which calls may), and the host publishes it under
+// pch/<toolchain>/<flags key>/, read-only to the builds, which offer it to main.cpp's compile.
 #pragma once
 
 #include "core/base/result.hpp"
@@ -18,6 +23,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <cstdint>
 #include <future>
 #include <list>
@@ -31,6 +37,8 @@
 
 namespace dicebench::harness {
 
+class WorkerProcess;
+
 struct ToolchainBuildSettings {
   std::string worker_executable;  // dicebench-worker (role toolchain)
   std::string cache_dir;          // entries/<key>/ hold the outcomes; tmp/ the entries being written
@@ -38,6 +46,7 @@ struct ToolchainBuildSettings {
   SandboxSettings sandbox;        // around every build (the candidates' limits)
   int jobs = 1;                   // builds at once
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // one build, its worker's start included
+  bool precompiled_headers = true;  // make and offer precompiled torch/extension.h headers (pch/)
 };
 
 struct ToolchainOutcome {
@@ -50,6 +59,7 @@ struct ToolchainOutcome {
   Kind kind = Kind::declined;
   std::string entry_dir, module_name, message;
   bool cache_hit = false;
+  bool with_header = false;   // main.cpp's compile was offered a precompiled torch/extension.h
   double queued_seconds = 0;  // waiting for one of the pool's builds
   double build_seconds = 0;   // the build itself (0 on a cache hit)
   // toolchain.result's outcome (PROTOCOL.md): {ok, declined, entry_dir, module_name, message,
@@ -80,7 +90,8 @@ class ToolchainBuilds {
 
   struct Counts {
     int64_t builds = 0, failures = 0, cache_hits = 0, timeouts = 0;  // since this object was made
-    int running = 0, waiting = 0;                                    // now
+    int64_t headers_made = 0, header_failures = 0, builds_with_header = 0;
+    int running = 0, waiting = 0;  // now
   };
   Counts counts() const;
   const ToolchainBuildSettings& settings() const { return settings_; }
@@ -96,6 +107,11 @@ class ToolchainBuilds {
   ToolchainOutcome run_build(const std::string& key, const nlohmann::json& call, InFlight& flight);
   ToolchainOutcome publish(const std::string& key, const std::string& module_name, const std::string& built_file);
   void store_failure(const std::string& key, const std::string& module_name, const std::string& message);
+  std::filesystem::path header_folder(const std::string& fingerprint) const;  // pch/<toolchain>
+  // Starts making the header `call`'s flags would use, the second time such a build is asked for
+  // (unless one is made or being made).
+  void consider_header(const nlohmann::json& call, const std::string& fingerprint);
+  void make_header(const nlohmann::json& header_call, const std::string& marker, const std::string& fingerprint);
 
   ToolchainBuildSettings settings_;
   mutable std::mutex mutex_;
@@ -110,6 +126,10 @@ class ToolchainBuilds {
   std::vector<std::unique_ptr<Spare>> spares_;  // kept started: a build need not wait for a worker's start
   std::mutex fingerprint_mutex_;
   Counts counts_;
+  std::map<std::string, int> header_asks_;                 // builds asked for, by header call (under mutex_)
+  std::vector<std::future<void>> header_jobs_;             // headers being made (under mutex_)
+  WorkerProcess* header_worker_ = nullptr;                 // the one making a header now (under mutex_)
+  bool stopping_ = false;                                  // no header is started from now on
 };
 
 }  // namespace dicebench::harness

@@ -4,11 +4,22 @@ worker protocol (dicebench_harness.protocol) and "builds" without torch. Each bu
 to the file FAKE_TOOLCHAIN_LOG names, sleeps FAKE_TOOLCHAIN_SECONDS (default 0), then answers as
 FAKE_TOOLCHAIN_OUTCOME says: "fail" (default; torch's error text), "build" (writes a module file of
 a few bytes, or of FAKE_TOOLCHAIN_MODULE_BYTES) or "hang" (never answers). The environment reaches it through the host's own;
-FAKE_TOOLCHAIN_SPEC_DIR is the build's folder of the generated dicebench_spec the protocol reads."""
+FAKE_TOOLCHAIN_SPEC_DIR is the build's folder of the generated dicebench_spec the protocol reads.
+A toolchain.pch "makes" a precompiled header (a few bytes) keyed by the call's extra_cflags, and
+appends its flags to FAKE_TOOLCHAIN_PCH_LOG; a build says it used one when its pch_dir holds the
+header of its extra_cflags."""
+
+import hashlib
+import json
 
 import os
 import sys
 import time
+
+
+def header_key(call):
+    return hashlib.sha256(json.dumps(call["arguments"].get("extra_cflags") or []).encode()).hexdigest()[:32]
+
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "harness", "worker", "python"))
 sys.path.insert(0, os.environ["FAKE_TOOLCHAIN_SPEC_DIR"])
@@ -29,6 +40,15 @@ while True:
     if request["type"] == "toolchain.describe":
         protocol.write_frame(channel_out, {"type": "toolchain.described", "job": request["job"], "fingerprint": {"fake": 1}})
         continue
+    if request["type"] == "toolchain.pch":
+        with open(os.environ["FAKE_TOOLCHAIN_PCH_LOG"], "a") as log:
+            log.write(json.dumps(request["call"]) + "\n")
+        os.makedirs(os.path.join(request["build_dir"], "pch"))
+        with open(os.path.join(request["build_dir"], "pch", "torch_extension.h.gch"), "wb") as header:
+            header.write(b"fake precompiled header")
+        protocol.write_frame(channel_out, {"type": "toolchain.pch_made", "job": request["job"], "ok": True, "message": "",
+                                           "key": header_key(request["call"]), "seconds": 0.0})
+        continue
     name = request["call"]["arguments"]["name"]
     with open(os.environ["FAKE_TOOLCHAIN_LOG"], "a") as log:
         log.write(name + "\n")
@@ -41,7 +61,10 @@ while True:
     outcome = os.environ.get("FAKE_TOOLCHAIN_OUTCOME", "fail")
     if outcome == "hang":
         time.sleep(3600)
+    used = bool(request["pch_dir"]) and os.path.isfile(
+        os.path.join(request["pch_dir"], header_key(request["call"]), "torch_extension.h.gch"))
     reply = {"type": "toolchain.built", "job": request["job"], "ok": False, "module_file": "", "seconds": 0.0,
+             "pch_used": used,
              "message": f"RuntimeError: Error building extension '{name}': fake_error.cu(1): error: identifier \"x\" is undefined"}
     if outcome == "build":
         with open(os.path.join(request["build_dir"], name + ".so"), "wb") as module:

@@ -2,8 +2,10 @@
 // (fake_toolchain_worker.py, no torch): outcomes cached by content, failures included, and never
 // built twice; one build for concurrent requests of one call; at most `jobs` builds at once; a
 // changed entry set aside and built again; a build past its limit timed out and not cached; an
-// abandoned wait ended.
+// abandoned wait ended; a precompiled header made once plain flags recur, published read-only and
+// offered to later builds, never for flags that may name a path.
 #include "core/base/whole_file.hpp"
+#include "harness/client/precompiled_header_calls.hpp"
 #include "harness/client/toolchain_builds.hpp"
 
 #include <doctest/doctest.h>
@@ -35,6 +37,7 @@ struct Fixture {
     setenv("FAKE_TOOLCHAIN_LOG", log.c_str(), 1);
     setenv("FAKE_TOOLCHAIN_OUTCOME", outcome, 1);
     setenv("FAKE_TOOLCHAIN_SECONDS", std::to_string(seconds).c_str(), 1);
+    setenv("FAKE_TOOLCHAIN_PCH_LOG", (root / "headers.log").c_str(), 1);
   }
   ~Fixture() {
     std::error_code ec;
@@ -57,11 +60,29 @@ struct Fixture {
     for (std::string line; std::getline(in, line);) ++lines;
     return lines;
   }
+  int headers_made() const {
+    std::ifstream in(root / "headers.log");
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+    return lines;
+  }
 };
 
 nlohmann::json call(const std::string& name, const std::string& source = "int f();") {
   return {{"arguments", {{"name", name}, {"cpp_sources", source}, {"functions", {"f"}}}},
           {"environment", {{"TORCH_CUDA_ARCH_LIST", "9.0+PTX"}}}};
+}
+
+nlohmann::json with_flags(nlohmann::json call, const nlohmann::json& flags) {
+  call["arguments"]["extra_cflags"] = flags;
+  return call;
+}
+
+// Waits (up to 20 s) for the pool's count of headers made to reach `made`.
+bool wait_for_headers(const ToolchainBuilds& builds, int64_t made) {
+  for (int i = 0; i < 400 && builds.counts().headers_made < made; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return builds.counts().headers_made == made;
 }
 
 }  // namespace
@@ -172,4 +193,91 @@ TEST_CASE("a built module larger than the cache takes is declined, not cached") 
   CHECK(huge.message.find("over the") != std::string::npos);
   CHECK_FALSE(builds.build(call("huge"), "job-2").cache_hit);  // built again: nothing was stored
   CHECK(fixture.builds() == 2);
+}
+
+TEST_CASE("a precompiled header is made once plain flags recur, published read-only and offered to later builds") {
+  Fixture fixture("build", 0.0);
+  const auto o3 = nlohmann::json::array({"-O3"});
+  {
+    ToolchainBuilds builds(fixture.settings());
+    CHECK_FALSE(builds.build(with_flags(call("a", "int a();"), o3), "job-1").with_header);
+    CHECK(fixture.headers_made() == 0);  // flags seen once: no header yet
+    (void)builds.build(with_flags(call("b", "int b();"), o3), "job-2");
+    REQUIRE(wait_for_headers(builds, 1));
+    const ToolchainOutcome third = builds.build(with_flags(call("c", "int c();"), o3), "job-3");
+    CHECK(third.kind == ToolchainOutcome::Kind::built);
+    CHECK(third.with_header);
+    CHECK(builds.counts().builds_with_header >= 1);
+    // Made by a worker of its own, from flags only: no source of any candidate.
+    auto made = read_whole_file(fixture.root / "headers.log");
+    REQUIRE(made.ok());
+    const auto header_call = nlohmann::json::parse(made->substr(0, made->find('\n')));
+    CHECK(header_call["arguments"] == nlohmann::json{{"name", "dicebench_pch"},
+                                                     {"cpp_sources", ""},
+                                                     {"extra_cflags", o3},
+                                                     {"with_cuda", false}});
+    // Published under pch/<toolchain>/<key>/ beside the plain header, neither writable.
+    int published = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(fixture.root / "cache" / "pch")) {
+      if (entry.path().filename() != "torch_extension.h.gch") continue;
+      ++published;
+      CHECK((fs::status(entry.path()).permissions() & fs::perms::all & ~(fs::perms::owner_read | fs::perms::group_read |
+                                                                          fs::perms::others_read)) == fs::perms::none);
+      auto plain = read_whole_file(entry.path().parent_path() / "torch_extension.h");
+      REQUIRE(plain.ok());
+      CHECK(*plain == "#include <torch/extension.h>\n");
+    }
+    CHECK(published == 1);
+    // Flags that may name a path never make one, however often they recur.
+    const auto include = nlohmann::json::array({"-O3", "-I/somewhere"});
+    for (int i = 0; i < 3; ++i)
+      CHECK_FALSE(builds.build(with_flags(call("i" + std::to_string(i), "int i();"), include), "job-i").with_header);
+    auto cxx = call("cxx", "int x();");
+    cxx["environment"]["CXX"] = "/home/someone/cc";
+    (void)builds.build(cxx, "job-x1");
+    cxx["arguments"]["cpp_sources"] = "int y();";
+    (void)builds.build(cxx, "job-x2");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    CHECK(builds.counts().headers_made == 1);
+    CHECK(fixture.headers_made() == 1);
+  }
+  // A later host over the same cache uses the header and makes none.
+  ToolchainBuilds again(fixture.settings());
+  (void)again.build(with_flags(call("d", "int d();"), o3), "job-4");
+  CHECK(again.build(with_flags(call("e", "int e();"), o3), "job-5").with_header);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(fixture.headers_made() == 1);
+  // Off: nothing offered.
+  harness::ToolchainBuildSettings off = fixture.settings();
+  off.precompiled_headers = false;
+  ToolchainBuilds without(off);
+  CHECK_FALSE(without.build(with_flags(call("f", "int f2();"), o3), "job-6").with_header);
+}
+
+TEST_CASE("only calls whose flags name no file and whose main.cpp begins with torch/extension.h make headers") {
+  const auto made = [](nlohmann::json arguments, nlohmann::json environment = nlohmann::json::object()) {
+    arguments["name"] = "ext";
+    arguments["cpp_sources"] = "int f();";
+    return harness::header_call_for({{"arguments", arguments}, {"environment", environment}});
+  };
+  for (const char* flag : {"-O3", "-O0", "-std=c++17", "-DNDEBUG", "-DBLOCK=256", "-Wall", "-ffast-math", "-g"})
+    CHECK(made({{"extra_cflags", {flag}}}).has_value());
+  for (const char* flag : {"-I/tmp/x", "-include", "/tmp/x.h", "-Wl,-rpath,/x", "-DPATH=/etc", "--sysroot=/", "-wrapper",
+                           "@/tmp/flags", "-B/tmp", "-specs=/tmp/s"})
+    CHECK_FALSE(made({{"extra_cflags", {"-O3", flag}}}).has_value());
+  CHECK_FALSE(made({{"extra_cflags", "-O3"}}).has_value());  // a string, not a list
+  CHECK_FALSE(made({{"extra_include_paths", {"/usr/include"}}}).has_value());
+  CHECK_FALSE(made({{"no_implicit_headers", true}}).has_value());
+  CHECK_FALSE(made({{"use_pch", true}}).has_value());
+  unsetenv("NVCC_CCBIN");
+  CHECK_FALSE(made({}, {{"NVCC_CCBIN", "/opt/gcc/bin/g++"}}).has_value());
+  setenv("CUDA_HOME", "/usr/local/cuda", 1);  // the host's own CUDA is taken, another is not
+  CHECK(made({}, {{"CUDA_HOME", "/usr/local/cuda"}})->at("environment") == nlohmann::json{{"CUDA_HOME", "/usr/local/cuda"}});
+  CHECK_FALSE(made({}, {{"CUDA_HOME", "/home/someone/cuda"}}).has_value());
+  const auto cuda = made({{"cuda_sources", "__global__ void k() {}"}, {"with_cuda", nullptr}},
+                         {{"TORCH_CUDA_ARCH_LIST", "9.0+PTX"}, {"CXX", nullptr}, {"TORCH_NVCC_FLAGS", "-O3"}});
+  REQUIRE(cuda.has_value());
+  CHECK((*cuda)["arguments"]["with_cuda"] == true);
+  CHECK((*cuda)["environment"] == nlohmann::json{{"TORCH_CUDA_ARCH_LIST", "9.0+PTX"}});
+  CHECK(made({{"extra_cflags", nullptr}})->at("arguments").at("extra_cflags") == nlohmann::json::array());
 }

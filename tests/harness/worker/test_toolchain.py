@@ -1,7 +1,12 @@
-"""The toolchain role's compile_first (dicebench_harness.toolchain): the objects of the sources the
-fast path could not compile are built first, with torch's own commands from torch's build.ninja; a
-failure there is torch's error (its prefix, then ninja's output) without compiling the rest, and a
-success goes on to the whole build. Run with real ninja over a build.ninja of stand-in commands."""
+"""The toolchain role's build steps (dicebench_harness.toolchain, precompiled_header):
+- compile_first: the objects of the sources the fast path could not compile are built first, with
+  torch's own commands from torch's build.ninja; a failure there is torch's error (its prefix, then
+  ninja's output) without compiling the rest, and a success goes on to the whole build. Run with
+  real ninja over a build.ninja of stand-in commands.
+- the precompiled header: made with the flags of a build.ninja, published elsewhere (as the host
+  does), then used by main.cpp's compile of a build with the same flags under another extension
+  name (the compiler says it used it), and by none with other flags. Run with the real C++
+  compiler over a small stand-in for torch/extension.h."""
 
 import os
 import shutil
@@ -10,7 +15,7 @@ import tempfile
 import types
 import unittest
 
-from dicebench_harness import toolchain
+from dicebench_harness import precompiled_header, toolchain
 
 BUILD_NINJA = """ninja_required_version = 1.3
 rule compile
@@ -57,9 +62,9 @@ class CompileFirstTest(unittest.TestCase):
 
     def test_a_failing_first_compile_is_torchs_error_and_nothing_else_compiles(self):
         extension = self.extension("touch $out", "echo 'cuda.cu(3): error: identifier \"scale\" is undefined'; false")
-        toolchain._compile_first(extension, toolchain.FIRST_RULES["cuda_sources"])
+        steps = toolchain._NinjaSteps(extension, toolchain.FIRST_RULES["cuda_sources"], "")
         with self.assertRaises(RuntimeError) as raised:
-            extension._run_ninja_build(self.root, False, "Error building extension 'ext'")
+            steps.run(self.root, False, "Error building extension 'ext'")
         message = str(raised.exception)
         self.assertTrue(message.startswith("Error building extension 'ext': "), message)
         self.assertIn('identifier "scale" is undefined', message)
@@ -68,27 +73,127 @@ class CompileFirstTest(unittest.TestCase):
 
     def test_a_passing_first_compile_goes_on_to_the_whole_build(self):
         extension = self.extension("touch $out", "touch $out")
-        toolchain._compile_first(extension, toolchain.FIRST_RULES["cuda_sources"])
-        extension._run_ninja_build(self.root, False, "Error building extension 'ext'")
+        steps = toolchain._NinjaSteps(extension, toolchain.FIRST_RULES["cuda_sources"], "")
+        steps.run(self.root, False, "Error building extension 'ext'")
         self.assertEqual(self.whole_builds, ["Error building extension 'ext'"])
         self.assertTrue(self.built("ext.so"))
 
     def test_the_other_sources_failing_still_fail_the_build(self):
         extension = self.extension("echo 'main.cpp: error'; false", "touch $out")
-        toolchain._compile_first(extension, toolchain.FIRST_RULES["cuda_sources"])
+        steps = toolchain._NinjaSteps(extension, toolchain.FIRST_RULES["cuda_sources"], "")
         with self.assertRaises(RuntimeError):
-            extension._run_ninja_build(self.root, False, "Error building extension 'ext'")
+            steps.run(self.root, False, "Error building extension 'ext'")
         self.assertTrue(self.built("cuda.cuda.o"))
         self.assertEqual(len(self.whole_builds), 1)
 
     def test_cpp_sources_first(self):
         extension = self.extension("echo 'main.cpp:2: error: expected'; false", "touch $out")
-        toolchain._compile_first(extension, toolchain.FIRST_RULES["cpp_sources"])
+        steps = toolchain._NinjaSteps(extension, toolchain.FIRST_RULES["cpp_sources"], "")
         with self.assertRaises(RuntimeError) as raised:
-            extension._run_ninja_build(self.root, False, "Error building extension 'ext'")
+            steps.run(self.root, False, "Error building extension 'ext'")
         self.assertIn("main.cpp:2: error: expected", str(raised.exception))
         self.assertFalse(self.built("cuda.cuda.o"))
         self.assertEqual(self.whole_builds, [])
+
+
+CXX = shutil.which("c++") or shutil.which("g++")
+PCH_NINJA = """ninja_required_version = 1.3
+cxx = {cxx}
+cflags = -DTORCH_EXTENSION_NAME={name} -DTORCH_API_INCLUDE_EXTENSION_H -isystem {include} -fPIC -std=c++17 {extra}
+post_cflags = 
+rule compile
+  command = $cxx -MMD -MF $out.d $cflags -c $in -o $out $post_cflags
+build main.o: compile {root}/main.cpp
+default main.o
+"""
+
+
+@unittest.skipUnless(CXX and shutil.which("ninja"), "no C++ compiler or ninja on PATH")
+class PrecompiledHeaderTest(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="dicebench-pch-")
+        self.include = os.path.join(self.root, "include")
+        os.makedirs(os.path.join(self.include, "torch"))
+        with open(os.path.join(self.include, "torch", "extension.h"), "w") as file:  # stands in for torch's
+            file.write("#pragma once\n#include <vector>\n#include <string>\ninline int torch_like() { return 7; }\n")
+        self.published = os.path.join(self.root, "pch")
+
+    def tearDown(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def build_folder(self, name, extra):
+        folder = os.path.join(self.root, name)
+        os.makedirs(folder)
+        with open(os.path.join(folder, "build.ninja"), "w") as file:
+            file.write(PCH_NINJA.format(cxx=CXX, name=name, include=self.include, extra=extra, root=folder))
+        with open(os.path.join(folder, "main.cpp"), "w") as file:  # as load_inline writes it
+            file.write("#include <torch/extension.h>\nint f() { return torch_like(); }\n")
+        return folder
+
+    def publish(self, made_in, key):
+        """As the host does: the header moved elsewhere, the plain header written beside it."""
+        target = os.path.join(self.published, key)
+        os.makedirs(target)
+        os.rename(os.path.join(made_in, "torch_extension.h.gch"), os.path.join(target, "torch_extension.h.gch"))
+        with open(os.path.join(target, "torch_extension.h"), "w") as file:
+            file.write(precompiled_header.STUB)
+
+    def compile_main(self, folder):
+        """main.cpp's compile as torch's build runs it, with -H: the headers it read."""
+        with open(os.path.join(folder, "build.ninja")) as file:
+            ninja = file.read()
+        ninja = ninja.replace("$post_cflags", "$post_cflags -H")
+        with open(os.path.join(folder, "build.ninja"), "w") as file:
+            file.write(ninja)
+        done = subprocess.run(["ninja", "-v"], cwd=folder, capture_output=True, text=True, check=False)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        return done.stdout + done.stderr
+
+    def test_a_header_made_for_one_build_is_used_by_another_with_the_same_flags(self):
+        maker = self.build_folder("dicebench_pch", "-O2")
+        key = precompiled_header.make(maker, os.path.join(maker, "pch"))
+        self.publish(os.path.join(maker, "pch"), key)
+
+        same = self.build_folder("candidate_a", "-O2")
+        self.assertTrue(precompiled_header.use(same, self.published))
+        output = self.compile_main(same)
+        self.assertIn(f"! {os.path.join(self.published, key, 'torch_extension.h.gch')}", output)
+
+        other = self.build_folder("candidate_b", "-O1")
+        self.assertFalse(precompiled_header.use(other, self.published))  # no header for its flags
+        with open(os.path.join(other, "build.ninja")) as file:
+            self.assertNotIn("-include", file.read())
+        self.assertNotIn(".gch", self.compile_main(other))
+
+    def test_a_header_the_compiler_finds_unfit_is_not_used_and_the_build_still_passes(self):
+        maker = self.build_folder("dicebench_pch", "-O2")
+        key = precompiled_header.make(maker, os.path.join(maker, "pch"))
+        self.publish(os.path.join(maker, "pch"), key)
+        # The same flags, but a macro the header reads defined differently in main.cpp's compile:
+        # GCC refuses the precompiled header and compiles the plain one.
+        folder = self.build_folder("candidate_c", "-O2")
+        self.assertTrue(precompiled_header.use(folder, self.published))
+        with open(os.path.join(folder, "build.ninja")) as file:
+            ninja = file.read().replace(" -include ", " -DTORCH_API_INCLUDE_EXTENSION_H=2 -include ", 1)
+        with open(os.path.join(folder, "build.ninja"), "w") as file:
+            file.write(ninja)
+        output = self.compile_main(folder)
+        self.assertIn(f"x {os.path.join(self.published, key, 'torch_extension.h.gch')}", output)  # refused
+        self.assertNotIn("! ", output)
+
+    def test_the_key_ignores_the_extension_name_only(self):
+        def key(name, extra):
+            return precompiled_header.key_of(precompiled_header.compile_flags(
+                PCH_NINJA.format(cxx=CXX, name=name, include=self.include, extra=extra, root=self.root)))
+
+        self.assertEqual(key("a", "-O3"), key("b", "-O3"))
+        self.assertNotEqual(key("a", "-O3"), key("a", "-O2"))
+
+    def test_a_failing_compile_raises_with_the_compilers_words(self):
+        maker = self.build_folder("dicebench_pch", "-O2 -fno-such-flag-here")
+        with self.assertRaises(RuntimeError) as raised:
+            precompiled_header.make(maker, os.path.join(maker, "pch"))
+        self.assertIn("no-such-flag-here", str(raised.exception))
 
 
 if __name__ == "__main__":

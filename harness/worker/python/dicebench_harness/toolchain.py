@@ -14,7 +14,11 @@ from there, read-only, as torch's load_inline would have.
 Handlers:
 - toolchain.describe: what the build's outcome depends on besides the call (torch, its CUDA,
   Python, the compilers torch would use); part of the host's cache key.
-- toolchain.build: the build; ok with the module's file name, or the error torch raised.
+- toolchain.build: the build; ok with the module's file name, or the error torch raised. With
+  pch_dir, main.cpp's compile is offered the precompiled torch/extension.h made with its flags
+  (precompiled_header.py), where the host has one.
+- toolchain.pch: makes that header for a call the host wrote (flags only, no sources), and builds
+  nothing else.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import subprocess
 import time
 from typing import Any
 
+from . import precompiled_header
 from .errors import HostError, exception_line
 
 # Environment variables torch.utils.cpp_extension reads when it builds: their values, as the
@@ -41,13 +46,15 @@ MESSAGE_BYTES = 20000
 # A call's compile_first (the sources whose compile failed on the fast path): the rule of torch's
 # build.ninja that compiles them.
 FIRST_RULES = {"cuda_sources": "cuda_compile", "cpp_sources": "compile"}
+# The arguments of a toolchain.pch call (the host writes them: flags without paths, no sources).
+PCH_ARGUMENTS = ("name", "cpp_sources", "extra_cflags", "with_cuda")
 
 
 class ToolchainRole:
     """A toolchain worker: describes its toolchain, and builds what it is asked to."""
 
     def handlers(self) -> dict:
-        return {"toolchain.describe": self.describe, "toolchain.build": self.build}
+        return {"toolchain.describe": self.describe, "toolchain.build": self.build, "toolchain.pch": self.make_pch}
 
     def describe(self, request: dict) -> dict:
         import torch
@@ -72,27 +79,23 @@ class ToolchainRole:
     def build(self, request: dict) -> dict:
         import torch.utils.cpp_extension as cpp_extension
 
-        build_dir = request["build_dir"]
-        if not os.path.isdir(build_dir):
-            raise HostError(f"build_dir {build_dir!r} is not a directory")
+        build_dir = _build_dir(request)
         call = request["call"]
         arguments = call["arguments"]
         unknown = set(arguments) - set(SERVICE_ARGUMENTS)
         if unknown or not isinstance(arguments.get("name"), str):
             raise HostError(f"a build request with arguments {sorted(unknown)} or without a name")
-        for name in BUILD_ENVIRONMENT:  # the candidate's environment at the call, nothing else
-            value = call["environment"].get(name)
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = str(value)
+        _set_environment(call)
         # torch imports the module it built; here it is only built, never run.
         cpp_extension._import_module_from_library = lambda *args, **kwargs: None  # noqa: SLF001
-        if call.get("compile_first") in FIRST_RULES:
-            _compile_first(cpp_extension, FIRST_RULES[call["compile_first"]])
+        # main.cpp begins with torch/extension.h unless the call says otherwise: only then is the
+        # precompiled one the same translation unit.
+        pch_dir = request["pch_dir"] if not (arguments.get("no_implicit_headers") or arguments.get("use_pch")) else ""
+        steps = _NinjaSteps(cpp_extension, FIRST_RULES.get(call.get("compile_first") or ""), pch_dir)
+        cpp_extension._run_ninja_build = steps.run  # noqa: SLF001
         started = time.perf_counter()
         reply = {"type": "toolchain.built", "job": request["job"], "ok": False, "message": "",
-                 "module_file": "", "seconds": 0.0}
+                 "module_file": "", "seconds": 0.0, "pch_used": False}
         try:
             cpp_extension.load_inline(**arguments, build_directory=build_dir)
         except BaseException as error:  # noqa: BLE001 - the candidate's sources may fail in any way
@@ -104,38 +107,98 @@ class ToolchainRole:
             if not os.path.isfile(os.path.join(build_dir, module_file)):
                 raise HostError(f"torch's toolchain reported success but built no {module_file}")
             reply.update(ok=True, module_file=module_file)
+        reply.update(seconds=time.perf_counter() - started, pch_used=steps.pch_used)
+        return reply
+
+    def make_pch(self, request: dict) -> dict:
+        """Writes the build.ninja torch gives the call, then makes the precompiled header with its
+        flags into build_dir/pch instead of building."""
+        import torch.utils.cpp_extension as cpp_extension
+
+        build_dir = _build_dir(request)
+        call = request["call"]
+        arguments = call["arguments"]
+        if set(arguments) - set(PCH_ARGUMENTS) or arguments.get("cpp_sources"):
+            raise HostError(f"a precompiled header's call takes {PCH_ARGUMENTS} and no sources, not {sorted(arguments)}")
+        _set_environment(call)
+        made: dict = {}
+
+        def make_header(build_directory: str, verbose: bool, error_prefix: str) -> None:
+            made["key"] = precompiled_header.make(build_directory, os.path.join(build_dir, "pch"))
+
+        cpp_extension._run_ninja_build = make_header  # noqa: SLF001
+        cpp_extension._import_module_from_library = lambda *args, **kwargs: None  # noqa: SLF001
+        started = time.perf_counter()
+        reply = {"type": "toolchain.pch_made", "job": request["job"], "ok": False, "message": "", "key": "",
+                 "seconds": 0.0}
+        try:
+            cpp_extension.load_inline(**arguments, build_directory=build_dir)
+        except Exception as error:  # noqa: BLE001 - reported to the host, which then builds without it
+            reply["message"] = exception_line(error)[:MESSAGE_BYTES]
+        else:
+            reply.update(ok="key" in made, key=made.get("key", ""))
         reply["seconds"] = time.perf_counter() - started
         return reply
 
 
-def _compile_first(cpp_extension: Any, rule: str) -> None:
-    """Makes torch's build compile the objects of `rule` in its build.ninja before anything else,
-    and fail as torch fails (its error prefix, then what ninja printed) when one of them does: the
-    sources the fast path could not compile are the likely failure, and a build that fails there
-    need not compile the others (torch's heaviest compile, of torch/extension.h, is main.cpp's).
-    The commands are torch's own; a build fails when any of them fails, in whichever order they
-    run, so the outcome is the one a whole build gives."""
+def _build_dir(request: dict) -> str:
+    if not os.path.isdir(request["build_dir"]):
+        raise HostError(f"build_dir {request['build_dir']!r} is not a directory")
+    return request["build_dir"]
+
+
+def _set_environment(call: dict) -> None:
+    """The candidate's environment at the call, nothing else, for the variables torch's build reads."""
+    for name in BUILD_ENVIRONMENT:
+        value = call["environment"].get(name)
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = str(value)
+
+
+class _NinjaSteps:
+    """torch's _run_ninja_build for one build: offers main.cpp's compile the precompiled header
+    (when pch_dir is given and holds one for its flags), compiles the objects of `first_rule` first
+    when given (_compile_first), then runs torch's whole build."""
+
+    def __init__(self, cpp_extension: Any, first_rule: str | None, pch_dir: str):
+        self.run_whole = cpp_extension._run_ninja_build  # noqa: SLF001
+        self.cpp_extension = cpp_extension
+        self.first_rule = first_rule
+        self.pch_dir = pch_dir
+        self.pch_used = False
+
+    def run(self, build_directory: str, verbose: bool, error_prefix: str) -> None:
+        if self.pch_dir:
+            self.pch_used = precompiled_header.use(build_directory, self.pch_dir)
+        if self.first_rule:
+            _compile_first(self.cpp_extension, self.first_rule, build_directory, verbose, error_prefix)
+        self.run_whole(build_directory, verbose, error_prefix)
+
+
+def _compile_first(cpp_extension: Any, rule: str, build_directory: str, verbose: bool, error_prefix: str) -> None:
+    """Compiles the objects of `rule` in torch's build.ninja before anything else, and fails as
+    torch fails (its error prefix, then what ninja printed) when one of them does: the sources the
+    fast path could not compile are the likely failure, and a build that fails there need not
+    compile the others (torch's heaviest compile, of torch/extension.h, is main.cpp's). The
+    commands are torch's own; a build fails when any of them fails, in whichever order they run,
+    so the outcome is the one a whole build gives."""
     import re
 
-    run_whole = cpp_extension._run_ninja_build  # noqa: SLF001
-
-    def run_ninja_build(build_directory: str, verbose: bool, error_prefix: str) -> None:
-        with open(os.path.join(build_directory, "build.ninja"), encoding="utf-8") as file:
-            targets = [m.group(1) for m in re.finditer(r"^build (\S+): (\S+) ", file.read(), re.M)
-                       if m.group(2) == rule]
-        if targets:
-            command = ["ninja", "-v"]
-            workers = cpp_extension._get_num_workers(verbose)  # noqa: SLF001 - as torch's own build
-            if workers is not None:
-                command += ["-j", str(workers)]
-            done = subprocess.run(command + targets, cwd=build_directory, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, check=False, env=os.environ.copy())
-            if done.returncode != 0:
-                output = done.stdout.decode(*cpp_extension.SUBPROCESS_DECODE_ARGS)
-                raise RuntimeError(f"{error_prefix}: {output}" if output else error_prefix)
-        run_whole(build_directory, verbose, error_prefix)
-
-    cpp_extension._run_ninja_build = run_ninja_build  # noqa: SLF001
+    with open(os.path.join(build_directory, "build.ninja"), encoding="utf-8") as file:
+        targets = [m.group(1) for m in re.finditer(r"^build (\S+): (\S+) ", file.read(), re.M) if m.group(2) == rule]
+    if not targets:
+        return
+    command = ["ninja", "-v"]
+    workers = cpp_extension._get_num_workers(verbose)  # noqa: SLF001 - as torch's own build
+    if workers is not None:
+        command += ["-j", str(workers)]
+    done = subprocess.run(command + targets, cwd=build_directory, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, check=False, env=os.environ.copy())
+    if done.returncode != 0:
+        output = done.stdout.decode(*cpp_extension.SUBPROCESS_DECODE_ARGS)
+        raise RuntimeError(f"{error_prefix}: {output}" if output else error_prefix)
 
 
 def request_for(arguments: dict[str, Any], arch_list: str | None, private_dir: str) -> dict | None:
