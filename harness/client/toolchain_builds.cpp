@@ -499,7 +499,7 @@ fs::path ToolchainBuilds::header_folder(const std::string& fingerprint) const {
 
 // The headers one build's flags may use, made by a worker of their own (never by a build: its
 // sources and flags are the candidate's) and published as the cache's entries are.
-constexpr int kBuildsBeforeHeader = 2;   // a header costs about a build: made once flags recur
+constexpr int kBuildsBeforeHeader = 2;             // a header costs about a build: made once flags recur
 constexpr off_t kMaxHeaderBytes = off_t{4} << 30;  // torch/extension.h's is about 760 MB
 
 void ToolchainBuilds::consider_header(const nlohmann::json& call, const std::string& fingerprint) {
@@ -558,8 +558,8 @@ void ToolchainBuilds::make_header(const nlohmann::json& header_call, const std::
     fs::copy_file(header, staging / "torch_extension.h.gch", ec);
   }
   const bool written = !ec && write_file(staging / "torch_extension.h", "#include <torch/extension.h>\n", 0444);
-  fs::permissions(staging / "torch_extension.h.gch", fs::perms::owner_read | fs::perms::group_read |
-                  fs::perms::others_read, ec);
+  fs::permissions(staging / "torch_extension.h.gch",
+                  fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read, ec);
   if (written && !ec) fs::rename(staging, folder / key, ec);  // a folder published first is kept
   fs::remove_all(staging, ec);
   if (!fs::exists(folder / key / "torch_extension.h.gch", ec)) return failed();

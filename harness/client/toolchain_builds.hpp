@@ -23,8 +23,8 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <future>
 #include <list>
 #include <map>
@@ -126,10 +126,10 @@ class ToolchainBuilds {
   std::vector<std::unique_ptr<Spare>> spares_;  // kept started: a build need not wait for a worker's start
   std::mutex fingerprint_mutex_;
   Counts counts_;
-  std::map<std::string, int> header_asks_;                 // builds asked for, by header call (under mutex_)
-  std::vector<std::future<void>> header_jobs_;             // headers being made (under mutex_)
-  WorkerProcess* header_worker_ = nullptr;                 // the one making a header now (under mutex_)
-  bool stopping_ = false;                                  // no header is started from now on
+  std::map<std::string, int> header_asks_;      // builds asked for, by header call (under mutex_)
+  std::vector<std::future<void>> header_jobs_;  // headers being made (under mutex_)
+  WorkerProcess* header_worker_ = nullptr;      // the one making a header now (under mutex_)
+  bool stopping_ = false;                       // no header is started from now on
 };
 
 }  // namespace dicebench::harness

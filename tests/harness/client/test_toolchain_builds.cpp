@@ -212,17 +212,15 @@ TEST_CASE("a precompiled header is made once plain flags recur, published read-o
     auto made = read_whole_file(fixture.root / "headers.log");
     REQUIRE(made.ok());
     const auto header_call = nlohmann::json::parse(made->substr(0, made->find('\n')));
-    CHECK(header_call["arguments"] == nlohmann::json{{"name", "dicebench_pch"},
-                                                     {"cpp_sources", ""},
-                                                     {"extra_cflags", o3},
-                                                     {"with_cuda", false}});
+    CHECK(header_call["arguments"] ==
+          nlohmann::json{{"name", "dicebench_pch"}, {"cpp_sources", ""}, {"extra_cflags", o3}, {"with_cuda", false}});
     // Published under pch/<toolchain>/<key>/ beside the plain header, neither writable.
     int published = 0;
     for (const auto& entry : fs::recursive_directory_iterator(fixture.root / "cache" / "pch")) {
       if (entry.path().filename() != "torch_extension.h.gch") continue;
       ++published;
-      CHECK((fs::status(entry.path()).permissions() & fs::perms::all & ~(fs::perms::owner_read | fs::perms::group_read |
-                                                                          fs::perms::others_read)) == fs::perms::none);
+      CHECK((fs::status(entry.path()).permissions() & fs::perms::all &
+             ~(fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read)) == fs::perms::none);
       auto plain = read_whole_file(entry.path().parent_path() / "torch_extension.h");
       REQUIRE(plain.ok());
       CHECK(*plain == "#include <torch/extension.h>\n");
@@ -262,8 +260,8 @@ TEST_CASE("only calls whose flags name no file and whose main.cpp begins with to
   };
   for (const char* flag : {"-O3", "-O0", "-std=c++17", "-DNDEBUG", "-DBLOCK=256", "-Wall", "-ffast-math", "-g"})
     CHECK(made({{"extra_cflags", {flag}}}).has_value());
-  for (const char* flag : {"-I/tmp/x", "-include", "/tmp/x.h", "-Wl,-rpath,/x", "-DPATH=/etc", "--sysroot=/", "-wrapper",
-                           "@/tmp/flags", "-B/tmp", "-specs=/tmp/s"})
+  for (const char* flag : {"-I/tmp/x", "-include", "/tmp/x.h", "-Wl,-rpath,/x", "-DPATH=/etc", "--sysroot=/",
+                           "-wrapper", "@/tmp/flags", "-B/tmp", "-specs=/tmp/s"})
     CHECK_FALSE(made({{"extra_cflags", {"-O3", flag}}}).has_value());
   CHECK_FALSE(made({{"extra_cflags", "-O3"}}).has_value());  // a string, not a list
   CHECK_FALSE(made({{"extra_include_paths", {"/usr/include"}}}).has_value());
@@ -272,7 +270,8 @@ TEST_CASE("only calls whose flags name no file and whose main.cpp begins with to
   unsetenv("NVCC_CCBIN");
   CHECK_FALSE(made({}, {{"NVCC_CCBIN", "/opt/gcc/bin/g++"}}).has_value());
   setenv("CUDA_HOME", "/usr/local/cuda", 1);  // the host's own CUDA is taken, another is not
-  CHECK(made({}, {{"CUDA_HOME", "/usr/local/cuda"}})->at("environment") == nlohmann::json{{"CUDA_HOME", "/usr/local/cuda"}});
+  CHECK(made({}, {{"CUDA_HOME", "/usr/local/cuda"}})->at("environment") ==
+        nlohmann::json{{"CUDA_HOME", "/usr/local/cuda"}});
   CHECK_FALSE(made({}, {{"CUDA_HOME", "/home/someone/cuda"}}).has_value());
   const auto cuda = made({{"cuda_sources", "__global__ void k() {}"}, {"with_cuda", nullptr}},
                          {{"TORCH_CUDA_ARCH_LIST", "9.0+PTX"}, {"CXX", nullptr}, {"TORCH_NVCC_FLAGS", "-O3"}});

@@ -79,7 +79,7 @@ def make(build_directory: str, folder: str) -> str:
         file.write(STUB)
     cxx, cflags, post_cflags = flags
     command = f"{cxx} {cflags} -x c++-header {shlex.quote(header)} -o {shlex.quote(header + '.gch')} {post_cflags}"
-    done = subprocess.run(command, shell=True, cwd=build_directory, stdout=subprocess.PIPE,  # noqa: S602 - as ninja runs it
+    done = subprocess.run(command, shell=True, cwd=build_directory, stdout=subprocess.PIPE,  # as ninja runs it: through the shell
                           stderr=subprocess.STDOUT, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"making the precompiled header failed: {done.stdout.decode(errors='replace')[-4000:]}")
