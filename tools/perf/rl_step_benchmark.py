@@ -531,7 +531,8 @@ def item_record(candidate: dict, judgement, client=None) -> dict:
         "latency_s": latency if isinstance(latency, (int, float)) else None,
         "seconds": e.seconds if e is not None else None, "own_work_s": work,
         "compile_path": path, "compile_seconds": compile_info.get("seconds"), "toolchain_built": built,
-        "toolchain_builds": toolchain.get("builds"), "rejudged": d.get("fastpath_outcome") is not None,
+        "toolchain_builds": toolchain.get("builds"), "toolchain_with_header": toolchain.get("with_header") or 0,
+        "toolchain_build_s": toolchain.get("build_seconds") or 0.0, "rejudged": d.get("fastpath_outcome") is not None,
         "client_s": client,
         "error": ((e.error_message if e is not None else (judgement.error if judgement is not None else "")) or "")
         .strip().split("\n")[0][:200],
@@ -555,6 +556,8 @@ def summarize_dicebench(items: list, makespan: float, gpu) -> dict:
         "client_p50_s": pop.quantile(client, 0.5), "client_p99_s": pop.quantile(client, 0.99),
         "seconds_total": sum(seconds), "gpu_busy": gpu.busy(), "gpu_samples": len(gpu.values), "cpu_busy": gpu.cpu_busy(),
         "toolchain_built": sum(1 for i in items if i["toolchain_built"]),
+        "toolchain_with_header": sum(i.get("toolchain_with_header", 0) for i in items),
+        "toolchain_build_s": [i["toolchain_build_s"] for i in items if i.get("toolchain_build_s")],
         "rejudged": sum(1 for i in items if i["rejudged"]),
         "compile_paths": pop.counts(i["compile_path"] or "-" for i in items),
         "verdicts": pop.counts(i["verdict"] or i["status"] for i in items),
@@ -1173,6 +1176,11 @@ def print_report(report: dict) -> None:
             print(f"   client round trip: p50 {fmt(s['client_p50_s'], '.1f')} s, p99 {fmt(s['client_p99_s'], '.1f')} s")
         print(f"   built by torch's toolchain: {s['toolchain_built']} (re-judged after the fast path: {s['rejudged']}); "
               "compile paths: " + ", ".join(f"{k} {v}" for k, v in s["compile_paths"].items()))
+        build_s = s.get("toolchain_build_s") or []
+        if build_s:
+            print(f"   toolchain builds: {len(build_s)} ({s.get('toolchain_with_header', 0)} offered a precompiled header), "
+                  f"build time p50 {fmt(pop.quantile(build_s, 0.5), '.1f')} s, max {fmt(max(build_s), '.1f')} s, "
+                  f"sum {sum(build_s):.0f} s")
         print(f"   evaluation seconds (details.seconds) in all: {s['seconds_total']:.1f}; rewards {s['reward_total']:.0f}")
         print("   verdicts: " + ", ".join(f"{k} {v}" for k, v in s["verdicts"].items()))
         print(f"   unexpected verdicts: {len(s['unexpected'])}")
