@@ -74,8 +74,10 @@ TEST_CASE("the record's JSON is eval --json's shape and reads back to the same r
   CHECK(out["problem_traits"] == nlohmann::json::array({"zeros_pass"}));  // the traits alone
   CHECK(out["flags"] == nlohmann::json{{"borderline", "margin 0.5"}, {"excessive_speedup", "20x"}});
   CHECK(out["profile"]["kernels"][0]["name"] == "relu_kernel");
-  // What only the host keeps is not in it.
-  for (const char* internal : {"traits_measured", "bandwidth_measured", "baseline_measured", "fastpath_calls"})
+  // Whether the baseline was timed here travels (a Ray actor's record says so to the host's store);
+  // what only the host keeps does not.
+  CHECK(out["baseline_measured"] == true);
+  for (const char* internal : {"traits_measured", "bandwidth_measured", "fastpath_calls"})
     CHECK_FALSE(out.contains(internal));
   auto back = evaluation_from_json(out);
   REQUIRE_MESSAGE(back.ok(), (back.ok() ? "" : back.error().message));
