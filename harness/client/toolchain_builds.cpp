@@ -501,6 +501,22 @@ fs::path ToolchainBuilds::header_folder(const std::string& fingerprint) const {
 // sources and flags are the candidate's) and published as the cache's entries are.
 constexpr int kBuildsBeforeHeader = 2;             // a header costs about a build: made once flags recur
 constexpr off_t kMaxHeaderBytes = off_t{4} << 30;  // torch/extension.h's is about 760 MB
+// Headers per toolchain, published or being made: candidates choose their flags, and each new flag
+// set that recurs would otherwise cost a build's CPU and 760 MB of disk.
+constexpr size_t kMaxHeaders = 4;
+
+namespace {
+
+// The headers published under `folder` (pch/<toolchain>/<key>/).
+size_t published_headers(const fs::path& folder) {
+  size_t count = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().size() == 32) ++count;
+  return count;
+}
+
+}  // namespace
 
 void ToolchainBuilds::consider_header(const nlohmann::json& call, const std::string& fingerprint) {
   if (!settings_.precompiled_headers) return;
@@ -511,6 +527,10 @@ void ToolchainBuilds::consider_header(const nlohmann::json& call, const std::str
   if (stopping_ || ++header_asks_[marker] != kBuildsBeforeHeader) return;
   std::error_code ec;
   if (fs::exists(header_folder(fingerprint) / "made" / marker, ec)) return;  // made by an earlier host
+  std::erase_if(header_jobs_, [](const std::future<void>& job) {
+    return job.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  });
+  if (published_headers(header_folder(fingerprint)) + header_jobs_.size() >= kMaxHeaders) return;
   header_jobs_.push_back(std::async(std::launch::async, [this, call = *header_call, marker, fingerprint] {
     make_header(call, marker, fingerprint);
   }));

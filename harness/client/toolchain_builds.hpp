@@ -13,7 +13,8 @@
 // Precompiled headers: once a second build with the same plain flags is asked for, a worker of its
 // own makes the precompiled torch/extension.h those flags give main.cpp's compile
 // (precompiled_header_calls.hpp says which calls may), and the host publishes it under
-// pch/<toolchain>/<flags key>/, read-only to the builds, which offer it to main.cpp's compile.
+// pch/<toolchain>/<flags key>/, read-only to the builds, which offer it to main.cpp's compile. At
+// most four headers a toolchain, published or being made (each is about 760 MB).
 #pragma once
 
 #include "core/base/result.hpp"

@@ -24,6 +24,7 @@ TEST_CASE("the sandbox launcher and the compile step are found beside the worker
   CHECK(s->speedup_bound == 10.0);
   CHECK(s->bandwidth == 0.0);
   CHECK(s->confirm_fastpath_failures);
+  CHECK(s->toolchain_precompiled_headers);
 }
 
 TEST_CASE("verdict settings are read, and bad values name the setting") {
@@ -31,13 +32,17 @@ TEST_CASE("verdict settings are read, and bad values name the setting") {
   config.set("eval.speedup_bound", "25");
   config.set("eval.bandwidth_gbps", "3350");
   config.set("eval.confirm_fastpath", "off");
+  config.set("eval.toolchain_pch", "off");
   auto s = host::evaluation_settings(config);
   REQUIRE(s.ok());
   CHECK(s->speedup_bound == 25.0);
   CHECK(s->bandwidth == doctest::Approx(3.35e12));
   CHECK_FALSE(s->confirm_fastpath_failures);
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"eval.speedup_bound", "fast"}, {"eval.bandwidth_gbps", "-1"}, {"eval.confirm_fastpath", "maybe"}}) {
+  CHECK_FALSE(s->toolchain_precompiled_headers);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{{"eval.speedup_bound", "fast"},
+                                                                                   {"eval.bandwidth_gbps", "-1"},
+                                                                                   {"eval.confirm_fastpath", "maybe"},
+                                                                                   {"eval.toolchain_pch", "maybe"}}) {
     host::Config bad;
     bad.set(key, value);
     auto refused = host::evaluation_settings(bad);

@@ -252,6 +252,22 @@ TEST_CASE("a precompiled header is made once plain flags recur, published read-o
   CHECK_FALSE(without.build(with_flags(call("f", "int f2();"), o3), "job-6").with_header);
 }
 
+TEST_CASE("no more than four headers are made for one toolchain, however many flag sets recur") {
+  Fixture fixture("build", 0.0);
+  ToolchainBuilds builds(fixture.settings());
+  for (int set = 0; set < 6; ++set) {
+    const auto flags = nlohmann::json::array({"-DVARIANT_" + std::to_string(set)});
+    for (int ask = 0; ask < 2; ++ask) {
+      const std::string name = "v" + std::to_string(set) + "_" + std::to_string(ask);
+      (void)builds.build(with_flags(call(name, "int " + name + "();"), flags), "job-" + name);
+    }
+    REQUIRE(wait_for_headers(builds, std::min(set + 1, 4)));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(builds.counts().headers_made == 4);
+  CHECK(fixture.headers_made() == 4);
+}
+
 TEST_CASE("only calls whose flags name no file and whose main.cpp begins with torch/extension.h make headers") {
   const auto made = [](nlohmann::json arguments, nlohmann::json environment = nlohmann::json::object()) {
     arguments["name"] = "ext";

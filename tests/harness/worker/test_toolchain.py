@@ -130,34 +130,39 @@ class PrecompiledHeaderTest(unittest.TestCase):
             file.write("#include <torch/extension.h>\nint f() { return torch_like(); }\n")
         return folder
 
-    def publish(self, made_in, key):
-        """As the host does: the header moved elsewhere, the plain header written beside it."""
+    def made_and_published(self, extra):
+        """A header made with these flags, then published as the host does: moved elsewhere, the
+        plain header written beside it. Its path."""
+        maker = self.build_folder("dicebench_pch", extra)
+        key = precompiled_header.make(maker, os.path.join(maker, "pch"))
         target = os.path.join(self.published, key)
         os.makedirs(target)
-        os.rename(os.path.join(made_in, "torch_extension.h.gch"), os.path.join(target, "torch_extension.h.gch"))
+        os.rename(os.path.join(maker, "pch", "torch_extension.h.gch"), os.path.join(target, "torch_extension.h.gch"))
         with open(os.path.join(target, "torch_extension.h"), "w") as file:
             file.write(precompiled_header.STUB)
+        return os.path.join(target, "torch_extension.h.gch")
+
+    @staticmethod
+    def edit_ninja(folder, old, new):
+        path = os.path.join(folder, "build.ninja")
+        with open(path) as file:
+            ninja = file.read().replace(old, new, 1)
+        with open(path, "w") as file:
+            file.write(ninja)
 
     def compile_main(self, folder):
         """main.cpp's compile as torch's build runs it, with -H: the headers it read."""
-        with open(os.path.join(folder, "build.ninja")) as file:
-            ninja = file.read()
-        ninja = ninja.replace("$post_cflags", "$post_cflags -H")
-        with open(os.path.join(folder, "build.ninja"), "w") as file:
-            file.write(ninja)
+        self.edit_ninja(folder, "$post_cflags", "$post_cflags -H")
         done = subprocess.run(["ninja", "-v"], cwd=folder, capture_output=True, text=True, check=False)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         return done.stdout + done.stderr
 
     def test_a_header_made_for_one_build_is_used_by_another_with_the_same_flags(self):
-        maker = self.build_folder("dicebench_pch", "-O2")
-        key = precompiled_header.make(maker, os.path.join(maker, "pch"))
-        self.publish(os.path.join(maker, "pch"), key)
-
+        header = self.made_and_published("-O2")
         same = self.build_folder("candidate_a", "-O2")
         self.assertTrue(precompiled_header.use(same, self.published))
         output = self.compile_main(same)
-        self.assertIn(f"! {os.path.join(self.published, key, 'torch_extension.h.gch')}", output)
+        self.assertIn(f"! {header}", output)
 
         other = self.build_folder("candidate_b", "-O1")
         self.assertFalse(precompiled_header.use(other, self.published))  # no header for its flags
@@ -166,19 +171,14 @@ class PrecompiledHeaderTest(unittest.TestCase):
         self.assertNotIn(".gch", self.compile_main(other))
 
     def test_a_header_the_compiler_finds_unfit_is_not_used_and_the_build_still_passes(self):
-        maker = self.build_folder("dicebench_pch", "-O2")
-        key = precompiled_header.make(maker, os.path.join(maker, "pch"))
-        self.publish(os.path.join(maker, "pch"), key)
+        header = self.made_and_published("-O2")
         # The same flags, but a macro the header reads defined differently in main.cpp's compile:
         # GCC refuses the precompiled header and compiles the plain one.
         folder = self.build_folder("candidate_c", "-O2")
         self.assertTrue(precompiled_header.use(folder, self.published))
-        with open(os.path.join(folder, "build.ninja")) as file:
-            ninja = file.read().replace(" -include ", " -DTORCH_API_INCLUDE_EXTENSION_H=2 -include ", 1)
-        with open(os.path.join(folder, "build.ninja"), "w") as file:
-            file.write(ninja)
+        self.edit_ninja(folder, " -include ", " -DTORCH_API_INCLUDE_EXTENSION_H=2 -include ")
         output = self.compile_main(folder)
-        self.assertIn(f"x {os.path.join(self.published, key, 'torch_extension.h.gch')}", output)  # refused
+        self.assertIn(f"x {header}", output)  # refused
         self.assertNotIn("! ", output)
 
     def test_the_key_ignores_the_extension_name_only(self):
