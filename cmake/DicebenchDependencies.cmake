@@ -59,6 +59,15 @@ target_include_directories(dicebench_pcre2 SYSTEM INTERFACE ${PCRE2_INCLUDE_DIR}
 target_link_libraries(dicebench_pcre2 INTERFACE ${PCRE2_8_LIBRARY})
 target_compile_definitions(dicebench_pcre2 INTERFACE PCRE2_CODE_UNIT_WIDTH=8)
 
+# libseccomp builds dicebench-sandbox's system-call filter. Found by header and library like PCRE2,
+# so that the offline bundle's copy fills a host without libseccomp-dev; its static archive is
+# preferred, so that the launcher needs no libseccomp.so.2 where it runs.
+find_path(SECCOMP_INCLUDE_DIR seccomp.h REQUIRED)
+find_library(SECCOMP_LIBRARY NAMES libseccomp.a seccomp REQUIRED)
+add_library(dicebench_seccomp INTERFACE)
+target_include_directories(dicebench_seccomp SYSTEM INTERFACE ${SECCOMP_INCLUDE_DIR})
+target_link_libraries(dicebench_seccomp INTERFACE ${SECCOMP_LIBRARY})
+
 # toml++ is used header-only (one translation unit includes it), so no library is needed at run time.
 find_path(TOMLPLUSPLUS_INCLUDE_DIR toml++/toml.h REQUIRED)
 add_library(dicebench_tomlplusplus INTERFACE)

@@ -22,7 +22,8 @@ say() { printf 'bootstrap: %s\n' "$*" >&2; }
 # for the HTML report's browser test).
 packages=(cmake ninja-build g++ git pkg-config python3-venv python3-dev
           libsqlite3-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libcli11-dev doctest-dev
-          libboost-dev libboost-filesystem-dev libpcre2-dev libcurl4-openssl-dev chromium chromium-driver)
+          libboost-dev libboost-filesystem-dev libpcre2-dev libcurl4-openssl-dev libseccomp-dev
+          chromium chromium-driver)
 [ "${DICEBENCH_SANITIZERS:-}" = 1 ] && packages+=(clang-14 libclang-rt-14-dev)
 
 if [ -z "${DICEBENCH_DEPS_DIR:-}" ]; then

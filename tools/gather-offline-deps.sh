@@ -5,14 +5,15 @@
 # then, on the offline host:
 #   DICEBENCH_DEPS_DIR=DIR tools/bootstrap.sh
 # CMake (cmake/DicebenchDependencies.cmake) searches the bundle after the host's own libraries,
-# so it only fills what the host lacks (seen on the GPU host: sqlite3.h, toml++ and curl/curl.h; pcre2.h is bundled too).
+# so it only fills what the host lacks (seen on the GPU host: sqlite3.h, toml++ and curl/curl.h; pcre2.h and
+# seccomp.h, with libseccomp's static archive, are bundled too).
 # libcurl comes as its headers only: the host's own libcurl.so.4 is linked and loaded (the bundle's
 # runtime needs libssh2, nghttp2 and more, which the GPU host lacks: seen there as 'libssh2.so.1:
 # cannot open shared object file').
 set -euo pipefail
 dir=${1:?usage: tools/gather-offline-deps.sh DIR}
 packages=(libsqlite3-dev libsqlite3-0 libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libfmt9
-          libcli11-dev doctest-dev libpcre2-dev libpcre2-8-0 libcurl4-openssl-dev)
+          libcli11-dev doctest-dev libpcre2-dev libpcre2-8-0 libcurl4-openssl-dev libseccomp-dev libseccomp2)
 mkdir -p "$dir/debs" "$dir/root"
 dir=$(cd "$dir" && pwd)
 apt-get update -qq

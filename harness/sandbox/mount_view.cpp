@@ -23,8 +23,6 @@ namespace fs = std::filesystem;
 
 std::string failure(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-// Device nodes a job may open, besides the NVIDIA ones (every /dev/nvidia*, /dev/nvidia-caps).
-constexpr const char* kDeviceNodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
 // /proc entries that write to the kernel and stay read-only in the job's fresh /proc.
 constexpr const char* kProcReadOnly[] = {"sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi"};
 
@@ -96,7 +94,7 @@ bool make_mount_point(const std::string& target, bool directory) {
 // usual links and a private /dev/shm; read-only once set up.
 std::string set_up_dev(int host_dev, uint64_t tmpfs_bytes) {
   if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=1m,mode=0755") != 0) return failure("tmpfs on /dev");
-  std::vector<std::string> nodes(std::begin(kDeviceNodes), std::end(kDeviceNodes));
+  std::vector<std::string> nodes(kDeviceNodes.begin(), kDeviceNodes.end());
   if (DIR* dir = fdopendir(dup(host_dev))) {
     while (dirent* entry = readdir(dir)) {
       const std::string name = entry->d_name;

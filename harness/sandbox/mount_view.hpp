@@ -7,11 +7,16 @@
 // read-write at its own path.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dicebench::sandbox {
+
+// Device nodes a job may open, besides the NVIDIA ones (every /dev/nvidia*, /dev/nvidia-caps).
+inline constexpr std::array<std::string_view, 6> kDeviceNodes = {"null", "zero", "full", "random", "urandom", "tty"};
 
 struct MountViewOptions {
   std::string job_dir;                 // read-write, at its own path

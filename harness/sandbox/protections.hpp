@@ -9,7 +9,7 @@
 namespace dicebench::sandbox {
 
 // Each protection, in the order they are reported.
-inline constexpr std::array<std::string_view, 9> kProtections = {
+inline constexpr std::array<std::string_view, 11> kProtections = {
     "pid_namespace",      // own PID namespace: sees and signals nothing outside; ends with the job
     "network_namespace",  // loopback only
     "mount_namespace",    // read-only filesystem; private job folder, /tmp, /var/tmp, /dev/shm, /run; minimal /dev
@@ -20,6 +20,8 @@ inline constexpr std::array<std::string_view, 9> kProtections = {
     "file_limits",    // RLIMIT_FSIZE, RLIMIT_NOFILE, no core files
     "no_new_privileges",  // PR_SET_NO_NEW_PRIVS
     "capabilities",       // every capability dropped, bounding set cleared
+    "landlock",           // writes only beneath the job folder and the private folders; no TCP (landlock_rules.hpp)
+    "syscall_filter",     // seccomp: tracing, namespaces, keyrings, BPF, io_uring, mounts, ... refused (syscall_filter.hpp)
 };
 
 // Values of eval.sandbox.

@@ -3,14 +3,16 @@
 //   dicebench-sandbox [--mode best|require] --job-dir DIR [--hide DIR]... [--memory-max BYTES]
 //                     [--pids-max N] [--file-size-max BYTES] [--open-files-max N]
 //                     [--keep-env NAME]... [--read-only DIR]... [--share-dev-shm WHY]
-//                     (--probe | -- PROGRAM ARG...)
+//                     [--no-landlock] [--no-syscall-filter] (--probe | -- PROGRAM ARG...)
 //
 // Three processes: this one, the supervisor, stays in the host's namespaces and cgroup; it
 // clones the namespace's init into new PID, network, mount, IPC and UTS namespaces (and a user
 // namespace when not root), puts it into the job's cgroup, and waits. The init sets up the mount
 // view (mount_view.hpp) and loopback, forks the worker and reaps; the worker applies the rlimits,
-// the environment allow-list and the job folder as cwd, HOME and TMPDIR, drops its privileges
-// and execs PROGRAM. The job cannot see or signal the supervisor or the host. When the worker
+// the environment allow-list and the job folder as cwd, HOME and TMPDIR, drops its privileges,
+// restricts its writes with Landlock (landlock_rules.hpp), installs the system-call filter
+// (syscall_filter.hpp) and execs PROGRAM. --no-landlock and --no-syscall-filter leave those two
+// out; only the cost benchmark (tools/perf/syscall_filter_cost.py) passes them, never the host. The job cannot see or signal the supervisor or the host. When the worker
 // ends, init ends, and the kernel ends every other process of the namespace; the supervisor then
 // checks that none is left (killing what is) and exits as the worker did (same code, or killed by
 // the same signal), so the host sees the worker's own status. If the supervisor is killed, init
@@ -21,10 +23,12 @@
 // the launch with status 125 before PROGRAM runs.
 #include "core/base/number_text.hpp"
 #include "harness/sandbox/job_limits.hpp"
+#include "harness/sandbox/landlock_rules.hpp"
 #include "harness/sandbox/mount_view.hpp"
 #include "harness/sandbox/privileges.hpp"
 #include "harness/sandbox/protections.hpp"
 #include "harness/sandbox/sandbox_report.hpp"
+#include "harness/sandbox/syscall_filter.hpp"
 
 #include <fcntl.h>
 #include <net/if.h>
@@ -58,6 +62,8 @@ namespace fs = std::filesystem;
 struct Options {
   bool require = false;
   bool probe = false;
+  bool landlock = true;        // --no-landlock: the cost benchmark's baseline only
+  bool syscall_filter = true;  // --no-syscall-filter: likewise
   std::string job_dir;
   std::vector<std::string> hidden;
   std::vector<std::string> keep_env;
@@ -77,7 +83,9 @@ void log_line(const std::string& text) {
                "usage: dicebench-sandbox [--mode best|require] --job-dir DIR [--hide DIR]... [--memory-max BYTES]\n"
                "         [--pids-max N] [--file-size-max BYTES] [--open-files-max N] [--keep-env NAME]...\n"
                "         [--read-only DIR]... [--share-dev-shm WHY]\n"
-               "         (--probe | -- PROGRAM ARG...)\n");
+               "         [--no-landlock] [--no-syscall-filter] (--probe | -- PROGRAM ARG...)\n"
+               "  --no-landlock, --no-syscall-filter: leave that protection out (reported missing); for\n"
+               "  measuring what they cost (tools/perf/syscall_filter_cost.py) only: dicebench never passes them\n");
   std::exit(sb::kLauncherFailed);
 }
 
@@ -98,6 +106,10 @@ Options parse(int argc, char** argv) {
     }
     if (arg == "--probe") {
       o.probe = true;
+      continue;
+    }
+    if (arg == "--no-landlock" || arg == "--no-syscall-filter") {
+      (arg == "--no-landlock" ? o.landlock : o.syscall_filter) = false;
       continue;
     }
     if (i + 1 >= argc) usage("missing value after " + std::string(arg));
@@ -184,7 +196,9 @@ struct Pipes {
 };
 
 // The worker: limits, environment, privileges, then PROGRAM (or, probing, nothing).
-[[noreturn]] void run_worker(const Options& o, const Pipes& p, bool new_user) {
+// `private_view`: the mount view is set up (private /tmp, /dev and the rest; Landlock lets the job
+// write there).
+[[noreturn]] void run_worker(const Options& o, const Pipes& p, bool new_user, bool private_view) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   const std::string rlimits = sb::apply_rlimits(o.limits, new_user || getuid() != 0);
   std::string file_limits = "no core files";
@@ -202,6 +216,14 @@ struct Pipes {
   }
   report(p.report[1], o.require, "no_new_privileges", sb::set_no_new_privileges(), "PR_SET_NO_NEW_PRIVS");
   report(p.report[1], o.require, "capabilities", sb::drop_capabilities(), "all dropped, bounding set empty");
+  // Both need no_new_privs; the filter comes last, so that nothing of ours runs under it but exec.
+  std::string landlock = "turned off (--no-landlock)", landlock_detail;
+  if (o.landlock)
+    landlock = sb::restrict_with_landlock({.job_dir = o.job_dir, .private_view = private_view}, &landlock_detail);
+  report(p.report[1], o.require, "landlock", landlock, landlock_detail);
+  std::string filter = "turned off (--no-syscall-filter)", filter_detail;
+  if (o.syscall_filter) filter = sb::install_syscall_filter(&filter_detail);
+  report(p.report[1], o.require, "syscall_filter", filter, filter_detail);
   close(p.report[1]);
   if (o.probe) _exit(0);
   execvpe(o.program[0], o.program.data(), envp.data());
@@ -220,6 +242,7 @@ struct Pipes {
   if (read(p.go[0], &go, 1) != 1) _exit(sb::kLauncherFailed);  // the supervisor went away
   close(p.go[0]);
   const bool new_pid = flags & CLONE_NEWPID;
+  bool private_view = false;
   if (flags & CLONE_NEWNS) {
     // A fresh /proc even without a PID namespace of our own: CUDA fails to start (error 304) on
     // the host's /proc made read-only. In a user namespace the kernel allows it only with our own
@@ -227,7 +250,9 @@ struct Pipes {
     const bool proc = new_pid || !(flags & CLONE_NEWUSER);
     sb::MountViewOptions view{job_dir, o.hidden, o.read_only, proc, static_cast<bool>(flags & CLONE_NEWNET)};
     if (o.limits.memory_bytes) view.tmpfs_bytes = std::max<uint64_t>(o.limits.memory_bytes / 4, 64ull << 20);
-    report(p.report[1], o.require, "mount_namespace", sb::set_up_mount_view(view),
+    const std::string failed = sb::set_up_mount_view(view);
+    private_view = failed.empty();
+    report(p.report[1], o.require, "mount_namespace", failed,
            "read-only filesystem; private job folder, /tmp, /var/tmp, /dev/shm, /run; minimal /dev");
   }
   if (flags & CLONE_NEWNET) report(p.report[1], o.require, "network_namespace", loopback_up(), "loopback only");
@@ -236,7 +261,7 @@ struct Pipes {
   if (new_pid) report(p.report[1], o.require, "pid_namespace", "", "the job's init is pid 1");
   const pid_t worker = fork();
   if (worker < 0) _exit(sb::kLauncherFailed);
-  if (worker == 0) run_worker(o, p, flags & CLONE_NEWUSER);
+  if (worker == 0) run_worker(o, p, flags & CLONE_NEWUSER, private_view);
   close(p.report[1]);
   while (true) {
     int status = 0;
