@@ -36,8 +36,8 @@ constexpr int kRulePathBeneath = 1;                  // LANDLOCK_RULE_PATH_BENEA
 constexpr uint64_t kWriteFile = 1ull << 1, kRemoveDir = 1ull << 4, kRemoveFile = 1ull << 5, kMakeChar = 1ull << 6,
                    kMakeDir = 1ull << 7, kMakeReg = 1ull << 8, kMakeSock = 1ull << 9, kMakeFifo = 1ull << 10,
                    kMakeBlock = 1ull << 11, kMakeSym = 1ull << 12;
-constexpr uint64_t kWritesAbi1 =
-    kWriteFile | kRemoveDir | kRemoveFile | kMakeChar | kMakeDir | kMakeReg | kMakeSock | kMakeFifo | kMakeBlock | kMakeSym;
+constexpr uint64_t kWritesAbi1 = kWriteFile | kRemoveDir | kRemoveFile | kMakeChar | kMakeDir | kMakeReg | kMakeSock |
+                                 kMakeFifo | kMakeBlock | kMakeSym;
 constexpr uint64_t kRefer = 1ull << 13;     // ABI 2: renames and links across folders
 constexpr uint64_t kTruncate = 1ull << 14;  // ABI 3
 // LANDLOCK_ACCESS_NET_* (ABI 4).
@@ -86,6 +86,7 @@ std::string allow(int ruleset, const std::string& path, uint64_t rights, bool* g
 // the job's own /proc/PID (its threads' names) rather than every process's.
 std::vector<std::string> places_without_view() {
   std::vector<std::string> places;
+  places.reserve(kDeviceNodes.size() + 1);
   for (const auto node : kDeviceNodes) places.push_back("/dev/" + std::string(node));
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/dev", ec))
@@ -131,9 +132,9 @@ std::string restrict_with_landlock(const LandlockOptions& options, std::string* 
   if (syscall(kRestrictSelf, ruleset.fd, 0u) != 0) return failure("landlock_restrict_self");
   if (detail)
     *detail = "ABI " + std::to_string(abi) + ": writes only to " + places +
-              (tcp                     ? "; no TCP"
+              (tcp                    ? "; no TCP"
                : options.restrict_tcp ? "; TCP not restricted (ABI 4 needed)"
-                                       : "; TCP not restricted");
+                                      : "; TCP not restricted");
   return "";
 }
 

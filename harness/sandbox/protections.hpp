@@ -21,7 +21,8 @@ inline constexpr std::array<std::string_view, 11> kProtections = {
     "no_new_privileges",  // PR_SET_NO_NEW_PRIVS
     "capabilities",       // every capability dropped, bounding set cleared
     "landlock",           // writes only beneath the job folder and the private folders; no TCP (landlock_rules.hpp)
-    "syscall_filter",     // seccomp: tracing, namespaces, keyrings, BPF, io_uring, mounts, ... refused (syscall_filter.hpp)
+    "syscall_filter",     // seccomp: tracing, namespaces, keyrings, BPF, io_uring, mounts, ... refused
+                          // (syscall_filter.hpp)
 };
 
 // Values of eval.sandbox.

@@ -12,13 +12,12 @@
 // the environment allow-list and the job folder as cwd, HOME and TMPDIR, drops its privileges,
 // restricts its writes with Landlock (landlock_rules.hpp), installs the system-call filter
 // (syscall_filter.hpp) and execs PROGRAM. --no-landlock and --no-syscall-filter leave those two
-// out; only the cost benchmark (tools/perf/syscall_filter_cost.py) passes them, never the host. The job cannot see or signal the supervisor or the host. When the worker
-// ends, init ends, and the kernel ends every other process of the namespace; the supervisor then
-// checks that none is left (killing what is) and exits as the worker did (same code, or killed by
-// the same signal), so the host sees the worker's own status. If the supervisor is killed, init
-// is killed with it (PR_SET_PDEATHSIG) and the namespace with init; if the host dies, the
-// supervisor ends the job. What each stage set up, or
-// why it could not, goes to the job's log (stderr) as one line; --probe sets the whole sandbox up
+// out; only the cost benchmark (tools/perf/syscall_filter_cost.py) passes them, never the host. The job cannot see or
+// signal the supervisor or the host. When the worker ends, init ends, and the kernel ends every other process of the
+// namespace; the supervisor then checks that none is left (killing what is) and exits as the worker did (same code, or
+// killed by the same signal), so the host sees the worker's own status. If the supervisor is killed, init is killed
+// with it (PR_SET_PDEATHSIG) and the namespace with init; if the host dies, the supervisor ends the job. What each
+// stage set up, or why it could not, goes to the job's log (stderr) as one line; --probe sets the whole sandbox up
 // around nothing and prints that report as JSON. Under --mode require a missing protection ends
 // the launch with status 125 before PROGRAM runs.
 #include "core/base/number_text.hpp"
@@ -208,6 +207,7 @@ struct Pipes {
   report(p.report[1], o.require, "file_limits", rlimits, file_limits);
   const std::vector<std::string> env = job_environment(o);
   std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   if (!o.job_dir.empty() && chdir(o.job_dir.c_str()) != 0) {

@@ -287,15 +287,24 @@ int tcp_connect(const char* port) {
 
 int main(int argc, char** argv) {
   const std::map<std::string, Attempt> attempts = {
-      {"ptrace_sibling", ptrace_sibling}, {"process_vm_readv", read_child_memory},
-      {"perf_event_open", perf_counter},  {"bpf", bpf_map},
-      {"userfaultfd", userfault},         {"keyctl", keyring},
-      {"unshare", unshare_user},          {"setns", setns_user},
-      {"clone", clone_new_user},          {"io_uring_setup", io_uring},
-      {"init_module", load_module},       {"mount", mount_tmpfs},
-      {"raw_socket", raw_socket},         {"int80", int80_getpid},
-      {"write", write_file},              {"name_thread", name_thread},
-      {"proc_mem", open_process_memory},  {"tcp_bind", tcp_loopback},
+      {"ptrace_sibling", ptrace_sibling},
+      {"process_vm_readv", read_child_memory},
+      {"perf_event_open", perf_counter},
+      {"bpf", bpf_map},
+      {"userfaultfd", userfault},
+      {"keyctl", keyring},
+      {"unshare", unshare_user},
+      {"setns", setns_user},
+      {"clone", clone_new_user},
+      {"io_uring_setup", io_uring},
+      {"init_module", load_module},
+      {"mount", mount_tmpfs},
+      {"raw_socket", raw_socket},
+      {"int80", int80_getpid},
+      {"write", write_file},
+      {"name_thread", name_thread},
+      {"proc_mem", open_process_memory},
+      {"tcp_bind", tcp_loopback},
       {"tcp_connect", tcp_connect},
   };
   const auto attempt = argc > 1 ? attempts.find(argv[1]) : attempts.end();

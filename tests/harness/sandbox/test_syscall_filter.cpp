@@ -61,6 +61,7 @@ Ran run(const std::vector<std::string>& argv) {
     dup2(err, STDERR_FILENO);
     close(out[0]);
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     execv(args[0], args.data());
