@@ -106,6 +106,13 @@ nlohmann::json probe(const std::vector<std::string>& options = {}) {
   return nlohmann::json::parse(r.out).at("protections");
 }
 
+// Yama's kernel.yama.ptrace_scope (0 where Yama is absent): from 1, only descendants may be traced.
+int yama_ptrace_scope() {
+  std::ifstream scope("/proc/sys/kernel/yama/ptrace_scope");
+  int value = 0;
+  return scope >> value ? value : 0;
+}
+
 // The Landlock ABI of this kernel (0: none), as the launcher asks it.
 long landlock_abi() {
   const long abi = syscall(444 /* landlock_create_ruleset */, nullptr, 0, 1u /* ..._VERSION */);
@@ -182,8 +189,9 @@ TEST_CASE("each refused call class: refused under the sandbox, reaching the kern
       MESSAGE(name << ": " << unfiltered << " without the filter, " << filtered << " with it");
     }
   }
-  // Most classes reach the kernel on a machine that allows user namespaces (CI, the GPU host).
-  CHECK(reached >= 8);
+  // Most classes reach the kernel: 12 of 14 on CI; where user namespaces are refused (Ubuntu's
+  // AppArmor for users other than root) unshare, setns, clone and mount do not.
+  CHECK(reached >= 7);
   // Landlock alone refuses mounts too (a second wall behind the filter).
   CHECK(attempt(job.path, {"--no-syscall-filter"}, "mount") == "EPERM");
 }
@@ -290,7 +298,14 @@ TEST_CASE("Landlock: a job without namespaces still writes only to its own folde
   // they are its user's and dumpable: Landlock lets a job trace only its own domain.
   const Ran launcher_memory = nested({}, {kHostile, "proc_mem", "launcher"});
   CHECK(launcher_memory.out == "EACCES");
-  CHECK(nested({"--no-landlock"}, {kHostile, "proc_mem", "launcher"}).out == "ok");
+  const std::string unrestricted = nested({"--no-landlock"}, {kHostile, "proc_mem", "launcher"}).out;
+  if (yama_ptrace_scope() >= 1) {
+    MESSAGE("Yama's ptrace_scope " << yama_ptrace_scope() << " closes an ancestor's memory without Landlock too ("
+                                   << unrestricted << ")");
+    CHECK(unrestricted != "ok");
+  } else {
+    CHECK(unrestricted == "ok");
+  }
 }
 
 TEST_CASE("Landlock: the job names its own threads under /proc (as CUDA's cuInit does), other processes stay closed") {
