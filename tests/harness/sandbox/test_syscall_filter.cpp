@@ -88,8 +88,8 @@ std::vector<std::string> sandboxed(const std::string& job_dir, const std::vector
 }
 
 // One attempt of hostile_calls under the sandbox: its outcome ("ok", "EPERM", ...).
-std::string attempt(const std::string& job_dir, const std::vector<std::string>& options, const std::string& name,
-                    const std::string& arg = "") {
+[[maybe_unused]] std::string attempt(const std::string& job_dir, const std::vector<std::string>& options,
+                                     const std::string& name, const std::string& arg = "") {
   std::vector<std::string> program{kHostile, name};
   if (!arg.empty()) program.push_back(arg);
   const Ran r = run(sandboxed(job_dir, options, program));
@@ -98,7 +98,7 @@ std::string attempt(const std::string& job_dir, const std::vector<std::string>& 
   return r.out;
 }
 
-nlohmann::json probe(const std::vector<std::string>& options = {}) {
+[[maybe_unused]] nlohmann::json probe(const std::vector<std::string>& options = {}) {
   std::vector<std::string> argv{kSandbox, "--probe"};
   argv.insert(argv.end(), options.begin(), options.end());
   const Ran r = run(argv);
@@ -107,14 +107,14 @@ nlohmann::json probe(const std::vector<std::string>& options = {}) {
 }
 
 // Yama's kernel.yama.ptrace_scope (0 where Yama is absent): from 1, only descendants may be traced.
-int yama_ptrace_scope() {
+[[maybe_unused]] int yama_ptrace_scope() {
   std::ifstream scope("/proc/sys/kernel/yama/ptrace_scope");
   int value = 0;
   return scope >> value ? value : 0;
 }
 
 // The Landlock ABI of this kernel (0: none), as the launcher asks it.
-long landlock_abi() {
+[[maybe_unused]] long landlock_abi() {
   const long abi = syscall(444 /* landlock_create_ruleset */, nullptr, 0, 1u /* ..._VERSION */);
   return abi < 0 ? 0 : abi;
 }
