@@ -74,8 +74,47 @@ class WorkerLoopTest(unittest.TestCase):
         served.send({"type": "shutdown"})
         served.thread.join(30)
         self.assertEqual(served.exit_code, 0)
-        self.assertIsNone(served.read(), "nothing after shutdown")
+        # The answer comes once the device memory is cleared (none on the CPU); then nothing.
+        self.assertEqual(served.read(), {"type": "shutdown.done", "job": "", "zeroed_bytes": 0, "message": ""})
+        self.assertIsNone(served.read(), "nothing after shutdown.done")
         served.finish()
+
+    def test_shutdown_is_answered_with_its_job_after_the_device_memory_is_cleared(self):
+        served = ServedWorker("candidate")
+        served.read()
+        cleared = []
+        with mock.patch("dicebench_harness.scrub.zero_everything",
+                        lambda device, pools=(): cleared.append(device) or 4096):
+            served.send({"type": "shutdown", "job": "c7"})
+            served.thread.join(30)
+        self.assertEqual(cleared, ["cpu"])
+        self.assertEqual(served.read(), {"type": "shutdown.done", "job": "c7", "zeroed_bytes": 4096, "message": ""})
+        served.finish()
+
+    def test_a_failed_clearing_is_said_in_the_answer_and_the_worker_still_ends(self):
+        served = ServedWorker("reference")
+        served.read()
+
+        def fails(device, pools=()):
+            raise RuntimeError("dicebench_cuda: cudaMemsetAsync: cudaErrorIllegalAddress")
+
+        with mock.patch("dicebench_harness.scrub.zero_everything", fails):
+            served.send({"type": "shutdown", "job": "r1"})
+            served.thread.join(30)
+        self.assertEqual(served.exit_code, 0)
+        reply = served.read()
+        self.assertEqual((reply["type"], reply["job"], reply["zeroed_bytes"]), ("shutdown.done", "r1", 0))
+        self.assertIn("cudaErrorIllegalAddress", reply["message"])
+        served.finish()
+
+    def test_the_end_of_input_clears_the_device_memory_too(self):
+        served = ServedWorker("candidate")
+        served.read()
+        cleared = []
+        with mock.patch("dicebench_harness.scrub.zero_everything",
+                        lambda device, pools=(): cleared.append(device) or 0):
+            self.assertEqual(served.finish(), 0)
+        self.assertEqual(cleared, ["cpu"])
 
     def test_eof_ends_with_zero(self):
         served = ServedWorker("candidate")
@@ -178,8 +217,9 @@ class HandleMessageTest(unittest.TestCase):
         self.assertIn("invalid reply", reply["message"])
 
     def test_shutdown_raises_the_private_signal(self):
-        with self.assertRaises(worker._Shutdown):
-            worker.handle_message("candidate", {}, {"type": "shutdown"})
+        with self.assertRaises(worker._Shutdown) as raised:
+            worker.handle_message("candidate", {}, {"type": "shutdown", "job": "c3"})
+        self.assertEqual(raised.exception.job, "c3")
 
 
 if __name__ == "__main__":
