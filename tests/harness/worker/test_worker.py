@@ -7,6 +7,7 @@ import unittest
 from unittest import mock
 
 from dicebench_harness import numerics, protocol, worker
+from dicebench_harness.errors import ShutdownRequested
 
 
 class ServedWorker:
@@ -217,9 +218,26 @@ class HandleMessageTest(unittest.TestCase):
         self.assertIn("invalid reply", reply["message"])
 
     def test_shutdown_raises_the_private_signal(self):
-        with self.assertRaises(worker._Shutdown) as raised:
+        with self.assertRaises(ShutdownRequested) as raised:
             worker.handle_message("candidate", {}, {"type": "shutdown", "job": "c3"})
         self.assertEqual(raised.exception.job, "c3")
+
+    def test_a_shutdown_that_comes_while_a_handler_waits_for_the_host_ends_the_loop(self):
+        def waits_for_the_host(request):
+            raise ShutdownRequested("c4")  # as CandidateRole._ask_host raises on a shutdown frame
+
+        with self.assertRaises(ShutdownRequested):
+            worker.handle_message("candidate", {"candidate.init": waits_for_the_host},
+                                  {"type": "candidate.init", "job": "c4", "init_seed": 1, "init_inputs": "x"})
+
+    def test_a_candidate_waiting_for_the_hosts_answer_takes_shutdown_as_the_end(self):
+        from dicebench_harness.candidate import CandidateRole
+
+        role = CandidateRole("cpu", host=lambda message: {"type": "shutdown", "job": "c5"})
+        with self.assertRaises(ShutdownRequested) as raised:
+            role._ask_host({"type": "candidate.call_done", "job": "c5", "call": 0, "more": True,
+                            "outputs": {"transport": "raw_file", "path": "/x"}}, ("timing.next", "timing.stop"))
+        self.assertEqual(raised.exception.job, "c5")
 
 
 if __name__ == "__main__":

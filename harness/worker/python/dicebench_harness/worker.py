@@ -38,18 +38,12 @@ import time
 from typing import Any
 
 from . import protocol
-from .errors import HostError, exception_line, traceback_tail
+from .errors import HostError, ShutdownRequested, exception_line, traceback_tail
 
 EXIT_OK = 0
 EXIT_CHANNEL_WRITE = 1
 EXIT_PROTOCOL = 2
 EXIT_DEVICE = 3
-
-
-class _Shutdown(Exception):
-    def __init__(self, job: str):
-        super().__init__(job)
-        self.job = job
 
 
 def _log(text: str) -> None:
@@ -69,7 +63,8 @@ def _flush_std_streams() -> None:
 
 
 def handle_message(role: str, handlers: dict, message: dict) -> dict:
-    """One decoded request -> one reply (raises _Shutdown for a shutdown request)."""
+    """One decoded request -> one reply (raises ShutdownRequested for a shutdown request, also one
+    that came while a handler waited for the host's answer to a request of its own)."""
     job = message.get("job", "")
     try:
         request = protocol.validate_request(message)
@@ -77,7 +72,7 @@ def handle_message(role: str, handlers: dict, message: dict) -> dict:
         return protocol.error_reply(job, f"invalid request: {error}")
     kind = request["type"]
     if kind == "shutdown":
-        raise _Shutdown(request["job"])
+        raise ShutdownRequested(request["job"])
     wanted = protocol.request_role(kind)
     if wanted is not None and wanted != role:
         return protocol.error_reply(job, f"request {kind!r} is for a {wanted} worker; "
@@ -87,6 +82,8 @@ def handle_message(role: str, handlers: dict, message: dict) -> dict:
         return protocol.error_reply(job, f"request {kind!r} has no handler in a {role} worker")
     try:
         reply = handler(request)
+    except ShutdownRequested:
+        raise
     except HostError as error:
         return protocol.error_reply(job, str(error))
     except BaseException as error:  # noqa: BLE001 - nothing may escape the loop
@@ -210,7 +207,7 @@ def _loop(role: str, handlers: dict, fd_in: int, fd_out: int) -> tuple[int, str 
         kind = message.get("type")
         try:
             reply = handle_message(role, handlers, message)
-        except _Shutdown as shutdown:
+        except ShutdownRequested as shutdown:
             _log("shutdown")
             return EXIT_OK, shutdown.job
         _flush_std_streams()
