@@ -41,14 +41,24 @@ double seconds_since(std::chrono::steady_clock::time_point began) {
 
 bool gone(int pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 
+WorkerOptions silent_worker() {
+  setenv("SILENT_WORKER_PROTOCOL", std::to_string(dicebench::protocol::kVersion).c_str(), 1);
+  WorkerOptions options;
+  options.executable = std::string(DICEBENCH_SOURCE_DIR) + "/tests/harness/client/silent_worker.py";
+  options.role = "candidate";
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("a worker asked to end answers shutdown.done and exits, and the host does not wait out the grace") {
   const Folder folder;
   for (const char* role : {"candidate", "reference"}) {
     CAPTURE(role);
-    WorkerOptions options{std::string(DICEBENCH_BUILD_DIR) + "/bin/dicebench-worker", role, "cpu",
-                          (folder.path / (std::string(role) + ".log")).string()};
+    WorkerOptions options;
+    options.executable = std::string(DICEBENCH_BUILD_DIR) + "/bin/dicebench-worker";
+    options.role = role;
+    options.log_path = (folder.path / (std::string(role) + ".log")).string();
     auto worker = WorkerProcess::start(options);
     REQUIRE_MESSAGE(worker, (worker ? "" : worker.error().message));
     const int pid = (*worker)->hello().value("pid", 0);
@@ -65,8 +75,7 @@ TEST_CASE("a worker asked to end answers shutdown.done and exits, and the host d
 }
 
 TEST_CASE("a worker that does not answer shutdown is killed once the grace has passed") {
-  setenv("SILENT_WORKER_PROTOCOL", std::to_string(dicebench::protocol::kVersion).c_str(), 1);
-  WorkerOptions options{std::string(DICEBENCH_SOURCE_DIR) + "/tests/harness/client/silent_worker.py", "candidate"};
+  const WorkerOptions options = silent_worker();
   auto worker = WorkerProcess::start(options);
   REQUIRE_MESSAGE(worker, (worker ? "" : worker.error().message));
   const int pid = (*worker)->hello().value("pid", 0);
@@ -81,8 +90,7 @@ TEST_CASE("a worker that does not answer shutdown is killed once the grace has p
 }
 
 TEST_CASE("a dead worker is only reaped") {
-  setenv("SILENT_WORKER_PROTOCOL", std::to_string(dicebench::protocol::kVersion).c_str(), 1);
-  WorkerOptions options{std::string(DICEBENCH_SOURCE_DIR) + "/tests/harness/client/silent_worker.py", "candidate"};
+  const WorkerOptions options = silent_worker();
   auto worker = WorkerProcess::start(options);
   REQUIRE(worker);
   (*worker)->kill();
