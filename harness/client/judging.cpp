@@ -214,7 +214,13 @@ Result<void> Evaluator::measure_bandwidth(Job& job) {
 // and the flags (core/spec/vocabulary.toml).
 Result<void> Evaluator::judge(Job& job, Candidate& candidate) {
   auto ran = run_candidate(job);
-  candidate.worker->kill();  // one candidate per process, always
+  // One candidate per process, always. On a GPU it first zeroes the memory that held the job's
+  // inputs and its outputs (a later job's process may be handed it as it is); a worker that does not
+  // answer within kShutdownGrace is killed all the same.
+  if (settings_.device == "cuda")
+    candidate.worker->end();
+  else
+    candidate.worker->kill();
   if (!ran) return ran.error();
   Evaluation& e = job.evaluation;
   if (job.aliased_trial)

@@ -1,4 +1,5 @@
-// One dicebench-worker process seen from the host (Boost.Process, own process group).
+// One dicebench-worker process seen from the host (Boost.Process, own process group): started,
+// spoken to, ended (shutdown, then killed) or killed.
 #include "harness/client/worker_process.hpp"
 
 #include <algorithm>
@@ -121,6 +122,32 @@ void WorkerProcess::kill() {
   if (state_->group.valid()) state_->group.terminate(ec);
   if (state_->child.valid()) state_->child.wait(ec);
   alive_ = false;
+}
+
+WorkerEnding WorkerProcess::end(std::chrono::milliseconds grace) {
+  if (!state_) return WorkerEnding::killed;
+  WorkerEnding ending = WorkerEnding::killed;
+  if (alive_ && !hello_.is_null() && send(protocol::Shutdown{}.to_json())) {
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    while (true) {
+      std::string payload;
+      const FrameStatus status = read_frame(state_->from_worker.native_source(), &payload, deadline);
+      if (status == FrameStatus::timeout) break;
+      if (status != FrameStatus::ok) {
+        ending = WorkerEnding::exited;
+        break;
+      }
+      // Frames of a request the host gave up on may come first.
+      auto message = parse_worker_message(payload);
+      if (message && message->value("type", "") == protocol::reply::kShutdownDone) {
+        shutdown_reply_ = std::move(*message);
+        ending = WorkerEnding::answered;
+        break;
+      }
+    }
+  }
+  kill();
+  return ending;
 }
 
 void WorkerProcess::signal_kill() const {

@@ -1,7 +1,8 @@
 // One dicebench-worker process seen from the host: started fresh with Boost.Process in its own
 // process group (pinned to a GPU with CUDA_VISIBLE_DEVICES), possibly through a launcher (the
 // candidate sandbox, dicebench-sandbox), spoken to through framed JSON on its stdin/stdout
-// (PROTOCOL.md), and killed as a group when a call runs past its time limit.
+// (PROTOCOL.md), killed as a group when a call runs past its time limit, and asked to end (clearing
+// its device memory) before it is killed once its job is done.
 #pragma once
 
 #include "core/base/result.hpp"
@@ -30,6 +31,13 @@ struct WorkerOptions {
 };
 
 enum class CallFailure { none, timeout, crashed, protocol };
+
+// How long a worker asked to end (WorkerProcess::end) has to answer before it is killed.
+inline constexpr std::chrono::milliseconds kShutdownGrace{std::chrono::seconds(5)};
+
+// How a worker ended (WorkerProcess::end): it answered shutdown (shutdown.done: it has zeroed the
+// device memory it held), its output ended without an answer, or it was killed without either.
+enum class WorkerEnding { answered, exited, killed };
 
 // The answer to such a request: the frame to send back, and whether the host's time in making it
 // counts against the call's time limit (a toolchain build has a limit of its own).
@@ -85,8 +93,15 @@ class WorkerProcess {
   void set_wait_hook(std::function<void()> hook) { wait_hook_ = std::move(hook); }
   const nlohmann::json& hello() const { return hello_; }
   bool alive() const { return alive_; }
-  // Kills the worker's process group and reaps the worker.
+  // Kills the worker's process group and reaps the worker. Its device memory goes back to the
+  // driver as it is: end() first where the worker held a job's data on a GPU.
   void kill();
+  // Ends the worker: sends shutdown (it zeroes the device memory it holds, answers shutdown.done and
+  // exits), waits up to `grace` for that answer or the end of its output, then kills its process
+  // group as kill() does. A worker that is dead already, or never said hello, is only killed.
+  // The answer, where one came, is in shutdown_reply().
+  WorkerEnding end(std::chrono::milliseconds grace = kShutdownGrace);
+  const nlohmann::json& shutdown_reply() const { return shutdown_reply_; }
   // Sends SIGKILL to the worker's process group and nothing else: safe from another thread while
   // one is in receive(), which then sees the worker end.
   void signal_kill() const;
@@ -100,6 +115,7 @@ class WorkerProcess {
   std::unique_ptr<State> state_;
   WorkerOptions options_;
   nlohmann::json hello_;
+  nlohmann::json shutdown_reply_;
   std::function<void()> wait_hook_;
   bool alive_ = true;
 };

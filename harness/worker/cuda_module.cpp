@@ -1,7 +1,8 @@
 // dicebench_cuda: the worker's CUDA extension module, imported by its Python only on CUDA devices.
 // It holds the CUPTI recorder's bindings (harness/timing/recorder_bindings.hpp) and CUDA IPC of
 // device allocations (cuda_ipc.hpp), which transfer.py uses to hand inputs between the roles, and
-// device memory at never-used addresses (fresh_memory.hpp), where placement.py moves inputs.
+// device memory at never-used addresses (fresh_memory.hpp), where placement.py moves inputs, and
+// zeroing device memory before it can reach another job (device_scrub.hpp; scrub.py plans it).
 // Errors reach Python as RuntimeError.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -14,6 +15,7 @@
 
 #include "harness/timing/recorder_bindings.hpp"
 #include "harness/worker/cuda_ipc.hpp"
+#include "harness/worker/device_scrub.hpp"
 #include "harness/worker/fresh_memory.hpp"
 
 namespace py = pybind11;
@@ -74,5 +76,26 @@ PYBIND11_MODULE(dicebench_cuda, m) {
         value_or_raise(unmap_fresh(FreshRegion{address, size, handle}, device));
       },
       py::arg("address"), py::arg("size"), py::arg("handle"), py::arg("device"),
-      "Synchronize the device, unmap a map_fresh region and release its memory; its addresses stay reserved.");
+      "Synchronize the device, zero a map_fresh region, unmap it and release its memory; its addresses stay "
+      "reserved.");
+  m.def(
+      "mapped_fresh",
+      [] {
+        std::vector<std::pair<std::uintptr_t, std::size_t>> regions;
+        for (const FreshRegion& region : mapped_fresh()) regions.emplace_back(region.address, region.size_bytes);
+        return regions;
+      },
+      "[(address, size)] of the map_fresh regions not unmapped yet.");
+  m.def(
+      "zero_ranges",
+      [](const std::vector<std::pair<std::uintptr_t, std::size_t>>& ranges, int device, std::uintptr_t stream) {
+        std::vector<DeviceRange> device_ranges;
+        device_ranges.reserve(ranges.size());
+        for (const auto& [address, size] : ranges) device_ranges.push_back(DeviceRange{address, size});
+        py::gil_scoped_release unlocked;  // the device works; other Python threads may run meanwhile
+        return value_or_raise(zero_ranges(device_ranges, device, stream));
+      },
+      py::arg("ranges"), py::arg("device"), py::arg("stream") = 0,
+      "Write zeros over [(address, size)] of device memory on stream (a cudaStream_t; 0: the legacy default "
+      "stream) and wait for it; returns the bytes zeroed (device_scrub.hpp).");
 }

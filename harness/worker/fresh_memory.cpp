@@ -2,6 +2,8 @@
 // (fresh_memory.hpp).
 #include "harness/worker/fresh_memory.hpp"
 
+#include "harness/worker/device_scrub.hpp"
+
 #include <cuda.h>  // the driver API's types only; the functions come through cudart's entry points
 #include <cuda_runtime_api.h>
 
@@ -15,6 +17,8 @@ namespace {
 // Every address range map_fresh reserved in this process: reserved until the process ends.
 std::mutex reserved_mutex;
 std::vector<std::pair<std::uintptr_t, std::uintptr_t>> reserved_ranges;
+// The regions mapped now (under reserved_mutex too).
+std::vector<FreshRegion> mapped_regions;
 
 // Reservations made and refused (they overlapped a range to avoid) before one is accepted.
 constexpr int kReserveAttempts = 64;
@@ -114,7 +118,9 @@ Result<FreshRegion> map_fresh(int device, std::size_t bytes,
     d.release(handle);
     return driver_error("cuMemSetAccess", r);
   }
-  return FreshRegion{static_cast<std::uintptr_t>(address), size, static_cast<std::uint64_t>(handle)};
+  const FreshRegion region{static_cast<std::uintptr_t>(address), size, static_cast<std::uint64_t>(handle)};
+  mapped_regions.push_back(region);
+  return region;
 }
 
 Result<void> unmap_fresh(const FreshRegion& region, int device) {
@@ -125,11 +131,21 @@ Result<void> unmap_fresh(const FreshRegion& region, int device) {
   // Work queued on any stream may still read the region: the device finishes it first.
   if (cudaError_t error = cudaDeviceSynchronize(); error != cudaSuccess)
     return make_error(std::string("cudaDeviceSynchronize: ") + cudaGetErrorName(error));
+  // The physical memory goes back to the driver, which may hand it to another process as it is.
+  if (auto zeroed = zero_ranges({DeviceRange{region.address, region.size_bytes}}, device); !zeroed)
+    return zeroed.error();
   if (CUresult r = d.unmap(static_cast<CUdeviceptr>(region.address), region.size_bytes); r != CUDA_SUCCESS)
     return driver_error("cuMemUnmap", r);
   if (CUresult r = d.release(static_cast<CUmemGenericAllocationHandle>(region.handle)); r != CUDA_SUCCESS)
     return driver_error("cuMemRelease", r);
+  std::lock_guard lock(reserved_mutex);
+  std::erase_if(mapped_regions, [&](const FreshRegion& mapped) { return mapped.address == region.address; });
   return Result<void>();
+}
+
+std::vector<FreshRegion> mapped_fresh() {
+  std::lock_guard lock(reserved_mutex);
+  return mapped_regions;
 }
 
 }  // namespace dicebench::worker

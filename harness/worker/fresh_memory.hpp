@@ -3,7 +3,8 @@
 // an earlier call's input pointers, and replays it without copying the new inputs in, reads stale
 // bytes (harness/PROTOCOL.md, "Fresh placement"). Address ranges are reserved with the driver's
 // virtual memory calls and never given back while the process lives; the physical memory behind
-// one is released when the caller is done with it, so the memory a job holds stays bounded.
+// one is released when the caller is done with it, so the memory a job holds stays bounded; it is
+// zeroed first, so no later allocation of any process finds the inputs it held (device_scrub.hpp).
 #pragma once
 
 #include <cstddef>
@@ -26,8 +27,12 @@ struct FreshRegion {
 Result<FreshRegion> map_fresh(int device, std::size_t bytes,
                               const std::vector<std::pair<std::uintptr_t, std::uintptr_t>>& avoid);
 
-// Unmaps a region after the device has finished every use of it and releases its physical memory;
-// its address range stays reserved, so no later allocation of this process lands there.
+// Unmaps a region after the device has finished every use of it and zeroed it, and releases its
+// physical memory; its address range stays reserved, so no later allocation of this process lands there.
 Result<void> unmap_fresh(const FreshRegion& region, int device);
+
+// The regions map_fresh mapped that unmap_fresh has not unmapped yet (a worker zeroes them before it
+// exits: a tensor may still use one).
+std::vector<FreshRegion> mapped_fresh();
 
 }  // namespace dicebench::worker

@@ -150,7 +150,11 @@ int main(int argc, char** argv) {
       return 0;
     }
     const auto worker = py::module_::import("dicebench_harness.worker");
-    const int code = worker.attr("serve")(args.role, args.device, channel_in, channel_out).cast<int>();
+    // serve ends the process itself once its loop has ended and the device memory it held is zeroed
+    // (os._exit: no candidate code runs in a finalization); it returns only where it never started.
+    const int code =
+        worker.attr("serve")(args.role, args.device, channel_in, channel_out, py::arg("exit_at_end") = true)
+            .cast<int>();
     std::fflush(nullptr);
     return code;
   } catch (const std::exception& e) {

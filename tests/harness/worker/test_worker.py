@@ -7,6 +7,7 @@ import unittest
 from unittest import mock
 
 from dicebench_harness import numerics, protocol, worker
+from dicebench_harness.errors import ShutdownRequested
 
 
 class ServedWorker:
@@ -74,8 +75,47 @@ class WorkerLoopTest(unittest.TestCase):
         served.send({"type": "shutdown"})
         served.thread.join(30)
         self.assertEqual(served.exit_code, 0)
-        self.assertIsNone(served.read(), "nothing after shutdown")
+        # The answer comes once the device memory is cleared (none on the CPU); then nothing.
+        self.assertEqual(served.read(), {"type": "shutdown.done", "job": "", "zeroed_bytes": 0, "message": ""})
+        self.assertIsNone(served.read(), "nothing after shutdown.done")
         served.finish()
+
+    def test_shutdown_is_answered_with_its_job_after_the_device_memory_is_cleared(self):
+        served = ServedWorker("candidate")
+        served.read()
+        cleared = []
+        with mock.patch("dicebench_harness.scrub.zero_everything",
+                        lambda device, pools=(): cleared.append(device) or 4096):
+            served.send({"type": "shutdown", "job": "c7"})
+            served.thread.join(30)
+        self.assertEqual(cleared, ["cpu"])
+        self.assertEqual(served.read(), {"type": "shutdown.done", "job": "c7", "zeroed_bytes": 4096, "message": ""})
+        served.finish()
+
+    def test_a_failed_clearing_is_said_in_the_answer_and_the_worker_still_ends(self):
+        served = ServedWorker("reference")
+        served.read()
+
+        def fails(device, pools=()):
+            raise RuntimeError("dicebench_cuda: cudaMemsetAsync: cudaErrorIllegalAddress")
+
+        with mock.patch("dicebench_harness.scrub.zero_everything", fails):
+            served.send({"type": "shutdown", "job": "r1"})
+            served.thread.join(30)
+        self.assertEqual(served.exit_code, 0)
+        reply = served.read()
+        self.assertEqual((reply["type"], reply["job"], reply["zeroed_bytes"]), ("shutdown.done", "r1", 0))
+        self.assertIn("cudaErrorIllegalAddress", reply["message"])
+        served.finish()
+
+    def test_the_end_of_input_clears_the_device_memory_too(self):
+        served = ServedWorker("candidate")
+        served.read()
+        cleared = []
+        with mock.patch("dicebench_harness.scrub.zero_everything",
+                        lambda device, pools=(): cleared.append(device) or 0):
+            self.assertEqual(served.finish(), 0)
+        self.assertEqual(cleared, ["cpu"])
 
     def test_eof_ends_with_zero(self):
         served = ServedWorker("candidate")
@@ -178,8 +218,26 @@ class HandleMessageTest(unittest.TestCase):
         self.assertIn("invalid reply", reply["message"])
 
     def test_shutdown_raises_the_private_signal(self):
-        with self.assertRaises(worker._Shutdown):
-            worker.handle_message("candidate", {}, {"type": "shutdown"})
+        with self.assertRaises(ShutdownRequested) as raised:
+            worker.handle_message("candidate", {}, {"type": "shutdown", "job": "c3"})
+        self.assertEqual(raised.exception.job, "c3")
+
+    def test_a_shutdown_that_comes_while_a_handler_waits_for_the_host_ends_the_loop(self):
+        def waits_for_the_host(request):
+            raise ShutdownRequested("c4")  # as CandidateRole._ask_host raises on a shutdown frame
+
+        with self.assertRaises(ShutdownRequested):
+            worker.handle_message("candidate", {"candidate.init": waits_for_the_host},
+                                  {"type": "candidate.init", "job": "c4", "init_seed": 1, "init_inputs": "x"})
+
+    def test_a_candidate_waiting_for_the_hosts_answer_takes_shutdown_as_the_end(self):
+        from dicebench_harness.candidate import CandidateRole
+
+        role = CandidateRole("cpu", host=lambda message: {"type": "shutdown", "job": "c5"})
+        with self.assertRaises(ShutdownRequested) as raised:
+            role._ask_host({"type": "candidate.call_done", "job": "c5", "call": 0, "more": True,
+                            "outputs": {"transport": "raw_file", "path": "/x"}}, ("timing.next", "timing.stop"))
+        self.assertEqual(raised.exception.job, "c5")
 
 
 if __name__ == "__main__":

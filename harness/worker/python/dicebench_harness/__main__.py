@@ -3,7 +3,8 @@
 Does in Python what the C++ dicebench-worker does before calling serve(): duplicates fds 0 and 1
 to private descriptors for the channel (not inherited by child processes), points fd 0 at
 /dev/null and fds 1 and 2 at the log file (--log, default /dev/null), then runs
-dicebench_harness.worker.serve and exits with its code. Tests use it to run real worker processes.
+dicebench_harness.worker.serve, which ends the process with its code (os._exit, once the device
+memory is cleared: worker.py). Tests use it to run real worker processes.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     fd_in, fd_out = take_over_std_fds(args.log)
     from dicebench_harness.worker import serve
 
-    return serve(args.role, args.device, fd_in, fd_out)
+    return serve(args.role, args.device, fd_in, fd_out, exit_at_end=True)
 
 
 if __name__ == "__main__":

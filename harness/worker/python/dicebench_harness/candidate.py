@@ -59,7 +59,7 @@ import dicebench_timing as timing
 
 from . import jit_kernels, loading, numerics, placement, protocol, sealed, seeding, transfer, triton_interpreter
 from .devices import check_device
-from .errors import HostError, exception_line, traceback_tail
+from .errors import HostError, ShutdownRequested, exception_line, traceback_tail
 
 COMPILE_LOG_BYTES = 20000
 
@@ -443,6 +443,8 @@ class CandidateRole:
         if received is None:
             raise HostError(f"the host closed the channel during {message['type']}")
         answer = protocol.validate_request(received)
+        if answer["type"] == "shutdown":  # the host is done with this job: the worker loop ends
+            raise ShutdownRequested(answer["job"])
         if answer["type"] not in answers:
             raise HostError(f"expected {' or '.join(answers)}, got {answer['type']!r}")
         return answer

@@ -49,7 +49,10 @@ Handlers (requests and replies are defined in protocol.py):
   output in every draw.
 - reference.bandwidth: the device's memory bandwidth from a device-to-device copy (best of
   several), bytes read plus bytes written per second.
-- reference.release: drops the job's state (zeroing the outputs; emptying the CUDA cache).
+- reference.release: drops the job's state (zeroing the outputs), then zeroes every block of the
+  CUDA allocator no tensor holds, the export pool's included, and empties its cache (scrub.py): a
+  later job's candidate maps whole export pool segments, and what goes back to the driver may reach
+  another process as it is. Wherever else the reference empties the cache it zeroes first alike.
 
 The problem's source file goes to a folder private to this worker process (not the job folder,
 which the candidate can read); the job folder receives only inputs and init inputs.
@@ -67,7 +70,7 @@ from typing import Any, Callable
 from . import compare as compare_mod
 import dicebench_timing as timing
 
-from . import loading, numerics, protocol, seeding, transfer
+from . import loading, numerics, protocol, scrub, seeding, transfer
 from .devices import check_device
 from .errors import HostError, traceback_tail
 from .tensors import clone_tree, save_private, synchronize, to_cpu, to_device, zero_tree
@@ -196,14 +199,11 @@ class ReferenceRole:
         return state, init_path
 
     def _drop_template(self, key: tuple) -> None:
-        import torch
-
         template = self.templates.pop(key)
         if not any(job.module is template.module for job in self.jobs.values()):
             loading.unload_program(template.module)
         del template
-        if torch.device(self.device).type == "cuda":
-            torch.cuda.empty_cache()
+        scrub.release_cached(self.device, [self.pool])
 
     def _build_new(self, request: dict) -> tuple[ReferenceJob, str, list]:
         import torch
@@ -447,8 +447,6 @@ class ReferenceRole:
 
     # ---------------------------------------------------------------------------------------
     def traits(self, request: dict) -> dict:
-        import torch
-
         state = self._job(request["job"])
         reply = {"type": "reference.traits_judged", "job": request["job"], "ok": False, "message": "",
                  "traceback_tail": "", "traits": [], "details": {}}
@@ -460,8 +458,7 @@ class ReferenceRole:
                          traceback_tail=traceback_tail(error))
             return reply
         finally:
-            if torch.device(state.device).type == "cuda":
-                torch.cuda.empty_cache()
+            scrub.release_cached(state.device, [self.pool])
         reply.update(ok=True, traits=traits, details=details)
         return reply
 
@@ -484,7 +481,9 @@ class ReferenceRole:
             transfer.forget_mappings()
             if torch.device(self.device).type == "cuda":
                 torch.cuda.synchronize(self.device)
-                torch.cuda.empty_cache()
+                # The export pool keeps its segments, and the next job's exports are carved out of
+                # them: a candidate maps a whole segment (scrub.py).
+                scrub.release_cached(self.device, [self.pool])
         return {"type": "reference.released", "job": request["job"]}
 
 
@@ -621,6 +620,5 @@ def measure_bandwidth(device: Any) -> tuple[float, str]:
             seconds = time_module.perf_counter() - began
         best = min(best, seconds)
     del source, target
-    if parsed.type == "cuda":
-        torch.cuda.empty_cache()
+    scrub.release_cached(parsed)
     return 2 * size / best, f"{parsed.type}_copy_{size >> 20}MiB_best_of_{BANDWIDTH_REPEATS}"
