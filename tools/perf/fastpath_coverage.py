@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import ast
 import concurrent.futures
+import functools
 import json
 import os
 import re
@@ -455,7 +456,15 @@ def build_request(arguments: dict, arch: str) -> dict:
     """_load_inline._request on bound arguments (tuples arrive as lists from the stub: the same)."""
     if "__bind_error__" in arguments:
         raise Declined(f"arguments do not fit load_inline: {arguments['__bind_error__']}")
-    return _load_inline._request(types.SimpleNamespace(arch=arch), arguments)  # type: ignore[arg-type]
+    state = types.SimpleNamespace(arch=arch, torch_include_dirs=_torch_include_dirs())
+    return _load_inline._request(state, arguments)  # type: ignore[arg-type]
+
+
+@functools.cache
+def _torch_include_dirs() -> frozenset[str]:
+    """torch's own include folders, as the candidate's state holds them (include paths naming them
+    stay on the fast path)."""
+    return _load_inline._torch_include_dirs()
 
 
 # ------------------------------------------------------------------------------------------------
