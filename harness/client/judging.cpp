@@ -60,6 +60,13 @@ Result<bool> Evaluator::read_load(Evaluation& e, Candidate& c) {
   e.toolchain = c.toolchain_use();
   note_fastpath_calls(e, *c.loaded);
   if (!c.loaded->reply || c.loaded->failure != CallFailure::none) {
+    // A worker reads its load request only after its hello: one that never said hello (it could not
+    // open the device, died or hung in its own start-up) failed before the candidate's code reached
+    // it. That is the harness's failure, not a verdict on the candidate (a sandbox that kept CUDA
+    // from starting would otherwise be stored as every candidate crashing).
+    if (const auto& hello = c.worker ? c.worker->hello() : nlohmann::json();
+        c.worker && (!hello.is_object() || hello.value("type", "") != protocol::reply::kHello))
+      return make_error(fmt::format("the candidate's worker did not start: {}", c.loaded->message));
     DICEBENCH_TRY(charge_failure(e, *c.loaded, "start-up and compile", "", c.log()));
     return false;
   }

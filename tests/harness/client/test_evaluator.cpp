@@ -200,6 +200,18 @@ TEST_CASE("a candidate's failures are verdicts, and a reference that cannot run 
   CHECK_FALSE(broken.ok());
 }
 
+TEST_CASE("a candidate worker that dies in its own start-up is the harness's error, not a verdict on the candidate") {
+  // Its job's memory limit is far below what the worker's start-up (Python, torch) takes: it is
+  // killed before its hello, before the candidate's code could reach it. Charged to the candidate,
+  // a broken start-up (a sandbox that keeps CUDA from starting) would store every candidate crashed.
+  harness::EvaluationSettings settings = cpu_settings();
+  settings.sandbox.memory_max_bytes = 48ull << 20;
+  Evaluator evaluator(settings);
+  auto e = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
+  REQUIRE_FALSE_MESSAGE(e.ok(), "judged as verdict " << (e ? static_cast<int>(e->verdict) : -1));
+  CHECK_MESSAGE(e.error().message.find("the candidate's worker did not start") != std::string::npos, e.error().message);
+}
+
 TEST_CASE(
     "a load reply naming no verdict is the candidate's breach, where its problem's checks are done as where not") {
   for (const bool traits_known : {false, true}) {
