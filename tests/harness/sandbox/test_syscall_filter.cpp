@@ -77,10 +77,17 @@ Ran run(const std::vector<std::string>& argv) {
   return r;
 }
 
+// The checkout and the build stay visible where the sandbox's private /tmp would cover them (a
+// checkout under /tmp: hostile_calls, the launcher and the Python environment), as the host keeps
+// the worker's runtime visible.
+const std::vector<std::string> kVisibleRuntime = {"--read-only", DICEBENCH_SOURCE_DIR, "--read-only",
+                                                  DICEBENCH_BUILD_DIR};
+
 // dicebench-sandbox around `program`, with the launcher's `options` (--no-syscall-filter, ...).
 std::vector<std::string> sandboxed(const std::string& job_dir, const std::vector<std::string>& options,
                                    const std::vector<std::string>& program) {
   std::vector<std::string> argv{kSandbox, "--mode", "best", "--job-dir", job_dir};
+  argv.insert(argv.end(), kVisibleRuntime.begin(), kVisibleRuntime.end());
   argv.insert(argv.end(), options.begin(), options.end());
   argv.emplace_back("--");
   argv.insert(argv.end(), program.begin(), program.end());
@@ -240,6 +247,7 @@ TEST_CASE("eval.sandbox=require: a protection left out ends the launch before th
   };
   auto required = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> argv{kSandbox, "--mode", "require", "--job-dir", job.path};
+    argv.insert(argv.end(), kVisibleRuntime.begin(), kVisibleRuntime.end());
     argv.insert(argv.end(), limits.begin(), limits.end());
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.insert(argv.end(), {"--", kHostile, "keyctl"});
@@ -275,6 +283,7 @@ TEST_CASE("Landlock: a job without namespaces still writes only to its own folde
   const std::string shared_tmp = "/tmp/dicebench-landlock-" + std::to_string(getpid());
   auto nested = [&](const std::vector<std::string>& inner_options, const std::vector<std::string>& program) {
     std::vector<std::string> inner_argv{kSandbox, "--mode", "best", "--job-dir", inner};
+    inner_argv.insert(inner_argv.end(), kVisibleRuntime.begin(), kVisibleRuntime.end());
     inner_argv.insert(inner_argv.end(), inner_options.begin(), inner_options.end());
     inner_argv.emplace_back("--");
     inner_argv.insert(inner_argv.end(), program.begin(), program.end());
