@@ -110,6 +110,20 @@ def compare(times: dict[str, list[float]]) -> dict:
     }
 
 
+def interleaved(args, job: str, program: list[str], rounds: int, rng: random.Random, what: str):
+    """`rounds` rounds of one launch per variant, in a shuffled order each round (A/B interleaved, so
+    drift in the machine's load falls on both alike): yields (variant, seconds, completed process);
+    a failed launch ends the tool naming `what`."""
+    for _ in range(rounds):
+        order = list(VARIANTS.items())
+        rng.shuffle(order)
+        for name, options in order:
+            seconds, done = launch(args.sandbox, job, options, program)
+            if done.returncode != 0:
+                sys.exit(f"syscall_filter_cost: {what} failed ({name}):\n{done.stderr[-2000:]}")
+            yield name, seconds, done
+
+
 def start_up(args, job: str, program: list[str], launches: int) -> dict:
     times: dict[str, list[float]] = {name: [] for name in VARIANTS}
     for name, options in VARIANTS.items():  # one unmeasured launch each: page cache, cgroup hierarchy
@@ -118,15 +132,8 @@ def start_up(args, job: str, program: list[str], launches: int) -> dict:
             sys.exit(f"syscall_filter_cost: the program failed under the sandbox ({name}):\n{done.stderr[-2000:]}")
         protections = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
         print(f"{name}: {protections}", file=sys.stderr)
-    rng = random.Random(39)
-    for _ in range(launches):
-        order = list(VARIANTS.items())
-        rng.shuffle(order)
-        for name, options in order:
-            seconds, done = launch(args.sandbox, job, options, program)
-            if done.returncode != 0:
-                sys.exit(f"syscall_filter_cost: a launch failed ({name}):\n{done.stderr[-2000:]}")
-            times[name].append(seconds)
+    for name, seconds, _ in interleaved(args, job, program, launches, random.Random(39), "a launch"):
+        times[name].append(seconds)
     return {"program": program, "seconds": times, "summary": {n: summary(t) for n, t in times.items()},
             "comparison": compare(times)}
 
@@ -145,15 +152,8 @@ def per_call(args, job: str) -> dict:
                f"print((time.perf_counter_ns() - t) / {args.calls})\n"
         program, how = [args.python, "-c", loop], "Python loop of os.getpid() (no cc here)"
     times: dict[str, list[float]] = {name: [] for name in VARIANTS}
-    rng = random.Random(40)
-    for _ in range(args.call_rounds):
-        order = list(VARIANTS.items())
-        rng.shuffle(order)
-        for name, options in order:
-            _, done = launch(args.sandbox, job, options, program)
-            if done.returncode != 0:
-                sys.exit(f"syscall_filter_cost: the getpid loop failed ({name}):\n{done.stderr[-2000:]}")
-            times[name].append(float(done.stdout.strip()))
+    for name, _, done in interleaved(args, job, program, args.call_rounds, random.Random(40), "the getpid loop"):
+        times[name].append(float(done.stdout.strip()))
     return {"how": how, "calls": args.calls, "ns_per_call": times, "summary": {n: summary(t) for n, t in times.items()},
             "comparison": compare(times)}
 

@@ -37,30 +37,11 @@ from dicebench_harness import scrub, transfer  # noqa: E402
 from dicebench_harness.client import WorkerProcess  # noqa: E402
 from dicebench_harness.tensors import save_private  # noqa: E402
 
-MiB = 1 << 20
-JOB1_MARK = 0x5EC2E7A1D1CEBE4C  # 8-byte words no allocator, kernel or zero fill writes by chance
-JOB2_MARK = 0x2B0B2B0B1A1A1A1A
-
-
-def filled_problem(mark: int, nbytes: int) -> str:
-    """A problem whose one input is `nbytes` of the 8-byte word `mark` (its Model returns a copy)."""
-    return textwrap.dedent(f'''
-        import torch
-        import torch.nn as nn
-
-
-        class Model(nn.Module):
-            def forward(self, x):
-                return x.clone()
-
-
-        def get_inputs():
-            return [torch.full(({nbytes // 8},), {mark}, dtype=torch.int64)]
-
-
-        def get_init_inputs():
-            return []
-    ''')
+# The probe's problem (one input of a repeated 8-byte word, returned copied) and its marks, 8-byte
+# words no allocator, kernel or zero fill writes by chance.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools", "perf"))
+from gpu_memory_residue import MARK as JOB1_MARK, SMALL_MARK as JOB2_MARK, MiB  # noqa: E402
+from gpu_memory_residue import problem as filled_problem  # noqa: E402
 
 
 def count_mark(data: "torch.Tensor", mark: int) -> int:
