@@ -37,17 +37,11 @@ from dicebench_harness import scrub, transfer  # noqa: E402
 from dicebench_harness.client import WorkerProcess  # noqa: E402
 from dicebench_harness.tensors import save_private  # noqa: E402
 
-# The probe's problem (one input of a repeated 8-byte word, returned copied) and its marks, 8-byte
-# words no allocator, kernel or zero fill writes by chance.
+# The probe's problem (one input of a repeated 8-byte word, returned copied), its marks (8-byte
+# words no allocator, kernel or zero fill writes by chance) and its count of them in device memory.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tools", "perf"))
 from gpu_memory_residue import MARK as JOB1_MARK, SMALL_MARK as JOB2_MARK, MiB  # noqa: E402
-from gpu_memory_residue import problem as filled_problem  # noqa: E402
-
-
-def count_mark(data: "torch.Tensor", mark: int) -> int:
-    """Bytes of `data` (uint8 on the GPU) that hold the 8-byte word `mark`, at 8-byte offsets."""
-    words = data[: data.numel() // 8 * 8].view(torch.int64)
-    return int((words == mark).sum().item()) * 8
+from gpu_memory_residue import count_mark, problem as filled_problem  # noqa: E402
 
 
 class _DeviceBytes:
