@@ -129,5 +129,29 @@ class ClearingTest(unittest.TestCase):
             self.assertEqual([call[0] for call in cuda.calls if call[0] != "snapshot"], ["synchronize", "empty_cache"])
 
 
+class BindingTest(unittest.TestCase):
+    """The stand-ins above replace scrub's bindings; this checks the bindings themselves, against the
+    torch installed here. (torch 2.11 has no torch._C._cuda_isInitialized: bound with a default of
+    None, it made every clearing call a silent no-op on the GPU host, which only a GPU run showed.)"""
+
+    def test_a_torch_built_with_cuda_gives_scrub_every_call_it_needs(self):
+        import torch
+
+        if not torch.backends.cuda.is_built():
+            self.skipTest("this torch is built without CUDA: scrub binds nothing, and does nothing")
+        self.assertIs(scrub._snapshot, torch._C._cuda_memorySnapshot)
+        self.assertIs(scrub._empty_cache, torch._C._cuda_emptyCache)
+        self.assertIs(scrub._synchronize, torch._C._cuda_synchronize)
+        self.assertIs(scrub._current_device, torch._C._cuda_getDevice)
+        self.assertIs(scrub._is_initialized, torch.cuda.is_initialized)
+
+    def test_with_cuda_started_the_device_index_is_found(self):
+        with mock.patch.object(scrub, "_is_initialized", lambda: True), \
+                mock.patch.object(scrub, "_current_device", lambda: 3):
+            self.assertEqual(scrub._device_index("cuda"), 3)
+            self.assertEqual(scrub._device_index("cuda:1"), 1)
+        self.assertIsNone(scrub._device_index("cpu"))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -21,7 +21,10 @@ allocated one is free to overwrite.
 
 The torch functions are bound when this module is imported (worker.serve imports it before any
 candidate code runs), so a candidate that patched torch from Python does not steer its own worker's
-clearing (sealed.py says what stays out of reach: native code, a candidate's own threads).
+clearing (sealed.py says what stays out of reach: native code, a candidate's own threads). One is
+read at call time: torch.cuda.is_initialized reads torch.cuda's own flag, which a candidate could
+clear in its own worker to skip that worker's clearing, as it could by exiting: what that worker
+holds is its own job's data. The reference worker, which holds what crosses jobs, runs no candidate.
 """
 
 from __future__ import annotations
@@ -32,11 +35,20 @@ import torch
 
 Range = tuple[int, int]  # (address, bytes)
 
-_snapshot: Any = getattr(torch._C, "_cuda_memorySnapshot", None)
-_empty_cache: Any = getattr(torch._C, "_cuda_emptyCache", None)
-_synchronize: Any = getattr(torch._C, "_cuda_synchronize", None)
-_is_initialized: Any = getattr(torch._C, "_cuda_isInitialized", None)
-_current_device: Any = getattr(torch._C, "_cuda_getDevice", None)
+# A torch built with CUDA has every one of these: a missing one fails the import, loudly, rather
+# than turn the clearing off (torch 2.11 has no torch._C._cuda_isInitialized: looked up with a
+# default, it made every call here a silent no-op on the GPU host). A CPU-only torch has none.
+_snapshot: Any = None
+_empty_cache: Any = None
+_synchronize: Any = None
+_is_initialized: Any = None
+_current_device: Any = None
+if torch.backends.cuda.is_built():
+    _snapshot = torch._C._cuda_memorySnapshot
+    _empty_cache = torch._C._cuda_emptyCache
+    _synchronize = torch._C._cuda_synchronize
+    _is_initialized = torch.cuda.is_initialized
+    _current_device = torch._C._cuda_getDevice
 
 
 def merged(ranges: Iterable[Range]) -> list[Range]:
@@ -73,7 +85,7 @@ def _device_index(device: Any) -> int | None:
     """The CUDA device index of `device`, or None where it is no CUDA device or CUDA never started
     in this process (then the allocator holds nothing)."""
     parsed = torch.device(device)
-    if parsed.type != "cuda" or _snapshot is None or _is_initialized is None or not _is_initialized():
+    if parsed.type != "cuda" or _is_initialized is None or not _is_initialized():
         return None
     return parsed.index if parsed.index is not None else _current_device()
 

@@ -328,7 +328,8 @@ class allocating_from:
         if self.pool is not None:
             import torch
 
-            self.context = torch.cuda.use_mem_pool(self.pool, torch.device(self.device))
+            # "cuda" without an index is the current device (use_mem_pool refuses an index-less device)
+            self.context = torch.cuda.use_mem_pool(self.pool, torch.device(self.device).index)
             self.context.__enter__()
 
     def __exit__(self, *exc: Any) -> None:
