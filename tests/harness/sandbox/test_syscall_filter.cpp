@@ -377,8 +377,8 @@ TEST_CASE("CUDA and Triton start under the filter and Landlock") {
   // From a file, as a worker's code is: Triton's jit reads its function's source file.
   const std::string program = job / "cuda_and_triton.py";
   test::write(program, script);
-  const Ran r = run(sandboxed(job.path, {"--memory-max", std::to_string(16ull << 30), "--pids-max", "1024"},
-                              {kPython, program}));
+  const Ran r =
+      run(sandboxed(job.path, {"--memory-max", std::to_string(16ull << 30), "--pids-max", "1024"}, {kPython, program}));
   CHECK_MESSAGE(r.exited(0), r.err);
   CHECK(r.out.find("cuda ok") != std::string::npos);
   CHECK((r.out.find("triton ok") != std::string::npos || r.out.find("no triton") != std::string::npos));
