@@ -532,7 +532,8 @@ def item_record(candidate: dict, judgement, client=None) -> dict:
         "seconds": e.seconds if e is not None else None, "own_work_s": work,
         "compile_path": path, "compile_seconds": compile_info.get("seconds"), "toolchain_built": built,
         "toolchain_builds": toolchain.get("builds"), "toolchain_with_header": toolchain.get("with_header") or 0,
-        "toolchain_build_s": toolchain.get("build_seconds") or 0.0, "rejudged": d.get("fastpath_outcome") is not None,
+        "toolchain_build_s": toolchain.get("build_seconds") or 0.0,
+        "toolchain_queued_s": toolchain.get("queued_seconds") or 0.0, "rejudged": d.get("fastpath_outcome") is not None,
         "client_s": client,
         "error": ((e.error_message if e is not None else (judgement.error if judgement is not None else "")) or "")
         .strip().split("\n")[0][:200],
@@ -558,6 +559,8 @@ def summarize_dicebench(items: list, makespan: float, gpu) -> dict:
         "toolchain_built": sum(1 for i in items if i["toolchain_built"]),
         "toolchain_with_header": sum(i.get("toolchain_with_header", 0) for i in items),
         "toolchain_build_s": [i["toolchain_build_s"] for i in items if i.get("toolchain_build_s")],
+        # waiting for a place in the toolchain pool (eval.toolchain_jobs builds at once): the pool's saturation
+        "toolchain_queued_s": [i.get("toolchain_queued_s") or 0.0 for i in items if i.get("toolchain_build_s")],
         "rejudged": sum(1 for i in items if i["rejudged"]),
         "compile_paths": pop.counts(i["compile_path"] or "-" for i in items),
         "verdicts": pop.counts(i["verdict"] or i["status"] for i in items),
@@ -1181,6 +1184,10 @@ def print_report(report: dict) -> None:
             print(f"   toolchain builds: {len(build_s)} ({s.get('toolchain_with_header', 0)} offered a precompiled header), "
                   f"build time p50 {fmt(pop.quantile(build_s, 0.5), '.1f')} s, max {fmt(max(build_s), '.1f')} s, "
                   f"sum {sum(build_s):.0f} s")
+            queued = s.get("toolchain_queued_s") or []
+            if queued:
+                print(f"   waiting for the toolchain pool: p50 {fmt(pop.quantile(queued, 0.5), '.1f')} s, "
+                      f"max {fmt(max(queued), '.1f')} s, sum {sum(queued):.0f} s")
         print(f"   evaluation seconds (details.seconds) in all: {s['seconds_total']:.1f}; rewards {s['reward_total']:.0f}")
         print("   verdicts: " + ", ".join(f"{k} {v}" for k, v in s["verdicts"].items()))
         print(f"   unexpected verdicts: {len(s['unexpected'])}")
