@@ -1,7 +1,7 @@
 """File transfers (raw_file) from an untrusted sender: the reader takes only a regular file inside
 the job folder, never through a link, never a FIFO or a device (either would block or never end),
 and only bytes that fit the descriptor; masked batches; a candidate's outputs written with sealed
-calls."""
+calls; the device a CUDA memory pool allocates on."""
 
 import os
 import tempfile
@@ -225,6 +225,36 @@ class DispatchModeTest(unittest.TestCase):
             with self.assertRaisesRegex(TypeError, "dispatch mode"):
                 check_plain_outputs(outputs, "cpu")
         check_plain_outputs(outputs, "cpu")
+
+
+class AllocatingFromTest(unittest.TestCase):
+    def test_a_pool_on_cuda_without_an_index_is_the_current_devices(self):
+        """torch.cuda.use_mem_pool refuses a device without an index ("Expected a torch.device with
+        a specified index"); the harness's 'cuda' means the current device (seen on the GPU host)."""
+        from unittest import mock
+
+        import torch
+
+        asked = []
+
+        class Context:
+            def __enter__(self):
+                return None
+
+            def __exit__(self, *exc):
+                return None
+
+        def use_mem_pool(pool, device=None):
+            asked.append(device)
+            return Context()
+
+        with mock.patch.object(torch.cuda, "use_mem_pool", use_mem_pool):
+            for device in ("cuda", "cuda:1"):
+                with transfer.allocating_from(object(), device):
+                    pass
+            with transfer.allocating_from(None, "cuda"):
+                pass
+        self.assertEqual(asked, [None, 1])
 
 
 class PatchedTorch:
