@@ -163,7 +163,14 @@ TEST_CASE("timed calls get fresh inputs: answers cached on an input never pass t
   CHECK(log.find("cache hits: 0") != std::string::npos);
   CHECK(log.find("cache hits: 1") == std::string::npos);
   CHECK(honest["timed_calls"]["calls"].get<int>() >= 23);  // 3 warm-up calls, at least 10 timed, each after a warm call
-  CHECK(honest["runtime"]["warm_calls"] == honest["runtime"]["trials"]);
+  // Every timed call follows a warm call, unless the trials' running median reached 5 ms (the
+  // timing loop's WARM_CALL_MAX_MS), which only a loaded machine makes of this call: a CI run saw
+  // 92 warm calls for 100 trials at a median of 3.25 ms (0.08 ms unloaded).
+  if (honest["runtime"]["max_ms"].get<double>() < 5.0)
+    CHECK(honest["runtime"]["warm_calls"] == honest["runtime"]["trials"]);
+  else
+    CHECK(honest["runtime"]["warm_calls"].get<int>() >= 1);
+  CHECK(honest["runtime"]["warm_calls"].get<int>() <= honest["runtime"]["trials"].get<int>());
   CHECK(honest["timed_calls"]["batches"].get<int>() >= 1);
   CHECK(honest["timed_calls"]["batches"].get<int>() < honest["timed_calls"]["calls"].get<int>());
   CHECK(honest["timed_calls"]["checked"].get<int>() >= 3);
@@ -191,7 +198,9 @@ TEST_CASE("a patched torch gets no control between a call's inputs and its outpu
   // against about 0.08 ms for the same work, and it passed with a speedup of 350).
   const auto& slow_clock = e[2];
   REQUIRE(slow_clock["verdict"] == "correct");
-  const double honest = e[0]["runtime"]["median_ms"].get<double>();
+  // Against the honest call's fastest time, which load does not inflate (a loaded CI run timed the
+  // honest median at 3.25 ms, 40 times its usual, and the patched clock's at 0.24 ms: honest work).
+  const double honest = e[0]["runtime"]["min_ms"].get<double>();
   CHECK(slow_clock["runtime"]["median_ms"].get<double>() > honest / 10);
   CHECK(slow_clock["flags"].empty());
   // It computes each call's answer while the inputs arrive, from a patched torch.load and
