@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One call on an offline GPU host (no network; the dependency bundle carried beside the checkout):
 # builds against the bundle, then runs the GPU checks, writing logs and JSON under $OUT.
-#   OUT=DIR DEPS=BUNDLE tools/perf/gpu_host.sh tests       gpu-labelled tests, then the sandbox probe,
-#                                                         gpu_memory_residue.py, syscall_filter_cost.py
+#   OUT=DIR DEPS=BUNDLE tools/perf/gpu_host.sh tests       the sandbox's refused-call and containment
+#                                                         tests, the gpu-labelled tests, then the sandbox
+#                                                         probe, gpu_memory_residue.py, syscall_filter_cost.py
 #   OUT=DIR DEPS=BUNDLE tools/perf/gpu_host.sh rl TASKS REWARD [rl_step_benchmark options]
 #                                                         the RL step (tasks from --select-only, DICE's
 #                                                         reward folder)
@@ -37,10 +38,16 @@ export PYTHONPATH=$root/build/lib/dicebench/python PYTHONUNBUFFERED=1
 
 case $mode in
   tests)
+    # The sandbox's refused-call and containment tests (labelled integration) on this host's kernel
+    # first, then the gpu-labelled tests.
+    timeout 120 ctest --test-dir build -R "test_syscall_filter:|test_containment:" -j "${CTEST_J:-4}" \
+      --output-on-failure > "$out/ctest_sandbox.log" 2>&1
+    echo "gpu_host: sandbox tests exit $? at $(elapsed) s"
+    grep -E "tests passed|\*\*\*" "$out/ctest_sandbox.log"
     # shellcheck disable=SC2086
     timeout "${CTEST_LIMIT:-300}" ctest --test-dir build -L gpu ${CTEST_ARGS:-} -j "${CTEST_J:-4}" \
       --output-on-failure --timeout 240 > "$out/ctest_gpu.log" 2>&1
-    echo "gpu_host: ctest exit $? at $(elapsed) s"
+    echo "gpu_host: gpu tests exit $? at $(elapsed) s"
     grep -E "tests passed|\*\*\*|Not Run" "$out/ctest_gpu.log"
     [ "${PROBES:-1}" = 0 ] && exit 0
     {
