@@ -8,7 +8,7 @@
 #                                                         the RL step (tasks from --select-only, DICE's
 #                                                         reward folder)
 # Environment for `tests`: CTEST_LIMIT (seconds, default 300), CTEST_J (default 4), CTEST_ARGS (e.g.
-# "-E engine_fidelity"), PROBES=0 to skip the probes. For `rl`: BUDGET (seconds, default 560).
+# "-E engine_fidelity"), PROBES=0 to skip the probes, FILTER_COST=0 to skip syscall_filter_cost.py. For `rl`: BUDGET (seconds, default 560).
 # The bundle comes from tools/gather-offline-deps.sh; the build is incremental, so a second call on a
 # warm machine starts at once.
 set -uo pipefail
@@ -53,7 +53,7 @@ case $mode in
     {
       timeout 20 build/bin/dicebench-sandbox --probe --memory-max 17179869184 --pids-max 1024
       timeout 150 python3 tools/perf/gpu_memory_residue.py --build build --mib 1024 --json "$out/gpu_memory_residue.json"
-      timeout 150 python3 tools/perf/syscall_filter_cost.py --python python3 --device cuda --launches 8 \
+      [ "${FILTER_COST:-1}" = 0 ] || timeout 150 python3 tools/perf/syscall_filter_cost.py --python python3 --device cuda --launches 8 \
         --bare-launches 20 --call-rounds 5 --calls 1000000 --json "$out/syscall_filter_cost.json"
     } > "$out/probes.log" 2>&1
     echo "gpu_host: probes done at $(elapsed) s"; cat "$out/probes.log" ;;

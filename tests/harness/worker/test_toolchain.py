@@ -6,11 +6,14 @@
 - the precompiled header: made with the flags of a build.ninja, published elsewhere (as the host
   does), then used by main.cpp's compile of a build with the same flags under another extension
   name (the compiler says it used it), and by none with other flags. Run with the real C++
-  compiler over a small stand-in for torch/extension.h."""
+  compiler over a small stand-in for torch/extension.h.
+- the role's priority: a toolchain worker, and the compilers it starts, run below the priority of
+  the process that started it (so candidates on the same cores come first)."""
 
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import types
 import unittest
@@ -194,6 +197,19 @@ class PrecompiledHeaderTest(unittest.TestCase):
         with self.assertRaises(RuntimeError) as raised:
             precompiled_header.make(maker, os.path.join(maker, "pch"))
         self.assertIn("no-such-flag-here", str(raised.exception))
+
+
+class PriorityTest(unittest.TestCase):
+    def test_the_role_and_what_it_starts_run_below_the_starting_processs_priority(self):
+        # In a child process: nice(2) cannot be undone here.
+        program = ("import os, subprocess\n"
+                   "from dicebench_harness import toolchain\n"
+                   "toolchain.ToolchainRole()\n"
+                   "print(subprocess.run(['sh', '-c', 'cut -d\" \" -f19 /proc/$$/stat'],"
+                   " capture_output=True, text=True, check=True).stdout.strip())\n")
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=False)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(int(done.stdout), min(19, os.nice(0) + toolchain.BUILD_NICENESS))
 
 
 if __name__ == "__main__":

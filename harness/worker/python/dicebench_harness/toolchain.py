@@ -48,10 +48,17 @@ MESSAGE_BYTES = 20000
 FIRST_RULES = {"cuda_sources": "cuda_compile", "cpp_sources": "compile"}
 # The arguments of a toolchain.pch call (the host writes them: flags without paths, no sources).
 PCH_ARGUMENTS = ("name", "cpp_sources", "extra_cflags", "with_cuda")
+# A build's CPU priority below the candidates' (nice(2) increment, inherited by ninja, nvcc and g++):
+# the pool may then use every core (eval.toolchain_jobs) while a candidate's load or timing on the
+# same cores still comes first.
+BUILD_NICENESS = 10
 
 
 class ToolchainRole:
     """A toolchain worker: describes its toolchain, and builds what it is asked to."""
+
+    def __init__(self) -> None:
+        os.nice(BUILD_NICENESS)
 
     def handlers(self) -> dict:
         return {"toolchain.describe": self.describe, "toolchain.build": self.build, "toolchain.pch": self.make_pch}
