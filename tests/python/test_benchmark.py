@@ -3,7 +3,7 @@ throughput one (tools/perf/evaluate_throughput.py) the verdicts of every call an
 figures, the session parity one (session_parity.py) evaluate()'s batch beside `dicebench run` on
 the same candidates, with the same verdicts, and the RL step one (rl_step_benchmark.py) a small step
 through Evaluator.judge and `dicebench serve` with the same verdicts (DICE's path skipped, saying
-why), its task choice, and --merge."""
+why) and where its CPU time went, its task choice, and --merge."""
 
 import json
 import os
@@ -111,6 +111,9 @@ class RlStepBenchmark(unittest.TestCase):
             self.assertGreater(summary["makespan_s"], 0)
             self.assertEqual(sum(summary["verdicts"].values()), 2)
             self.assertTrue(all(i["latency_s"] for i in report["stages"][path]["items"]))
+            # where the CPU went: the candidates' workers are found by their --role
+            self.assertGreater(summary["cpu_by_kind"].get("worker candidate", 0), 0, summary["cpu_by_kind"])
+            self.assertLessEqual(sum(summary["cpu_by_kind"].values()), summary["cpu_s"] * 1.05 + 1)
         self.assertEqual(report["comparison"]["path_disagreements"], [])
         self.assertIn("needs a GPU", report["stages"]["dice"]["summary"]["skipped"])
         self.assertIn("the issue's targets", stdout)

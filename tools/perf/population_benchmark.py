@@ -444,14 +444,92 @@ def cpu_times():
     return sum(fields) - idle, sum(fields)
 
 
+# Compilers a fast-path compile starts (g++ for the glue); the same names at a raised niceness are
+# torch's toolchain (its builds run at nice 10: dicebench_harness/toolchain.py's BUILD_NICENESS).
+COMPILER_COMMANDS = ("cc1plus", "cc1", "g++", "gcc", "c++", "as", "ld", "collect2", "nvcc", "cicc", "cudafe++",
+                     "ptxas", "fatbinary", "nvlink", "ninja", "sh")
+
+
+def process_kind(command: str, cmdline: list, niceness: int) -> str:
+    """What a process is there for, from its name, arguments and niceness."""
+    if "--role" in cmdline[:-1]:  # dicebench-worker --role R (or the sandbox launching it)
+        return "worker " + cmdline[cmdline.index("--role") + 1]
+    if niceness > 0:
+        return "toolchain builds (nice)"
+    if command in COMPILER_COMMANDS:
+        return "fast-path compilers"
+    if command.startswith("dicebench"):
+        return "dicebench host"
+    return "other"
+
+
+class ProcessCpu:
+    """CPU seconds per kind of process (process_kind), from /proc/PID/stat sampled every
+    `interval` seconds: each process's last sample counts, so a process's time after its last
+    sample, and processes that live less than `interval`, are missed (`captured_s` against
+    /proc/stat's busy time says how much)."""
+
+    def __init__(self, interval: float = 0.5):
+        self.interval = interval
+        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self.seen = {}  # (pid, start time) -> [kind, seconds at the first sample, seconds at the last]
+        self._stop = threading.Event()
+        self._thread = None
+
+    def _sample(self):
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as stat:
+                    text = stat.read()
+                command = text[text.index("(") + 1:text.rindex(")")]
+                fields = text[text.rindex(")") + 2:].split()
+                seconds = (int(fields[11]) + int(fields[12])) / self.tick  # utime + stime
+                key = (name, fields[19])  # start time tells a reused pid apart
+                if key not in self.seen:
+                    with open(f"/proc/{name}/cmdline", "rb") as file:
+                        cmdline = file.read().decode(errors="replace").split("\0")
+                    self.seen[key] = [process_kind(command, cmdline, int(fields[16])), seconds, seconds]
+                self.seen[key][2] = seconds
+            except (OSError, ValueError, IndexError):
+                continue  # it ended meanwhile
+
+    def _loop(self):
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def __enter__(self):
+        if os.path.isdir("/proc"):
+            self._sample()  # what existing processes had used before counts as their first sample
+            self._thread = threading.Thread(target=self._loop, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+            self._sample()
+
+    def by_kind(self) -> dict:
+        """Core-seconds per kind within the span (a process present at the start counts from then)."""
+        totals: dict = {}
+        for kind, first, last in self.seen.values():
+            totals[kind] = totals.get(kind, 0.0) + last - first
+        return {kind: round(seconds, 1) for kind, seconds in sorted(totals.items(), key=lambda item: -item[1])}
+
+
 class GpuSampler:
-    """Mean GPU utilisation from nvidia-smi, sampled every `interval` seconds in a thread, and the
-    host's mean CPU utilisation (all cores, /proc/stat) over the same span."""
+    """Mean GPU utilisation from nvidia-smi, sampled every `interval` seconds in a thread, the
+    host's mean CPU utilisation (all cores, /proc/stat) over the same span, and its CPU seconds by
+    kind of process (ProcessCpu)."""
 
     def __init__(self, interval: float = 0.2):
         self.interval = interval
         self.exe = shutil.which("nvidia-smi")
         self.values = []
+        self.processes = ProcessCpu()
         self._stop = threading.Event()
         self._thread = None
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
@@ -479,6 +557,7 @@ class GpuSampler:
     def __enter__(self):
         self._cpu_start = cpu_times()
         self._cpu_end = None
+        self.processes.__enter__()
         if self.exe:
             self._thread = threading.Thread(target=self._loop, daemon=True)
             self._thread.start()
@@ -487,6 +566,7 @@ class GpuSampler:
     def __exit__(self, *exc):
         self._stop.set()
         self._cpu_end = cpu_times()
+        self.processes.__exit__(*exc)
         if self._thread:
             self._thread.join()
 
@@ -499,6 +579,13 @@ class GpuSampler:
         if not self._cpu_start or not end or end[1] <= self._cpu_start[1]:
             return None
         return (end[0] - self._cpu_start[0]) / (end[1] - self._cpu_start[1])
+
+    def cpu_seconds(self):
+        """Busy core-seconds of all cores between enter and exit (/proc/stat), or None."""
+        end = self._cpu_end or cpu_times()
+        if not self._cpu_start or not end:
+            return None
+        return round((end[0] - self._cpu_start[0]) / self.processes.tick, 1)
 
 
 def run_level(args, level: int, problems: list, folder: str, work: str) -> dict:

@@ -49,7 +49,8 @@ apart), per-candidate mean (makespan / candidates), latency from submission to v
 (the record's latency_seconds; for serve, each request's round trip timed by the client too), each
 item's latency over its own work (its non-waiting phases plus its compile seconds), GPU busy (mean
 nvidia-smi utilisation sampled every 0.2 s; n/a without a GPU), CPU busy (all cores, /proc/stat, over
-the same span), candidates built by torch's toolchain
+the same span) and its core-seconds by kind of process (population_benchmark.ProcessCpu: candidate,
+reference and toolchain workers, torch's toolchain's compilers, the fast path's), candidates built by torch's toolchain
 (compile path fallback or mixed, or toolchain builds in the record; for DICE, the extension folders
 its builds left), verdict counts, and every verdict that is not one its kind expects (for DICE:
 rewards that differ from the expected correctness, and its outcome classes). For DICE: its makespan on
@@ -556,6 +557,7 @@ def summarize_dicebench(items: list, makespan: float, gpu) -> dict:
         "latency_over_work_p50": pop.quantile(ratios, 0.5), "latency_over_work_p99": pop.quantile(ratios, 0.99),
         "client_p50_s": pop.quantile(client, 0.5), "client_p99_s": pop.quantile(client, 0.99),
         "seconds_total": sum(seconds), "gpu_busy": gpu.busy(), "gpu_samples": len(gpu.values), "cpu_busy": gpu.cpu_busy(),
+        "cpu_s": gpu.cpu_seconds(), "cpu_by_kind": gpu.processes.by_kind(),
         "toolchain_built": sum(1 for i in items if i["toolchain_built"]),
         "toolchain_with_header": sum(i.get("toolchain_with_header", 0) for i in items),
         "toolchain_build_s": [i["toolchain_build_s"] for i in items if i.get("toolchain_build_s")],
@@ -1043,6 +1045,7 @@ def run_dice(args, step: list, tasks: list, subset: list, work: str, deadline) -
         "kernel_p50_s": pop.quantile([i["seconds"] for i in done], 0.5),
         "import_s": result.get("import_s") if result else None, "workers": DICE_WORKERS_PER_GPU * gpus,
         "gpu_busy": gpu.busy(), "gpu_samples": len(gpu.values), "cpu_busy": gpu.cpu_busy(),
+        "cpu_s": gpu.cpu_seconds(), "cpu_by_kind": gpu.processes.by_kind(),
         "toolchain_built": len(builds), "toolchain_built_ok": len(built),
         "classes": pop.counts(i["class"] for i in items),
         "reward_total": sum(1 for i in items if i["reward"]),
@@ -1152,6 +1155,8 @@ def print_report(report: dict) -> None:
             continue
         s = stages[name]["summary"]
         print(f"\n== {name}")
+        print(f"   CPU: {fmt(s.get('cpu_s'), '.0f')} core-s busy (/proc/stat); by process (sampled): "
+              + ", ".join(f"{kind} {seconds:.0f}" for kind, seconds in (s.get("cpu_by_kind") or {}).items()))
         if name == "dice":
             print(f"   {s['judged']} of {s['candidates']} kernels judged{' (CUT at the budget: makespan is a lower bound)' if s['cut_at_budget'] else ''}; "
                   f"{s['workers']} at a time, {s['timeout_s']} s limit each; module import {fmt(s['import_s'], '.1f')} s "
