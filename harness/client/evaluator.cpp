@@ -55,6 +55,8 @@ Evaluator::~Evaluator() {
   if (reference_) reference_->end();  // it zeroes its device memory (every job's it kept), then exits
 }
 
+int default_toolchain_jobs(int cores, bool timing) { return std::max(1, timing ? cores / 2 : cores); }
+
 ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settings) {
   ToolchainBuildSettings t;
   t.worker_executable = settings.worker_executable;
@@ -63,10 +65,9 @@ ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settin
   t.sandbox = settings.sandbox;
   if (settings.sandbox.mode != "off")
     for (const auto& path : worker_runtime_paths(settings.worker_executable)) t.sandbox.read_only.push_back(path);
-  // A build keeps one to two cores busy (torch's two translation units, then the link): half the
-  // cores leaves the rest to candidates' workers and to timing.
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  t.jobs = settings.toolchain_jobs > 0 ? settings.toolchain_jobs : std::max(1, cores / 2);
+  t.jobs = settings.toolchain_jobs > 0
+               ? settings.toolchain_jobs
+               : default_toolchain_jobs(static_cast<int>(std::thread::hardware_concurrency()), settings.timing);
   t.timeout = settings.toolchain_timeout;
   t.precompiled_headers = settings.toolchain_precompiled_headers;
   return t;

@@ -80,8 +80,8 @@ struct EvaluationSettings {
   // of evaluator.cpp's fastpath_could_cause) before its verdict is kept.
   bool confirm_fastpath_failures = true;
   // torch's toolchain, for the load_inline calls the fast path declines and for re-judges: builds
-  // run in a pool of their own (toolchain_builds.hpp), at most toolchain_jobs at once (0: half
-  // this machine's cores, at least 1), each within toolchain_timeout, their outcomes
+  // run in a pool of their own (toolchain_builds.hpp), at most toolchain_jobs at once (0:
+  // default_toolchain_jobs), each within toolchain_timeout, their outcomes
   // cached by content in toolchain_cache (default: $XDG_CACHE_HOME/dicebench/toolchain).
   int toolchain_jobs = 0;
   // A precompiled torch/extension.h for builds whose flags recur (toolchain_builds.hpp).
@@ -101,6 +101,14 @@ struct EvaluationSettings {
 // How timed calls get their inputs; part of the baseline cache's key (a baseline timed another way
 // is not reused): fresh inputs for every call, an untimed warm call before each timed one.
 inline constexpr const char* kTimingInputs = "fresh_inputs_warm";
+
+// Builds with torch's toolchain at once where eval.toolchain_jobs leaves it open. A build keeps one
+// to two cores busy (torch's two translation units, then the link) at nice 10 (toolchain.py), below
+// the candidates' workers. While candidates are timed (their host time counts in a call's time),
+// half the cores, so a timed call never shares its core with one; with timing off (correctness
+// only: an RL reward) every core, as nothing there is timed and a candidate's load still comes
+// first. At least 1.
+int default_toolchain_jobs(int cores, bool timing);
 
 // The toolchain pool's settings an evaluator with `settings` uses (a pool several evaluators share
 // is made from them).

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <deque>
@@ -242,6 +243,23 @@ TEST_CASE("the tolerance the evaluator is given decides a near miss") {
   CHECK(passes->verdict == Verdict::correct);
   REQUIRE(passes->margin);
   CHECK(*passes->margin <= 1.0);
+}
+
+TEST_CASE(
+    "torch's toolchain gets half the cores while candidates are timed, every core with timing off, and a set size "
+    "wins") {
+  CHECK(harness::default_toolchain_jobs(16, true) == 8);
+  CHECK(harness::default_toolchain_jobs(16, false) == 16);
+  CHECK(harness::default_toolchain_jobs(1, true) == 1);
+  CHECK(harness::default_toolchain_jobs(0, false) == 1);
+  harness::EvaluationSettings settings = cpu_settings();
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  settings.timing = false;
+  CHECK(harness::toolchain_build_settings(settings).jobs == std::max(1, cores));
+  settings.timing = true;
+  CHECK(harness::toolchain_build_settings(settings).jobs == std::max(1, cores / 2));
+  settings.toolchain_jobs = 3;
+  CHECK(harness::toolchain_build_settings(settings).jobs == 3);
 }
 
 TEST_CASE("a slow build with torch's toolchain holds up no other verdict, and its failure is never built again") {
