@@ -1,6 +1,7 @@
 """scrub.py without a GPU: which ranges are zeroed from torch's allocator snapshot (free blocks of every
 pool for release_cached, whole segments and the fresh placements for zero_everything), in which order
-with the device synchronize and torch's empty_cache, and nothing at all off CUDA. Torch's calls and
+with the device synchronize and torch's empty_cache, and nothing at all off CUDA; a range never runs
+from one allocation into the next (the stand-in refuses it as the driver does). Torch's calls and
 dicebench_cuda are stand-ins recording what they are asked."""
 
 import sys
@@ -19,6 +20,10 @@ SEGMENTS = [  # as torch.cuda.memory_snapshot() gives them (the fields scrub rea
         {"address": 0x10400000, "size": 2 * MiB, "state": "active_allocated"}]},
     {"device": 0, "address": 0x20000000, "total_size": 2 * MiB, "blocks": [
         {"address": 0x20000000, "size": 2 * MiB, "state": "inactive"}]},
+    # right after the one before, and free: another allocation all the same (never joined with it)
+    {"device": 0, "address": 0x20200000, "total_size": 2 * MiB, "blocks": [
+        {"address": 0x20200000, "size": 1 * MiB, "state": "inactive"},
+        {"address": 0x20300000, "size": 1 * MiB, "state": "inactive"}]},
     {"device": 1, "address": 0x30000000, "total_size": 2 * MiB, "blocks": [
         {"address": 0x30000000, "size": 2 * MiB, "state": "inactive"}]},
 ]
@@ -30,12 +35,14 @@ FRESH = [(0x60000000, 2 * MiB)]
 
 class PlanningTest(unittest.TestCase):
     def test_free_ranges_are_every_block_no_tensor_holds_on_the_device(self):
-        self.assertEqual(scrub.free_ranges(SEGMENTS, 0), [(0x10200000, 2 * MiB), (0x20000000, 2 * MiB)])
+        self.assertEqual(scrub.free_ranges(SEGMENTS, 0),
+                         [(0x10200000, 2 * MiB), (0x20000000, 2 * MiB), (0x20200000, 2 * MiB)])
         self.assertEqual(scrub.free_ranges(SEGMENTS, 1), [(0x30000000, 2 * MiB)])
         self.assertEqual(scrub.free_ranges(SEGMENTS, 2), [])
 
     def test_segment_ranges_are_whole_segments(self):
-        self.assertEqual(scrub.segment_ranges(SEGMENTS, 0), [(0x10000000, 6 * MiB), (0x20000000, 2 * MiB)])
+        self.assertEqual(scrub.segment_ranges(SEGMENTS, 0),
+                         [(0x10000000, 6 * MiB), (0x20000000, 2 * MiB), (0x20200000, 2 * MiB)])
 
     def test_merged_joins_adjacent_and_overlapping_ranges_and_drops_empty_ones(self):
         self.assertEqual(scrub.merged([(300, 10), (100, 50), (150, 25), (160, 5), (400, 0), (170, 40)]),
@@ -60,6 +67,11 @@ class FakeCuda:
 
     def zero_ranges(self, ranges, device, stream=0):
         self.calls.append(("zero", list(ranges), device, stream))
+        # As the driver does: a memset must lie within one allocation (a segment or a placement).
+        allocations = [(s["address"], s["total_size"]) for s in SEGMENTS + [POOL_SEGMENT]] + FRESH
+        for address, size in ranges:
+            if not any(start <= address and address + size <= start + length for start, length in allocations):
+                raise RuntimeError(f"dicebench_cuda: cudaMemsetAsync: cudaErrorInvalidValue ({address:#x}, {size})")
         return sum(size for _, size in ranges)
 
     def patches(self):
@@ -94,18 +106,19 @@ class ClearingTest(unittest.TestCase):
                 self.assertEqual(kinds[0], "synchronize")
                 self.assertEqual(kinds[-2:], ["zero", "empty_cache"])
                 zero = cuda.calls[-2]
-                self.assertEqual(zero[1], [(0x10200000, 2 * MiB), (0x20000000, 2 * MiB), (0x40800000, 248 * MiB)])
+                self.assertEqual(zero[1], [(0x10200000, 2 * MiB), (0x20000000, 2 * MiB), (0x20200000, 2 * MiB),
+                                           (0x40800000, 248 * MiB)])
                 self.assertEqual(zero[2:], (0, 0))
-                self.assertEqual(zeroed, 252 * MiB)
+                self.assertEqual(zeroed, 254 * MiB)
                 self.assertIn(("snapshot", (7, 1, False)), cuda.calls, "the pool's own snapshot is read")
 
     def test_zero_everything_zeroes_whole_segments_and_the_fresh_placements(self):
         with FakeCuda(True) as cuda:
             zeroed = scrub.zero_everything("cuda:0")
             self.assertEqual([call[0] for call in cuda.calls if call[0] != "snapshot"], ["synchronize", "zero"])
-            self.assertEqual(cuda.calls[-1][1], [(0x10000000, 6 * MiB), (0x20000000, 2 * MiB),
+            self.assertEqual(cuda.calls[-1][1], [(0x10000000, 6 * MiB), (0x20000000, 2 * MiB), (0x20200000, 2 * MiB),
                                                  (0x40000000, 256 * MiB), (0x60000000, 2 * MiB)])
-            self.assertEqual(zeroed, 266 * MiB)
+            self.assertEqual(zeroed, 268 * MiB)
 
     def test_the_device_index_picks_the_segments(self):
         with FakeCuda(False) as cuda:

@@ -52,7 +52,10 @@ if torch.backends.cuda.is_built():
 
 
 def merged(ranges: Iterable[Range]) -> list[Range]:
-    """The ranges sorted, empty ones dropped, overlapping and adjacent ones joined."""
+    """The ranges sorted, empty ones dropped, overlapping and adjacent ones joined: for ranges within
+    one allocation only. A memset may not run from one allocation into the next, even where the two
+    lie side by side (cudaMemsetAsync refuses it with cudaErrorInvalidValue: seen on the H100 host,
+    where two segments' free blocks had been joined)."""
     out: list[Range] = []
     for address, size in sorted(r for r in ranges if r[1] > 0):
         if out and address <= out[-1][0] + out[-1][1]:
@@ -69,16 +72,17 @@ def _on_device(segment: dict, device_index: int) -> bool:
 
 def free_ranges(segments: list[dict], device_index: int) -> list[Range]:
     """The blocks of `device_index`'s segments that no tensor holds (any state but
-    "active_allocated"), merged; to be zeroed only after a device synchronize."""
-    return merged((block["address"], block["size"])
-                  for segment in segments if _on_device(segment, device_index)
-                  for block in segment.get("blocks", ()) if block.get("state") != "active_allocated")
+    "active_allocated"), merged within their segment (one cudaMalloc each), sorted; to be zeroed only
+    after a device synchronize."""
+    return sorted(free for segment in segments if _on_device(segment, device_index)
+                  for free in merged((block["address"], block["size"]) for block in segment.get("blocks", ())
+                                     if block.get("state") != "active_allocated"))
 
 
 def segment_ranges(segments: list[dict], device_index: int) -> list[Range]:
-    """Every segment of `device_index`, whole, merged."""
-    return merged((segment["address"], segment["total_size"])
-                  for segment in segments if _on_device(segment, device_index))
+    """Every segment of `device_index`, whole (one allocation each, never joined), sorted."""
+    return sorted({(segment["address"], segment["total_size"])
+                   for segment in segments if _on_device(segment, device_index) and segment["total_size"] > 0})
 
 
 def _device_index(device: Any) -> int | None:
@@ -138,5 +142,5 @@ def zero_everything(device: Any, pools: Iterable[Any] = ()) -> int:
     import dicebench_cuda
 
     _synchronize()
-    fresh = [(address, size) for address, size in dicebench_cuda.mapped_fresh()]
-    return _zero(merged(segment_ranges(_segments(pools), index) + fresh), index)
+    fresh = {(address, size) for address, size in dicebench_cuda.mapped_fresh() if size > 0}
+    return _zero(sorted(set(segment_ranges(_segments(pools), index)) | fresh), index)
