@@ -8,7 +8,8 @@
 #                                                         the RL step (tasks from --select-only, DICE's
 #                                                         reward folder)
 # Environment for `tests`: CTEST_LIMIT (seconds, default 300), CTEST_J (default 4), CTEST_ARGS (e.g.
-# "-E engine_fidelity"), PROBES=0 to skip the probes, FILTER_COST=0 to skip syscall_filter_cost.py. For `rl`: BUDGET (seconds, default 560).
+# "-E engine_fidelity"), PROBES=0 to skip the probes, FILTER_COST=0 to skip syscall_filter_cost.py.
+# For `rl`: BUDGET (seconds, default 560).
 # The bundle comes from tools/gather-offline-deps.sh; the build is incremental, so a second call on a
 # warm machine starts at once.
 set -uo pipefail

@@ -465,18 +465,18 @@ def process_kind(command: str, cmdline: list, niceness: int) -> str:
 
 class ProcessCpu:
     """CPU seconds per kind of process (process_kind), from /proc/PID/stat sampled every
-    `interval` seconds: each process's last sample counts, so a process's time after its last
-    sample, and processes that live less than `interval`, are missed (`captured_s` against
-    /proc/stat's busy time says how much)."""
+    `interval` seconds: a process running at the start counts from then, one started later from its
+    start; each one's last sample counts, so its time after that, and processes that live less than
+    `interval`, are missed (their sum against GpuSampler.cpu_seconds() says how much)."""
 
     def __init__(self, interval: float = 0.5):
         self.interval = interval
         self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-        self.seen = {}  # (pid, start time) -> [kind, seconds at the first sample, seconds at the last]
+        self.seen = {}  # (pid, start time) -> [kind, seconds before the span, seconds at the last sample]
         self._stop = threading.Event()
         self._thread = None
 
-    def _sample(self):
+    def _sample(self, first: bool = False):
         for name in os.listdir("/proc"):
             if not name.isdigit():
                 continue
@@ -490,7 +490,8 @@ class ProcessCpu:
                 if key not in self.seen:
                     with open(f"/proc/{name}/cmdline", "rb") as file:
                         cmdline = file.read().decode(errors="replace").split("\0")
-                    self.seen[key] = [process_kind(command, cmdline, int(fields[16])), seconds, seconds]
+                    self.seen[key] = [process_kind(command, cmdline, int(fields[16])), seconds if first else 0.0,
+                                      seconds]
                 self.seen[key][2] = seconds
             except (OSError, ValueError, IndexError):
                 continue  # it ended meanwhile
@@ -501,7 +502,7 @@ class ProcessCpu:
 
     def __enter__(self):
         if os.path.isdir("/proc"):
-            self._sample()  # what existing processes had used before counts as their first sample
+            self._sample(first=True)  # what running processes had used before the span is left out
             self._thread = threading.Thread(target=self._loop, daemon=True)
             self._thread.start()
         return self
@@ -515,8 +516,8 @@ class ProcessCpu:
     def by_kind(self) -> dict:
         """Core-seconds per kind within the span (a process present at the start counts from then)."""
         totals: dict = {}
-        for kind, first, last in self.seen.values():
-            totals[kind] = totals.get(kind, 0.0) + last - first
+        for kind, before, last in self.seen.values():
+            totals[kind] = totals.get(kind, 0.0) + last - before
         return {kind: round(seconds, 1) for kind, seconds in sorted(totals.items(), key=lambda item: -item[1])}
 
 
