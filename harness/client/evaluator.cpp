@@ -55,7 +55,7 @@ Evaluator::~Evaluator() {
   if (reference_) reference_->end();  // it zeroes its device memory (every job's it kept), then exits
 }
 
-int default_toolchain_jobs(int cores, bool timing) { return std::max(1, timing ? cores / 2 : cores); }
+int default_toolchain_jobs(int cores) { return std::max(1, cores / 2); }
 
 ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settings) {
   ToolchainBuildSettings t;
@@ -65,9 +65,9 @@ ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settin
   t.sandbox = settings.sandbox;
   if (settings.sandbox.mode != "off")
     for (const auto& path : worker_runtime_paths(settings.worker_executable)) t.sandbox.read_only.push_back(path);
-  t.jobs = settings.toolchain_jobs > 0
-               ? settings.toolchain_jobs
-               : default_toolchain_jobs(static_cast<int>(std::thread::hardware_concurrency()), settings.timing);
+  t.jobs = settings.toolchain_jobs > 0 ? settings.toolchain_jobs
+                                       : default_toolchain_jobs(static_cast<int>(std::thread::hardware_concurrency()));
+  t.niceness = settings.timing ? kTimedBuildNiceness : 0;
   t.timeout = settings.toolchain_timeout;
   t.precompiled_headers = settings.toolchain_precompiled_headers;
   return t;

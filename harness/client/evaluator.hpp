@@ -102,13 +102,18 @@ struct EvaluationSettings {
 // is not reused): fresh inputs for every call, an untimed warm call before each timed one.
 inline constexpr const char* kTimingInputs = "fresh_inputs_warm";
 
-// Builds with torch's toolchain at once where eval.toolchain_jobs leaves it open. A build keeps one
-// to two cores busy (torch's two translation units, then the link) at nice 10 (toolchain.py), below
-// the candidates' workers. While candidates are timed (their host time counts in a call's time),
-// half the cores, so a timed call never shares its core with one; with timing off (correctness
-// only: an RL reward) every core, as nothing there is timed and a candidate's load still comes
-// first. At least 1.
-int default_toolchain_jobs(int cores, bool timing);
+// Builds with torch's toolchain at once where eval.toolchain_jobs leaves it open: half the cores, at
+// least 1. A build keeps one to two cores busy (torch's two translation units, then the link). On the
+// H100 host's 16 cores an RL step (256 candidates, 64 builds, timing off) took 328 s with 8 places
+// and 446 s with 16 places at nice 10: the builds are its longest path, and twice as many at once
+// made each take 2.5 times as long.
+int default_toolchain_jobs(int cores);
+
+// The niceness of toolchain builds while candidates are timed: a timed call's host time counts in
+// its time, so a build on its core must yield to it. With timing off (correctness only: an RL
+// reward) builds run at the candidates' priority, as nothing is timed and the builds are the
+// step's longest path.
+inline constexpr int kTimedBuildNiceness = 10;
 
 // The toolchain pool's settings an evaluator with `settings` uses (a pool several evaluators share
 // is made from them).

@@ -46,6 +46,7 @@ struct ToolchainBuildSettings {
   std::string work_root;          // build folders go here (default: $TMPDIR)
   SandboxSettings sandbox;        // around every build (the candidates' limits)
   int jobs = 1;                   // builds at once
+  int niceness = 0;               // the builds' nice(2) increment (kTimedBuildNiceness while timing)
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // one build, its worker's start included
   bool precompiled_headers = true;  // make and offer precompiled torch/extension.h headers (pch/)
 };

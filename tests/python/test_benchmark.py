@@ -3,7 +3,8 @@ throughput one (tools/perf/evaluate_throughput.py) the verdicts of every call an
 figures, the session parity one (session_parity.py) evaluate()'s batch beside `dicebench run` on
 the same candidates, with the same verdicts, and the RL step one (rl_step_benchmark.py) a small step
 through Evaluator.judge and `dicebench serve` with the same verdicts (DICE's path skipped, saying
-why) and where its CPU time went, its task choice, and --merge."""
+why) and where its CPU time went, its task choice, and --merge; and the CPU sampler's kinds of process
+(population_benchmark.ProcessCpu)."""
 
 import json
 import os
@@ -67,6 +68,19 @@ RL_TASKS = (
     {"idx": 11, "level": 1, "pytorch_code": RELU_SQUARE.replace('return torch.relu(x) ** self.config["power"]',
                                                                 "return (x > 0).long()")},
 )
+
+
+class ProcessCpuKinds(unittest.TestCase):
+    def test_what_a_toolchain_worker_starts_counts_as_its_builds_whatever_its_priority(self):
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "perf"))
+        from population_benchmark import ProcessCpu
+
+        busy = "import time\nstart = time.time()\nwhile time.time() - start < 1.5: pass\n"
+        starter = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {busy!r}], check=True)\n"
+        with ProcessCpu(interval=0.1) as cpu:  # a "toolchain worker" (by its --role) running a compiler
+            subprocess.run([sys.executable, "-c", starter, "--role", "toolchain"], check=True)
+        kinds = cpu.by_kind()
+        self.assertGreater(kinds.get("toolchain builds", 0), 0.5, kinds)
 
 
 class RlStepBenchmark(unittest.TestCase):

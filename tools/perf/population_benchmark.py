@@ -444,20 +444,19 @@ def cpu_times():
     return sum(fields) - idle, sum(fields)
 
 
-# Compilers a fast-path compile starts (g++ for the glue); the same names at a raised niceness are
-# torch's toolchain (its builds run at nice 10: dicebench_harness/toolchain.py's BUILD_NICENESS).
-COMPILER_COMMANDS = ("cc1plus", "cc1", "g++", "gcc", "c++", "as", "ld", "collect2", "nvcc", "cicc", "cudafe++",
-                     "ptxas", "fatbinary", "nvlink", "ninja", "sh")
-
-
-def process_kind(command: str, cmdline: list, niceness: int) -> str:
-    """What a process is there for, from its name, arguments and niceness."""
+def process_kind(command: str, cmdline: list, parent_kind: str | None) -> str:
+    """What a process is there for, from its name, arguments and its parent's kind: a worker by its
+    role; a dicebench-compile (the fast path's compile step) with its g++; a process a worker or a
+    compile started counts as its starter (a toolchain worker's ninja, nvcc and g++ are torch's
+    toolchain's builds)."""
     if "--role" in cmdline[:-1]:  # dicebench-worker --role R (or the sandbox launching it)
         return "worker " + cmdline[cmdline.index("--role") + 1]
-    if niceness > 0:
-        return "toolchain builds (nice)"
-    if command in COMPILER_COMMANDS:
+    if any(os.path.basename(argument) == "dicebench-compile" for argument in cmdline):
         return "fast-path compilers"
+    if parent_kind == "worker toolchain":
+        return "toolchain builds"
+    if parent_kind and (parent_kind.startswith("worker ") or parent_kind in ("toolchain builds", "fast-path compilers")):
+        return parent_kind
     if command.startswith("dicebench"):
         return "dicebench host"
     return "other"
@@ -473,25 +472,46 @@ class ProcessCpu:
         self.interval = interval
         self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
         self.seen = {}  # (pid, start time) -> [kind, seconds before the span, seconds at the last sample]
+        self.kinds = {}  # pid -> (start time, kind) of the latest process seen with it
         self._stop = threading.Event()
         self._thread = None
+
+    @staticmethod
+    def _stat(pid: str):
+        """(command, the fields after it) of /proc/PID/stat."""
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            text = stat.read()
+        return text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+
+    def _kind(self, pid: str, command: str, fields: list, depth: int = 0) -> str:
+        """The kind of process pid (its stat read as command and fields), its ancestors classified
+        first (each once)."""
+        known = self.kinds.get(pid)
+        if known and known[0] == fields[19]:
+            return known[1]
+        parent = fields[1]
+        parent_kind = None
+        if depth < 16 and parent not in ("0", "1", pid):
+            try:
+                parent_kind = self._kind(parent, *self._stat(parent), depth + 1)
+            except (OSError, ValueError, IndexError):
+                parent_kind = None  # the parent has ended
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            cmdline = file.read().decode(errors="replace").split("\0")
+        kind = process_kind(command, cmdline, parent_kind)
+        self.kinds[pid] = (fields[19], kind)
+        return kind
 
     def _sample(self, first: bool = False):
         for name in os.listdir("/proc"):
             if not name.isdigit():
                 continue
             try:
-                with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as stat:
-                    text = stat.read()
-                command = text[text.index("(") + 1:text.rindex(")")]
-                fields = text[text.rindex(")") + 2:].split()
+                command, fields = self._stat(name)
                 seconds = (int(fields[11]) + int(fields[12])) / self.tick  # utime + stime
                 key = (name, fields[19])  # start time tells a reused pid apart
                 if key not in self.seen:
-                    with open(f"/proc/{name}/cmdline", "rb") as file:
-                        cmdline = file.read().decode(errors="replace").split("\0")
-                    self.seen[key] = [process_kind(command, cmdline, int(fields[16])), seconds if first else 0.0,
-                                      seconds]
+                    self.seen[key] = [self._kind(name, command, fields), seconds if first else 0.0, seconds]
                 self.seen[key][2] = seconds
             except (OSError, ValueError, IndexError):
                 continue  # it ended meanwhile

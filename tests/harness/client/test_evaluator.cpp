@@ -246,18 +246,18 @@ TEST_CASE("the tolerance the evaluator is given decides a near miss") {
 }
 
 TEST_CASE(
-    "torch's toolchain gets half the cores while candidates are timed, every core with timing off, and a set size "
-    "wins") {
-  CHECK(harness::default_toolchain_jobs(16, true) == 8);
-  CHECK(harness::default_toolchain_jobs(16, false) == 16);
-  CHECK(harness::default_toolchain_jobs(1, true) == 1);
-  CHECK(harness::default_toolchain_jobs(0, false) == 1);
+    "torch's toolchain gets half the cores, a set size wins, and its builds yield only while candidates are timed") {
+  CHECK(harness::default_toolchain_jobs(16) == 8);
+  CHECK(harness::default_toolchain_jobs(1) == 1);
+  CHECK(harness::default_toolchain_jobs(0) == 1);
   harness::EvaluationSettings settings = cpu_settings();
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
   settings.timing = false;
-  CHECK(harness::toolchain_build_settings(settings).jobs == std::max(1, cores));
+  CHECK(harness::toolchain_build_settings(settings).jobs == std::max(1, cores / 2));
+  CHECK(harness::toolchain_build_settings(settings).niceness == 0);
   settings.timing = true;
   CHECK(harness::toolchain_build_settings(settings).jobs == std::max(1, cores / 2));
+  CHECK(harness::toolchain_build_settings(settings).niceness == harness::kTimedBuildNiceness);
   settings.toolchain_jobs = 3;
   CHECK(harness::toolchain_build_settings(settings).jobs == 3);
 }

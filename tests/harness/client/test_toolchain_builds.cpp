@@ -115,6 +115,17 @@ TEST_CASE("a failed build is cached by content and never built twice") {
   CHECK(fixture.builds() == 2);
 }
 
+TEST_CASE("the builds' workers are told the pool's niceness") {
+  for (const int niceness : {0, 10}) {
+    Fixture fixture("fail", 0);
+    auto settings = fixture.settings();
+    settings.niceness = niceness;
+    ToolchainBuilds builds(settings);
+    CHECK(builds.build(call("ext"), "job-1").kind == ToolchainOutcome::Kind::failed);
+    CHECK(read_whole_file(fixture.log.string() + ".niceness").value_or("") == std::to_string(niceness) + "\n");
+  }
+}
+
 TEST_CASE("a successful build is published with its digest, and a changed entry is built again") {
   Fixture fixture("build", 0.0);
   ToolchainBuilds builds(fixture.settings());

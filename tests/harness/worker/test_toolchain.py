@@ -200,16 +200,24 @@ class PrecompiledHeaderTest(unittest.TestCase):
 
 
 class PriorityTest(unittest.TestCase):
-    def test_the_role_and_what_it_starts_run_below_the_starting_processs_priority(self):
+    def niceness_of_a_compiler_it_starts(self, niceness: str | None) -> int:
         # In a child process: nice(2) cannot be undone here.
         program = ("import os, subprocess\n"
                    "from dicebench_harness import toolchain\n"
                    "toolchain.ToolchainRole()\n"
                    "print(subprocess.run(['sh', '-c', 'cut -d\" \" -f19 /proc/$$/stat'],"
                    " capture_output=True, text=True, check=True).stdout.strip())\n")
-        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=False)
+        env = {k: v for k, v in os.environ.items() if k != toolchain.NICENESS_VARIABLE}
+        if niceness is not None:
+            env[toolchain.NICENESS_VARIABLE] = niceness
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=False, env=env)
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual(int(done.stdout), min(19, os.nice(0) + toolchain.BUILD_NICENESS))
+        return int(done.stdout)
+
+    def test_the_role_and_what_it_starts_run_at_the_niceness_the_host_gives(self):
+        self.assertEqual(self.niceness_of_a_compiler_it_starts("10"), min(19, os.nice(0) + 10))
+        self.assertEqual(self.niceness_of_a_compiler_it_starts("0"), os.nice(0))
+        self.assertEqual(self.niceness_of_a_compiler_it_starts(None), os.nice(0))
 
 
 if __name__ == "__main__":

@@ -48,17 +48,19 @@ MESSAGE_BYTES = 20000
 FIRST_RULES = {"cuda_sources": "cuda_compile", "cpp_sources": "compile"}
 # The arguments of a toolchain.pch call (the host writes them: flags without paths, no sources).
 PCH_ARGUMENTS = ("name", "cpp_sources", "extra_cflags", "with_cuda")
-# A build's CPU priority below the candidates' (nice(2) increment, inherited by ninja, nvcc and g++):
-# the pool may then use every core (eval.toolchain_jobs) while a candidate's load or timing on the
-# same cores still comes first.
-BUILD_NICENESS = 10
+# The environment variable with a build's nice(2) increment (inherited by ninja, nvcc and g++). The
+# host sets it while candidates are timed (kTimedBuildNiceness, harness/client/evaluator.hpp), so a
+# timed call on the same core comes first; unset or 0, builds run at the candidates' priority.
+NICENESS_VARIABLE = "DICEBENCH_BUILD_NICENESS"
 
 
 class ToolchainRole:
     """A toolchain worker: describes its toolchain, and builds what it is asked to."""
 
     def __init__(self) -> None:
-        os.nice(BUILD_NICENESS)
+        niceness = int(os.environ.get(NICENESS_VARIABLE) or 0)
+        if niceness:
+            os.nice(niceness)
 
     def handlers(self) -> dict:
         return {"toolchain.describe": self.describe, "toolchain.build": self.build, "toolchain.pch": self.make_pch}
