@@ -164,8 +164,7 @@ std::unique_ptr<ToolchainBuilds::Spare> ToolchainBuilds::spawn_spare() {
   // The build's own caches stay in its folder; it sees no GPU (the architectures come with the call).
   options.environment = {{"TORCH_EXTENSIONS_DIR", dir + "/torch_extensions"},
                          {"XDG_CACHE_HOME", dir + "/cache"},
-                         {"OMP_WAIT_POLICY", "PASSIVE"},
-                         {"DICEBENCH_BUILD_NICENESS", std::to_string(settings_.niceness)}};
+                         {"OMP_WAIT_POLICY", "PASSIVE"}};
   if (settings_.sandbox.mode != "off")
     options.launcher = sandbox_command(settings_.sandbox, dir, {settings_.work_root});
   std::error_code ec;
@@ -398,7 +397,8 @@ ToolchainOutcome ToolchainBuilds::run_build(const std::string& key, const nlohma
           .job = "build-" + key.substr(0, 12),
           .build_dir = (folder / "module").string(),
           .call = call,
-          .pch_dir = settings_.precompiled_headers ? header_folder(*fingerprint()).string() : std::string()}
+          .pch_dir = settings_.precompiled_headers ? header_folder(*fingerprint()).string() : std::string(),
+          .niceness = settings_.niceness}
           .to_json();
   {
     std::lock_guard guard(mutex_);  // abandon() may end it from here on

@@ -2,8 +2,7 @@
 """A stand-in for `dicebench-worker --role toolchain` in tests of the toolchain pool: it speaks the
 worker protocol (dicebench_harness.protocol) and "builds" without torch. Each build appends a line
 to the file FAKE_TOOLCHAIN_LOG names, sleeps FAKE_TOOLCHAIN_SECONDS (default 0), then answers as
-FAKE_TOOLCHAIN_OUTCOME says (and appends the DICEBENCH_BUILD_NICENESS it was given to that file's
-name + ".niceness"): "fail" (default; torch's error text), "build" (writes a module file of
+FAKE_TOOLCHAIN_OUTCOME says (and appends the request's niceness to that file's name + ".niceness"): "fail" (default; torch's error text), "build" (writes a module file of
 a few bytes, or of FAKE_TOOLCHAIN_MODULE_BYTES) or "hang" (never answers). The environment reaches it through the host's own;
 FAKE_TOOLCHAIN_SPEC_DIR is the build's folder of the generated dicebench_spec the protocol reads.
 A toolchain.pch "makes" a precompiled header (a few bytes) keyed by the call's extra_cflags, and
@@ -54,7 +53,7 @@ while True:
     with open(os.environ["FAKE_TOOLCHAIN_LOG"], "a") as log:
         log.write(name + "\n")
     with open(os.environ["FAKE_TOOLCHAIN_LOG"] + ".niceness", "a") as log:
-        log.write(os.environ.get("DICEBENCH_BUILD_NICENESS", "unset") + "\n")
+        log.write(str(request.get("niceness", "unset")) + "\n")
     time.sleep(float(os.environ.get("FAKE_TOOLCHAIN_SECONDS", "0")))
     gate = os.environ.get("FAKE_TOOLCHAIN_GATE")  # the build ends once this file exists (120 s at most)
     waited = 0.0

@@ -115,7 +115,7 @@ TEST_CASE("a failed build is cached by content and never built twice") {
   CHECK(fixture.builds() == 2);
 }
 
-TEST_CASE("the builds' workers are told the pool's niceness") {
+TEST_CASE("each build asks its worker for the pool's niceness") {
   for (const int niceness : {0, 10}) {
     Fixture fixture("fail", 0);
     auto settings = fixture.settings();

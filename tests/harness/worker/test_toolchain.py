@@ -200,24 +200,24 @@ class PrecompiledHeaderTest(unittest.TestCase):
 
 
 class PriorityTest(unittest.TestCase):
-    def niceness_of_a_compiler_it_starts(self, niceness: str | None) -> int:
+    def niceness_of_a_compiler_it_starts(self, *asked: int) -> int:
         # In a child process: nice(2) cannot be undone here.
-        program = ("import os, subprocess\n"
+        program = ("import os, subprocess, sys\n"
                    "from dicebench_harness import toolchain\n"
-                   "toolchain.ToolchainRole()\n"
+                   "role = toolchain.ToolchainRole()\n"
+                   "for niceness in sys.argv[1:]: role.lower_priority(int(niceness))\n"
                    "print(subprocess.run(['sh', '-c', 'cut -d\" \" -f19 /proc/$$/stat'],"
                    " capture_output=True, text=True, check=True).stdout.strip())\n")
-        env = {k: v for k, v in os.environ.items() if k != toolchain.NICENESS_VARIABLE}
-        if niceness is not None:
-            env[toolchain.NICENESS_VARIABLE] = niceness
-        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=False, env=env)
+        done = subprocess.run([sys.executable, "-c", program, *map(str, asked)], capture_output=True, text=True,
+                              check=False)
         self.assertEqual(done.returncode, 0, done.stderr)
         return int(done.stdout)
 
-    def test_the_role_and_what_it_starts_run_at_the_niceness_the_host_gives(self):
-        self.assertEqual(self.niceness_of_a_compiler_it_starts("10"), min(19, os.nice(0) + 10))
-        self.assertEqual(self.niceness_of_a_compiler_it_starts("0"), os.nice(0))
-        self.assertEqual(self.niceness_of_a_compiler_it_starts(None), os.nice(0))
+    def test_the_role_and_what_it_starts_run_at_the_niceness_a_build_asks_for(self):
+        self.assertEqual(self.niceness_of_a_compiler_it_starts(10), min(19, os.nice(0) + 10))
+        self.assertEqual(self.niceness_of_a_compiler_it_starts(10, 10), min(19, os.nice(0) + 10))  # not 20
+        self.assertEqual(self.niceness_of_a_compiler_it_starts(0), os.nice(0))
+        self.assertEqual(self.niceness_of_a_compiler_it_starts(), os.nice(0))
 
 
 if __name__ == "__main__":

@@ -48,19 +48,21 @@ MESSAGE_BYTES = 20000
 FIRST_RULES = {"cuda_sources": "cuda_compile", "cpp_sources": "compile"}
 # The arguments of a toolchain.pch call (the host writes them: flags without paths, no sources).
 PCH_ARGUMENTS = ("name", "cpp_sources", "extra_cflags", "with_cuda")
-# The environment variable with a build's nice(2) increment (inherited by ninja, nvcc and g++). The
-# host sets it while candidates are timed (kTimedBuildNiceness, harness/client/evaluator.hpp), so a
-# timed call on the same core comes first; unset or 0, builds run at the candidates' priority.
-NICENESS_VARIABLE = "DICEBENCH_BUILD_NICENESS"
 
 
 class ToolchainRole:
     """A toolchain worker: describes its toolchain, and builds what it is asked to."""
 
     def __init__(self) -> None:
-        niceness = int(os.environ.get(NICENESS_VARIABLE) or 0)
-        if niceness:
-            os.nice(niceness)
+        self.niceness = 0  # the nice(2) increment taken so far (it cannot be given back)
+
+    def lower_priority(self, niceness: int) -> None:
+        """Runs this worker, and the compilers it starts, `niceness` below where it started: a
+        toolchain.build's niceness (the host's kTimedBuildNiceness while candidates are timed, so a
+        timed call on the same core comes first; 0 otherwise, where builds are the longest path)."""
+        if niceness > self.niceness:
+            os.nice(niceness - self.niceness)
+            self.niceness = niceness
 
     def handlers(self) -> dict:
         return {"toolchain.describe": self.describe, "toolchain.build": self.build, "toolchain.pch": self.make_pch}
@@ -89,6 +91,7 @@ class ToolchainRole:
         import torch.utils.cpp_extension as cpp_extension
 
         build_dir = _build_dir(request)
+        self.lower_priority(request["niceness"])
         call = request["call"]
         arguments = call["arguments"]
         unknown = set(arguments) - set(SERVICE_ARGUMENTS)
