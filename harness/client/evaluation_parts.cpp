@@ -68,16 +68,21 @@ std::chrono::milliseconds remaining(std::chrono::steady_clock::time_point deadli
 
 std::string work_root_of(const std::string& root) { return root.empty() ? fs::temp_directory_path().string() : root; }
 
-// Environment both kinds of worker get; a value the user set is kept. On the CPU: OpenMP threads
-// sleep as soon as their work is done (by default they spin for milliseconds afterwards, and the
-// reference's spinning, as it makes every timed call's inputs, took the cores from the candidate's
-// timed calls: a 0.4 ms call timed at 22 ms on 2 cores); Triton kernels run under Triton's
-// interpreter (without a GPU, a @triton.jit candidate failed with "0 active drivers").
+// Environment both kinds of worker get; a value the user set is kept. On every device: numpy's
+// OpenBLAS threads sleep as soon as their work is done (OPENBLAS_THREAD_TIMEOUT=4, 2^4 cycles,
+// OpenBLAS's least; by default they spin for 2^28). Every worker imports torch, which imports numpy,
+// which starts one such thread per core: on the 16-core H100 host `import numpy` took 2.26 s of CPU
+// for 0.38 s of wall time, and `import torch` 5.5-5.6 s of CPU for 3.8-3.95 s (2.9-3.1 s of CPU with
+// the timeout), in every candidate's worker. On the CPU also: OpenMP threads sleep as soon as
+// their work is done (by default they spin for milliseconds afterwards, and the reference's
+// spinning, as it makes every timed call's inputs, took the cores from the candidate's timed
+// calls: a 0.4 ms call timed at 22 ms on 2 cores); Triton kernels run under Triton's interpreter
+// (without a GPU, a @triton.jit candidate failed with "0 active drivers").
 std::vector<std::pair<std::string, std::string>> worker_environment(const std::string& device) {
+  std::vector<std::pair<const char*, const char*>> wanted{{"OPENBLAS_THREAD_TIMEOUT", kOpenBlasThreadTimeout}};
+  if (device == "cpu") wanted.insert(wanted.end(), {{"OMP_WAIT_POLICY", "PASSIVE"}, {"TRITON_INTERPRET", "1"}});
   std::vector<std::pair<std::string, std::string>> environment;
-  if (device != "cpu") return environment;
-  for (const auto& [name, value] :
-       {std::pair<const char*, const char*>{"OMP_WAIT_POLICY", "PASSIVE"}, {"TRITON_INTERPRET", "1"}})
+  for (const auto& [name, value] : wanted)
     if (!std::getenv(name)) environment.emplace_back(name, value);
   return environment;
 }

@@ -164,7 +164,8 @@ std::unique_ptr<ToolchainBuilds::Spare> ToolchainBuilds::spawn_spare() {
   // The build's own caches stay in its folder; it sees no GPU (the architectures come with the call).
   options.environment = {{"TORCH_EXTENSIONS_DIR", dir + "/torch_extensions"},
                          {"XDG_CACHE_HOME", dir + "/cache"},
-                         {"OMP_WAIT_POLICY", "PASSIVE"}};
+                         {"OMP_WAIT_POLICY", "PASSIVE"},
+                         {"OPENBLAS_THREAD_TIMEOUT", kOpenBlasThreadTimeout}};
   if (settings_.sandbox.mode != "off")
     options.launcher = sandbox_command(settings_.sandbox, dir, {settings_.work_root});
   std::error_code ec;

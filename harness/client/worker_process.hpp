@@ -19,6 +19,10 @@
 
 namespace dicebench::harness {
 
+// OPENBLAS_THREAD_TIMEOUT for every worker: numpy's idle OpenBLAS threads spin 2^4 cycles, not
+// 2^28, before they sleep (evaluation_parts.cpp's worker_environment says what that saves).
+inline constexpr const char* kOpenBlasThreadTimeout = "4";
+
 struct WorkerOptions {
   std::string executable;                      // dicebench-worker
   std::string role;                            // "reference" or "candidate"

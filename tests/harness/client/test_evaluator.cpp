@@ -201,6 +201,35 @@ TEST_CASE("a candidate's failures are verdicts, and a reference that cannot run 
   CHECK_FALSE(broken.ok());
 }
 
+TEST_CASE("every worker's idle OpenBLAS threads sleep at once, unless the user set how long they spin") {
+  // Each worker's import of torch (and numpy) starts one OpenBLAS thread per core; spinning 2^28
+  // cycles each, they took 2.5 s of CPU per worker on a 16-core GPU host. A source that finds the
+  // variable other than expected raises at its import: the reference's, and the candidate's.
+  const auto requires_timeout = [](const std::string& value) {
+    return "import os\nassert os.environ.get('OPENBLAS_THREAD_TIMEOUT') == '" + value +
+           "', os.environ.get('OPENBLAS_THREAD_TIMEOUT')\n";
+  };
+  const char* before = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+  const std::string saved = before ? before : "";
+  for (const std::string value : {"", "6"}) {
+    CAPTURE(value);
+    if (value.empty())
+      unsetenv("OPENBLAS_THREAD_TIMEOUT");
+    else
+      setenv("OPENBLAS_THREAD_TIMEOUT", value.c_str(), 1);
+    const std::string expected = value.empty() ? harness::kOpenBlasThreadTimeout : value;
+    Evaluator evaluator(cpu_settings());
+    auto e = evaluator.evaluate(source(kProblem) + requires_timeout(expected), kHash + "-openblas-" + expected,
+                                source("correct.py") + requires_timeout(expected));
+    REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
+    CHECK_MESSAGE(e->verdict == Verdict::correct, e->error_message);
+  }
+  if (before)
+    setenv("OPENBLAS_THREAD_TIMEOUT", saved.c_str(), 1);
+  else
+    unsetenv("OPENBLAS_THREAD_TIMEOUT");
+}
+
 TEST_CASE("a candidate worker that dies in its own start-up is the harness's error, not a verdict on the candidate") {
   // Its job's memory limit is far below what the worker's start-up (Python, torch) takes: it is
   // killed before its hello, before the candidate's code could reach it. Charged to the candidate,
