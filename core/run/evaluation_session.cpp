@@ -352,11 +352,15 @@ void EvaluationSession::judge_on(size_t index, const std::optional<std::string>&
     }
     for (const int64_t tag : moved) evaluator.withdraw(tag);  // outside the lock: a worker may take a moment to end
   };
-  const auto claim = [&](int64_t tag) {  // the device is about to judge it here
+  // The device is about to judge it here: from now on the jobs waiting behind it here may move (a
+  // slot that is only loading its candidates holds nothing another could do sooner: taken over
+  // then, a job whose load outlasts kTakeOverAfter went from slot to slot and was never judged).
+  const auto claim = [&](int64_t tag) {
     std::lock_guard guard(mutex_);
     const auto found = submitted.find(tag);
     if (found == submitted.end() || !held_here(found->second.second)) return false;
     held_.at(found->second.second).started = true;
+    if (!busy_since_[index]) busy_since_[index] = std::chrono::steady_clock::now();
     return true;
   };
   std::map<std::string, CacheKeys> keys;  // by problem hash, once given the stored caches
@@ -436,10 +440,6 @@ void EvaluationSession::judge_on(size_t index, const std::optional<std::string>&
       }
     }
     to_prime.clear();
-    {
-      std::lock_guard guard(mutex_);
-      busy_since_[index] = std::chrono::steady_clock::now();
-    }
     auto finished = evaluator.next(stopping, claim);
     {
       std::lock_guard guard(mutex_);

@@ -6,6 +6,8 @@ in input order over every slot; a trainer's loop of calls starts the evaluators 
 
 import os
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -133,6 +135,20 @@ class BatchesAndTrainerLoop(unittest.TestCase):
         hang_latency = judged[0].evaluation.details["latency_seconds"]
         for item in judged[1:]:
             self.assertLess(item.evaluation.details["latency_seconds"], hang_latency, item.evaluation.details["phases"])
+
+    def test_a_pair_whose_load_outlasts_the_take_over_wait_is_judged_where_it_loads(self):
+        # One pair, two slots, a candidate whose load takes 8 s (longer than a slot's device must be
+        # on one candidate before the pairs behind it may move: 5 s). Taken over while it loaded, it
+        # went from slot to slot, reloaded each time, and never was judged (the same happened to any
+        # pair whose worker started slowly on a busy machine). A child process, so that the old
+        # behaviour fails the test instead of hanging it.
+        slow = "import time\ntime.sleep(8)\n" + read(os.path.join(EVAL, "correct.py"))
+        script = ("import dicebench, sys\n"
+                  "with dicebench.Evaluator('cpu', workers=2, timing=False, trials=1) as evaluator:\n"
+                  "    print(evaluator.evaluate(sys.argv[1], sys.argv[2]).verdict)\n")
+        done = subprocess.run([sys.executable, "-c", script, read(PROBLEM), slow], capture_output=True, text=True,
+                              timeout=120)
+        self.assertEqual(done.stdout.strip(), "correct", done.stderr[-2000:])
 
 
 if __name__ == "__main__":
