@@ -52,7 +52,12 @@ Evaluator::Evaluator(EvaluationSettings settings) : settings_(std::move(settings
 Evaluator::~Evaluator() {
   entries_.clear();  // their candidates' loaders end before what they signal goes
   spares_.clear();
-  if (reference_) reference_->end();  // it zeroes its device memory (every job's it kept), then exits
+  // It zeroes its device memory (every job's it kept), then exits.
+  if (reference_ && reference_->end() != WorkerEnding::answered) reference_failed_ = true;
+  // The reference's log is kept where it may explain a failure (or where jobs are kept); else it
+  // goes, as the candidates' logs go with their job folders.
+  std::error_code ec;
+  if (!log_dir_.empty() && !reference_failed_ && !settings_.keep_jobs) fs::remove_all(log_dir_, ec);
 }
 
 int default_toolchain_jobs(int cores) { return std::max(1, cores / 2); }
@@ -75,6 +80,7 @@ ToolchainBuildSettings toolchain_build_settings(const EvaluationSettings& settin
 
 Result<void> Evaluator::spawn_reference() {
   if (reference_ && reference_->alive()) return {};
+  if (reference_) reference_failed_ = true;  // it ended while this evaluator still needed it
   if (settings_.sandbox.mode != "off") {
     auto status = sandbox_status(settings_.sandbox);  // under require, a missing protection stops here
     if (!status) return status.error();
@@ -105,6 +111,7 @@ Result<WorkerProcess*> Evaluator::reference() {
   DICEBENCH_TRY(spawn_reference());
   if (reference_->hello().is_null()) {
     if (auto hello = reference_->await_hello(); !hello) {
+      reference_failed_ = true;
       reference_.reset();
       return hello.error();
     }

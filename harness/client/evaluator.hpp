@@ -261,7 +261,8 @@ class Evaluator {
   void top_up_spares();
   DeviceGate::Lease device_lease_;  // while judging on a GPU shared with other evaluators
   std::string last_problem_;        // the problem the reference served last
-  std::string log_dir_;
+  std::string log_dir_;             // the reference's log, removed at the end unless it explains a failure
+  bool reference_failed_ = false;   // a reference ended or never started while this evaluator ran
   int64_t next_job_ = 0;
   int64_t next_private_tag_ = -1;  // evaluate()'s own tags (callers' are theirs)
 };

@@ -7,6 +7,8 @@
 #include "harness/client/evaluator.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -199,6 +201,47 @@ TEST_CASE("a candidate's failures are verdicts, and a reference that cannot run 
       "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n";
   auto broken = evaluator.evaluate(broken_problem, "sha256:test-evaluator-broken", source("correct.py"));
   CHECK_FALSE(broken.ok());
+}
+
+TEST_CASE("an evaluator that ends cleanly leaves no folder behind; one whose reference died keeps its log") {
+  // Its temporary folders (the workers' TMPDIR, the job folders' root) in a folder of the test's.
+  const std::string root = scratch_folder("leftovers");
+  const char* before = std::getenv("TMPDIR");
+  const std::string saved = before ? before : "";
+  setenv("TMPDIR", root.c_str(), 1);
+  const auto left = [&] {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(root)) names.push_back(entry.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  {
+    auto settings = cpu_settings();
+    settings.work_root = root;
+    Evaluator evaluator(settings);
+    auto e = evaluator.evaluate(source(kProblem), kHash, source("correct.py"));
+    REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
+    CHECK(e->verdict == Verdict::correct);
+  }
+  // The reference's log folder and the reference's private folder (the problem's source) stayed
+  // behind after every evaluation.
+  CHECK_MESSAGE(left().empty(), fmt::format("left in {}: {}", root, fmt::join(left(), ", ")));
+  {
+    auto settings = cpu_settings();
+    settings.work_root = root;
+    Evaluator evaluator(settings);
+    auto e = evaluator.evaluate("import os\nos._exit(3)\n", kHash + "-exits", source("correct.py"));
+    CHECK_FALSE(e.ok());
+  }
+  const auto names = left();
+  const bool log_kept = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+    return name.ends_with("-logs") && std::filesystem::exists(root + "/" + name + "/reference.log");
+  });
+  CHECK_MESSAGE(log_kept, fmt::format("left in {}: {}", root, fmt::join(names, ", ")));
+  if (before)
+    setenv("TMPDIR", saved.c_str(), 1);
+  else
+    unsetenv("TMPDIR");
 }
 
 TEST_CASE("every worker's idle OpenBLAS threads sleep at once, unless the user set how long they spin") {

@@ -151,12 +151,12 @@ def serve(role: str, device: str, fd_in: int, fd_out: int, *, exit_at_end: bool 
         _log(f"{role} worker on {device} ({device_name}) ready")
         code, shutdown_job = _loop(role, handlers, fd_in, fd_out)
         ending = _clear_device(device, pools, exit_at_end)
-        if shutdown_job is not None:
-            ending["job"] = shutdown_job
-            _send_quietly(fd_out, protocol.validate_reply(ending))
-    finally:
+    finally:  # before the shutdown's answer: the host ends the process once it has that
         if private_dir:
             shutil.rmtree(private_dir, ignore_errors=True)
+    if shutdown_job is not None:
+        ending["job"] = shutdown_job
+        _send_quietly(fd_out, protocol.validate_reply(ending))
     if exit_at_end:  # the role's objects (the candidate's) are still alive: none of their code runs again
         _flush_std_streams()
         os._exit(code)
