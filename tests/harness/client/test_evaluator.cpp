@@ -203,7 +203,7 @@ TEST_CASE("a candidate's failures are verdicts, and a reference that cannot run 
   CHECK_FALSE(broken.ok());
 }
 
-TEST_CASE("an evaluator that ends cleanly leaves no folder behind; one whose reference died keeps its log") {
+TEST_CASE("an evaluator that ends cleanly leaves no folder behind, and one whose reference died keeps its log") {
   // Its temporary folders (the workers' TMPDIR, the job folders' root) in a folder of the test's.
   const std::string root = scratch_folder("leftovers");
   const char* before = std::getenv("TMPDIR");
