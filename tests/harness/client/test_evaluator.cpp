@@ -552,7 +552,9 @@ TEST_CASE("a stable candidate stops timing at its spread, not at its budget") {
   REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
   REQUIRE(e->runtime);
   CHECK(e->runtime->stop_reason == "converged");
-  CHECK(e->runtime->trials < 20);
+  // Far below max_trials: a check that it stopped early, not of how noisy the machine is (a busy
+  // 2-core CI machine took 23 trials to converge, an idle one under 20).
+  CHECK(e->runtime->trials < 100);
   CHECK(e->phases.at("timing") < 15);
 }
 
