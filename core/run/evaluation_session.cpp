@@ -282,19 +282,22 @@ EvaluationSession::Job* EvaluationSession::take_over(size_t index) {
   Held* oldest = nullptr;
   for (auto& [id, held] : held_) {
     const auto& busy = busy_since_[held.slot];
-    if (held.slot == index || held.started || !busy || now - *busy < kTakeOverAfter) continue;
+    // Not begun, and either not started either (nothing done there is lost) or behind a long one.
+    if (held.slot == index || held.started || (held.launched && (!busy || now - *busy < kTakeOverAfter))) continue;
     if (!oldest || held.since < oldest->since) oldest = &held;
   }
   if (!oldest) return nullptr;
   oldest->slot = index;
+  oldest->launched = false;
   oldest->since = now;
   return oldest->job;
 }
 
 // The slot's evaluator takes queued pairs while it wants more (its room ahead of the device) and
 // hands each verdict to its batch's callback as it is final; idle, it takes over a pair another
-// slot took and has not begun while that slot's device has been on one candidate for
-// kTakeOverAfter (a hang holds only its own slot, not the pairs loaded behind it there); before the device judges a
+// slot took and has not started a worker for, or has not begun while that slot's device has been on
+// one candidate for kTakeOverAfter (a hang holds only its own slot, not the pairs loaded behind it
+// there); before the device judges a
 // problem, the evaluator gets what the store holds of it, and after, what the evaluation measured is stored (a writable
 // store). It ends once the session closes with nothing left.
 void EvaluationSession::run_slot(size_t index, const std::optional<std::string>& slot) {
@@ -363,6 +366,16 @@ void EvaluationSession::judge_on(size_t index, const std::optional<std::string>&
     if (!busy_since_[index]) busy_since_[index] = std::chrono::steady_clock::now();
     return true;
   };
+  // Its worker is about to start here: from now on it moves only from behind a long one.
+  if constexpr (local) {
+    evaluator.set_launch_claim([&](int64_t tag) {
+      std::lock_guard guard(mutex_);
+      const auto found = submitted.find(tag);
+      if (found == submitted.end() || !held_here(found->second.second)) return false;
+      held_.at(found->second.second).launched = true;
+      return true;
+    });
+  }
   std::map<std::string, CacheKeys> keys;  // by problem hash, once given the stored caches
   std::set<std::string> to_prime;         // problems submitted here and not yet given them
   const auto finish = [&](Job& job, Result<Evaluation> result) {
@@ -409,7 +422,7 @@ void EvaluationSession::judge_on(size_t index, const std::optional<std::string>&
       if (!queue_.empty() && (submitted.empty() || evaluator.wants_more())) {
         job = queue_.front();
         queue_.pop_front();
-        held_[job->id] = Held{job, index, false, std::chrono::steady_clock::now()};
+        held_[job->id] = Held{job, index, false, false, std::chrono::steady_clock::now()};
       } else if (queue_.empty() && submitted.empty()) {
         job = take_over(index);  // idle: a job waiting behind another slot's long one
       }

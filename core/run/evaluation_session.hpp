@@ -166,11 +166,13 @@ class EvaluationSession {
   std::mutex mutex_;                 // guards what follows
   std::condition_variable changed_;  // a job queued or finished, or the session closing
   std::deque<Job*> queue_;           // jobs no slot has taken
-  // Jobs a slot took and has not finished, by id: which slot holds each, and whether its device
-  // has begun it; and since when each slot's device has been busy (inside Evaluator::next).
+  // Jobs a slot took and has not finished, by id: which slot holds each, whether its worker has
+  // started there and whether its device has begun it; and since when each slot's device has been
+  // on the candidate it judges.
   struct Held {
     Job* job = nullptr;
     size_t slot = 0;
+    bool launched = false;
     bool started = false;
     std::chrono::steady_clock::time_point since;
   };

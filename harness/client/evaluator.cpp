@@ -227,12 +227,23 @@ size_t Evaluator::pending() const {
 void Evaluator::launch_ahead() {
   rejudge_failed_loads();
   Held h = held();
-  for (auto& entry : entries_) {
+  for (auto it = entries_.begin(); it != entries_.end();) {
     if (h.loading >= settings_.prefetch || h.loading + h.loaded >= ahead_limit()) break;
-    if (entry->candidate) continue;
-    entry->candidate = launch(entry->problem_source, entry->candidate_source, settings_.fastpath);
-    ++h.loading;
+    if ((*it)->candidate) {
+      ++it;
+    } else if (launch_first(**it)) {
+      ++h.loading;
+      ++it;
+    } else {
+      it = entries_.erase(it);
+    }
   }
+}
+
+bool Evaluator::launch_first(Entry& entry) {
+  if (entry.asked_for && entry.tag >= 0 && launch_claim_ && !launch_claim_(entry.tag)) return false;
+  entry.candidate = launch(entry.problem_source, entry.candidate_source, settings_.fastpath);
+  return true;
 }
 
 // A fast-path candidate whose load failed as torch's toolchain must re-judge needs no device for
@@ -284,8 +295,9 @@ Evaluator::Entry* Evaluator::ready_entry(const std::function<bool()>& stopping,
     if (first_ready) return first_ready;
     if (!loading && !first_unlaunched) return nullptr;  // nothing of what is wanted is pending
     if (!loading && first_unlaunched) {                 // no room ahead (prefetch 0): start it now
-      first_unlaunched->candidate =
-          launch(first_unlaunched->problem_source, first_unlaunched->candidate_source, settings_.fastpath);
+      if (!launch_first(*first_unlaunched))
+        entries_.erase(
+            std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e.get() == first_unlaunched; }));
       continue;
     }
     std::unique_lock lock(ready_mutex_);

@@ -168,6 +168,10 @@ class Evaluator {
   // Drops a submission the device has not begun (its worker ends); false where it is unknown or on
   // the device.
   bool withdraw(int64_t tag);
+  // Asked with a submission's tag before its worker starts: false drops the submission, as a claim
+  // refused in next() does (another evaluator took it over before any work went into it here).
+  // evaluate()'s own submissions (negative tags) are not asked.
+  void set_launch_claim(std::function<bool(int64_t)> claim) { launch_claim_ = std::move(claim); }
 
   // One candidate start to end (submit, then next until it is done): an error means the harness
   // itself failed (the reference could not be built or run); the candidate's failures are verdicts.
@@ -240,6 +244,8 @@ class Evaluator {
                                const std::function<bool(int64_t)>& claim = {});
   // Starts queued submissions while there are places (submit's), and failed loads' re-judges.
   void launch_ahead();
+  // Starts an entry's worker unless launch_claim_ refuses it (false: the caller drops the entry).
+  bool launch_first(Entry& entry);
   void rejudge_failed_loads();
   // The entries besides the one being judged: not launched, starting or compiling, loaded (or
   // never started), waiting on torch's toolchain.
@@ -259,10 +265,11 @@ class Evaluator {
   std::list<std::unique_ptr<Entry>> entries_;      // in submission order
   std::deque<std::unique_ptr<Candidate>> spares_;  // started, waiting for candidates (warm_spares)
   void top_up_spares();
-  DeviceGate::Lease device_lease_;  // while judging on a GPU shared with other evaluators
-  std::string last_problem_;        // the problem the reference served last
-  std::string log_dir_;             // the reference's log, removed at the end unless it explains a failure
-  bool reference_failed_ = false;   // a reference ended or never started while this evaluator ran
+  DeviceGate::Lease device_lease_;             // while judging on a GPU shared with other evaluators
+  std::string last_problem_;                   // the problem the reference served last
+  std::function<bool(int64_t)> launch_claim_;  // set_launch_claim's
+  std::string log_dir_;                        // the reference's log, removed at the end unless it explains a failure
+  bool reference_failed_ = false;              // a reference ended or never started while this evaluator ran
   int64_t next_job_ = 0;
   int64_t next_private_tag_ = -1;  // evaluate()'s own tags (callers' are theirs)
 };

@@ -136,6 +136,21 @@ class BatchesAndTrainerLoop(unittest.TestCase):
         for item in judged[1:]:
             self.assertLess(item.evaluation.details["latency_seconds"], hang_latency, item.evaluation.details["phases"])
 
+    def test_pairs_held_behind_a_slow_load_move_to_an_idle_slot(self):
+        # Two slots, each starting one worker at a time (eval.prefetch=1) and holding three pairs:
+        # the slot that took the candidate whose load takes 30 s holds two more it has started no
+        # worker for. The other slot, done with its own, takes those over at once (nothing done for
+        # them is lost), instead of leaving them behind the slow load.
+        problem = read(PROBLEM)
+        sources = ["import time\ntime.sleep(30)\n" + read(os.path.join(EVAL, "correct.py"))] + [
+            read(os.path.join(EVAL, "correct.py")) + f"\n# response {n}\n" for n in range(5)]
+        with dicebench.Evaluator("cpu", workers=2, timing=False, trials=1, config={"eval.prefetch": "1"}) as evaluator:
+            judged = evaluator.judge(problem, sources, completions=False)
+        self.assertEqual([j.evaluation.verdict for j in judged], ["correct"] * 6)
+        slow_latency = judged[0].evaluation.details["latency_seconds"]
+        for item in judged[1:]:
+            self.assertLess(item.evaluation.details["latency_seconds"], slow_latency, item.evaluation.details["phases"])
+
     def test_a_pair_whose_load_outlasts_the_take_over_wait_is_judged_where_it_loads(self):
         # One pair, two slots, a candidate whose load takes 8 s (longer than a slot's device must be
         # on one candidate before the pairs behind it may move: 5 s). Taken over while it loaded, it
