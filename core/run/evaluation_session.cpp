@@ -307,6 +307,7 @@ void EvaluationSession::run_slot(size_t index, const std::optional<std::string>&
   if (slot && device_gates_.count(*slot)) mine.device_gate = device_gates_.at(*slot);
   harness::Evaluator evaluator(mine);
   judge_on(index, slot, evaluator);
+  evaluator.set_launch_claim({});  // it asks what judge_on kept, which is gone
 }
 
 template <class SlotEvaluator>
