@@ -18,6 +18,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,6 +74,19 @@ harness::EvaluationSettings cpu_settings() {
   s.secret = 42;
   return s;
 }
+
+// An environment variable set (or unset, with nullptr) for a scope, restored at its end, a failed
+// REQUIRE included.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> saved;
+  ScopedEnv(std::string variable, const char* value) : name(std::move(variable)) {
+    if (const char* before = std::getenv(name.c_str())) saved = before;
+    set(value);
+  }
+  void set(const char* value) const { value ? setenv(name.c_str(), value, 1) : unsetenv(name.c_str()); }
+  ~ScopedEnv() { set(saved ? saved->c_str() : nullptr); }
+};
 
 const std::string kProblem = "problem_linear_relu.py";
 const std::string kHash = "sha256:test-evaluator-linear-relu";
@@ -206,9 +220,7 @@ TEST_CASE("a candidate's failures are verdicts, and a reference that cannot run 
 TEST_CASE("an evaluator that ends cleanly leaves no folder behind, and one whose reference died keeps its log") {
   // Its temporary folders (the workers' TMPDIR, the job folders' root) in a folder of the test's.
   const std::string root = scratch_folder("leftovers");
-  const char* before = std::getenv("TMPDIR");
-  const std::string saved = before ? before : "";
-  setenv("TMPDIR", root.c_str(), 1);
+  const ScopedEnv tmpdir("TMPDIR", root.c_str());
   const auto left = [&] {
     std::vector<std::string> names;
     for (const auto& entry : std::filesystem::directory_iterator(root)) names.push_back(entry.path().filename());
@@ -238,10 +250,6 @@ TEST_CASE("an evaluator that ends cleanly leaves no folder behind, and one whose
     return name.ends_with("-logs") && std::filesystem::exists(root + "/" + name + "/reference.log");
   });
   CHECK_MESSAGE(log_kept, fmt::format("left in {}: {}", root, fmt::join(names, ", ")));
-  if (before)
-    setenv("TMPDIR", saved.c_str(), 1);
-  else
-    unsetenv("TMPDIR");
 }
 
 TEST_CASE("every worker's idle OpenBLAS threads sleep at once, unless the user set how long they spin") {
@@ -252,14 +260,9 @@ TEST_CASE("every worker's idle OpenBLAS threads sleep at once, unless the user s
     return "import os\nassert os.environ.get('OPENBLAS_THREAD_TIMEOUT') == '" + value +
            "', os.environ.get('OPENBLAS_THREAD_TIMEOUT')\n";
   };
-  const char* before = std::getenv("OPENBLAS_THREAD_TIMEOUT");
-  const std::string saved = before ? before : "";
   for (const std::string value : {"", "6"}) {
     CAPTURE(value);
-    if (value.empty())
-      unsetenv("OPENBLAS_THREAD_TIMEOUT");
-    else
-      setenv("OPENBLAS_THREAD_TIMEOUT", value.c_str(), 1);
+    const ScopedEnv timeout("OPENBLAS_THREAD_TIMEOUT", value.empty() ? nullptr : value.c_str());
     const std::string expected = value.empty() ? harness::kOpenBlasThreadTimeout : value;
     Evaluator evaluator(cpu_settings());
     auto e = evaluator.evaluate(source(kProblem) + requires_timeout(expected), kHash + "-openblas-" + expected,
@@ -267,10 +270,6 @@ TEST_CASE("every worker's idle OpenBLAS threads sleep at once, unless the user s
     REQUIRE_MESSAGE(e.ok(), (e ? std::string() : e.error().message));
     CHECK_MESSAGE(e->verdict == Verdict::correct, e->error_message);
   }
-  if (before)
-    setenv("OPENBLAS_THREAD_TIMEOUT", saved.c_str(), 1);
-  else
-    unsetenv("OPENBLAS_THREAD_TIMEOUT");
 }
 
 TEST_CASE("a candidate worker that dies in its own start-up is the harness's error, not a verdict on the candidate") {
