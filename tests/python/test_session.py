@@ -126,13 +126,14 @@ class BatchesAndTrainerLoop(unittest.TestCase):
         problem = read(PROBLEM)
         sources = [read(os.path.join(EVAL, "hangs.py"))] + [
             read(os.path.join(EVAL, "correct.py")) + f"\n# response {n}\n" for n in range(6)]
-        # 45 s: with 30 s, one pair's verdict came 0.17 s after the hang's at a load average of 10 on
-        # this 2-core machine (its worker, loaded behind the hang, moved 5 s after the hang began and
-        # loaded again).
-        with dicebench.Evaluator("cpu", workers=2, timing=False, timeout=45, trials=1) as evaluator:
+        # The hang's limit must outlast the pairs' loads, which a busy machine stretches: with 30 s,
+        # one pair's verdict came 0.17 s after the hang's at a load average of 10 on the 2-core
+        # machine; with 45 s, in a fresh-clone CI run beside test_judge, 0.2 s after it (the hang
+        # began 22.6 s in, the last pair loaded 67.6 s in, its judging took 0.2 s). 90 s.
+        with dicebench.Evaluator("cpu", workers=2, timing=False, timeout=90, trials=1) as evaluator:
             judged = evaluator.judge(problem, sources, completions=False)
         self.assertEqual([j.evaluation.verdict for j in judged], ["timeout"] + ["correct"] * 6)
-        # Each judged while the hang held its slot (45 s): its verdict came before the hang's (all were
+        # Each judged while the hang held its slot (90 s): its verdict came before the hang's (all were
         # submitted at once). A fixed bound (25 s) failed on a busy 2-core CI machine (32.8 s, 8.6 s
         # of it waiting for a slot) though nothing waited on the hang.
         hang_latency = judged[0].evaluation.details["latency_seconds"]
